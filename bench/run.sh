@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Benchmarks (DESIGN.md §8, §9): the cost of one intercepted syscall (getpid) and of starting
+# a sandbox (/bin/true), natively and under minisentry with the guest on the Sentry's CPU
+# (--placement same, the default) and on another one. Prints markdown tables of medians and
+# ratios against native, then the targets; exits non-zero if a run failed or a target is missed.
+# Usage: bench/run.sh MINISENTRY ROOTFS
+# Knobs: BENCH_RUNS (9), BENCH_N_NATIVE (200000), BENCH_N_SANDBOX (20000), BENCH_START_RUNS (30).
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: bench/run.sh MINISENTRY ROOTFS" >&2
+  exit 2
+fi
+MS=$(realpath -m "$1")
+ROOTFS=$(realpath -m "$2")
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$repo/build/bench"
+RUNS=${BENCH_RUNS:-9}
+N_NATIVE=${BENCH_N_NATIVE:-200000}
+N_SANDBOX=${BENCH_N_SANDBOX:-20000}
+START_RUNS=${BENCH_START_RUNS:-30}
+TIMEOUT=60
+TARGET_GETPID_NS=10000
+TARGET_TRUE_MS=10
+WORK=$(mktemp -d /tmp/minisentry-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+bad=0
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ -x "$MS" ] || die "$MS is not an executable (make)"
+[ -d "$ROOTFS" ] || die "$ROOTFS is not a directory (make rootfs)"
+
+mkdir -p "$build" "$ROOTFS/opt/bench"
+gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/getpid.c" -o "$build/getpid" ||
+  die "cannot build bench/getpid.c (static glibc missing?)"
+cp "$build/getpid" "$ROOTFS/opt/bench/getpid"
+
+# Native runs go through chroot (as the sandbox does) when we may; otherwise run directly.
+if [ "$(id -u)" -eq 0 ]; then
+  native_getpid=(chroot "$ROOTFS" /opt/bench/getpid)
+  native_true=(chroot "$ROOTFS" /bin/true)
+  native_label="native (chroot)"
+else
+  native_getpid=("$build/getpid")
+  native_true=("$ROOTFS/bin/busybox" true)
+  native_label="native (no chroot: not root)"
+fi
+
+median() {
+  sort -g | awk '{ v[NR] = $1 } END {
+    if (NR == 0) exit 1
+    if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# getpid_ns N CMD...: median ns per getpid over RUNS runs of `CMD N` (CMD ends with getpid);
+# prints "failed" (and returns 1) at the first run that fails.
+getpid_ns() {
+  local n=$1 i ns
+  shift
+  for ((i = 0; i < RUNS; i++)); do
+    if ! timeout -k 5 "$TIMEOUT" "$@" "$n" </dev/null >"$WORK/gp.out" 2>"$WORK/gp.err"; then
+      echo failed
+      return 1
+    fi
+    ns=$(awk 'NR == 1 { print $1 }' "$WORK/gp.out")
+    [[ $ns =~ ^[0-9.]+$ ]] || { echo failed; return 1; }
+    echo "$ns" >>"$WORK/gp.$$"
+  done
+  median <"$WORK/gp.$$"
+  rm -f "$WORK/gp.$$"
+}
+
+# wall_ms CMD...: median wall time in ms of START_RUNS runs of CMD (hyperfine when present);
+# prints "failed" (and returns 1) if CMD does not succeed.
+wall_ms() {
+  if ! timeout -k 5 "$TIMEOUT" "$@" </dev/null >/dev/null 2>&1; then
+    echo failed
+    return 1
+  fi
+  if command -v hyperfine >/dev/null; then
+    local cmd
+    cmd=$(printf '%q ' "$@")
+    hyperfine -N --runs "$START_RUNS" --warmup 3 --style none --export-json "$WORK/hf.json" \
+      "$cmd" >/dev/null 2>&1 || { echo failed; return 1; }
+    tr -d ' \n' <"$WORK/hf.json" | grep -o '"median":[0-9.eE+-]*' | head -n1 |
+      awk -F: '{ printf "%.3f\n", $2 * 1000 }'
+  else
+    local i t0 t1
+    for ((i = 0; i < START_RUNS; i++)); do
+      t0=$(date +%s%N)
+      "$@" </dev/null >/dev/null 2>&1 || { echo failed; return 1; }
+      t1=$(date +%s%N)
+      echo $(((t1 - t0) / 1000)) >>"$WORK/wall.$$"
+    done
+    median <"$WORK/wall.$$" | awk '{ printf "%.3f\n", $1 / 1000 }'
+    rm -f "$WORK/wall.$$"
+  fi
+}
+
+fmt() { [ "$1" = failed ] && echo failed || printf '%.1f' "$1"; }
+ratio() {
+  if [ "$1" = failed ] || [ "$2" = failed ]; then echo -; else awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; fi
+}
+# verdict VALUE LIMIT: "met" when VALUE < LIMIT.
+verdict() {
+  if [ "$1" = failed ]; then echo "failed"
+  elif awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; then echo "met"
+  else echo "MISSED"; bad=1; fi
+}
+
+peer_rows=()
+gp_native=$(getpid_ns "$N_NATIVE" "${native_getpid[@]}") || bad=1
+gp_same=$(getpid_ns "$N_SANDBOX" "$MS" run --placement same "$ROOTFS" -- /opt/bench/getpid) || bad=1
+gp_other=$(getpid_ns "$N_SANDBOX" "$MS" run --placement other "$ROOTFS" -- /opt/bench/getpid) || bad=1
+if command -v proot >/dev/null; then
+  gp_proot=$(getpid_ns "$N_SANDBOX" proot -r "$ROOTFS" /opt/bench/getpid)
+  peer_rows+=("| proot | $N_SANDBOX | $(fmt "$gp_proot") | $(ratio "$gp_proot" "$gp_native") |")
+fi
+
+echo "### getpid: ns per call (median of $RUNS runs)"
+echo
+echo "| where | calls per run | ns per getpid | ratio vs native |"
+echo "|---|---:|---:|---:|"
+echo "| $native_label | $N_NATIVE | $(fmt "$gp_native") | 1.0x |"
+echo "| minisentry --placement same | $N_SANDBOX | $(fmt "$gp_same") | $(ratio "$gp_same" "$gp_native") |"
+echo "| minisentry --placement other | $N_SANDBOX | $(fmt "$gp_other") | $(ratio "$gp_other" "$gp_native") |"
+for row in "${peer_rows[@]}"; do echo "$row"; done
+echo
+
+t_native=$(wall_ms "${native_true[@]}") || bad=1
+t_same=$(wall_ms "$MS" run --placement same "$ROOTFS" -- /bin/true) || bad=1
+t_other=$(wall_ms "$MS" run --placement other "$ROOTFS" -- /bin/true) || bad=1
+
+echo "### start and exit: /bin/true, wall ms (median of $START_RUNS runs$(command -v hyperfine >/dev/null && echo ", hyperfine"))"
+echo
+echo "| where | ms | ratio vs native |"
+echo "|---|---:|---:|"
+echo "| $native_label | $(fmt "$t_native") | 1.0x |"
+echo "| minisentry --placement same | $(fmt "$t_same") | $(ratio "$t_same" "$t_native") |"
+echo "| minisentry --placement other | $(fmt "$t_other") | $(ratio "$t_other" "$t_native") |"
+echo
+
+v_gp=$(verdict "$gp_same" "$TARGET_GETPID_NS")
+v_true=$(verdict "$t_same" "$TARGET_TRUE_MS")
+gp_us=failed
+[ "$gp_same" = failed ] || gp_us=$(awk -v a="$gp_same" 'BEGIN { printf "%.2f µs", a / 1000 }')
+echo "### targets (default placement: same)"
+echo
+echo "| target | measured | verdict |"
+echo "|---|---:|---|"
+echo "| getpid under minisentry < 10 µs | $gp_us | $v_gp |"
+true_ms=failed
+[ "$t_same" = failed ] || true_ms="$(fmt "$t_same") ms"
+echo "| /bin/true under minisentry < 10 ms | $true_ms | $v_true |"
+[ "$v_gp" = met ] && [ "$v_true" = met ] && [ "$bad" -eq 0 ]

@@ -1,0 +1,92 @@
+/* platform — how guest code is run and stopped. The ptrace platform runs each guest address
+ * space in a stub process (a fork of the Sentry that has unmapped everything but the stub page)
+ * and each guest thread as a host thread of it, stopped at every syscall by PTRACE_SYSEMU.
+ * The Sentry's syscall code sees only this interface, so a faster platform (SIGSYS in the stub
+ * with shared memory, seccomp USER_NOTIF) can be added without changing it. */
+#ifndef PLATFORM_PLATFORM_H
+#define PLATFORM_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+/* Where guest threads run relative to the Sentry (DESIGN.md §9). */
+enum platform_placement {
+	PLACEMENT_SAME,  /* on the Sentry's CPU: cheapest syscall round trip */
+	PLACEMENT_OTHER, /* on another CPU: for measuring, and for compute-bound guests */
+};
+
+/* One host thread running guest code. */
+struct platform_thread {
+	pid_t tid;      /* host thread id */
+	pid_t host_pid; /* host pid of its stub process */
+};
+
+/* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
+ * where every later fork inherits it. Returns 0 or a negative errno. */
+int platform_init(int memfd, enum platform_placement placement);
+
+/* The range [base, base+len) that the stub page occupies in every guest address space. */
+uintptr_t platform_stub_base(void);
+size_t platform_stub_len(void);
+/* One past the highest user address on this CPU (0x7ffffffff000 without la57). */
+uintptr_t platform_user_top(void);
+
+/* Makes a new empty address space with one thread, stopped and ready for injections and
+ * set_regs. Returns 0 or a negative errno; *OUT is heap-allocated (free with
+ * platform_thread_free once the thread is gone). */
+int platform_stub_new(struct platform_thread **out);
+void platform_thread_free(struct platform_thread *t);
+
+/* Runs syscall NR with ARGS inside T's address space, at the stub's syscall instruction.
+ * T must be stopped; its registers are preserved. Returns the host syscall's result (a
+ * negative errno on failure) or a negative errno if the thread could not be driven. */
+long platform_inject(struct platform_thread *t, long nr, const long args[6]);
+
+enum platform_event_kind {
+	PEV_SYSCALL, /* stopped at a guest syscall (not executed) */
+	PEV_SIGNAL,  /* stopped with a host signal for the guest: a fault, or a signal sent to it */
+	PEV_EXITED,  /* the host thread is gone: exited or killed */
+	PEV_STOP,    /* another stop (group stop, ptrace event): just resume */
+};
+
+struct platform_event {
+	enum platform_event_kind kind;
+	pid_t tid;
+	int sig;         /* PEV_SIGNAL: signal number; PEV_EXITED: killing signal or 0 */
+	int exit_status; /* PEV_EXITED by exit */
+};
+
+/* Waits for the next event from any guest thread. With BLOCK false returns -EAGAIN when there
+ * is none. */
+int platform_wait(struct platform_event *ev, bool block);
+
+struct platform_syscall {
+	long nr;
+	unsigned long args[6];
+	unsigned long ip, sp;
+	bool native; /* false for i386 (int $0x80) syscalls, which are refused */
+};
+
+/* Reads the syscall T is stopped at (cheap: one PTRACE_GET_SYSCALL_INFO). */
+int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc);
+/* Sets the syscall's return value (cheap: one PTRACE_POKEUSER of rax). */
+int platform_set_return(struct platform_thread *t, long ret);
+/* Resumes T until its next syscall or signal; SIG is delivered to the host thread (0: none). */
+int platform_resume(struct platform_thread *t, int sig);
+
+int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs);
+int platform_set_regs(struct platform_thread *t, const struct user_regs_struct *regs);
+/* The size of the xsave area; get/set the FPU state in xsave layout. */
+size_t platform_fpstate_size(void);
+int platform_get_fpstate(struct platform_thread *t, void *buf, size_t len);
+int platform_set_fpstate(struct platform_thread *t, const void *buf, size_t len);
+int platform_get_siginfo(struct platform_thread *t, siginfo_t *si);
+
+/* Kills the whole stub process of T (all its threads). */
+void platform_kill(struct platform_thread *t);
+
+#endif

@@ -1,0 +1,399 @@
+/* The ptrace platform: stub processes forked from the Sentry, attached with PTRACE_SEIZE and
+ * EXITKILL, guest syscalls intercepted with PTRACE_SYSEMU, address-space changes injected at
+ * the stub page's syscall gadget. The stub's seccomp filter is the second wall: only the
+ * syscalls the Sentry injects, and only from the gadget, reach the host. */
+#include "platform/platform.h"
+#include "platform/stub.h"
+
+#include <cpuid.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+#define STUB_LEN (2 * PAGE)
+/* Below every randomised region of a 47-bit address space (stack, mmap base, PIE): a fixed
+ * address, so a restored sandbox finds its stub where the saved one was. */
+#define STUB_PREFERRED_BASE 0x7e0000000000UL
+
+static struct {
+	uintptr_t stub_base;
+	uintptr_t user_top;
+	int memfd;
+	enum platform_placement placement;
+	int sentry_cpu, guest_cpu;
+	size_t fpstate_size;
+} plat;
+
+uintptr_t platform_stub_base(void)
+{
+	return plat.stub_base;
+}
+
+size_t platform_stub_len(void)
+{
+	return STUB_LEN;
+}
+
+uintptr_t platform_user_top(void)
+{
+	return plat.user_top;
+}
+
+size_t platform_fpstate_size(void)
+{
+	return plat.fpstate_size;
+}
+
+/* munmap refuses ranges beyond TASK_SIZE, so a page at 2^47 tells 5-level paging apart. */
+static uintptr_t detect_user_top(void)
+{
+	if (munmap((void *)(1UL << 47), PAGE) == 0)
+		return (1UL << 56) - PAGE;
+	return (1UL << 47) - PAGE;
+}
+
+static void build_filter(struct stub_params *p)
+{
+	static const int allowed[] = {SYS_mmap,   SYS_munmap, SYS_mprotect, SYS_mremap,
+				      SYS_madvise, SYS_clone, SYS_exit,     SYS_exit_group,
+				      SYS_getpid, SYS_gettid, SYS_tgkill,   SYS_close};
+	const int n = sizeof(allowed) / sizeof(allowed[0]);
+	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
+	struct sock_filter *f = p->filter;
+	int i = 0;
+
+	/* Layout: 0-6 checks, 7..7+n-1 allowed numbers, then KILL, TRAP, ALLOW. */
+	const int kill = 7 + n, trap = kill + 1, allow = kill + 2;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 0);
+	f[i].jf = kill - i - 1;
+	i++;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, instruction_pointer));
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 0);
+	f[i].jf = trap - i - 1;
+	i++;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, instruction_pointer) + 4);
+	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 0);
+	f[i].jf = trap - i - 1;
+	i++;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	for (int k = 0; k < n; k++, i++) {
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[k], 0, 0);
+		f[i].jt = allow - i - 1;
+	}
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	p->prog.len = i;
+	p->prog.filter = (struct sock_filter *)(plat.stub_base + PAGE +
+						offsetof(struct stub_params, filter));
+}
+
+static int map_stub_page(void)
+{
+	uintptr_t base = STUB_PREFERRED_BASE;
+	void *m = MAP_FAILED;
+
+	/* Step lower if something of the Sentry already sits there. */
+	for (int tries = 0; tries < 64 && m == MAP_FAILED; tries++, base -= 0x100000000UL)
+		m = mmap((void *)base, STUB_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	plat.stub_base = (uintptr_t)m;
+	memcpy(m, stub_code_begin, stub_code_end - stub_code_begin);
+
+	struct stub_params *p = (struct stub_params *)((char *)m + PAGE);
+	p->low_start = 0;
+	p->low_len = plat.stub_base;
+	p->high_start = plat.stub_base + STUB_LEN;
+	p->high_len = plat.user_top - p->high_start;
+	build_filter(p);
+	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) || mprotect((char *)m + PAGE, PAGE, PROT_READ))
+		return -errno;
+	return 0;
+}
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void choose_cpus(void)
+{
+	cpu_set_t set;
+	int cur = sched_getcpu();
+
+	plat.sentry_cpu = plat.guest_cpu = cur < 0 ? 0 : cur;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && plat.placement == PLACEMENT_OTHER) {
+		for (int c = 1; c < CPU_SETSIZE; c++) {
+			int cand = (plat.sentry_cpu + c) % CPU_SETSIZE;
+			if (CPU_ISSET(cand, &set)) {
+				plat.guest_cpu = cand;
+				break;
+			}
+		}
+	}
+	pin_to(plat.sentry_cpu);
+}
+
+int platform_init(int memfd, enum platform_placement placement)
+{
+	unsigned int a, b, c, d;
+
+	plat.memfd = memfd;
+	plat.placement = placement;
+	plat.user_top = detect_user_top();
+	plat.fpstate_size = 512 + 64;
+	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b > plat.fpstate_size)
+		plat.fpstate_size = b;
+	choose_cpus();
+	return map_stub_page();
+}
+
+/* glibc registers rseq in the thread's TLS; the stub unmaps the TLS, so the kernel would fault
+ * on the next resume. glibc 2.36 registered 32 bytes whatever __rseq_size says. */
+static void unregister_rseq(void)
+{
+	void *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+
+	if (__rseq_size == 0)
+		return;
+	if (syscall(SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) != 0)
+		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
+}
+
+static __attribute__((noreturn)) void stub_child(int go_fd)
+{
+	char c;
+	sigset_t none;
+
+	if (read(go_fd, &c, 1) != 1)
+		_exit(126);
+	setsid(); /* terminal signals go to the Sentry, which forwards them */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (plat.guest_cpu != plat.sentry_cpu)
+		pin_to(plat.guest_cpu);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		_exit(126);
+	unregister_rseq();
+	if (plat.memfd > 0)
+		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
+	syscall(SYS_close_range, plat.memfd + 1, ~0U, 0);
+	__asm__ volatile("jmp *%0" ::"r"(plat.stub_base + STUB_ENTRY_OFFSET),
+			 "D"(plat.stub_base + PAGE)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+int platform_stub_new(struct platform_thread **out)
+{
+	int go[2], st, err;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		stub_child(go[0]);
+	}
+	if (ptrace(PTRACE_SEIZE, pid, 0,
+		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD) != 0) {
+		err = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+		goto out_close;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		err = -EIO;
+		goto out_kill;
+	}
+	/* The entry ends in int3 once the filter is in place. */
+	if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
+		err = -ECHILD;
+		goto out_kill;
+	}
+	struct platform_thread *t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto out_kill;
+	}
+	t->tid = t->host_pid = pid;
+	*out = t;
+	err = 0;
+	goto out_close;
+out_kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+out_close:
+	close(go[0]);
+	close(go[1]);
+	return err;
+}
+
+void platform_thread_free(struct platform_thread *t)
+{
+	free(t);
+}
+
+int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs)
+{
+	return ptrace(PTRACE_GETREGS, t->tid, 0, regs) ? -errno : 0;
+}
+
+int platform_set_regs(struct platform_thread *t, const struct user_regs_struct *regs)
+{
+	return ptrace(PTRACE_SETREGS, t->tid, 0, regs) ? -errno : 0;
+}
+
+int platform_get_fpstate(struct platform_thread *t, void *buf, size_t len)
+{
+	struct iovec iov = {buf, len};
+
+	return ptrace(PTRACE_GETREGSET, t->tid, NT_X86_XSTATE, &iov) ? -errno : 0;
+}
+
+int platform_set_fpstate(struct platform_thread *t, const void *buf, size_t len)
+{
+	struct iovec iov = {(void *)buf, len};
+
+	return ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov) ? -errno : 0;
+}
+
+int platform_get_siginfo(struct platform_thread *t, siginfo_t *si)
+{
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, si) ? -errno : 0;
+}
+
+long platform_inject(struct platform_thread *t, long nr, const long args[6])
+{
+	struct user_regs_struct saved, r;
+	long ret;
+	int st, err;
+
+	if ((err = platform_get_regs(t, &saved)))
+		return err;
+	r = saved;
+	r.rip = plat.stub_base + STUB_GADGET_OFFSET;
+	r.rax = nr;
+	r.orig_rax = -1; /* no syscall restart on the way out of this stop */
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if ((err = platform_set_regs(t, &r)))
+		return err;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0))
+		return -errno;
+	for (;;) {
+		if (waitpid(t->tid, &st, __WALL) != t->tid)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ESRCH;
+		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
+			break;
+		/* Something else stopped it on the way (a signal sent to the stub): drop it. */
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0))
+			return -errno;
+	}
+	errno = 0;
+	ret = ptrace(PTRACE_PEEKUSER, t->tid, offsetof(struct user_regs_struct, rax), 0);
+	if (errno)
+		return -errno;
+	if ((err = platform_set_regs(t, &saved)))
+		return err;
+	return ret;
+}
+
+int platform_wait(struct platform_event *ev, bool block)
+{
+	int st;
+	pid_t tid = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+
+	if (tid < 0)
+		return -errno;
+	if (tid == 0)
+		return -EAGAIN;
+	memset(ev, 0, sizeof(*ev));
+	ev->tid = tid;
+	if (WIFEXITED(st)) {
+		ev->kind = PEV_EXITED;
+		ev->exit_status = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		ev->kind = PEV_EXITED;
+		ev->sig = WTERMSIG(st);
+	} else if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+		ev->kind = PEV_SYSCALL;
+	} else if ((st >> 16) != 0) {
+		ev->kind = PEV_STOP;
+		ev->sig = WSTOPSIG(st);
+	} else {
+		ev->kind = PEV_SIGNAL;
+		ev->sig = WSTOPSIG(st);
+	}
+	return 0;
+}
+
+int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc)
+{
+	struct __ptrace_syscall_info info;
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) < 0)
+		return -errno;
+	if (info.op != PTRACE_SYSCALL_INFO_ENTRY)
+		return -EINVAL;
+	sc->nr = info.entry.nr;
+	for (int i = 0; i < 6; i++)
+		sc->args[i] = info.entry.args[i];
+	sc->ip = info.instruction_pointer;
+	sc->sp = info.stack_pointer;
+	sc->native = info.arch == AUDIT_ARCH_X86_64;
+	return 0;
+}
+
+int platform_set_return(struct platform_thread *t, long ret)
+{
+	return ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rax), ret) ? -errno
+											  : 0;
+}
+
+int platform_resume(struct platform_thread *t, int sig)
+{
+	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
+}
+
+void platform_kill(struct platform_thread *t)
+{
+	kill(t->host_pid, SIGKILL);
+}

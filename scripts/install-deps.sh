@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages minisentry's build, rootfs and tests need, only when missing.
+set -euo pipefail
+pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libcmocka-dev busybox-static
+      musl-tools musl-dev pkg-config tmux hyperfine)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}"
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

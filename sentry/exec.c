@@ -1,0 +1,284 @@
+/* The ELF loader: parses the executable and its interpreter before touching anything, so a
+ * failed exec leaves the task as it was; then builds a new stub and mm, maps the segments
+ * (copies of the file pages in the memory file), and writes the initial stack. */
+#include "sentry/exec.h"
+
+#include <cpuid.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "platform/platform.h"
+#include "sentry/elf.h"
+#include "sentry/mm.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+#define PIE_BASE 0x555555554000UL /* where Linux puts a PIE without randomisation */
+#define STACK_SIZE (8UL << 20)
+#define MAX_ARG_BYTES (2UL << 20)
+
+struct image {
+	struct vfs_file *file;
+	struct elf_info info;
+	uintptr_t bias; /* load address minus the ELF's own addresses */
+};
+
+static ssize_t file_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct vfs_file *f = ctx;
+
+	return f->ops->pread_kernel(f, buf, len, off);
+}
+
+static int open_image(struct task *t, const char *path, struct image *img)
+{
+	struct vfs_file *f;
+	struct stat st;
+	int err;
+
+	if ((err = vfs_open(&t->fs, NULL, path, O_RDONLY, 0, &f)))
+		return err;
+	if (!f->ops->getattr || (err = f->ops->getattr(f, &st)))
+		goto out_put;
+	err = -EACCES;
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111) || !f->ops->pread_kernel)
+		goto out_put;
+	if ((err = elf_parse(file_read, f, st.st_size, &img->info)))
+		goto out_put;
+	img->file = f;
+	return 0;
+out_put:
+	vfs_file_put(f);
+	return err;
+}
+
+static int map_image(struct mm *mm, struct image *img)
+{
+	for (int i = 0; i < img->info.nseg; i++) {
+		const struct elf_segment *s = &img->info.seg[i];
+		uintptr_t start = PAGE_DOWN(img->bias + s->vaddr);
+		uintptr_t end = PAGE_UP(img->bias + s->vaddr + s->memsz);
+		size_t file_bytes = (img->bias + s->vaddr - start) + s->filesz;
+		long r = mm_map(mm, start, end - start, s->prot, MAP_PRIVATE | MAP_FIXED, img->file,
+				PAGE_DOWN(s->offset), file_bytes, NULL);
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
+
+/* Chooses where a position-independent image goes: anywhere in the mmap area. */
+static int place_dyn(struct mm *mm, struct image *img, uintptr_t preferred)
+{
+	size_t span = img->info.hi - img->info.lo;
+
+	if (preferred && vma_range_free(&mm->vmas, preferred, preferred + span)) {
+		img->bias = preferred - img->info.lo;
+		return 0;
+	}
+	uintptr_t at = vma_find_gap(&mm->vmas, span, 0x10000, mm->mmap_base);
+	if (!at)
+		return -ENOMEM;
+	img->bias = at - img->info.lo;
+	return 0;
+}
+
+struct stack_builder {
+	struct mm *mm;
+	uintptr_t p;
+	int err;
+};
+
+static uintptr_t push_bytes(struct stack_builder *sb, const void *data, size_t len)
+{
+	sb->p -= len;
+	if (!sb->err && copy_out(sb->mm, sb->p, data, len))
+		sb->err = -EFAULT;
+	return sb->p;
+}
+
+static int count_strings(char *const v[], size_t *bytes)
+{
+	int n = 0;
+
+	for (; v && v[n]; n++)
+		*bytes += strlen(v[n]) + 1;
+	return n;
+}
+
+static int build_stack(struct task *t, struct image *exe, struct image *interp, const char *path,
+		       char *const argv[], char *const envp[], uintptr_t *sp_out)
+{
+	struct mm *mm = t->mm;
+	struct stack_builder sb = {mm, mm->stack_top - 8, 0};
+	size_t bytes = strlen(path) + 1;
+	int argc = count_strings(argv, &bytes), envc = count_strings(envp, &bytes);
+	unsigned char rnd[16];
+	unsigned int eax, ebx, ecx, edx = 0;
+
+	if (bytes > MAX_ARG_BYTES)
+		return -E2BIG;
+	uintptr_t argp[argc + 1], envpp[envc + 1];
+	uintptr_t execfn = push_bytes(&sb, path, strlen(path) + 1);
+	mm->env_end = sb.p + 0;
+	for (int i = envc - 1; i >= 0; i--)
+		envpp[i] = push_bytes(&sb, envp[i], strlen(envp[i]) + 1);
+	mm->env_start = envc ? envpp[0] : sb.p;
+	mm->arg_end = sb.p;
+	for (int i = argc - 1; i >= 0; i--)
+		argp[i] = push_bytes(&sb, argv[i], strlen(argv[i]) + 1);
+	mm->arg_start = argc ? argp[0] : sb.p;
+	argp[argc] = envpp[envc] = 0;
+	uintptr_t platform = push_bytes(&sb, "x86_64", 7);
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -EIO;
+	uintptr_t random = push_bytes(&sb, rnd, sizeof(rnd));
+	__get_cpuid(1, &eax, &ebx, &ecx, &edx);
+
+	uint64_t auxv[][2] = {
+		{AT_HWCAP, edx},
+		{AT_PAGESZ, PAGE_SIZE},
+		{AT_CLKTCK, 100},
+		{AT_PHDR, exe->bias + exe->info.phdr_vaddr},
+		{AT_PHENT, sizeof(Elf64_Phdr)},
+		{AT_PHNUM, exe->info.phnum},
+		{AT_BASE, interp ? interp->bias + interp->info.lo : 0},
+		{AT_FLAGS, 0},
+		{AT_ENTRY, exe->bias + exe->info.entry},
+		{AT_UID, t->uid},
+		{AT_EUID, t->euid},
+		{AT_GID, t->gid},
+		{AT_EGID, t->egid},
+		{AT_SECURE, 0},
+		{AT_RANDOM, random},
+		{AT_HWCAP2, 0},
+		{AT_EXECFN, execfn},
+		{AT_PLATFORM, platform},
+		{AT_MINSIGSTKSZ, platform_fpstate_size() + 1024},
+		{AT_NULL, 0},
+	};
+	size_t words = 1 + (argc + 1) + (envc + 1) + sizeof(auxv) / sizeof(uint64_t);
+	sb.p = (sb.p - words * 8) & ~15UL; /* rsp is 16-byte aligned at argc */
+	uintptr_t sp = sb.p;
+	uint64_t argc64 = argc;
+	sb.p = sp + words * 8;
+	push_bytes(&sb, auxv, sizeof(auxv));
+	push_bytes(&sb, envpp, (envc + 1) * 8);
+	push_bytes(&sb, argp, (argc + 1) * 8);
+	push_bytes(&sb, &argc64, 8);
+	*sp_out = sp;
+	return sb.err;
+}
+
+int exec_load(struct task *t, const char *path, char *const argv[], char *const envp[])
+{
+	struct image exe = {0}, interp = {0};
+	struct platform_thread *pt = NULL;
+	struct mm *mm = NULL, *old_mm = t->mm;
+	uintptr_t sp;
+	int err;
+
+	if ((err = open_image(t, path, &exe)))
+		return err;
+	if (exe.info.has_interp) {
+		if ((err = open_image(t, exe.info.interp, &interp)))
+			goto out_put;
+		if (interp.info.has_interp) {
+			err = -ELIBBAD;
+			goto out_put;
+		}
+	}
+	if ((err = platform_stub_new(&pt)))
+		goto out_put;
+	err = -ENOMEM;
+	if (!(mm = mm_new(pt)))
+		goto out_kill;
+	t->mm = mm; /* build_stack writes through t->mm */
+	if (exe.info.type == ET_DYN)
+		err = place_dyn(mm, &exe, exe.info.has_interp ? PIE_BASE : 0);
+	else
+		err = 0;
+	if (err || (err = map_image(mm, &exe)))
+		goto out_mm;
+	if (interp.file && ((err = place_dyn(mm, &interp, 0)) || (err = map_image(mm, &interp))))
+		goto out_mm;
+	mm->brk_start = mm->brk = PAGE_UP(exe.bias + exe.info.hi);
+	long r = mm_map(mm, mm->stack_top - STACK_SIZE, STACK_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_GROWSDOWN, NULL, 0, 0,
+			"[stack]");
+	if (r < 0) {
+		err = (int)r;
+		goto out_mm;
+	}
+	if ((err = build_stack(t, &exe, interp.file ? &interp : NULL, path, argv, envp, &sp)))
+		goto out_mm;
+
+	struct user_regs_struct regs;
+	if ((err = platform_get_regs(pt, &regs)))
+		goto out_mm;
+	struct user_regs_struct fresh = {0};
+	fresh.cs = regs.cs;
+	fresh.ss = regs.ss;
+	fresh.ds = regs.ds;
+	fresh.es = regs.es;
+	fresh.fs = regs.fs;
+	fresh.gs = regs.gs;
+	fresh.eflags = 0x202;
+	fresh.orig_rax = -1;
+	fresh.rsp = sp;
+	fresh.rip = interp.file ? interp.bias + interp.info.entry : exe.bias + exe.info.entry;
+	if ((err = platform_set_regs(pt, &fresh)))
+		goto out_mm;
+
+	/* Point of no return: the old address space and its stub go. */
+	if (t->pt) {
+		platform_kill(t->pt);
+		platform_thread_free(t->pt);
+	}
+	mm_put(old_mm);
+	t->pt = pt;
+	const char *base = strrchr(path, '/');
+	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : path);
+	err = 0;
+	goto out_put;
+out_mm:
+	t->mm = old_mm;
+	mm_put(mm);
+out_kill:
+	platform_kill(pt);
+	platform_thread_free(pt);
+out_put:
+	if (interp.file)
+		vfs_file_put(interp.file);
+	if (exe.file)
+		vfs_file_put(exe.file);
+	return err;
+}
+
+int exec_find_in_path(struct task *t, const char *cmd, const char *path_env, char *out,
+		      size_t size)
+{
+	const char *p = path_env ? path_env : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+	while (*p) {
+		const char *end = strchrnul(p, ':');
+		struct vfs_dentry *d;
+		if ((size_t)snprintf(out, size, "%.*s/%s", (int)(end - p), p, cmd) < size &&
+		    vfs_lookup(&t->fs, NULL, out, VFS_LOOKUP_FOLLOW, &d) == 0) {
+			bool dir = vfs_is_dir(d);
+			vfs_dentry_put(d);
+			if (!dir)
+				return 0;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return -ENOENT;
+}

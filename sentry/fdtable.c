@@ -1,0 +1,101 @@
+/* fd table storage: a growable array of slots; numbers are always the lowest free one, as
+ * POSIX requires. */
+#include "sentry/fdtable.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vfs/vfs.h"
+
+struct fdtable *fdtable_new(void)
+{
+	struct fdtable *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->refs = 1;
+	return t;
+}
+
+void fdtable_put(struct fdtable *t)
+{
+	if (!t || --t->refs > 0)
+		return;
+	for (int i = 0; i < t->n; i++)
+		if (t->fds[i].file)
+			vfs_file_put(t->fds[i].file);
+	free(t->fds);
+	free(t);
+}
+
+static int grow(struct fdtable *t, int need)
+{
+	if (need <= t->n)
+		return 0;
+	int n = t->n ? t->n : 16;
+	while (n < need)
+		n *= 2;
+	struct fd_entry *f = realloc(t->fds, n * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	memset(f + t->n, 0, (n - t->n) * sizeof(*f));
+	t->fds = f;
+	t->n = n;
+	return 0;
+}
+
+int fdtable_install(struct fdtable *t, struct vfs_file *file, bool cloexec, int min, int limit)
+{
+	int fd = min < 0 ? 0 : min;
+
+	while (fd < t->n && t->fds[fd].file)
+		fd++;
+	if (fd >= limit)
+		return -EMFILE;
+	if (grow(t, fd + 1))
+		return -ENOMEM;
+	t->fds[fd].file = file;
+	t->fds[fd].cloexec = cloexec;
+	return fd;
+}
+
+int fdtable_install_at(struct fdtable *t, int fd, struct vfs_file *file, bool cloexec, int limit)
+{
+	if (fd < 0 || fd >= limit)
+		return -EBADF;
+	if (grow(t, fd + 1))
+		return -ENOMEM;
+	struct vfs_file *old = t->fds[fd].file;
+	t->fds[fd].file = file;
+	t->fds[fd].cloexec = cloexec;
+	if (old)
+		vfs_file_put(old);
+	return fd;
+}
+
+struct fd_entry *fdtable_entry(struct fdtable *t, int fd)
+{
+	if (fd < 0 || fd >= t->n || !t->fds[fd].file)
+		return NULL;
+	return &t->fds[fd];
+}
+
+struct vfs_file *fdtable_get(struct fdtable *t, int fd)
+{
+	struct fd_entry *e = fdtable_entry(t, fd);
+
+	return e ? e->file : NULL;
+}
+
+int fdtable_close(struct fdtable *t, int fd)
+{
+	struct fd_entry *e = fdtable_entry(t, fd);
+
+	if (!e)
+		return -EBADF;
+	struct vfs_file *f = e->file;
+	e->file = NULL;
+	e->cloexec = false;
+	vfs_file_put(f);
+	return 0;
+}

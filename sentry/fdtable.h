@@ -1,0 +1,33 @@
+/* The fd table: descriptor numbers to open file descriptions, with per-descriptor
+ * FD_CLOEXEC. Shared between tasks cloned with CLONE_FILES (refs). */
+#ifndef SENTRY_FDTABLE_H
+#define SENTRY_FDTABLE_H
+
+#include <stdbool.h>
+
+struct vfs_file;
+
+struct fd_entry {
+	struct vfs_file *file; /* NULL: free slot */
+	bool cloexec;
+};
+
+struct fdtable {
+	int refs;
+	struct fd_entry *fds;
+	int n; /* slots allocated */
+};
+
+struct fdtable *fdtable_new(void);
+void fdtable_put(struct fdtable *t);
+/* Installs FILE (taking the caller's reference) at the lowest free number >= MIN, below
+ * LIMIT; returns it or -EMFILE. */
+int fdtable_install(struct fdtable *t, struct vfs_file *file, bool cloexec, int min, int limit);
+/* Installs FILE at exactly FD, closing what was there. Returns FD or a negative errno. */
+int fdtable_install_at(struct fdtable *t, int fd, struct vfs_file *file, bool cloexec, int limit);
+/* The file at FD (borrowed: valid while the table holds it), or NULL. */
+struct vfs_file *fdtable_get(struct fdtable *t, int fd);
+struct fd_entry *fdtable_entry(struct fdtable *t, int fd);
+int fdtable_close(struct fdtable *t, int fd);
+
+#endif

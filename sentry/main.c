@@ -1,0 +1,155 @@
+/* The minisentry command line: `run` starts a sandbox; later milestones add checkpoint,
+ * restore, inspect. Every user error is one line on stderr and a non-zero exit. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sentry/kernel.h"
+
+#define VERSION "0.1.0"
+
+static const char usage[] =
+	"usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
+	"       minisentry --help | --version\n"
+	"\n"
+	"Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
+	"every system call is served by minisentry.\n"
+	"\n"
+	"run options:\n"
+	"  --strace              print every guest syscall and its result on stderr\n"
+	"  --env K=V             set an environment variable for CMD (repeatable)\n"
+	"  --cwd DIR             working directory inside the sandbox (default /)\n"
+	"  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
+	"  --placement same|other  run guest threads on the Sentry's CPU (default) or another\n";
+
+static int fail(const char *msg, const char *arg)
+{
+	fprintf(stderr, "minisentry: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
+	return 2;
+}
+
+/* The guest environment: a default PATH, HOME and TERM, overridden or extended by --env. */
+static char **make_env(char **extra, int nextra)
+{
+	const char *term = getenv("TERM");
+	char *defaults[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			    "HOME=/root", NULL};
+	char **env = calloc(nextra + 4, sizeof(char *));
+	int n = 0;
+
+	if (!env)
+		return NULL;
+	for (int i = 0; defaults[i]; i++)
+		env[n++] = defaults[i];
+	if (term) {
+		char *t = malloc(strlen(term) + 6);
+		if (!t)
+			return NULL;
+		sprintf(t, "TERM=%s", term);
+		env[n++] = t;
+	}
+	for (int i = 0; i < nextra; i++) {
+		size_t klen = strchr(extra[i], '=') - extra[i] + 1;
+		int j;
+		for (j = 0; j < n && strncmp(env[j], extra[i], klen); j++)
+			;
+		env[j] = extra[i];
+		if (j == n)
+			n++;
+	}
+	env[n] = NULL;
+	return env;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"strace", no_argument, NULL, 's'}, {"env", required_argument, NULL, 'e'},
+		{"cwd", required_argument, NULL, 'c'}, {"cpus", required_argument, NULL, 'n'},
+		{"placement", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_SAME};
+	char **extra = calloc(argc, sizeof(char *));
+	int nextra = 0, c;
+	char *end;
+
+	opterr = 0;
+	/* '+': options stop at ROOTFS, so the guest command keeps its own options. */
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			cfg.strace = true;
+			break;
+		case 'e':
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				return fail("run: --env needs K=V, got", optarg);
+			extra[nextra++] = optarg;
+			break;
+		case 'c':
+			if (optarg[0] != '/')
+				return fail("run: --cwd needs an absolute path, got", optarg);
+			cfg.cwd = optarg;
+			break;
+		case 'n':
+			errno = 0;
+			long n = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 1 || n > 512)
+				return fail("run: --cpus needs a number from 1 to 512, got", optarg);
+			cfg.cpus = (int)n;
+			break;
+		case 'p':
+			if (!strcmp(optarg, "same"))
+				cfg.placement = PLACEMENT_SAME;
+			else if (!strcmp(optarg, "other"))
+				cfg.placement = PLACEMENT_OTHER;
+			else
+				return fail("run: --placement is 'same' or 'other', got", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			return fail("run: option needs a value:", argv[optind - 1]);
+		default:
+			return fail("run: unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return fail("run: missing ROOTFS (see minisentry --help)", NULL);
+	cfg.rootfs = argv[optind++];
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	static char *default_cmd[] = {"/bin/sh", NULL};
+	cfg.argv = optind < argc ? &argv[optind] : default_cmd;
+	if (!(cfg.envp = make_env(extra, nextra)))
+		return fail("out of memory", NULL);
+	if (cfg.cpus == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg.cpus = n < 1 ? 1 : n > 512 ? 512 : (int)n;
+	}
+	int r = kernel_run(&cfg);
+	if (r >= 0)
+		return r;
+	/* Like a shell: 127 when the command is missing, 126 when it cannot be run. */
+	return r == -ENOENT ? 127 : 126;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fail("missing command (see minisentry --help)", NULL);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("minisentry %s\n", VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	return fail("unknown command", argv[1]);
+}

@@ -1,0 +1,119 @@
+/* The memory file and its allocator: a first-fit free list of extents over a sparse memfd
+ * mapped once into the Sentry. Freed extents are punched out so they cost no memory. */
+#include "sentry/memfile.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Virtual size only: a sparse file and a MAP_NORESERVE view. */
+#define MEMFILE_SIZE (1ULL << 40)
+
+struct extent {
+	uint64_t off, len;
+};
+
+static struct {
+	int fd;
+	char *base;
+	uint64_t bump; /* everything at and above is free */
+	struct extent *free;
+	size_t nfree, capfree;
+} mf = {.fd = -1};
+
+int memfile_init(void)
+{
+	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
+	if (mf.fd < 0)
+		return -errno;
+	if (ftruncate(mf.fd, MEMFILE_SIZE))
+		return -errno;
+	mf.base = mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+		       mf.fd, 0);
+	if (mf.base == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+int memfile_fd(void)
+{
+	return mf.fd;
+}
+
+void *memfile_ptr(uint64_t off)
+{
+	return mf.base + off;
+}
+
+int64_t memfile_alloc(uint64_t len)
+{
+	for (size_t i = 0; i < mf.nfree; i++) {
+		struct extent *e = &mf.free[i];
+		if (e->len < len)
+			continue;
+		uint64_t off = e->off;
+		e->off += len;
+		e->len -= len;
+		if (e->len == 0) {
+			for (size_t j = i + 1; j < mf.nfree; j++)
+				mf.free[j - 1] = mf.free[j];
+			mf.nfree--;
+		}
+		return off;
+	}
+	if (mf.bump + len > MEMFILE_SIZE)
+		return -ENOMEM;
+	mf.bump += len;
+	return mf.bump - len;
+}
+
+void memfile_zero(uint64_t off, uint64_t len)
+{
+	fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
+}
+
+void memfile_free(uint64_t off, uint64_t len)
+{
+	size_t i = 0;
+
+	if (len == 0)
+		return;
+	memfile_zero(off, len);
+	while (i < mf.nfree && mf.free[i].off < off)
+		i++;
+	/* Merge with the neighbours where they touch. */
+	bool merged_prev = i > 0 && mf.free[i - 1].off + mf.free[i - 1].len == off;
+	bool merged_next = i < mf.nfree && off + len == mf.free[i].off;
+	if (merged_prev && merged_next) {
+		mf.free[i - 1].len += len + mf.free[i].len;
+		for (size_t j = i + 1; j < mf.nfree; j++)
+			mf.free[j - 1] = mf.free[j];
+		mf.nfree--;
+	} else if (merged_prev) {
+		mf.free[i - 1].len += len;
+	} else if (merged_next) {
+		mf.free[i].off = off;
+		mf.free[i].len += len;
+	} else {
+		if (mf.nfree == mf.capfree) {
+			size_t cap = mf.capfree ? 2 * mf.capfree : 64;
+			struct extent *n = realloc(mf.free, cap * sizeof(*n));
+			if (!n)
+				return; /* the range is punched out; only its reuse is lost */
+			mf.free = n;
+			mf.capfree = cap;
+		}
+		for (size_t j = mf.nfree; j > i; j--)
+			mf.free[j] = mf.free[j - 1];
+		mf.free[i] = (struct extent){off, len};
+		mf.nfree++;
+	}
+	/* The last extent touching the bump pointer goes back to it. */
+	if (mf.nfree && mf.free[mf.nfree - 1].off + mf.free[mf.nfree - 1].len == mf.bump) {
+		mf.bump = mf.free[mf.nfree - 1].off;
+		mf.nfree--;
+	}
+}

@@ -1,0 +1,21 @@
+/* The memory file: one memfd holding all guest memory (anonymous memory, brk, stacks, private
+ * copies of file pages). Stubs map ranges of it at guest addresses; the Sentry maps all of it,
+ * so guest memory is read and written with memcpy. Unwritten ranges are holes and cost nothing. */
+#ifndef SENTRY_MEMFILE_H
+#define SENTRY_MEMFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int memfile_init(void);
+int memfile_fd(void);
+/* The Sentry's view of byte OFF of the file. */
+void *memfile_ptr(uint64_t off);
+/* Allocates LEN bytes (a page multiple) of zeroed file; returns the offset, or -ENOMEM. */
+int64_t memfile_alloc(uint64_t len);
+/* Returns a range to the allocator and punches it out, so it reads as zeros and frees memory. */
+void memfile_free(uint64_t off, uint64_t len);
+/* Zeroes a range in place (madvise(DONTNEED) of private memory). */
+void memfile_zero(uint64_t off, uint64_t len);
+
+#endif

@@ -1,0 +1,452 @@
+/* Address-space operations: each edits the VMA set and injects the matching mmap, munmap or
+ * mprotect into the stub, mapping memory-file ranges MAP_SHARED|MAP_FIXED at guest addresses.
+ * Also the guest-memory accessors, which resolve addresses through the VMAs to the Sentry's
+ * view of the memory file. */
+#include "sentry/mm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "platform/platform.h"
+#include "sentry/memfile.h"
+#include "vfs/vfs.h"
+
+#define MMAP_MIN_ADDR 0x10000UL
+#define STACK_RESERVE (8UL << 20)
+#define MMAP_GAP (128UL << 20)
+
+static long inject(struct mm *mm, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	const long args[6] = {a0, a1, a2, a3, a4, a5};
+
+	return platform_inject(mm->via, nr, args);
+}
+
+struct mm *mm_new(struct platform_thread *thread)
+{
+	struct mm *mm = calloc(1, sizeof(*mm));
+	uintptr_t top = platform_user_top();
+
+	if (!mm)
+		return NULL;
+	mm->refs = 1;
+	mm->via = thread;
+	if (top > (1UL << 47) - PAGE_SIZE)
+		top = (1UL << 47) - PAGE_SIZE; /* guests expect a 47-bit address space */
+	mm->stack_top = top;
+	mm->mmap_base = PAGE_DOWN(top - STACK_RESERVE - MMAP_GAP);
+	struct vma stub = {
+		.start = platform_stub_base(),
+		.end = platform_stub_base() + platform_stub_len(),
+		.prot = PROT_READ | PROT_EXEC,
+		.flags = VMA_RESERVED,
+	};
+	if (vma_insert(&mm->vmas, &stub)) {
+		free(mm);
+		return NULL;
+	}
+	return mm;
+}
+
+static void free_piece(const struct vma *v, void *ctx)
+{
+	(void)ctx;
+	if (!(v->flags & VMA_RESERVED))
+		memfile_free(v->mf_off, v->end - v->start);
+}
+
+void mm_put(struct mm *mm)
+{
+	if (!mm || --mm->refs > 0)
+		return;
+	for (size_t i = 0; i < mm->vmas.n; i++)
+		free_piece(&mm->vmas.v[i], NULL);
+	vma_set_destroy(&mm->vmas);
+	free(mm);
+}
+
+static bool touches_reserved(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	uintptr_t s = platform_stub_base(), e = s + platform_stub_len();
+
+	(void)mm;
+	return start < e && end > s;
+}
+
+static bool valid_range(struct mm *mm, uintptr_t start, size_t len)
+{
+	return len && start + len > start && start + len <= mm->stack_top;
+}
+
+/* Copies FILE_BYTES of FILE at OFF into the memory file at MF. Bytes past EOF stay zero. */
+static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t file_bytes)
+{
+	char *dst = memfile_ptr(mf);
+
+	if (!file->ops->pread_kernel)
+		return -ENODEV;
+	while (file_bytes) {
+		ssize_t n = file->ops->pread_kernel(file, dst, file_bytes, off);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		dst += n;
+		off += n;
+		file_bytes -= n;
+	}
+	return 0;
+}
+
+/* Installs a VMA backed by memory-file offset MF at [addr, addr+len) in the stub. */
+static int install(struct mm *mm, const struct vma *v)
+{
+	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, v->prot, MAP_SHARED | MAP_FIXED,
+			memfile_fd(), v->mf_off);
+
+	if (r < 0)
+		return r;
+	if ((uintptr_t)r != v->start)
+		return -ENOMEM;
+	return vma_insert(&mm->vmas, v);
+}
+
+long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct vfs_file *file,
+	    off_t off, size_t file_bytes, const char *name)
+{
+	int err;
+
+	if (len == 0 || (off & (PAGE_SIZE - 1)))
+		return -EINVAL;
+	if (PAGE_UP(len) < len)
+		return -ENOMEM;
+	len = PAGE_UP(len);
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+		if (addr & (PAGE_SIZE - 1))
+			return -EINVAL;
+		if (!valid_range(mm, addr, len) || addr < MMAP_MIN_ADDR ||
+		    touches_reserved(mm, addr, addr + len))
+			return -ENOMEM;
+		if (!vma_range_free(&mm->vmas, addr, addr + len)) {
+			if (flags & MAP_FIXED_NOREPLACE)
+				return -EEXIST;
+			/* The new host mapping replaces the old one; only the bookkeeping goes. */
+			if ((err = vma_remove(&mm->vmas, addr, addr + len, free_piece, NULL)))
+				return err;
+		}
+	} else {
+		addr = PAGE_DOWN(addr);
+		if (!addr || addr < MMAP_MIN_ADDR || !valid_range(mm, addr, len) ||
+		    !vma_range_free(&mm->vmas, addr, addr + len))
+			addr = vma_find_gap(&mm->vmas, len, MMAP_MIN_ADDR, mm->mmap_base);
+		if (!addr)
+			return -ENOMEM;
+	}
+	int64_t mf = memfile_alloc(len);
+	if (mf < 0)
+		return mf;
+	struct vma v = {
+		.start = addr,
+		.end = addr + len,
+		.prot = prot,
+		.flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN),
+		.mf_off = mf,
+		.file_off = file ? off : 0,
+	};
+	if (name)
+		snprintf(v.name, sizeof(v.name), "%s", name);
+	if (file) {
+		struct stat st;
+		if (file->ops->getattr && file->ops->getattr(file, &st) == 0)
+			v.ino = st.st_ino;
+		if (file_bytes > len)
+			file_bytes = len;
+		if ((err = fill_from_file(file, mf, off, file_bytes)))
+			goto out_free;
+	}
+	if ((err = install(mm, &v)))
+		goto out_free;
+	return addr;
+out_free:
+	memfile_free(mf, len);
+	return err;
+}
+
+int mm_unmap(struct mm *mm, uintptr_t addr, size_t len)
+{
+	int err;
+
+	if ((addr & (PAGE_SIZE - 1)) || len == 0)
+		return -EINVAL;
+	len = PAGE_UP(len);
+	if (addr + len < addr || addr + len > platform_user_top())
+		return -EINVAL;
+	if (touches_reserved(mm, addr, addr + len))
+		return -EINVAL;
+	if (vma_range_free(&mm->vmas, addr, addr + len))
+		return 0;
+	if ((err = vma_remove(&mm->vmas, addr, addr + len, free_piece, NULL)))
+		return err;
+	long r = inject(mm, SYS_munmap, addr, len, 0, 0, 0, 0);
+	return r < 0 ? r : 0;
+}
+
+int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
+{
+	int err;
+
+	if (addr & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWSDOWN | PROT_GROWSUP))
+		return -EINVAL;
+	prot &= PROT_READ | PROT_WRITE | PROT_EXEC;
+	if (len == 0)
+		return 0;
+	len = PAGE_UP(len);
+	if (addr + len < addr || touches_reserved(mm, addr, addr + len))
+		return -ENOMEM;
+	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
+		return err;
+	long r = inject(mm, SYS_mprotect, addr, len, prot, 0, 0, 0);
+	return r < 0 ? r : 0;
+}
+
+long mm_brk(struct mm *mm, uintptr_t addr)
+{
+	uintptr_t old_end = PAGE_UP(mm->brk), new_end = PAGE_UP(addr);
+
+	if (addr < mm->brk_start || addr >= mm->mmap_base)
+		return mm->brk;
+	if (new_end > old_end) {
+		if (!vma_range_free(&mm->vmas, old_end, new_end))
+			return mm->brk;
+		long r = mm_map(mm, old_end, new_end - old_end, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, NULL, 0, 0, "[heap]");
+		if (r < 0)
+			return mm->brk;
+	} else if (new_end < old_end) {
+		if (mm_unmap(mm, new_end, old_end - new_end))
+			return mm->brk;
+	}
+	mm->brk = addr;
+	return mm->brk;
+}
+
+/* Maps existing memory-file range MF at NEW (for mremap's move): no copy. */
+static int move_piece(struct mm *mm, const struct vma *old, uintptr_t new, uint64_t mf,
+		      size_t len)
+{
+	struct vma v = *old;
+
+	v.start = new;
+	v.end = new + len;
+	v.mf_off = mf;
+	return install(mm, &v);
+}
+
+long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int flags,
+	      uintptr_t new_addr)
+{
+	int err;
+
+	if ((old & (PAGE_SIZE - 1)) || new_len == 0)
+		return -EINVAL;
+	if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED))
+		return -EINVAL;
+	if ((flags & MREMAP_FIXED) && (!(flags & MREMAP_MAYMOVE) || (new_addr & (PAGE_SIZE - 1))))
+		return -EINVAL;
+	old_len = PAGE_UP(old_len);
+	new_len = PAGE_UP(new_len);
+	if (new_len == 0 || old_len == 0)
+		return -EINVAL;
+	struct vma *v = vma_find(&mm->vmas, old);
+	if (!v || (v->flags & VMA_RESERVED) || old + old_len > v->end)
+		return -EFAULT;
+	struct vma cur = *v;
+	uint64_t mf = cur.mf_off + (old - cur.start);
+
+	if (flags & MREMAP_FIXED) {
+		if (!valid_range(mm, new_addr, new_len) || touches_reserved(mm, new_addr, new_addr + new_len))
+			return -EINVAL;
+		if (new_addr < old + old_len && old < new_addr + new_len)
+			return -EINVAL;
+		if ((err = mm_unmap(mm, new_addr, new_len)))
+			return err;
+	} else if (new_len <= old_len) {
+		if (new_len < old_len && (err = mm_unmap(mm, old + new_len, old_len - new_len)))
+			return err;
+		return old;
+	} else if (valid_range(mm, old, new_len) && !touches_reserved(mm, old, old + new_len) &&
+		   vma_range_free(&mm->vmas, old + old_len, old + new_len)) {
+		long r = mm_map(mm, old + old_len, new_len - old_len, cur.prot,
+				cur.flags | MAP_FIXED | MAP_ANONYMOUS, NULL, 0, 0, cur.name);
+		return r < 0 ? r : (long)old;
+	} else if (!(flags & MREMAP_MAYMOVE)) {
+		return -ENOMEM;
+	} else {
+		new_addr = vma_find_gap(&mm->vmas, new_len, MMAP_MIN_ADDR, mm->mmap_base);
+		if (!new_addr)
+			return -ENOMEM;
+	}
+	/* Move: the kept part of the old memory-file range goes to NEW_ADDR as it is. */
+	size_t keep = old_len < new_len ? old_len : new_len;
+	if ((err = move_piece(mm, &cur, new_addr, mf, keep)))
+		return err;
+	if (new_len > keep) {
+		long r = mm_map(mm, new_addr + keep, new_len - keep, cur.prot,
+				cur.flags | MAP_FIXED | MAP_ANONYMOUS, NULL, 0, 0, cur.name);
+		if (r < 0)
+			return r;
+	}
+	/* Drop the old range without freeing the part that moved. */
+	if ((err = vma_remove(&mm->vmas, old, old + old_len, NULL, NULL)))
+		return err;
+	if (old_len > keep)
+		memfile_free(mf + keep, old_len - keep);
+	inject(mm, SYS_munmap, old, old_len, 0, 0, 0, 0);
+	return new_addr;
+}
+
+int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
+{
+	if (addr & (PAGE_SIZE - 1))
+		return -EINVAL;
+	len = PAGE_UP(len);
+	switch (advice) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_WILLNEED:
+	case MADV_DONTFORK:
+	case MADV_DOFORK:
+	case MADV_MERGEABLE:
+	case MADV_UNMERGEABLE:
+	case MADV_HUGEPAGE:
+	case MADV_NOHUGEPAGE:
+	case MADV_DONTDUMP:
+	case MADV_DODUMP:
+	case MADV_FREE: /* may keep the contents: keeping them is correct */
+		break;
+	case MADV_DONTNEED:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (len == 0)
+		return 0;
+	if (!vma_range_covered(&mm->vmas, addr, addr + len))
+		return -ENOMEM;
+	if (advice != MADV_DONTNEED)
+		return 0;
+	for (uintptr_t at = addr; at < addr + len;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		uintptr_t end = v->end < addr + len ? v->end : addr + len;
+		/* Private pages read back as zeros (file-backed ones too: their file copy is gone
+		 * with them; a later issue re-reads the file). Shared ones keep their data. */
+		if (!(v->flags & MAP_SHARED) && !(v->flags & VMA_RESERVED))
+			memfile_zero(v->mf_off + (at - v->start), end - at);
+		at = end;
+	}
+	return 0;
+}
+
+/* Calls FN on each Sentry-side piece of [addr, addr+len) if all of it is accessible. */
+static int walk(struct mm *mm, uintptr_t addr, size_t len, bool write,
+		void (*fn)(void *p, size_t n, void *ctx), void *ctx)
+{
+	int need = write ? PROT_WRITE : (PROT_READ | PROT_EXEC);
+
+	if (addr + len < addr)
+		return -EFAULT;
+	/* Check first so a failed copy changes nothing. */
+	for (uintptr_t at = addr; at < addr + len;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED) || !(v->prot & need))
+			return -EFAULT;
+		at = v->end;
+	}
+	for (uintptr_t at = addr; at < addr + len;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		size_t n = (v->end < addr + len ? v->end : addr + len) - at;
+		fn(memfile_ptr(v->mf_off + (at - v->start)), n, ctx);
+		at += n;
+	}
+	return 0;
+}
+
+static void copy_from_guest(void *p, size_t n, void *ctx)
+{
+	char **dst = ctx;
+
+	memcpy(*dst, p, n);
+	*dst += n;
+}
+
+static void copy_to_guest(void *p, size_t n, void *ctx)
+{
+	const char **src = ctx;
+
+	memcpy(p, *src, n);
+	*src += n;
+}
+
+int copy_in(struct mm *mm, void *dst, uintptr_t src, size_t len)
+{
+	char *d = dst;
+
+	return walk(mm, src, len, false, copy_from_guest, &d);
+}
+
+int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len)
+{
+	const char *s = src;
+
+	return walk(mm, dst, len, true, copy_to_guest, &s);
+}
+
+long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max)
+{
+	size_t got = 0;
+
+	while (got < max) {
+		struct vma *v = vma_find(&mm->vmas, src + got);
+		if (!v || (v->flags & VMA_RESERVED) || !(v->prot & (PROT_READ | PROT_EXEC)))
+			return -EFAULT;
+		size_t n = v->end - (src + got);
+		if (n > max - got)
+			n = max - got;
+		const char *p = memfile_ptr(v->mf_off + (src + got - v->start));
+		const char *nul = memchr(p, 0, n);
+		if (nul) {
+			memcpy(dst + got, p, nul - p + 1);
+			return got + (nul - p);
+		}
+		memcpy(dst + got, p, n);
+		got += n;
+	}
+	return -ENAMETOOLONG;
+}
+
+int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iovec *iov, int max)
+{
+	int need = write ? PROT_WRITE : (PROT_READ | PROT_EXEC);
+	int n = 0;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	for (uintptr_t at = addr; at < addr + len && n < max;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED) || !(v->prot & need))
+			return n ? n : -EFAULT;
+		size_t chunk = (v->end < addr + len ? v->end : addr + len) - at;
+		iov[n].iov_base = memfile_ptr(v->mf_off + (at - v->start));
+		iov[n].iov_len = chunk;
+		n++;
+		at += chunk;
+	}
+	return n;
+}

@@ -1,0 +1,59 @@
+/* mm — a guest address space: its VMA set, brk and layout, and the stub process that mirrors
+ * it on the host. Every change to the set is paired with an injected host call through a
+ * stopped thread of the address space (mm->via), and all guest memory access goes through
+ * copy_in/copy_out, which check the VMAs and return -EFAULT. */
+#ifndef SENTRY_MM_H
+#define SENTRY_MM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "sentry/vma.h"
+
+struct platform_thread;
+struct vfs_file;
+
+#undef PAGE_SIZE
+#define PAGE_SIZE 4096UL
+#define PAGE_DOWN(x) ((uintptr_t)(x) & ~(PAGE_SIZE - 1))
+#define PAGE_UP(x) (((uintptr_t)(x) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1))
+
+struct mm {
+	int refs;
+	struct vma_set vmas;
+	struct platform_thread *via; /* a stopped thread of this mm, for injections */
+	uintptr_t mmap_base;         /* top-down allocations start below this */
+	uintptr_t stack_top;
+	uintptr_t brk_start, brk;
+	uintptr_t arg_start, arg_end, env_start, env_end; /* for /proc/PID/cmdline, environ */
+};
+
+/* A new address space mirrored by the stub that THREAD belongs to. */
+struct mm *mm_new(struct platform_thread *thread);
+void mm_put(struct mm *mm);
+
+/* mmap(2): returns the address or a negative errno. For a file mapping, FILE_BYTES bytes of
+ * FILE from OFF are copied in (private mappings) and the rest of the range is zero. */
+long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct vfs_file *file,
+	    off_t off, size_t file_bytes, const char *name);
+int mm_unmap(struct mm *mm, uintptr_t addr, size_t len);
+int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot);
+long mm_brk(struct mm *mm, uintptr_t addr);
+long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int flags,
+	      uintptr_t new_addr);
+int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice);
+
+int copy_in(struct mm *mm, void *dst, uintptr_t src, size_t len);
+int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len);
+/* Copies a NUL-terminated string of at most MAX bytes (with the NUL); returns its length,
+ * -EFAULT, or -ENAMETOOLONG. */
+long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max);
+/* Translates [addr, addr+len) into Sentry iovecs into the memory file; checks protections
+ * for reading (WRITE false) or writing. Returns the number of iovecs or -EFAULT. A range
+ * longer than MAX iovecs is cut short (the caller moves what it got). */
+int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iovec *iov, int max);
+
+#endif

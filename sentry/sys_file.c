@@ -1,0 +1,575 @@
+/* File syscalls: fetch and check arguments, resolve descriptors and paths, then call the VFS.
+ * Data moves between files and guest memory through iovecs into the memory file, so a read
+ * from a host file lands in guest memory without a bounce buffer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+#define MAX_RW_COUNT (INT_MAX & ~(PAGE_SIZE - 1))
+#define IOV_PIECES 64
+
+static int nofile_limit(struct task *t)
+{
+	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
+
+	return l > 1048576 ? 1048576 : (int)l;
+}
+
+static long path_in(struct task *t, uintptr_t addr, char *buf)
+{
+	long n = copy_string_in(t->mm, buf, addr, PATH_MAX);
+
+	return n < 0 ? n : 0;
+}
+
+/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD. */
+static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
+{
+	*start = NULL;
+	if (path[0] == '/' || dirfd == AT_FDCWD)
+		return 0;
+	struct vfs_file *f = fdtable_get(t->files, dirfd);
+	if (!f)
+		return -EBADF;
+	if (!f->dentry || !vfs_is_dir(f->dentry))
+		return -ENOTDIR;
+	*start = f->dentry;
+	return 0;
+}
+
+static struct vfs_file *file_of(struct task *t, int fd)
+{
+	return fdtable_get(t->files, fd);
+}
+
+/* Moves data between F and guest memory in up to IOV_PIECES pieces per call. */
+static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, int giovcnt,
+		  off_t *pos, bool is_read)
+{
+	struct iovec iov[IOV_PIECES];
+	int n = 0;
+	size_t total = 0;
+
+	if (is_read ? !f->ops->read : !f->ops->write)
+		return -EBADF;
+	if ((f->flags & O_ACCMODE) == (is_read ? O_WRONLY : O_RDONLY) || (f->flags & O_PATH))
+		return -EBADF;
+	for (int i = 0; i < giovcnt && n < IOV_PIECES; i++) {
+		size_t len = giov[i].iov_len;
+		if (len == 0)
+			continue;
+		if (total + len > MAX_RW_COUNT)
+			len = MAX_RW_COUNT - total;
+		int got = mm_iovecs(t->mm, (uintptr_t)giov[i].iov_base, len, is_read, iov + n,
+				    IOV_PIECES - n);
+		if (got < 0) {
+			if (n == 0)
+				return got;
+			break;
+		}
+		for (int k = 0; k < got; k++)
+			total += iov[n + k].iov_len;
+		n += got;
+		if (total >= MAX_RW_COUNT)
+			break;
+	}
+	if (n == 0)
+		return 0;
+	long r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
+	if (r == -EAGAIN && !(f->flags & O_NONBLOCK) && f->ops->host_fd && f->ops->host_fd(f) >= 0)
+		return task_block_on_fd(t, f->ops->host_fd(f), is_read ? EPOLLIN : EPOLLOUT);
+	return r;
+}
+
+static long rw(struct task *t, int fd, uintptr_t buf, size_t len, bool is_read)
+{
+	struct vfs_file *f = file_of(t, fd);
+	struct iovec one = {(void *)buf, len};
+
+	if (!f)
+		return -EBADF;
+	return do_io(t, f, &one, 1, f->seekable ? &f->pos : NULL, is_read);
+}
+
+static long prw(struct task *t, int fd, uintptr_t buf, size_t len, off_t off, bool is_read)
+{
+	struct vfs_file *f = file_of(t, fd);
+	struct iovec one = {(void *)buf, len};
+
+	if (!f)
+		return -EBADF;
+	if (!f->seekable)
+		return -ESPIPE;
+	if (off < 0)
+		return -EINVAL;
+	return do_io(t, f, &one, 1, &off, is_read);
+}
+
+static long rwv(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_read)
+{
+	struct vfs_file *f = file_of(t, fd);
+
+	if (!f)
+		return -EBADF;
+	if (cnt < 0 || cnt > IOV_MAX)
+		return -EINVAL;
+	if (cnt == 0)
+		return 0;
+	struct iovec *giov = malloc(cnt * sizeof(*giov));
+	if (!giov)
+		return -ENOMEM;
+	long r = copy_in(t->mm, giov, giov_addr, cnt * sizeof(*giov));
+	if (r == 0) {
+		ssize_t sum = 0;
+		for (int i = 0; i < cnt; i++) {
+			if ((ssize_t)giov[i].iov_len < 0 || sum + (ssize_t)giov[i].iov_len < sum) {
+				r = -EINVAL;
+				break;
+			}
+			sum += giov[i].iov_len;
+		}
+	}
+	if (r == 0)
+		r = do_io(t, f, giov, cnt, f->seekable ? &f->pos : NULL, is_read);
+	free(giov);
+	return r;
+}
+
+SYSCALL_DECL(read)
+{
+	return rw(t, (int)a[0], a[1], a[2], true);
+}
+
+SYSCALL_DECL(write)
+{
+	return rw(t, (int)a[0], a[1], a[2], false);
+}
+
+SYSCALL_DECL(pread64)
+{
+	return prw(t, (int)a[0], a[1], a[2], (off_t)a[3], true);
+}
+
+SYSCALL_DECL(pwrite64)
+{
+	return prw(t, (int)a[0], a[1], a[2], (off_t)a[3], false);
+}
+
+SYSCALL_DECL(readv)
+{
+	return rwv(t, (int)a[0], a[1], (int)a[2], true);
+}
+
+SYSCALL_DECL(writev)
+{
+	return rwv(t, (int)a[0], a[1], (int)a[2], false);
+}
+
+static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags, mode_t mode)
+{
+	char path[PATH_MAX];
+	struct vfs_dentry *start;
+	struct vfs_file *f;
+	long err;
+
+	if ((err = path_in(t, path_addr, path)) || (err = start_dir(t, dirfd, path, &start)))
+		return err;
+	if ((err = vfs_open(&t->fs, start, path, flags, mode & ~t->fs.umask, &f)))
+		return err;
+	int fd = fdtable_install(t->files, f, flags & O_CLOEXEC, 0, nofile_limit(t));
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}
+
+SYSCALL_DECL(open)
+{
+	return do_openat(t, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2]);
+}
+
+SYSCALL_DECL(openat)
+{
+	return do_openat(t, (int)a[0], a[1], (int)a[2], (mode_t)a[3]);
+}
+
+SYSCALL_DECL(close)
+{
+	return fdtable_close(t->files, (int)a[0]);
+}
+
+SYSCALL_DECL(lseek)
+{
+	struct vfs_file *f = file_of(t, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	return vfs_lseek(f, (off_t)a[1], (int)a[2]);
+}
+
+/* Looks up PATH for the stat/readlink/access family: FLAGS are AT_* flags. */
+static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
+		      struct vfs_dentry **out, struct vfs_file **empty_file)
+{
+	char path[PATH_MAX];
+	struct vfs_dentry *start;
+	long err;
+
+	*out = NULL;
+	if (empty_file)
+		*empty_file = NULL;
+	if ((err = path_in(t, path_addr, path)))
+		return err;
+	if (path[0] == 0 && (flags & AT_EMPTY_PATH)) {
+		if (dirfd == AT_FDCWD) {
+			*out = vfs_dentry_get(t->fs.cwd);
+			return 0;
+		}
+		struct vfs_file *f = file_of(t, dirfd);
+		if (!f)
+			return -EBADF;
+		if (f->dentry)
+			*out = vfs_dentry_get(f->dentry);
+		else if (empty_file)
+			*empty_file = f;
+		else
+			return -ENOENT;
+		return 0;
+	}
+	if ((err = start_dir(t, dirfd, path, &start)))
+		return err;
+	return vfs_lookup(&t->fs, start, path,
+			  (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
+}
+
+static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, struct stat *st)
+{
+	struct vfs_dentry *d;
+	struct vfs_file *f;
+	long err;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE))
+		return -EINVAL;
+	if ((err = lookup_at(t, dirfd, path_addr, flags, &d, &f)))
+		return err;
+	if (f) {
+		return f->ops->getattr ? f->ops->getattr(f, st) : -EBADF;
+	}
+	err = vfs_stat(d, st);
+	vfs_dentry_put(d);
+	return err;
+}
+
+SYSCALL_DECL(fstat)
+{
+	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct stat st;
+	long err;
+
+	if (!f)
+		return -EBADF;
+	if (!f->ops->getattr)
+		return -EBADF;
+	if ((err = f->ops->getattr(f, &st)))
+		return err;
+	return copy_out(t->mm, a[1], &st, sizeof(st));
+}
+
+static long stat_to_guest(struct task *t, int dirfd, uintptr_t path, int flags, uintptr_t buf)
+{
+	struct stat st;
+	long err = stat_at(t, dirfd, path, flags, &st);
+
+	return err ? err : copy_out(t->mm, buf, &st, sizeof(st));
+}
+
+SYSCALL_DECL(stat)
+{
+	return stat_to_guest(t, AT_FDCWD, a[0], 0, a[1]);
+}
+
+SYSCALL_DECL(lstat)
+{
+	return stat_to_guest(t, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, a[1]);
+}
+
+SYSCALL_DECL(newfstatat)
+{
+	return stat_to_guest(t, (int)a[0], a[1], (int)a[3], a[2]);
+}
+
+SYSCALL_DECL(statx)
+{
+	struct stat st;
+	struct statx stx;
+	long err;
+
+	if ((a[2] & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
+		return -EINVAL;
+	if (a[3] & STATX__RESERVED)
+		return -EINVAL;
+	if ((err = stat_at(t, (int)a[0], a[1], (int)a[2], &st)))
+		return err;
+	if ((err = vfs_statx_fill(&st, (unsigned)a[3], &stx)))
+		return err;
+	return copy_out(t->mm, a[4], &stx, sizeof(stx));
+}
+
+SYSCALL_DECL(getdents64)
+{
+	struct vfs_file *f = file_of(t, (int)a[0]);
+	size_t size = a[2];
+
+	if (!f)
+		return -EBADF;
+	if (!f->ops->getdents64)
+		return -ENOTDIR;
+	if (size > 65536)
+		size = 65536;
+	char *buf = malloc(size ? size : 1);
+	if (!buf)
+		return -ENOMEM;
+	long n = f->ops->getdents64(f, buf, size, &f->pos);
+	if (n > 0 && copy_out(t->mm, a[1], buf, n))
+		n = -EFAULT;
+	free(buf);
+	return n;
+}
+
+static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t buf, long size)
+{
+	struct vfs_dentry *d;
+	char target[PATH_MAX];
+	long err;
+
+	if (size <= 0)
+		return -EINVAL;
+	if ((err = lookup_at(t, dirfd, path, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH, &d, NULL)))
+		return err;
+	long n = vfs_readlink(d, target, sizeof(target));
+	vfs_dentry_put(d);
+	if (n < 0)
+		return n;
+	if (n > size)
+		n = size;
+	return copy_out(t->mm, buf, target, n) ? -EFAULT : n;
+}
+
+SYSCALL_DECL(readlink)
+{
+	return do_readlinkat(t, AT_FDCWD, a[0], a[1], (long)a[2]);
+}
+
+SYSCALL_DECL(readlinkat)
+{
+	return do_readlinkat(t, (int)a[0], a[1], a[2], (long)a[3]);
+}
+
+static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, int flags)
+{
+	struct vfs_dentry *d;
+	long err;
+
+	if (mode & ~(F_OK | R_OK | W_OK | X_OK))
+		return -EINVAL;
+	if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if ((err = lookup_at(t, dirfd, path, flags, &d, NULL)))
+		return err;
+	err = vfs_access(d, mode);
+	vfs_dentry_put(d);
+	return err;
+}
+
+SYSCALL_DECL(access)
+{
+	return do_faccessat(t, AT_FDCWD, a[0], (int)a[1], 0);
+}
+
+SYSCALL_DECL(faccessat)
+{
+	return do_faccessat(t, (int)a[0], a[1], (int)a[2], 0);
+}
+
+SYSCALL_DECL(faccessat2)
+{
+	return do_faccessat(t, (int)a[0], a[1], (int)a[2], (int)a[3]);
+}
+
+SYSCALL_DECL(getcwd)
+{
+	char buf[PATH_MAX];
+	int n = vfs_path(t->fs.root, t->fs.cwd, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	if ((size_t)n > a[1])
+		return -ERANGE;
+	return copy_out(t->mm, a[0], buf, n) ? -EFAULT : n;
+}
+
+static long set_cwd(struct task *t, struct vfs_dentry *d)
+{
+	long err;
+
+	if (!vfs_is_dir(d)) {
+		vfs_dentry_put(d);
+		return -ENOTDIR;
+	}
+	if ((err = vfs_access(d, X_OK))) {
+		vfs_dentry_put(d);
+		return err;
+	}
+	vfs_dentry_put(t->fs.cwd);
+	t->fs.cwd = d;
+	return 0;
+}
+
+SYSCALL_DECL(chdir)
+{
+	char path[PATH_MAX];
+	struct vfs_dentry *d;
+	long err;
+
+	if ((err = path_in(t, a[0], path)))
+		return err;
+	if ((err = vfs_lookup(&t->fs, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
+		return err;
+	return set_cwd(t, d);
+}
+
+SYSCALL_DECL(fchdir)
+{
+	struct vfs_file *f = file_of(t, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	if (!f->dentry)
+		return -ENOTDIR;
+	return set_cwd(t, vfs_dentry_get(f->dentry));
+}
+
+/* Sizes of the ioctls that move a struct out to the guest. */
+static long ioctl_out_size(unsigned int cmd)
+{
+	switch (cmd) {
+	case TCGETS:
+		return 36; /* the kernel's struct termios */
+	case TIOCGWINSZ:
+		return sizeof(struct winsize);
+	default:
+		return -1;
+	}
+}
+
+SYSCALL_DECL(ioctl)
+{
+	struct vfs_file *f = file_of(t, (int)a[0]);
+	unsigned int cmd = (unsigned int)a[1];
+	struct fd_entry *e = fdtable_entry(t->files, (int)a[0]);
+	char buf[64];
+
+	if (!f)
+		return -EBADF;
+	switch (cmd) {
+	case FIOCLEX:
+	case FIONCLEX:
+		e->cloexec = cmd == FIOCLEX;
+		return 0;
+	}
+	long size = ioctl_out_size(cmd);
+	if (size < 0 || !f->ops->ioctl)
+		return -ENOTTY;
+	long r = f->ops->ioctl(f, cmd, buf);
+	if (r < 0)
+		return r;
+	return copy_out(t->mm, a[2], buf, size) ? -EFAULT : r;
+}
+
+SYSCALL_DECL(fcntl)
+{
+	int fd = (int)a[0], cmd = (int)a[1];
+	struct fd_entry *e = fdtable_entry(t->files, fd);
+	const int settable = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
+
+	if (!e)
+		return -EBADF;
+	switch (cmd) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC: {
+		if ((long)a[2] < 0 || (long)a[2] >= nofile_limit(t))
+			return -EINVAL;
+		int nfd = fdtable_install(t->files, vfs_file_get(e->file), cmd == F_DUPFD_CLOEXEC,
+					  (int)a[2], nofile_limit(t));
+		if (nfd < 0)
+			vfs_file_put(fdtable_get(t->files, fd));
+		return nfd;
+	}
+	case F_GETFD:
+		return e->cloexec ? FD_CLOEXEC : 0;
+	case F_SETFD:
+		e->cloexec = a[2] & FD_CLOEXEC;
+		return 0;
+	case F_GETFL:
+		return e->file->flags;
+	case F_SETFL:
+		e->file->flags = (e->file->flags & ~settable) | ((int)a[2] & settable);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
+{
+	struct vfs_file *f = file_of(t, oldfd);
+
+	if (!f)
+		return -EBADF;
+	if (newfd < 0 || newfd >= nofile_limit(t))
+		return -EBADF;
+	return fdtable_install_at(t->files, newfd, vfs_file_get(f), flags & O_CLOEXEC,
+				  nofile_limit(t));
+}
+
+SYSCALL_DECL(dup)
+{
+	struct vfs_file *f = file_of(t, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	int fd = fdtable_install(t->files, vfs_file_get(f), false, 0, nofile_limit(t));
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}
+
+SYSCALL_DECL(dup2)
+{
+	if (!file_of(t, (int)a[0]))
+		return -EBADF;
+	if (a[0] == a[1])
+		return (int)a[1];
+	return do_dup3(t, (int)a[0], (int)a[1], 0);
+}
+
+SYSCALL_DECL(dup3)
+{
+	if (a[2] & ~(unsigned long)O_CLOEXEC)
+		return -EINVAL;
+	if (a[0] == a[1])
+		return -EINVAL;
+	return do_dup3(t, (int)a[0], (int)a[1], (int)a[2]);
+}

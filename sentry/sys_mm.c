@@ -1,0 +1,71 @@
+/* Memory syscalls: argument checks, then the mm operations. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+#include "sentry/fdtable.h"
+
+SYSCALL_DECL(mmap)
+{
+	uintptr_t addr = a[0];
+	size_t len = a[1];
+	int prot = (int)a[2], flags = (int)a[3], fd = (int)a[4];
+	off_t off = (off_t)a[5];
+	int type = flags & MAP_TYPE;
+	struct vfs_file *file = NULL;
+	size_t file_bytes = 0;
+
+	if (type != MAP_PRIVATE && type != MAP_SHARED && type != MAP_SHARED_VALIDATE)
+		return -EINVAL;
+	if (len == 0 || (off & (PAGE_SIZE - 1)))
+		return -EINVAL;
+	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -EINVAL;
+	if (!(flags & MAP_ANONYMOUS)) {
+		struct stat st;
+		file = fdtable_get(t->files, fd);
+		if (!file)
+			return -EBADF;
+		if (!file->ops->pread_kernel || !file->ops->getattr || file->ops->getattr(file, &st))
+			return -ENODEV;
+		if ((file->flags & O_ACCMODE) == O_WRONLY)
+			return -EACCES;
+		if (type != MAP_PRIVATE && (prot & PROT_WRITE) && (file->flags & O_ACCMODE) != O_RDWR)
+			return -EACCES;
+		if (off < st.st_size)
+			file_bytes = st.st_size - off;
+	}
+	int vflags = (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
+		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
+	return mm_map(t->mm, addr, len, prot, vflags, file, file ? off : 0, file_bytes, NULL);
+}
+
+SYSCALL_DECL(munmap)
+{
+	return mm_unmap(t->mm, a[0], a[1]);
+}
+
+SYSCALL_DECL(mprotect)
+{
+	return mm_protect(t->mm, a[0], a[1], (int)a[2]);
+}
+
+SYSCALL_DECL(brk)
+{
+	return mm_brk(t->mm, a[0]);
+}
+
+SYSCALL_DECL(mremap)
+{
+	return mm_remap(t->mm, a[0], a[1], a[2], (int)a[3], a[4]);
+}
+
+SYSCALL_DECL(madvise)
+{
+	return mm_advise(t->mm, a[0], a[1], (int)a[2]);
+}

@@ -1,0 +1,247 @@
+/* Process identity and the per-process knobs of the first milestone: ids, exit, uname,
+ * arch_prctl, resource limits, umask, getrandom. */
+#include <asm/prctl.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+
+SYSCALL_DECL(getpid)
+{
+	(void)a;
+	return t->tgid;
+}
+
+SYSCALL_DECL(gettid)
+{
+	(void)a;
+	return t->tid;
+}
+
+SYSCALL_DECL(getppid)
+{
+	(void)a;
+	return t->ppid;
+}
+
+SYSCALL_DECL(getuid)
+{
+	(void)a;
+	return t->uid;
+}
+
+SYSCALL_DECL(geteuid)
+{
+	(void)a;
+	return t->euid;
+}
+
+SYSCALL_DECL(getgid)
+{
+	(void)a;
+	return t->gid;
+}
+
+SYSCALL_DECL(getegid)
+{
+	(void)a;
+	return t->egid;
+}
+
+static long put_three_ids(struct task *t, const unsigned long *a, unsigned r, unsigned e,
+			  unsigned s)
+{
+	unsigned ids[3] = {r, e, s};
+
+	for (int i = 0; i < 3; i++)
+		if (copy_out(t->mm, a[i], &ids[i], sizeof(ids[i])))
+			return -EFAULT;
+	return 0;
+}
+
+SYSCALL_DECL(getresuid)
+{
+	return put_three_ids(t, a, t->uid, t->euid, t->suid);
+}
+
+SYSCALL_DECL(getresgid)
+{
+	return put_three_ids(t, a, t->gid, t->egid, t->sgid);
+}
+
+SYSCALL_DECL(getgroups)
+{
+	(void)t;
+	if ((int)a[0] < 0)
+		return -EINVAL;
+	return 0; /* no supplementary groups */
+}
+
+SYSCALL_DECL(getpgrp)
+{
+	(void)a;
+	return t->pgid;
+}
+
+SYSCALL_DECL(getpgid)
+{
+	pid_t pid = (pid_t)a[0];
+	struct task *p = pid == 0 ? t : task_by_tid(pid);
+
+	return p ? p->pgid : -ESRCH;
+}
+
+SYSCALL_DECL(getsid)
+{
+	pid_t pid = (pid_t)a[0];
+	struct task *p = pid == 0 ? t : task_by_tid(pid);
+
+	return p ? p->sid : -ESRCH;
+}
+
+SYSCALL_DECL(exit)
+{
+	/* Single-threaded groups only so far: exit of the last thread ends the group. */
+	kernel_exit_group(t, (int)(a[0] & 0xff) << 8);
+	return 0;
+}
+
+SYSCALL_DECL(exit_group)
+{
+	kernel_exit_group(t, (int)(a[0] & 0xff) << 8);
+	return 0;
+}
+
+SYSCALL_DECL(set_tid_address)
+{
+	t->clear_child_tid = a[0];
+	return t->tid;
+}
+
+SYSCALL_DECL(uname)
+{
+	struct utsname u;
+
+	memset(&u, 0, sizeof(u));
+	strcpy(u.sysname, "Linux");
+	strcpy(u.nodename, "minisentry");
+	strcpy(u.release, "6.1.0");
+	strcpy(u.version, "#1 SMP minisentry");
+	strcpy(u.machine, "x86_64");
+	strcpy(u.domainname, "(none)");
+	return copy_out(t->mm, a[0], &u, sizeof(u));
+}
+
+SYSCALL_DECL(arch_prctl)
+{
+	struct user_regs_struct regs;
+	int err;
+
+	switch ((int)a[0]) {
+	case ARCH_SET_FS:
+	case ARCH_SET_GS:
+		if (a[1] >= (1UL << 47))
+			return -EPERM;
+		if ((err = platform_get_regs(t->pt, &regs)))
+			return err;
+		if ((int)a[0] == ARCH_SET_FS)
+			regs.fs_base = a[1];
+		else
+			regs.gs_base = a[1];
+		return platform_set_regs(t->pt, &regs);
+	case ARCH_GET_FS:
+	case ARCH_GET_GS:
+		if ((err = platform_get_regs(t->pt, &regs)))
+			return err;
+		unsigned long v = (int)a[0] == ARCH_GET_FS ? regs.fs_base : regs.gs_base;
+		return copy_out(t->mm, a[1], &v, sizeof(v));
+	default:
+		return -EINVAL;
+	}
+}
+
+static long do_prlimit(struct task *t, int res, uintptr_t new_addr, uintptr_t old_addr)
+{
+	struct rlimit nl;
+
+	if (res < 0 || res >= RLIM_NLIMITS)
+		return -EINVAL;
+	if (new_addr) {
+		if (copy_in(t->mm, &nl, new_addr, sizeof(nl)))
+			return -EFAULT;
+		if (nl.rlim_cur > nl.rlim_max)
+			return -EINVAL;
+		/* Raising the hard limit needs CAP_SYS_RESOURCE; the guest's root has it. */
+		if (nl.rlim_max > t->rlim[res].rlim_max && t->euid != 0)
+			return -EPERM;
+	}
+	if (old_addr && copy_out(t->mm, old_addr, &t->rlim[res], sizeof(struct rlimit)))
+		return -EFAULT;
+	if (new_addr)
+		t->rlim[res] = nl;
+	return 0;
+}
+
+SYSCALL_DECL(prlimit64)
+{
+	pid_t pid = (pid_t)a[0];
+	struct task *p = pid == 0 ? t : task_by_tid(pid);
+
+	if (!p)
+		return -ESRCH;
+	return do_prlimit(p, (int)a[1], a[2], a[3]);
+}
+
+SYSCALL_DECL(getrlimit)
+{
+	return do_prlimit(t, (int)a[0], 0, a[1]);
+}
+
+SYSCALL_DECL(setrlimit)
+{
+	return do_prlimit(t, (int)a[0], a[1], 0);
+}
+
+SYSCALL_DECL(umask)
+{
+	mode_t old = t->fs.umask;
+
+	t->fs.umask = a[0] & 0777;
+	return old;
+}
+
+SYSCALL_DECL(sched_yield)
+{
+	(void)t;
+	(void)a;
+	return 0;
+}
+
+SYSCALL_DECL(getrandom)
+{
+	char buf[256];
+	size_t len = a[1], done = 0;
+
+	if (a[2] & ~(unsigned long)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE))
+		return -EINVAL;
+	if ((a[2] & GRND_RANDOM) && (a[2] & GRND_INSECURE))
+		return -EINVAL;
+	if (len > 33554431)
+		len = 33554431; /* Linux caps one call at 32 MiB - 1 */
+	while (done < len) {
+		size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+		ssize_t r = getrandom(buf, n, 0);
+		if (r <= 0)
+			return done ? (long)done : -EAGAIN;
+		if (copy_out(t->mm, a[0] + done, buf, r))
+			return done ? (long)done : -EFAULT;
+		done += r;
+	}
+	return done;
+}

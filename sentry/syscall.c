@@ -1,0 +1,132 @@
+/* The syscall table and the dispatcher. Adding a syscall is adding a row here and its handler
+ * in the sys_*.c file of its area. */
+#include "sentry/syscall.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+
+#include "sentry/kernel.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+
+static const char *const names[SYSCALL_MAX] = {
+#include "syscall_names.h"
+};
+
+#define ROW(nr, name, args) [SYS_##nr] = {#nr, sys_##name, args, 'd'}
+#define ROWX(nr, name, args) [SYS_##nr] = {#nr, sys_##name, args, 'x'}
+
+static const struct syscall_def table[SYSCALL_MAX] = {
+	ROW(read, read, "dpu"),
+	ROW(write, write, "dbu"),
+	ROW(open, open, "sFo"),
+	ROW(close, close, "d"),
+	ROW(stat, stat, "sp"),
+	ROW(fstat, fstat, "dp"),
+	ROW(lstat, lstat, "sp"),
+	ROW(lseek, lseek, "ddd"),
+	ROWX(mmap, mmap, "pxxxdx"),
+	ROW(mprotect, mprotect, "pxx"),
+	ROW(munmap, munmap, "px"),
+	ROWX(brk, brk, "p"),
+	ROW(rt_sigaction, rt_sigaction, "dppu"),
+	ROW(rt_sigprocmask, rt_sigprocmask, "dppu"),
+	ROW(ioctl, ioctl, "dxp"),
+	ROW(pread64, pread64, "dpud"),
+	ROW(pwrite64, pwrite64, "dbud"),
+	ROW(readv, readv, "dpd"),
+	ROW(writev, writev, "dpd"),
+	ROW(access, access, "so"),
+	ROW(sched_yield, sched_yield, ""),
+	ROWX(mremap, mremap, "pxxxp"),
+	ROW(madvise, madvise, "pxd"),
+	ROW(dup, dup, "d"),
+	ROW(dup2, dup2, "dd"),
+	ROW(getpid, getpid, ""),
+	ROW(exit, exit, "d"),
+	ROW(uname, uname, "p"),
+	ROW(fcntl, fcntl, "ddx"),
+	ROW(getcwd, getcwd, "pu"),
+	ROW(chdir, chdir, "s"),
+	ROW(fchdir, fchdir, "d"),
+	ROW(readlink, readlink, "spu"),
+	ROW(umask, umask, "o"),
+	ROW(gettimeofday, gettimeofday, "pp"),
+	ROW(getrlimit, getrlimit, "dp"),
+	ROW(getuid, getuid, ""),
+	ROW(getgid, getgid, ""),
+	ROW(geteuid, geteuid, ""),
+	ROW(getegid, getegid, ""),
+	ROW(getppid, getppid, ""),
+	ROW(getpgrp, getpgrp, ""),
+	ROW(getgroups, getgroups, "dp"),
+	ROW(getresuid, getresuid, "ppp"),
+	ROW(getresgid, getresgid, "ppp"),
+	ROW(getpgid, getpgid, "d"),
+	ROW(getsid, getsid, "d"),
+	ROW(arch_prctl, arch_prctl, "xp"),
+	ROW(setrlimit, setrlimit, "dp"),
+	ROW(gettid, gettid, ""),
+	ROW(time, time, "p"),
+	ROW(getdents64, getdents64, "dpu"),
+	ROW(set_tid_address, set_tid_address, "p"),
+	ROW(clock_gettime, clock_gettime, "dp"),
+	ROW(clock_getres, clock_getres, "dp"),
+	ROW(exit_group, exit_group, "d"),
+	ROW(openat, openat, "fsFo"),
+	ROW(newfstatat, newfstatat, "fspx"),
+	ROW(readlinkat, readlinkat, "fspu"),
+	ROW(faccessat, faccessat, "fso"),
+	ROW(dup3, dup3, "ddx"),
+	ROW(prlimit64, prlimit64, "ddpp"),
+	ROW(getrandom, getrandom, "pux"),
+	ROW(statx, statx, "fsxxp"),
+	ROW(faccessat2, faccessat2, "fsox"),
+};
+
+const struct syscall_def *syscall_def(long nr)
+{
+	if (nr < 0 || nr >= SYSCALL_MAX || !table[nr].fn)
+		return NULL;
+	return &table[nr];
+}
+
+const char *syscall_name(long nr)
+{
+	if (nr < 0 || nr >= SYSCALL_MAX || !names[nr])
+		return NULL;
+	return names[nr];
+}
+
+static void report_unimplemented(long nr)
+{
+	static unsigned char reported[SYSCALL_MAX / 8];
+	const char *name = syscall_name(nr);
+
+	if (nr >= 0 && nr < SYSCALL_MAX) {
+		if (reported[nr / 8] & (1 << (nr % 8)))
+			return;
+		reported[nr / 8] |= 1 << (nr % 8);
+	}
+	fprintf(stderr, "minisentry: unimplemented syscall %s (%ld): returning ENOSYS\n",
+		name ? name : "unknown", nr);
+}
+
+long syscall_dispatch(struct task *t)
+{
+	const struct syscall_def *def = syscall_def(t->sc.nr);
+	long ret;
+
+	if (!t->sc.native) {
+		ret = -ENOSYS; /* i386 syscalls through int $0x80 are refused */
+	} else if (!def) {
+		report_unimplemented(t->sc.nr);
+		ret = -ENOSYS;
+	} else {
+		ret = def->fn(t, t->sc.args);
+	}
+	if (ret != -ESENTRY_BLOCK && kernel.cfg.strace)
+		strace_print(t, ret);
+	return ret;
+}

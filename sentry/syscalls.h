@@ -1,0 +1,35 @@
+/* Handler prototypes for the syscall table, grouped by the file that implements them. */
+#ifndef SENTRY_SYSCALLS_H
+#define SENTRY_SYSCALLS_H
+
+#include "sentry/syscall.h"
+
+#define SYSCALL_DECL(name) long sys_##name(struct task *t, const unsigned long *a)
+
+/* sys_file.c */
+SYSCALL_DECL(read); SYSCALL_DECL(write); SYSCALL_DECL(readv); SYSCALL_DECL(writev);
+SYSCALL_DECL(pread64); SYSCALL_DECL(pwrite64); SYSCALL_DECL(open); SYSCALL_DECL(openat);
+SYSCALL_DECL(close); SYSCALL_DECL(lseek); SYSCALL_DECL(fstat); SYSCALL_DECL(stat);
+SYSCALL_DECL(lstat); SYSCALL_DECL(newfstatat); SYSCALL_DECL(statx); SYSCALL_DECL(getdents64);
+SYSCALL_DECL(readlink); SYSCALL_DECL(readlinkat); SYSCALL_DECL(access); SYSCALL_DECL(faccessat);
+SYSCALL_DECL(faccessat2); SYSCALL_DECL(getcwd); SYSCALL_DECL(chdir); SYSCALL_DECL(fchdir);
+SYSCALL_DECL(ioctl); SYSCALL_DECL(fcntl); SYSCALL_DECL(dup); SYSCALL_DECL(dup2);
+SYSCALL_DECL(dup3);
+/* sys_mm.c */
+SYSCALL_DECL(mmap); SYSCALL_DECL(munmap); SYSCALL_DECL(mprotect); SYSCALL_DECL(brk);
+SYSCALL_DECL(mremap); SYSCALL_DECL(madvise);
+/* sys_proc.c */
+SYSCALL_DECL(getpid); SYSCALL_DECL(gettid); SYSCALL_DECL(getppid); SYSCALL_DECL(getuid);
+SYSCALL_DECL(geteuid); SYSCALL_DECL(getgid); SYSCALL_DECL(getegid); SYSCALL_DECL(getresuid);
+SYSCALL_DECL(getresgid); SYSCALL_DECL(getgroups); SYSCALL_DECL(getpgrp); SYSCALL_DECL(getpgid);
+SYSCALL_DECL(getsid); SYSCALL_DECL(exit); SYSCALL_DECL(exit_group);
+SYSCALL_DECL(set_tid_address); SYSCALL_DECL(uname); SYSCALL_DECL(arch_prctl);
+SYSCALL_DECL(prlimit64); SYSCALL_DECL(getrlimit); SYSCALL_DECL(setrlimit); SYSCALL_DECL(umask);
+SYSCALL_DECL(sched_yield); SYSCALL_DECL(getrandom);
+/* sys_time.c */
+SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
+SYSCALL_DECL(time);
+/* sys_signal.c */
+SYSCALL_DECL(rt_sigaction); SYSCALL_DECL(rt_sigprocmask);
+
+#endif

@@ -1,0 +1,48 @@
+/* The VMA set of an address space: sorted, non-overlapping ranges with their protection and
+ * their backing in the memory file. Pure bookkeeping, no host calls, so it is unit-tested on
+ * its own; mm.c pairs each change with the matching injected host call. */
+#ifndef SENTRY_VMA_H
+#define SENTRY_VMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VMA_NAME_MAX 24
+
+/* flags beyond mmap(2)'s MAP_SHARED/MAP_PRIVATE/MAP_ANONYMOUS */
+#define VMA_RESERVED 0x1000000 /* the stub page: never given to the guest */
+
+struct vma {
+	uintptr_t start, end; /* page-aligned, [start, end) */
+	int prot;
+	int flags;
+	uint64_t mf_off;   /* memory-file offset backing START */
+	uint64_t file_off; /* for file mappings: file offset of START (shown in maps) */
+	uint64_t ino;      /* for file mappings: the inode number, else 0 */
+	char name[VMA_NAME_MAX]; /* "[stack]", "[heap]", or empty */
+};
+
+struct vma_set {
+	struct vma *v;
+	size_t n, cap;
+};
+
+void vma_set_destroy(struct vma_set *s);
+/* The VMA containing ADDR, or NULL. */
+struct vma *vma_find(struct vma_set *s, uintptr_t addr);
+/* True if no VMA intersects [start, end). */
+bool vma_range_free(const struct vma_set *s, uintptr_t start, uintptr_t end);
+/* True if VMAs cover [start, end) without holes. */
+bool vma_range_covered(const struct vma_set *s, uintptr_t start, uintptr_t end);
+/* Inserts V, which must not overlap any VMA. Returns 0 or -ENOMEM. */
+int vma_insert(struct vma_set *s, const struct vma *v);
+/* Removes [start, end), splitting VMAs at the edges; calls FN for each removed piece. */
+int vma_remove(struct vma_set *s, uintptr_t start, uintptr_t end,
+	       void (*fn)(const struct vma *piece, void *ctx), void *ctx);
+/* Sets PROT on [start, end) (which must be covered), splitting at the edges. */
+int vma_protect(struct vma_set *s, uintptr_t start, uintptr_t end, int prot);
+/* Highest LEN-byte gap that ends at or below TOP and starts at or above BOTTOM; 0 if none. */
+uintptr_t vma_find_gap(const struct vma_set *s, size_t len, uintptr_t bottom, uintptr_t top);
+
+#endif

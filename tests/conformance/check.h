@@ -1,0 +1,90 @@
+/*
+ * check.h: the conformance suite's assertion header. Each t_*.c test is one translation unit
+ * that includes this, runs CHECK* assertions (a failure prints file:line, the expression and
+ * the values, and is counted), and ends with `return check_done();`, which prints
+ * `ok NAME` or `FAIL NAME (k failures)`. Output goes straight to fd 1 with dprintf, so
+ * nothing is lost in a stdio buffer if a test crashes.
+ */
+#ifndef CONFORMANCE_CHECK_H
+#define CONFORMANCE_CHECK_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* An address no test maps: raw syscalls given it must fail with EFAULT. */
+#define BAD_PTR ((void *)1)
+
+/*
+ * The syscall number maybe_save() uses; never valid on Linux, so natively the kernel
+ * rejects it with ENOSYS. `minisentry run --save-restore-test` recognises it and checkpoints,
+ * tears down and restores the sandbox before returning.
+ */
+#define CHECK_SAVE_SYSCALL (-1 - 0x5a5)
+
+static int check_failures;
+
+#define CHECK_FAIL_(fmt, ...)                                                                      \
+	(check_failures++, dprintf(1, "%s:%d: " fmt "\n", __FILE__, __LINE__, __VA_ARGS__))
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			CHECK_FAIL_("CHECK(%s) failed", #cond);                                    \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		if (a_ != b_)                                                                      \
+			CHECK_FAIL_("CHECK_EQ(%s, %s) failed: %lld != %lld (%#llx != %#llx)", #a,  \
+				    #b, a_, b_, a_, b_);                                           \
+	} while (0)
+
+#define CHECK_STREQ(a, b)                                                                          \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0)                                             \
+			CHECK_FAIL_("CHECK_STREQ(%s, %s) failed: \"%s\" != \"%s\"", #a, #b,        \
+				    a_ ? a_ : "(null)", b_ ? b_ : "(null)");                       \
+	} while (0)
+
+/* expr must return -1 (or MAP_FAILED) and set errno to err. */
+#define CHECK_ERR(expr, err)                                                                       \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		long r_ = (long)(expr);                                                            \
+		int e_ = errno;                                                                    \
+		if (r_ != -1 || e_ != (err))                                                       \
+			CHECK_FAIL_("CHECK_ERR(%s, %s) failed: returned %ld, errno %d (%s)",       \
+				    #expr, #err, r_, e_, strerror(e_));                            \
+	} while (0)
+
+static inline void maybe_save(void)
+{
+	int saved = errno;
+
+	syscall(CHECK_SAVE_SYSCALL);
+	errno = saved;
+}
+
+/* The test's name is its source file's, without directory and ".c". */
+static inline int check_done_(const char *file)
+{
+	const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	int len = (int)strcspn(name, ".");
+
+	if (check_failures == 0) {
+		dprintf(1, "ok %.*s\n", len, name);
+		return 0;
+	}
+	dprintf(1, "FAIL %.*s (%d failures)\n", len, name, check_failures);
+	return 1;
+}
+
+#define check_done() check_done_(__FILE__)
+
+#endif

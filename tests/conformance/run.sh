@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# The syscall conformance suite: builds every tests/conformance/t_*.c as a glibc-static guest
+# (NAME.static) and a musl-dynamic one (NAME.musl), installs them in ROOTFS/opt/conformance/
+# and runs each natively (chroot) and under `minisentry run`; both runs must pass.
+#
+#   run.sh MINISENTRY ROOTFS [t_name ...]
+#
+# A run passes when it exits with the expected status (0, or N for a test whose source says
+# `conformance: expect-exit N`), prints `ok NAME` and prints no FAIL. A test whose source says
+# `conformance: no-musl` is built static only. Environment knobs:
+#   CONFORMANCE_MODES          modes to run (default "native sandbox")
+#   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
+set -uo pipefail
+
+if [ $# -lt 2 ]; then
+	echo "usage: $0 MINISENTRY ROOTFS [t_name ...]" >&2
+	exit 2
+fi
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build="$top/build/conformance"
+self="$here/run.sh"
+
+case "$1" in
+*/*) minisentry="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" ;;
+*) minisentry=$(command -v "$1" || echo "$1") ;;
+esac
+rootfs=$(cd "$2" 2>/dev/null && pwd) || {
+	echo "conformance: rootfs '$2' is not a directory" >&2
+	exit 2
+}
+shift 2
+
+modes=${CONFORMANCE_MODES:-native sandbox}
+read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
+
+# What every run gets: a known argv after argv[0] and exactly this environment.
+test_args=(one "two words" three)
+test_env=("PATH=/usr/sbin:/usr/bin:/sbin:/bin" "CONF_TEST=hello conformance")
+
+CFLAGS_STATIC=(-static -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE)
+CFLAGS_MUSL=(-O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE)
+
+if [ "$(id -u)" -eq 0 ]; then
+	native=("$(command -v chroot)" "$rootfs")
+else
+	native=("$(command -v unshare)" -r "--root=$rootfs")
+fi
+
+# The tests to run: all t_*.c, or those named on the command line.
+srcs=()
+if [ $# -gt 0 ]; then
+	for t in "$@"; do
+		t=${t%.c}
+		t=${t%.static}
+		t=${t%.musl}
+		srcs+=("$here/${t##*/}.c")
+	done
+else
+	srcs=("$here"/t_*.c)
+fi
+
+mkdir -p "$build" "$rootfs/opt/conformance"
+
+# build_one SRC OUT COMPILER FLAGS...: make-like, rebuilds when the source, check.h or this
+# script is newer than OUT. A failed build removes OUT and leaves the errors in OUT.log.
+build_one() {
+	local src=$1 out=$2 cc=$3
+	shift 3
+	if [ -e "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$here/check.h" ] &&
+		[ "$out" -nt "$self" ]; then
+		return 0
+	fi
+	if "$cc" "$@" "$src" -o "$out.tmp" >"$out.log" 2>&1; then
+		mv -f "$out.tmp" "$out"
+	else
+		rm -f "$out" "$out.tmp"
+	fi
+}
+
+# Builds in parallel, one compiler per CPU.
+max_jobs=$(nproc 2>/dev/null || echo 2)
+bins=()
+for src in "${srcs[@]}"; do
+	name=$(basename "$src" .c)
+	if [ ! -f "$src" ]; then
+		echo "conformance: no such test $src" >&2
+		exit 2
+	fi
+	bins+=("$name.static")
+	build_one "$src" "$build/$name.static" gcc "${CFLAGS_STATIC[@]}" &
+	if ! grep -q 'conformance: no-musl' "$src"; then
+		bins+=("$name.musl")
+		build_one "$src" "$build/$name.musl" musl-gcc "${CFLAGS_MUSL[@]}" &
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do
+		wait -n
+	done
+done
+wait
+
+passed=0
+failed=0
+
+report() { # report PASS|FAIL BIN MODE [DETAIL]
+	if [ "$1" = PASS ]; then
+		passed=$((passed + 1))
+		echo "PASS $2 $3"
+	else
+		failed=$((failed + 1))
+		echo "FAIL $2 $3: $4"
+	fi
+}
+
+# One line out of the last few lines of a run's output.
+last_lines() {
+	tail -n 4 "$1" | tr -d '\r' | paste -sd '|' | sed 's/|/ | /g' | cut -c 1-400
+}
+
+for bin in "${bins[@]}"; do
+	name=${bin%.*}
+	if [ ! -x "$build/$bin" ]; then
+		for mode in $modes; do
+			report FAIL "$bin" "$mode" "build failed: $(grep -m1 -i error "$build/$bin.log")"
+		done
+		continue
+	fi
+	cp -f "$build/$bin" "$rootfs/opt/conformance/$bin"
+
+	expect=$(sed -n 's/.*conformance: expect-exit \([0-9][0-9]*\).*/\1/p' "$here/$name.c" | head -n 1)
+	expect=${expect:-0}
+	guest="/opt/conformance/$bin"
+	for mode in $modes; do
+		out="$build/$bin.$mode.out"
+		case "$mode" in
+		native)
+			cmd=(env -i "${test_env[@]}" "${native[@]}" "$guest" "${test_args[@]}")
+			;;
+		sandbox)
+			cmd=("$minisentry" run "${sandbox_flags[@]}")
+			for kv in "${test_env[@]}"; do
+				cmd+=(--env "$kv")
+			done
+			cmd+=("$rootfs" -- "$guest" "${test_args[@]}")
+			;;
+		*)
+			echo "conformance: unknown mode '$mode'" >&2
+			exit 2
+			;;
+		esac
+		# stdout (and stderr) is a pipe, as t_ioctl expects; stdin is /dev/null.
+		timeout -k 5 20 "${cmd[@]}" </dev/null 2>&1 | cat >"$out"
+		rc=${PIPESTATUS[0]}
+		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+			report FAIL "$bin" "$mode" "timed out: $(last_lines "$out")"
+		elif [ "$rc" -ne "$expect" ]; then
+			report FAIL "$bin" "$mode" "exit $rc, expected $expect: $(last_lines "$out")"
+		elif grep -q FAIL "$out" || ! grep -qx "ok $name" "$out"; then
+			report FAIL "$bin" "$mode" "$(last_lines "$out")"
+		else
+			report PASS "$bin" "$mode"
+		fi
+	done
+done
+
+echo "conformance: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

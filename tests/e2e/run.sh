@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# End-to-end scenarios (DESIGN.md §8): whole `minisentry run` invocations against an
+# Alpine-style rootfs, from busybox and musl/glibc-dynamic programs to bad inputs.
+# Each scenario is a function named for the behaviour it specifies; it returns 0 to pass,
+# 2 to skip (missing prerequisite) or 1 with $why set.
+# Usage: tests/e2e/run.sh MINISENTRY ROOTFS   (MINISENTRY_ROOTFS overrides ROOTFS; E2E_TIMEOUT,
+# default 30, is the limit in seconds for one run)
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: tests/e2e/run.sh MINISENTRY ROOTFS" >&2
+  exit 2
+fi
+MS=$(realpath -m "$1")
+ROOTFS=$(realpath -m "${MINISENTRY_ROOTFS:-$2}")
+TIMEOUT=${E2E_TIMEOUT:-30}
+WORK=$(mktemp -d /tmp/minisentry-e2e.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+passed=0
+failed=0
+
+# --- helpers ---------------------------------------------------------------------------------
+
+# ms ARGS...: runs MINISENTRY ARGS... under a timeout with stdin from $WORK/in (empty unless
+# a scenario wrote it); sets $status, $out and $err (stdout/stderr, trailing newlines dropped).
+ms() {
+  [ -f "$WORK/in" ] || : >"$WORK/in"
+  # The outer 2>/dev/null hides bash's "Terminated" note when timeout re-raises a guest's
+  # fatal signal on itself.
+  { timeout -k 5 "$TIMEOUT" "$MS" "$@" <"$WORK/in" >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+  status=$?
+  out=$(<"$WORK/out")
+  err=$(<"$WORK/err")
+  rm -f "$WORK/in"
+}
+
+fail() { why=$*; return 1; }
+skip() { why=$*; return 2; }
+
+timed_out() { [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; }
+
+# Context for failure messages: the first line of the guest's stderr, if any.
+err_hint() { [ -n "$err" ] && printf '; stderr: %s' "$(head -n1 <<<"$err" | cut -c1-160)"; }
+out_hint() { printf "'%s'" "$(head -n3 <<<"$out" | tr '\n' '|' | cut -c1-160)"; }
+
+expect_status() {
+  if timed_out && [ "$1" -ne "$status" ]; then
+    fail "timed out after ${TIMEOUT}s"
+  elif [ "$status" -ne "$1" ]; then
+    fail "exit status $status, want $1$(err_hint)"
+  fi
+}
+
+expect_stdout() {
+  [ "$out" = "$1" ] || fail "stdout $(out_hint), want '$1'$(err_hint)"
+}
+
+expect_stdout_line() {
+  grep -qxF -- "$1" <<<"$out" || fail "stdout $(out_hint) has no line '$1'$(err_hint)"
+}
+
+# A bad input is reported as one line on stderr starting with "minisentry:", a non-zero exit
+# and no hang.
+expect_one_line_error() {
+  local lines
+  lines=$(grep -c '' "$WORK/err")
+  if timed_out; then
+    fail "timed out after ${TIMEOUT}s"
+  elif [ "$status" -eq 0 ]; then
+    fail "exit status 0, want non-zero"
+  elif [ "$lines" -ne 1 ]; then
+    fail "stderr has $lines lines, want 1$(err_hint)"
+  elif [[ $err != minisentry:* ]]; then
+    fail "stderr '$err' does not start with 'minisentry:'"
+  fi
+}
+
+need_in_rootfs() {
+  [ -e "$ROOTFS$1" ] || skip "$1 is not in $ROOTFS"
+}
+
+# copy_rootfs NAME: a private copy of ROOTFS in $WORK/NAME for scenarios that add files.
+copy_rootfs() {
+  rm -rf "${WORK:?}/$1"
+  cp -a "$ROOTFS" "$WORK/$1"
+}
+
+# --- running programs ------------------------------------------------------------------------
+
+busybox_echo_prints_its_arguments() {
+  ms run "$ROOTFS" -- /bin/busybox echo hello
+  expect_status 0 && expect_stdout hello
+}
+
+busybox_ls_lists_passwd_group_and_hostname_in_etc() {
+  need_in_rootfs /etc/hostname || return
+  ms run "$ROOTFS" -- /bin/busybox ls -l /etc
+  expect_status 0 || return
+  local f
+  for f in passwd group hostname; do
+    grep -qE "[[:space:]]$f\$" <<<"$out" || fail "ls -l /etc does not list $f: $(out_hint)" || return
+  done
+}
+
+busybox_cat_prints_etc_passwd_unchanged() {
+  ms run "$ROOTFS" -- /bin/busybox cat /etc/passwd
+  expect_status 0 || return
+  cmp -s "$WORK/out" "$ROOTFS/etc/passwd" || fail "output differs from $ROOTFS/etc/passwd$(err_hint)"
+}
+
+shell_exit_status_becomes_the_exit_status() {
+  ms run "$ROOTFS" -- /bin/busybox sh -c 'exit 7'
+  expect_status 7
+}
+
+guest_killed_by_a_signal_exits_with_128_plus_the_signal() {
+  ms run "$ROOTFS" -- /bin/busybox sh -c 'kill -TERM $$'
+  expect_status 143
+}
+
+shell_pipeline_runs_inside_the_sandbox() {
+  ms run "$ROOTFS" -- /bin/sh -c 'echo one two three | tr " " "\n" | wc -l'
+  expect_status 0 || return
+  [ "$(tr -d ' ' <<<"$out")" = 3 ] || fail "stdout $(out_hint), want 3$(err_hint)"
+}
+
+default_command_is_bin_sh_reading_stdin() {
+  echo 'echo from-stdin; exit 3' >"$WORK/in"
+  ms run "$ROOTFS"
+  expect_status 3 && expect_stdout from-stdin
+}
+
+musl_dynamic_hello_prints_its_line() {
+  need_in_rootfs /usr/local/bin/hello || return
+  ms run "$ROOTFS" -- /usr/local/bin/hello
+  expect_status 0 && expect_stdout "hello from musl"
+}
+
+env_option_and_arguments_reach_the_guest() {
+  need_in_rootfs /usr/local/bin/args || return
+  ms run --env FOO=bar "$ROOTFS" -- /usr/local/bin/args x y
+  expect_status 0 || return
+  local line
+  for line in argc=3 argv[0]=/usr/local/bin/args argv[1]=x argv[2]=y FOO=bar; do
+    expect_stdout_line "$line" || return
+  done
+}
+
+cwd_option_sets_the_working_directory() {
+  ms run --cwd /etc "$ROOTFS" -- /bin/busybox pwd
+  expect_status 0 && expect_stdout /etc
+}
+
+glibc_dynamic_program_runs_with_its_libraries() {
+  command -v gcc >/dev/null || skip "host gcc not found" || return
+  command -v ldd >/dev/null || skip "host ldd not found" || return
+  printf '#include <stdio.h>\nint main(void) { printf("hello from glibc\\n"); return 0; }\n' \
+    >"$WORK/glibc-hello.c"
+  gcc -O2 "$WORK/glibc-hello.c" -o "$WORK/glibc-hello" || fail "host gcc failed" || return
+  copy_rootfs rootfs-glibc
+  local root="$WORK/rootfs-glibc" lib
+  mkdir -p "$root/usr/local/bin"
+  cp "$WORK/glibc-hello" "$root/usr/local/bin/glibc-hello"
+  # ldd lines: "libc.so.6 => /lib/.../libc.so.6 (0x..)" and "/lib64/ld-linux-x86-64.so.2 (0x..)".
+  for lib in $(ldd "$WORK/glibc-hello" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+    cp -L --parents "$lib" "$root" || fail "cannot copy $lib" || return
+  done
+  ms run "$root" -- /usr/local/bin/glibc-hello
+  rm -rf "$root"
+  expect_status 0 && expect_stdout "hello from glibc"
+}
+
+strace_option_logs_syscalls_on_stderr_and_keeps_stdout() {
+  ms run --strace "$ROOTFS" -- /bin/busybox echo hello
+  expect_status 0 && expect_stdout hello || return
+  grep -qE 'write\(1,.*\) *= *6' <<<"$err" ||
+    fail "stderr has no 'write(1, ...) = 6' line$(err_hint)"
+}
+
+# --- bad inputs ------------------------------------------------------------------------------
+
+missing_rootfs_is_a_one_line_error() {
+  ms run "$WORK/no-such-rootfs" -- /bin/busybox true
+  expect_one_line_error
+}
+
+rootfs_that_is_a_file_is_a_one_line_error() {
+  echo "not a directory" >"$WORK/rootfs-file"
+  ms run "$WORK/rootfs-file" -- /bin/busybox true
+  expect_one_line_error
+}
+
+missing_command_is_a_one_line_error() {
+  ms run "$ROOTFS" -- /no/such/program
+  expect_one_line_error
+}
+
+text_file_without_shebang_is_a_one_line_exec_error() {
+  copy_rootfs rootfs-text
+  printf 'echo this is not a program\n' >"$WORK/rootfs-text/bin/not-elf"
+  chmod +x "$WORK/rootfs-text/bin/not-elf"
+  ms run "$WORK/rootfs-text" -- /bin/not-elf
+  rm -rf "$WORK/rootfs-text"
+  expect_one_line_error
+}
+
+truncated_elf_is_a_one_line_exec_error() {
+  copy_rootfs rootfs-trunc
+  head -c 100 "$ROOTFS/bin/busybox" >"$WORK/rootfs-trunc/bin/truncated"
+  chmod +x "$WORK/rootfs-trunc/bin/truncated"
+  ms run "$WORK/rootfs-trunc" -- /bin/truncated
+  rm -rf "$WORK/rootfs-trunc"
+  expect_one_line_error
+}
+
+unknown_option_is_a_one_line_error() {
+  ms run --no-such-option "$ROOTFS" -- /bin/busybox true
+  expect_one_line_error
+}
+
+cpus_zero_is_a_one_line_error() {
+  ms run --cpus 0 "$ROOTFS" -- /bin/busybox true
+  expect_one_line_error
+}
+
+cpus_that_is_not_a_number_is_a_one_line_error() {
+  ms run --cpus abc "$ROOTFS" -- /bin/busybox true
+  expect_one_line_error
+}
+
+# --- the command line itself -----------------------------------------------------------------
+
+help_prints_usage_and_exits_zero() {
+  ms --help
+  expect_status 0 || return
+  grep -qi usage <<<"$out" || fail "stdout $(out_hint) does not mention usage"
+}
+
+version_prints_a_version() {
+  ms --version
+  expect_status 0 || return
+  grep -q '[0-9]' <<<"$out" || fail "stdout $(out_hint) has no version number"
+}
+
+# --- hygiene ---------------------------------------------------------------------------------
+
+# Processes running our MINISENTRY: the Sentry itself, stubs forked from it (they keep its
+# executable even after unmapping its image) or an interpreter running it (argv[1]).
+leftover_pids() {
+  local p pid exe cwd a args=()
+  for p in /proc/[0-9]*; do
+    pid=${p#/proc/}
+    [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
+    exe=$(readlink "$p/exe" 2>/dev/null) || exe=""
+    if [ "$exe" = "$MS" ]; then
+      echo "$pid"
+      continue
+    fi
+    mapfile -d '' -t args 2>/dev/null <"$p/cmdline" || continue
+    cwd=$(readlink "$p/cwd" 2>/dev/null) || cwd=/
+    for a in "${args[@]:0:2}"; do
+      [[ $a == /* ]] || a="$cwd/$a"
+      if [ "$(realpath -m "$a")" = "$MS" ]; then
+        echo "$pid"
+        break
+      fi
+    done
+  done
+}
+
+no_minisentry_process_outlives_its_runs() {
+  local left deadline=$((SECONDS + 3))
+  while :; do
+    left=$(leftover_pids)
+    [ -z "$left" ] && return 0
+    [ "$SECONDS" -ge "$deadline" ] && break
+    sleep 0.2
+  done
+  fail "still running: $(for p in $left; do printf '%s(%s) ' "$p" "$(cat "/proc/$p/comm" 2>/dev/null)"; done)"
+}
+
+# --- driver ----------------------------------------------------------------------------------
+
+scenarios=(
+  busybox_echo_prints_its_arguments
+  busybox_ls_lists_passwd_group_and_hostname_in_etc
+  busybox_cat_prints_etc_passwd_unchanged
+  shell_exit_status_becomes_the_exit_status
+  guest_killed_by_a_signal_exits_with_128_plus_the_signal
+  shell_pipeline_runs_inside_the_sandbox
+  default_command_is_bin_sh_reading_stdin
+  musl_dynamic_hello_prints_its_line
+  env_option_and_arguments_reach_the_guest
+  cwd_option_sets_the_working_directory
+  glibc_dynamic_program_runs_with_its_libraries
+  strace_option_logs_syscalls_on_stderr_and_keeps_stdout
+  missing_rootfs_is_a_one_line_error
+  rootfs_that_is_a_file_is_a_one_line_error
+  missing_command_is_a_one_line_error
+  text_file_without_shebang_is_a_one_line_exec_error
+  truncated_elf_is_a_one_line_exec_error
+  unknown_option_is_a_one_line_error
+  cpus_zero_is_a_one_line_error
+  cpus_that_is_not_a_number_is_a_one_line_error
+  help_prints_usage_and_exits_zero
+  version_prints_a_version
+  no_minisentry_process_outlives_its_runs # last: checks what all the runs above left behind
+)
+
+if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
+  [ -x "$MS" ] || echo "FAIL setup: $MS is not an executable"
+  [ -d "$ROOTFS" ] || echo "FAIL setup: $ROOTFS is not a directory (make rootfs)"
+  echo "e2e: 0 passed, 1 failed"
+  exit 1
+fi
+
+for s in "${scenarios[@]}"; do
+  why=""
+  "$s"
+  rc=$?
+  case $rc in
+    0) echo "PASS $s"; passed=$((passed + 1)) ;;
+    2) echo "SKIP $s: $why" ;;
+    *) echo "FAIL $s: ${why:-returned $rc}"; failed=$((failed + 1)) ;;
+  esac
+done
+
+echo "e2e: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

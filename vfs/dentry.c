@@ -1,0 +1,142 @@
+/* The dentry cache: names bound to inodes, each cached under its parent, and the reference
+ * counting that keeps a dentry alive while it or a descendant is in use (children pin their
+ * parent). Also the inode get/put pair and vfs_path, which walks the parent links back up.
+ * The Sentry's VFS is used from one thread, so none of this takes locks. */
+#include "vfs/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vfs_inode *vfs_inode_get(struct vfs_inode *ino)
+{
+	ino->refs++;
+	return ino;
+}
+
+void vfs_inode_put(struct vfs_inode *ino)
+{
+	if (!ino || --ino->refs > 0)
+		return;
+	ino->ops->release(ino);
+}
+
+struct vfs_dentry *vfs_dentry_get(struct vfs_dentry *d)
+{
+	d->refs++;
+	return d;
+}
+
+static void dentry_unlink(struct vfs_dentry *d)
+{
+	struct vfs_dentry **pp = &d->parent->children;
+
+	while (*pp != d)
+		pp = &(*pp)->next_sibling;
+	*pp = d->next_sibling;
+}
+
+/* Freeing a dentry drops the reference it held on its parent, which may free the parent in
+ * turn: a loop rather than recursion, since paths can be thousands of components deep. */
+void vfs_dentry_put(struct vfs_dentry *d)
+{
+	while (d && --d->refs == 0) {
+		struct vfs_dentry *parent = d->parent == d ? NULL : d->parent;
+
+		if (parent)
+			dentry_unlink(d);
+		vfs_inode_put(d->inode);
+		free(d->name);
+		free(d);
+		d = parent;
+	}
+}
+
+bool vfs_is_dir(struct vfs_dentry *d)
+{
+	return d && d->inode && S_ISDIR(d->inode->mode);
+}
+
+static struct vfs_dentry *dentry_alloc(const char *name, struct vfs_inode *ino)
+{
+	struct vfs_dentry *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->name = strdup(name);
+	if (!d->name) {
+		free(d);
+		return NULL;
+	}
+	d->inode = ino;
+	d->refs = 1;
+	return d;
+}
+
+int vfs_dentry_new_root(struct vfs_inode *ino, struct vfs_dentry **out)
+{
+	struct vfs_dentry *d = dentry_alloc("/", ino);
+
+	if (!d)
+		return -ENOMEM;
+	d->parent = d;
+	*out = d;
+	return 0;
+}
+
+int vfs_dentry_child(struct vfs_dentry *dir, const char *name, struct vfs_dentry **out)
+{
+	struct vfs_inode *ino;
+	struct vfs_dentry *d;
+	int err;
+
+	for (d = dir->children; d; d = d->next_sibling) {
+		if (strcmp(d->name, name) == 0) {
+			if (!d->inode)
+				return -ENOENT;
+			*out = vfs_dentry_get(d);
+			return 0;
+		}
+	}
+
+	err = dir->inode->ops->lookup(dir->inode, name, &ino);
+	if (err)
+		return err;
+	d = dentry_alloc(name, ino);
+	if (!d) {
+		vfs_inode_put(ino);
+		return -ENOMEM;
+	}
+	d->parent = vfs_dentry_get(dir);
+	d->next_sibling = dir->children;
+	dir->children = d;
+	*out = d;
+	return 0;
+}
+
+/* The path is built right to left; a dentry that is not below ROOT (a task whose cwd is
+ * outside its chroot) gets its path from the filesystem's root. */
+int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t size)
+{
+	struct vfs_dentry *p;
+	size_t len = 0, at;
+
+	for (p = d; p != root && p->parent != p; p = p->parent)
+		len += 1 + strlen(p->name);
+	if (len == 0)
+		len = 1; /* "/" */
+	if (len + 1 > size)
+		return -ERANGE;
+
+	at = len;
+	buf[at] = '\0';
+	buf[0] = '/';
+	for (p = d; p != root && p->parent != p; p = p->parent) {
+		size_t n = strlen(p->name);
+
+		at -= n;
+		memcpy(buf + at, p->name, n);
+		buf[--at] = '/';
+	}
+	return (int)len + 1;
+}

@@ -1,0 +1,302 @@
+/* Open file descriptions: vfs_open (the open(2) decisions, checked in the order Linux checks
+ * them so errors match), the get/put pair, and lseek. A file's operations come from its
+ * inode's filesystem; O_PATH files get the stub table here, since they are never opened on
+ * the host. This cut is read-only: anything that would write the tree fails with -EROFS. */
+#include "vfs/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* The kernel's O_LARGEFILE, which it forces on for 64-bit opens and F_GETFL reports; glibc
+ * defines O_LARGEFILE as 0 on x86_64. */
+#define VFS_O_LARGEFILE 0100000
+
+/* Flags that only matter while opening; Linux drops them from the file's F_GETFL flags. */
+#define VFS_OPEN_ONLY_FLAGS (O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)
+
+struct vfs_file *vfs_file_get(struct vfs_file *f)
+{
+	f->refs++;
+	return f;
+}
+
+/* F->ops is NULL for a file whose open failed: there is nothing to release then. */
+void vfs_file_put(struct vfs_file *f)
+{
+	if (!f || --f->refs > 0)
+		return;
+	if (f->ops && f->ops->release)
+		f->ops->release(f);
+	if (f->dentry)
+		vfs_dentry_put(f->dentry);
+	free(f);
+}
+
+static ssize_t path_file_rw(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	(void)f, (void)iov, (void)iovcnt, (void)pos;
+	return -EBADF;
+}
+
+static ssize_t path_file_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
+{
+	(void)f, (void)buf, (void)size, (void)pos;
+	return -EBADF;
+}
+
+static long path_file_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	(void)f, (void)cmd, (void)arg;
+	return -EBADF;
+}
+
+static int path_file_getattr(struct vfs_file *f, struct stat *st)
+{
+	return vfs_stat(f->dentry, st);
+}
+
+static int path_file_host_fd(struct vfs_file *f)
+{
+	(void)f;
+	return -1;
+}
+
+static ssize_t path_file_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
+{
+	(void)f, (void)buf, (void)len, (void)off;
+	return -EBADF;
+}
+
+/* An O_PATH file: usable for fstat and as a dirfd, nothing else. */
+static const struct vfs_file_ops path_file_ops = {
+	.read = path_file_rw,
+	.write = path_file_rw,
+	.getdents64 = path_file_getdents64,
+	.ioctl = path_file_ioctl,
+	.getattr = path_file_getattr,
+	.host_fd = path_file_host_fd,
+	.pread_kernel = path_file_pread_kernel,
+};
+
+/* A new file on D (taking a reference of its own) with F_GETFL flags FLAGS. */
+static struct vfs_file *file_alloc(struct vfs_dentry *d, int flags)
+{
+	struct vfs_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->refs = 1;
+	f->flags = flags;
+	f->dentry = vfs_dentry_get(d);
+	return f;
+}
+
+static int open_path_file(struct vfs_dentry *d, int flags, struct vfs_file **out)
+{
+	struct vfs_file *f = file_alloc(d, flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW));
+
+	if (!f)
+		return -ENOMEM;
+	f->ops = &path_file_ops;
+	*out = f;
+	return 0;
+}
+
+/* Linux's may_open and the checks before it, for an existing D. */
+static int may_open(struct vfs_dentry *d, int flags)
+{
+	bool write = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+
+	if ((flags & O_CREAT) && vfs_is_dir(d))
+		return -EISDIR;
+	if ((flags & O_DIRECTORY) && !vfs_is_dir(d))
+		return -ENOTDIR;
+	switch (d->inode->mode & S_IFMT) {
+	case S_IFLNK:
+		return -ELOOP;
+	case S_IFDIR:
+		return write ? -EISDIR : 0;
+	case S_IFREG:
+		return write ? -EROFS : 0;
+	default:
+		return 0; /* devices, fifos and sockets: the filesystem's open decides */
+	}
+}
+
+/* O_CREAT: walk to the parent, then look at the last name without following it, as Linux
+ * does; an existing symlink is followed (unless O_NOFOLLOW) by walking its target the same
+ * way, with the symlink budget shared. A name that would have to be created gives -EROFS. */
+static int open_creat_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start,
+			     const char *path, int flags, struct vfs_dentry **out)
+{
+	struct vfs_dentry *base = start ? vfs_dentry_get(start) : NULL, *dir, *d;
+	char *target = NULL; /* the path walked after a final symlink */
+	struct vfs_last last;
+	int nlinks = 0, err;
+
+	for (;;) {
+		err = vfs_walk(fs, base, target ? target : path, VFS_LOOKUP_FOLLOW, &nlinks, &dir,
+			       &last);
+		if (base)
+			vfs_dentry_put(base);
+		base = NULL;
+		if (err)
+			break;
+		if (last.type != VFS_LAST_NORM || last.trailing_slash) {
+			err = -EISDIR;
+			goto out_dir;
+		}
+		err = vfs_may_lookup(dir);
+		if (!err)
+			err = vfs_dentry_child(dir, last.name, &d);
+		if (err == -ENOENT)
+			err = -EROFS; /* it would be created in the read-only tree */
+		if (err)
+			goto out_dir;
+		if (flags & O_EXCL) {
+			err = -EEXIST;
+			goto out_d;
+		}
+		if (!S_ISLNK(d->inode->mode) || (flags & O_NOFOLLOW)) {
+			*out = d;
+			goto out_dir;
+		}
+		if (++nlinks > VFS_MAX_SYMLINKS) {
+			err = -ELOOP;
+			goto out_d;
+		}
+		if (!target && !(target = malloc(PATH_MAX))) {
+			err = -ENOMEM;
+			goto out_d;
+		}
+		err = vfs_read_link_target(d, target);
+		if (err)
+			goto out_d;
+		vfs_dentry_put(d);
+		base = dir; /* a relative target continues in the link's directory */
+	}
+	free(target);
+	return err;
+
+out_d:
+	vfs_dentry_put(d);
+out_dir:
+	vfs_dentry_put(dir);
+	free(target);
+	return err;
+}
+
+/* O_TMPFILE would create an unnamed file in the directory: never possible here. */
+static int open_tmpfile(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
+			int flags)
+{
+	struct vfs_dentry *d;
+	int err;
+
+	if ((flags & (O_TMPFILE | O_CREAT)) != O_TMPFILE || (flags & O_ACCMODE) == O_RDONLY)
+		return -EINVAL;
+	err = vfs_lookup(fs, start, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+	if (err)
+		return err;
+	vfs_dentry_put(d);
+	return -EROFS;
+}
+
+int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path, int flags,
+	     mode_t mode, struct vfs_file **out)
+{
+	int lookup_flags = (flags & O_NOFOLLOW ? 0 : VFS_LOOKUP_FOLLOW) |
+			   (flags & O_DIRECTORY ? VFS_LOOKUP_DIRECTORY : 0);
+	struct vfs_dentry *d;
+	struct vfs_file *f;
+	int err;
+
+	(void)mode; /* nothing is ever created in this cut */
+	if (flags & O_PATH) {
+		err = vfs_lookup(fs, start, path, lookup_flags, &d);
+		if (err)
+			return err;
+		err = open_path_file(d, flags, out);
+		goto out_d;
+	}
+	if ((flags & O_TMPFILE) == O_TMPFILE)
+		return open_tmpfile(fs, start, path, flags);
+	if ((flags & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY))
+		return -EINVAL;
+
+	if (flags & O_CREAT)
+		err = open_creat_lookup(fs, start, path, flags, &d);
+	else
+		err = vfs_lookup(fs, start, path, lookup_flags, &d);
+	if (err)
+		return err;
+	err = may_open(d, flags);
+	if (err)
+		goto out_d;
+
+	f = file_alloc(d, (flags & ~VFS_OPEN_ONLY_FLAGS) | VFS_O_LARGEFILE);
+	if (!f) {
+		err = -ENOMEM;
+		goto out_d;
+	}
+	f->seekable = true; /* the filesystem's open clears it for streams */
+	err = d->inode->ops->open(d->inode, f, flags);
+	if (err) {
+		vfs_file_put(f);
+		goto out_d;
+	}
+	*out = f;
+out_d:
+	vfs_dentry_put(d);
+	return err;
+}
+
+off_t vfs_lseek(struct vfs_file *f, off_t off, int whence)
+{
+	bool dir = f->dentry && vfs_is_dir(f->dentry);
+	struct stat st;
+	off_t base, res;
+	int err;
+
+	if (f->flags & O_PATH)
+		return -EBADF;
+	if (f->ops->llseek)
+		return f->ops->llseek(f, off, whence);
+	if (!f->seekable)
+		return -ESPIPE;
+
+	switch (whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = f->pos;
+		break;
+	case SEEK_END:
+	case SEEK_DATA:
+	case SEEK_HOLE:
+		/* A directory's offset is a cookie, not a byte count: it has no end to seek to. */
+		if (dir)
+			return -EINVAL;
+		err = f->ops->getattr(f, &st);
+		if (err)
+			return err;
+		if (whence == SEEK_END) {
+			base = st.st_size;
+			break;
+		}
+		/* No holes are reported: the data runs from anywhere to the end of the file. */
+		if (off < 0 || off >= st.st_size)
+			return -ENXIO;
+		f->pos = whence == SEEK_DATA ? off : st.st_size;
+		return f->pos;
+	default:
+		return -EINVAL;
+	}
+	if (__builtin_add_overflow(base, off, &res) || res < 0)
+		return -EINVAL;
+	f->pos = res;
+	return res;
+}

@@ -1,0 +1,156 @@
+/* Host descriptors wrapped as files: the sandbox's stdin/stdout/stderr, each a tty, a pipe or
+ * a file. Reads never block the Sentry: with no input ready they return -EAGAIN and the caller
+ * waits for host_fd() in its epoll loop, then retries. The host descriptor's own offset is
+ * the file's offset (it is shared with the host processes that handed it over), so read,
+ * write and lseek go to it and F->pos is unused. */
+#include "vfs/internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+struct hostfd_file {
+	int fd;
+	bool owned; /* closed with the file */
+};
+
+static int hostfd_fd(struct vfs_file *f)
+{
+	return ((struct hostfd_file *)f->priv)->fd;
+}
+
+/* read(2)/write(2) use the host offset; pread64/pwrite64 pass an offset of their own. */
+static bool hostfd_at_host_offset(struct vfs_file *f, off_t *pos)
+{
+	return !pos || pos == &f->pos;
+}
+
+static ssize_t hostfd_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct pollfd pfd = {.fd = hostfd_fd(f), .events = POLLIN};
+	bool host_offset = hostfd_at_host_offset(f, pos);
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -EAGAIN;
+	do
+		n = host_offset ? readv(pfd.fd, iov, iovcnt) : preadv(pfd.fd, iov, iovcnt, *pos);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (!host_offset)
+		*pos += n;
+	return n;
+}
+
+/* Writes may block the Sentry (a full pipe, a stopped terminal): stdio output is expected to
+ * drain. */
+static ssize_t hostfd_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	bool host_offset = hostfd_at_host_offset(f, pos);
+	int fd = hostfd_fd(f);
+	ssize_t n;
+
+	do
+		n = host_offset ? writev(fd, iov, iovcnt) : pwritev(fd, iov, iovcnt, *pos);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (!host_offset)
+		*pos += n;
+	return n;
+}
+
+static ssize_t hostfd_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
+{
+	(void)f, (void)buf, (void)size, (void)pos;
+	return -ENOTDIR;
+}
+
+/* Only the terminal queries pass through; nothing lets the guest change the host's tty. */
+static long hostfd_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	switch (cmd) {
+	case TCGETS:
+	case TIOCGWINSZ:
+		return ioctl(hostfd_fd(f), cmd, arg) < 0 ? -errno : 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int hostfd_getattr(struct vfs_file *f, struct stat *st)
+{
+	return fstat(hostfd_fd(f), st) < 0 ? -errno : 0;
+}
+
+static int hostfd_host_fd(struct vfs_file *f)
+{
+	return hostfd_fd(f);
+}
+
+static ssize_t hostfd_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
+{
+	ssize_t n;
+
+	do
+		n = pread(hostfd_fd(f), buf, len, off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+static void hostfd_release(struct vfs_file *f)
+{
+	struct hostfd_file *hf = f->priv;
+
+	if (hf->owned)
+		close(hf->fd);
+	free(hf);
+}
+
+static off_t hostfd_llseek(struct vfs_file *f, off_t off, int whence)
+{
+	off_t r = lseek(hostfd_fd(f), off, whence);
+
+	return r < 0 ? -errno : r;
+}
+
+static const struct vfs_file_ops hostfd_ops = {
+	.read = hostfd_read,
+	.write = hostfd_write,
+	.getdents64 = hostfd_getdents64,
+	.ioctl = hostfd_ioctl,
+	.getattr = hostfd_getattr,
+	.host_fd = hostfd_host_fd,
+	.pread_kernel = hostfd_pread_kernel,
+	.release = hostfd_release,
+	.llseek = hostfd_llseek,
+};
+
+struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned)
+{
+	struct hostfd_file *hf = malloc(sizeof(*hf));
+	struct vfs_file *f = calloc(1, sizeof(*f));
+
+	if (!hf || !f) {
+		free(hf);
+		free(f);
+		return NULL;
+	}
+	hf->fd = fd;
+	hf->owned = owned;
+	f->ops = &hostfd_ops;
+	f->refs = 1;
+	f->flags = flags;
+	f->seekable = lseek(fd, 0, SEEK_CUR) >= 0;
+	f->priv = hf;
+	return f;
+}

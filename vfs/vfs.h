@@ -1,0 +1,153 @@
+/* vfs — the Sentry's virtual filesystem: dentries, inodes, open file descriptions and path
+ * resolution. Every guest path is resolved here, one component at a time; the host is only
+ * ever asked to open a single component beneath a directory it already holds, so no guest
+ * path can reach outside the root filesystem.
+ *
+ * Errors are negative errno values. Data moves through Sentry-side iovecs: the syscall layer
+ * translates guest buffers into pointers into the memory file, so a read of a host file lands
+ * directly in guest memory. */
+#ifndef VFS_VFS_H
+#define VFS_VFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct statx;
+struct vfs_inode;
+struct vfs_dentry;
+struct vfs_file;
+
+/* Longest symlink chain a lookup follows before ELOOP (Linux's MAXSYMLINKS). */
+#define VFS_MAX_SYMLINKS 40
+
+struct vfs_inode_ops {
+	/* Finds NAME (never "." or "..") in directory DIR and returns a new inode (reference
+	 * owned by the caller), or -ENOENT. */
+	int (*lookup)(struct vfs_inode *dir, const char *name, struct vfs_inode **out);
+	int (*getattr)(struct vfs_inode *ino, struct stat *st);
+	/* Copies the target of a symlink into BUF (not NUL-terminated); returns its length. */
+	ssize_t (*readlink)(struct vfs_inode *ino, char *buf, size_t size);
+	/* Opens the inode for I/O with open(2) FLAGS; fills F->ops and F->priv. */
+	int (*open)(struct vfs_inode *ino, struct vfs_file *f, int flags);
+	/* Called when the last reference is dropped: frees the filesystem's state and INO itself
+	 * (the filesystem allocated it). */
+	void (*release)(struct vfs_inode *ino);
+};
+
+struct vfs_inode {
+	const struct vfs_inode_ops *ops;
+	int refs;
+	mode_t mode; /* file type bits, cached from the first getattr */
+	void *priv;  /* filesystem-private; for the host filesystem, the inode itself (a struct
+		      * hostfs_inode holding an O_PATH descriptor) */
+};
+
+struct vfs_dentry {
+	char *name;
+	struct vfs_dentry *parent; /* the root is its own parent */
+	struct vfs_dentry *children, *next_sibling;
+	struct vfs_inode *inode; /* NULL for a cached negative entry */
+	int refs;
+};
+
+struct vfs_file_ops {
+	/* IOV points into Sentry memory. POS is the file offset to use and advance, or NULL for a
+	 * stream. Returns bytes moved, or a negative errno; -EAGAIN when it would block.
+	 * read(2)/write(2) pass &F->pos and pread64/pwrite64 a pointer to their own offset: a
+	 * file whose offset lives elsewhere (a host descriptor, see llseek) tells them apart by
+	 * that pointer. */
+	ssize_t (*read)(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos);
+	ssize_t (*write)(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos);
+	/* Fills BUF with linux_dirent64 records starting at *POS; returns bytes, 0 at the end,
+	 * -EINVAL if not even one record fits. */
+	ssize_t (*getdents64)(struct vfs_file *f, void *buf, size_t size, off_t *pos);
+	/* ARG is a Sentry buffer of the size the ioctl number encodes. */
+	long (*ioctl)(struct vfs_file *f, unsigned int cmd, void *arg);
+	int (*getattr)(struct vfs_file *f, struct stat *st);
+	/* The host descriptor whose readiness wakes a task blocked on this file, or -1. */
+	int (*host_fd)(struct vfs_file *f);
+	/* Reads LEN bytes at OFF into BUF in the Sentry (used to populate file mappings). */
+	ssize_t (*pread_kernel)(struct vfs_file *f, void *buf, size_t len, off_t off);
+	void (*release)(struct vfs_file *f);
+	/* Optional: a file whose offset is kept outside F->pos (a wrapped host descriptor shares
+	 * it with host processes) seeks here; NULL means vfs_lseek works on F->pos. */
+	off_t (*llseek)(struct vfs_file *f, off_t off, int whence);
+};
+
+/* An open file description. */
+struct vfs_file {
+	const struct vfs_file_ops *ops;
+	int refs;
+	int flags; /* open(2) flags as the guest sees them from F_GETFL */
+	off_t pos;
+	bool seekable;
+	struct vfs_dentry *dentry; /* NULL for files outside the tree (host stdio) */
+	void *priv;
+};
+
+/* The filesystem context of a task: its root and working directory (references held). */
+struct vfs_fs_ctx {
+	struct vfs_dentry *root;
+	struct vfs_dentry *cwd;
+	mode_t umask;
+};
+
+/* Lookup flags. */
+#define VFS_LOOKUP_FOLLOW 0x1    /* follow a symlink in the last component */
+#define VFS_LOOKUP_DIRECTORY 0x2 /* the result must be a directory */
+
+/* Mounts host directory HOST_DIR read-only as a root; returns its root dentry. Fails with a
+ * negative errno if the directory cannot be opened or is not a directory. The returned
+ * reference is the mount's: putting it (after every other reference is gone) frees the whole
+ * tree and closes its host descriptors. */
+int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root);
+
+/* Resolves PATH relative to START (a directory dentry; NULL means FS->cwd; absolute paths
+ * start at FS->root). ".." never climbs above FS->root, and symlinks are followed by the
+ * Sentry, absolute targets restarting at FS->root. Returns a referenced dentry. Errors:
+ * ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG (component > 255 or path >= 4096), EACCES. */
+int vfs_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
+	       int lookup_flags, struct vfs_dentry **out);
+
+/* Opens PATH with open(2) FLAGS. Write access, O_CREAT of a missing file and O_TRUNC on
+ * this read-only cut return -EROFS; O_DIRECTORY on a non-directory -ENOTDIR; O_NOFOLLOW on
+ * a symlink -ELOOP; O_PATH gives a file that supports only fstat and use as a dirfd. */
+int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path, int flags,
+	     mode_t mode, struct vfs_file **out);
+
+int vfs_stat(struct vfs_dentry *d, struct stat *st);
+int vfs_statx_fill(const struct stat *st, unsigned int mask, struct statx *stx);
+ssize_t vfs_readlink(struct vfs_dentry *d, char *buf, size_t size);
+/* access(2) with MODE (F_OK/R_OK/W_OK/X_OK); W_OK on this read-only cut gives -EROFS. */
+int vfs_access(struct vfs_dentry *d, int mode);
+/* Writes the path of D as seen from ROOT into BUF (NUL-terminated); returns its length+1,
+ * or -ERANGE if it does not fit. */
+int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t size);
+
+/* A file wrapping host descriptor FD (the sandbox's stdio). The file owns FD when OWNED.
+ * Returns NULL if out of memory (FD then stays the caller's). Reads return -EAGAIN when FD has no input: the caller
+ * blocks the task on ops->host_fd() and retries. */
+struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned);
+
+/* lseek(2): -ESPIPE on a non-seekable file, -EINVAL for a negative result or bad WHENCE,
+ * -EBADF on an O_PATH file. On a directory the offset is a getdents64 cookie: SEEK_SET to 0
+ * (or to a d_off from a record) restarts the listing there. */
+off_t vfs_lseek(struct vfs_file *f, off_t off, int whence);
+
+/* Inode references: a dentry holds one on its inode. */
+struct vfs_inode *vfs_inode_get(struct vfs_inode *ino);
+void vfs_inode_put(struct vfs_inode *ino);
+
+/* A cached child holds a reference on its parent, so a dentry lives while it or any
+ * descendant is referenced; the put that drops the last reference frees it. */
+struct vfs_dentry *vfs_dentry_get(struct vfs_dentry *d);
+void vfs_dentry_put(struct vfs_dentry *d);
+struct vfs_file *vfs_file_get(struct vfs_file *f);
+void vfs_file_put(struct vfs_file *f);
+bool vfs_is_dir(struct vfs_dentry *d);
+
+#endif

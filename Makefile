@@ -66,7 +66,10 @@ $(ROOTFS)/.stamp: scripts/mkrootfs.sh $(wildcard tests/rootfs-progs/*.c)
 run: deps
 	$(MAKE) all
 	$(MAKE) rootfs
-	./minisentry run $(ROOTFS) -- /bin/sh -c 'echo "hello from $$(uname -s) $$(uname -r) in the sandbox"; ls -l /etc; cat /etc/hostname'
+	./minisentry run $(ROOTFS) -- /bin/busybox echo "hello from the sandbox"
+	./minisentry run $(ROOTFS) -- /bin/busybox uname -a
+	./minisentry run $(ROOTFS) -- /bin/busybox ls -l /etc
+	./minisentry run $(ROOTFS) -- /usr/local/bin/hello
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -60,16 +60,27 @@ void kernel_exit_group(struct task *t, int status)
 		kernel.done = true;
 		kernel.exit_status = (status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff;
 	}
-	task_free(t);
+	/* Handlers and --strace may still look at T until the event is handled. */
+	t->exited = true;
+	t->next = kernel.dead;
+	kernel.dead = t;
+}
+
+static void free_dead(void)
+{
+	while (kernel.dead) {
+		struct task *t = kernel.dead;
+		kernel.dead = t->next;
+		task_free(t);
+	}
 }
 
 /* Serves T's current syscall and resumes it, unless it blocked or is gone. */
 static void run_syscall(struct task *t)
 {
-	pid_t tid = t->tid;
 	long ret = syscall_dispatch(t);
 
-	if (ret == -ESENTRY_BLOCK || task_by_tid(tid) != t)
+	if (ret == -ESENTRY_BLOCK || t->exited)
 		return;
 	platform_set_return(t->pt, ret);
 	platform_resume(t->pt, 0);
@@ -149,13 +160,15 @@ static void loop(void)
 			r = platform_wait(&ev, true);
 			if (r == 0)
 				handle_event(&ev);
-			else if (r == -ECHILD)
+			free_dead();
+			if (r == -ECHILD)
 				break;
 			continue;
 		}
 		r = platform_wait(&ev, false);
 		if (r == 0) {
 			handle_event(&ev);
+			free_dead();
 			continue;
 		}
 		if (r == -ECHILD)
@@ -168,6 +181,7 @@ static void loop(void)
 					;
 			} else {
 				wake_fd(evs[i].data.fd);
+				free_dead();
 			}
 		}
 	}
@@ -175,6 +189,7 @@ static void loop(void)
 
 static void teardown(void)
 {
+	free_dead();
 	while (kernel.tasks) {
 		struct task *t = kernel.tasks;
 		platform_kill(t->pt);

@@ -24,6 +24,7 @@ struct kernel_config {
 struct kernel {
 	struct kernel_config cfg;
 	struct task *tasks;
+	struct task *dead; /* exited this event; freed by the loop */
 	pid_t next_pid;
 	struct vfs_dentry *root;
 	int epfd;

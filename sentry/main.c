@@ -31,10 +31,11 @@ static int fail(const char *msg, const char *arg)
 	return 2;
 }
 
-/* The guest environment: a default PATH, HOME and TERM, overridden or extended by --env. */
+/* The guest environment: a default PATH and HOME (and the host's TERM when stdin is a
+ * terminal, for interactive shells), overridden or extended by --env. */
 static char **make_env(char **extra, int nextra)
 {
-	const char *term = getenv("TERM");
+	const char *term = isatty(0) ? getenv("TERM") : NULL;
 	char *defaults[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			    "HOME=/root", NULL};
 	char **env = calloc(nextra + 4, sizeof(char *));

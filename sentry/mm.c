@@ -236,16 +236,22 @@ long mm_brk(struct mm *mm, uintptr_t addr)
 	return mm->brk;
 }
 
-/* Maps existing memory-file range MF at NEW (for mremap's move): no copy. */
-static int move_piece(struct mm *mm, const struct vma *old, uintptr_t new, uint64_t mf,
-		      size_t len)
+/* Maps the pieces of [old, old+len) at NEW, keeping their memory-file ranges: no copy. */
+static int move_pieces(struct mm *mm, uintptr_t old, size_t len, uintptr_t new)
 {
-	struct vma v = *old;
-
-	v.start = new;
-	v.end = new + len;
-	v.mf_off = mf;
-	return install(mm, &v);
+	for (uintptr_t at = old; at < old + len;) {
+		struct vma v = *vma_find(&mm->vmas, at); /* a copy: install reallocates */
+		size_t n = (v.end < old + len ? v.end : old + len) - at;
+		v.mf_off += at - v.start;
+		v.file_off += at - v.start;
+		v.start = new + (at - old);
+		v.end = v.start + n;
+		int err = install(mm, &v);
+		if (err)
+			return err;
+		at += n;
+	}
+	return 0;
 }
 
 long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int flags,
@@ -263,14 +269,15 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 	new_len = PAGE_UP(new_len);
 	if (new_len == 0 || old_len == 0)
 		return -EINVAL;
-	struct vma *v = vma_find(&mm->vmas, old);
-	if (!v || (v->flags & VMA_RESERVED) || old + old_len > v->end)
+	if (old + old_len < old || touches_reserved(mm, old, old + old_len) ||
+	    !vma_range_covered(&mm->vmas, old, old + old_len))
 		return -EFAULT;
-	struct vma cur = *v;
-	uint64_t mf = cur.mf_off + (old - cur.start);
+	/* Growth takes the attributes of the last piece. */
+	struct vma last = *vma_find(&mm->vmas, old + old_len - 1);
 
 	if (flags & MREMAP_FIXED) {
-		if (!valid_range(mm, new_addr, new_len) || touches_reserved(mm, new_addr, new_addr + new_len))
+		if (!valid_range(mm, new_addr, new_len) ||
+		    touches_reserved(mm, new_addr, new_addr + new_len))
 			return -EINVAL;
 		if (new_addr < old + old_len && old < new_addr + new_len)
 			return -EINVAL;
@@ -282,8 +289,8 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 		return old;
 	} else if (valid_range(mm, old, new_len) && !touches_reserved(mm, old, old + new_len) &&
 		   vma_range_free(&mm->vmas, old + old_len, old + new_len)) {
-		long r = mm_map(mm, old + old_len, new_len - old_len, cur.prot,
-				cur.flags | MAP_FIXED | MAP_ANONYMOUS, NULL, 0, 0, cur.name);
+		long r = mm_map(mm, old + old_len, new_len - old_len, last.prot,
+				last.flags | MAP_FIXED | MAP_ANONYMOUS, NULL, 0, 0, last.name);
 		return r < 0 ? r : (long)old;
 	} else if (!(flags & MREMAP_MAYMOVE)) {
 		return -ENOMEM;
@@ -292,21 +299,20 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 		if (!new_addr)
 			return -ENOMEM;
 	}
-	/* Move: the kept part of the old memory-file range goes to NEW_ADDR as it is. */
+	/* Move: the kept part of the old memory goes to NEW_ADDR as it is. */
 	size_t keep = old_len < new_len ? old_len : new_len;
-	if ((err = move_piece(mm, &cur, new_addr, mf, keep)))
+	if ((err = move_pieces(mm, old, keep, new_addr)))
 		return err;
 	if (new_len > keep) {
-		long r = mm_map(mm, new_addr + keep, new_len - keep, cur.prot,
-				cur.flags | MAP_FIXED | MAP_ANONYMOUS, NULL, 0, 0, cur.name);
+		long r = mm_map(mm, new_addr + keep, new_len - keep, last.prot,
+				last.flags | MAP_FIXED | MAP_ANONYMOUS, NULL, 0, 0, last.name);
 		if (r < 0)
 			return r;
 	}
-	/* Drop the old range without freeing the part that moved. */
-	if ((err = vma_remove(&mm->vmas, old, old + old_len, NULL, NULL)))
+	if (old_len > keep && (err = vma_remove(&mm->vmas, old + keep, old + old_len, free_piece, NULL)))
 		return err;
-	if (old_len > keep)
-		memfile_free(mf + keep, old_len - keep);
+	if ((err = vma_remove(&mm->vmas, old, old + keep, NULL, NULL)))
+		return err;
 	inject(mm, SYS_munmap, old, old_len, 0, 0, 0, 0);
 	return new_addr;
 }

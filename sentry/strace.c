@@ -117,7 +117,9 @@ void strace_print(struct task *t, long ret)
 		}
 		fputc(')', out);
 	}
-	if (ret < 0 && ret > -4096)
+	if (t->exited)
+		fputs(" = ?\n", out);
+	else if (ret < 0 && ret > -4096)
 		fprintf(out, " = -1 %s (%s)\n", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
 			strerror(-ret));
 	else if (def && def->ret == 'x')

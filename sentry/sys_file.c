@@ -39,6 +39,8 @@ static long path_in(struct task *t, uintptr_t addr, char *buf)
 static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
 {
 	*start = NULL;
+	if (path[0] == 0)
+		return -ENOENT;
 	if (path[0] == '/' || dirfd == AT_FDCWD)
 		return 0;
 	struct vfs_file *f = fdtable_get(t->files, dirfd);
@@ -360,6 +362,10 @@ static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t b
 		return err;
 	long n = vfs_readlink(d, target, sizeof(target));
 	vfs_dentry_put(d);
+	/* An empty path names DIRFD itself, which must then be a symlink. */
+	char first;
+	if (n == -EINVAL && copy_in(t->mm, &first, path, 1) == 0 && first == 0)
+		return -ENOENT;
 	if (n < 0)
 		return n;
 	if (n > size)

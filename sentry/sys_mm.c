@@ -31,7 +31,8 @@ SYSCALL_DECL(mmap)
 		file = fdtable_get(t->files, fd);
 		if (!file)
 			return -EBADF;
-		if (!file->ops->pread_kernel || !file->ops->getattr || file->ops->getattr(file, &st))
+		if (!file->ops->pread_kernel || !file->ops->getattr || file->ops->getattr(file, &st) ||
+		    !S_ISREG(st.st_mode))
 			return -ENODEV;
 		if ((file->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;

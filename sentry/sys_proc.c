@@ -3,6 +3,7 @@
 #include <asm/prctl.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -244,4 +245,48 @@ SYSCALL_DECL(getrandom)
 		done += r;
 	}
 	return done;
+}
+
+SYSCALL_DECL(set_robust_list)
+{
+	if (a[1] != 24) /* sizeof(struct robust_list_head) */
+		return -EINVAL;
+	t->robust_list = a[0];
+	return 0;
+}
+
+/* Restartable sequences are not offered: glibc and musl fall back when rseq is ENOSYS. */
+SYSCALL_DECL(rseq)
+{
+	(void)t;
+	(void)a;
+	return -ENOSYS;
+}
+
+SYSCALL_DECL(prctl)
+{
+	char name[16];
+
+	switch ((int)a[0]) {
+	case PR_SET_NAME:
+		memset(name, 0, sizeof(name));
+		if (copy_string_in(t->mm, name, a[1], sizeof(name)) == -EFAULT)
+			return -EFAULT;
+		name[15] = 0;
+		memcpy(t->comm, name, sizeof(name));
+		return 0;
+	case PR_GET_NAME:
+		return copy_out(t->mm, a[1], t->comm, sizeof(t->comm));
+	case PR_SET_NO_NEW_PRIVS:
+		if (a[1] != 1 || a[2] || a[3] || a[4])
+			return -EINVAL;
+		t->no_new_privs = true;
+		return 0;
+	case PR_GET_NO_NEW_PRIVS:
+		return t->no_new_privs;
+	case PR_GET_DUMPABLE:
+		return 1;
+	default:
+		return -EINVAL;
+	}
 }

@@ -8,6 +8,9 @@
 #include "sentry/task.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
+#define KNOWN_SA_FLAGS                                                                    \
+	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |    \
+	 SA_RESETHAND | 0x800 /* SA_EXPOSE_TAGBITS */ | 0x04000000 /* SA_RESTORER */)
 #define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 
 SYSCALL_DECL(rt_sigaction)
@@ -27,6 +30,7 @@ SYSCALL_DECL(rt_sigaction)
 		return -EFAULT;
 	if (a[1]) {
 		act.mask &= ~UNBLOCKABLE;
+		act.flags &= KNOWN_SA_FLAGS; /* unknown bits read back as clear, as on Linux */
 		t->sighand->act[sig - 1] = act;
 	}
 	return 0;

@@ -83,6 +83,9 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(getrandom, getrandom, "pux"),
 	ROW(statx, statx, "fsxxp"),
 	ROW(faccessat2, faccessat2, "fsox"),
+	ROW(set_robust_list, set_robust_list, "pu"),
+	ROW(rseq, rseq, "puxx"),
+	ROW(prctl, prctl, "dxxxx"),
 };
 
 const struct syscall_def *syscall_def(long nr)

@@ -25,7 +25,8 @@ SYSCALL_DECL(getresgid); SYSCALL_DECL(getgroups); SYSCALL_DECL(getpgrp); SYSCALL
 SYSCALL_DECL(getsid); SYSCALL_DECL(exit); SYSCALL_DECL(exit_group);
 SYSCALL_DECL(set_tid_address); SYSCALL_DECL(uname); SYSCALL_DECL(arch_prctl);
 SYSCALL_DECL(prlimit64); SYSCALL_DECL(getrlimit); SYSCALL_DECL(setrlimit); SYSCALL_DECL(umask);
-SYSCALL_DECL(sched_yield); SYSCALL_DECL(getrandom);
+SYSCALL_DECL(sched_yield); SYSCALL_DECL(getrandom); SYSCALL_DECL(set_robust_list);
+SYSCALL_DECL(rseq); SYSCALL_DECL(prctl);
 /* sys_time.c */
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
 SYSCALL_DECL(time);

@@ -39,7 +39,10 @@ struct task {
 	uint64_t sigmask;
 	struct rlimit rlim[RLIM_NLIMITS];
 	uintptr_t clear_child_tid;
+	uintptr_t robust_list;
+	bool no_new_privs;
 	char comm[16];
+	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */
 	bool blocked;

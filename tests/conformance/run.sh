@@ -37,7 +37,7 @@ read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
 
 # What every run gets: a known argv after argv[0] and exactly this environment.
 test_args=(one "two words" three)
-test_env=("PATH=/usr/sbin:/usr/bin:/sbin:/bin" "CONF_TEST=hello conformance")
+test_env=("PATH=/usr/sbin:/usr/bin:/sbin:/bin" "HOME=/root" "CONF_TEST=hello conformance")
 
 CFLAGS_STATIC=(-static -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE)
 CFLAGS_MUSL=(-O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE)
@@ -115,7 +115,11 @@ report() { # report PASS|FAIL BIN MODE [DETAIL]
 
 # One line out of the last few lines of a run's output.
 last_lines() {
-	tail -n 4 "$1" | tr -d '\r' | paste -sd '|' | sed 's/|/ | /g' | cut -c 1-400
+	if [ -s "$1" ]; then
+		tail -n 4 "$1" | tr -d '\r' | paste -sd '|' | sed 's/|/ | /g' | cut -c 1-400
+	else
+		echo "(no output)"
+	fi
 }
 
 for bin in "${bins[@]}"; do

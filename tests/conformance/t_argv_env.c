@@ -1,8 +1,8 @@
 /*
  * t_argv_env: the runner starts every test as
  *     /opt/conformance/NAME one "two words" three
- * with exactly the environment PATH=/usr/sbin:/usr/bin:/sbin:/bin and
- * CONF_TEST=hello conformance. argv and envp are NULL-terminated, environ is envp, and as on
+ * with exactly the environment PATH=/usr/sbin:/usr/bin:/sbin:/bin, HOME=/root and
+ * CONF_TEST=hello conformance (minisentry's defaults are PATH and HOME, which --env overrides). argv and envp are NULL-terminated, environ is envp, and as on
  * Linux the argument and environment strings are packed one after another on the stack.
  */
 #include "check.h"
@@ -25,10 +25,11 @@ int main(int argc, char **argv, char **envp)
 	int n = 0;
 	while (envp[n])
 		n++;
-	CHECK_EQ(n, 2);
+	CHECK_EQ(n, 3);
 	CHECK_STREQ(getenv("PATH"), "/usr/sbin:/usr/bin:/sbin:/bin");
 	CHECK_STREQ(getenv("CONF_TEST"), "hello conformance");
-	CHECK(getenv("HOME") == NULL);
+	CHECK_STREQ(getenv("HOME"), "/root");
+	CHECK(getenv("TERM") == NULL);
 
 	/* Strings back to back: argv[0] NUL argv[1] NUL ... envp[0] NUL ... */
 	char *next = argv[0];

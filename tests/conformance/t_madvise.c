@@ -18,8 +18,8 @@ static int all_equal(const unsigned char *p, size_t n, unsigned char v)
 
 int main(void)
 {
-	unsigned char *a = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+	unsigned char *a =
+	    mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	CHECK(a != MAP_FAILED);
 	memset(a, 0x77, 8 * PAGE);

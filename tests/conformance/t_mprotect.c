@@ -10,8 +10,8 @@
 
 int main(void)
 {
-	unsigned char *a = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+	unsigned char *a =
+	    mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	CHECK(a != MAP_FAILED);
 	memset(a, 0x33, 4 * PAGE);

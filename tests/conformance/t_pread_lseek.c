@@ -47,8 +47,7 @@ int main(void)
 
 	/* readv fills the buffers in order: 3 + 0 + 5 + 100 bytes from offset 7. */
 	char v1[3], v3[5], v4[100];
-	struct iovec iov[4] = {
-		{v1, sizeof(v1)}, {NULL, 0}, {v3, sizeof(v3)}, {v4, sizeof(v4)}};
+	struct iovec iov[4] = {{v1, sizeof(v1)}, {NULL, 0}, {v3, sizeof(v3)}, {v4, sizeof(v4)}};
 	ssize_t want = n - 7 < 108 ? n - 7 : 108;
 	CHECK_EQ(syscall(SYS_readv, fd, iov, 4), want);
 	CHECK(memcmp(v1, whole + 7, 3) == 0);

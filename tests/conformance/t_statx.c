@@ -75,9 +75,9 @@ int main(void)
 	CHECK(x.nlink >= 2);
 
 	/* A symlink, followed or not. */
-	CHECK_EQ(syscall(SYS_statx, AT_FDCWD, "/bin/sh", AT_SYMLINK_NOFOLLOW, KSTATX_BASIC_STATS,
-			 &x),
-		 0);
+	CHECK_EQ(
+	    syscall(SYS_statx, AT_FDCWD, "/bin/sh", AT_SYMLINK_NOFOLLOW, KSTATX_BASIC_STATS, &x),
+	    0);
 	CHECK(S_ISLNK(x.mode));
 	CHECK_EQ(lstat("/bin/sh", &st), 0);
 	check_matches(&x, &st);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -116,4 +117,51 @@ void memfile_free(uint64_t off, uint64_t len)
 		mf.bump = mf.free[mf.nfree - 1].off;
 		mf.nfree--;
 	}
+}
+
+void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
+{
+	uint64_t at = src, end = src + len;
+
+	while (at < end) {
+		off_t data = lseek(mf.fd, at, SEEK_DATA);
+		if (data < 0 || (uint64_t)data >= end)
+			return; /* the rest is a hole: the destination is fresh, so already zero */
+		off_t hole = lseek(mf.fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
+		at = stop;
+	}
+}
+
+struct mobj *mobj_new(uint64_t len)
+{
+	struct mobj *m = malloc(sizeof(*m));
+	int64_t off;
+
+	if (!m)
+		return NULL;
+	off = memfile_alloc(len);
+	if (off < 0) {
+		free(m);
+		return NULL;
+	}
+	m->off = off;
+	m->len = len;
+	m->refs = 1;
+	return m;
+}
+
+struct mobj *mobj_get(struct mobj *m)
+{
+	m->refs++;
+	return m;
+}
+
+void mobj_put(struct mobj *m)
+{
+	if (!m || --m->refs > 0)
+		return;
+	memfile_free(m->off, m->len);
+	free(m);
 }

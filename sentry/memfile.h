@@ -17,5 +17,20 @@ int64_t memfile_alloc(uint64_t len);
 void memfile_free(uint64_t off, uint64_t len);
 /* Zeroes a range in place (madvise(DONTNEED) of private memory). */
 void memfile_zero(uint64_t off, uint64_t len);
+/* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
+ * a copy costs only the pages that hold data. */
+void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
+
+/* A memory object: one allocated range of the memory file, shared by every VMA piece that
+ * maps part of it (pieces of one mapping after splits; every mm sharing a MAP_SHARED mapping
+ * after fork). The range returns to the allocator when the last reference goes. */
+struct mobj {
+	uint64_t off, len;
+	int refs;
+};
+
+struct mobj *mobj_new(uint64_t len);
+struct mobj *mobj_get(struct mobj *m);
+void mobj_put(struct mobj *m);
 
 #endif

@@ -19,6 +19,9 @@
 #define STACK_RESERVE (8UL << 20)
 #define MMAP_GAP (128UL << 20)
 
+static int install(struct mm *mm, const struct vma *v);
+static void split_ref(struct vma *piece);
+
 static long inject(struct mm *mm, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	const long args[6] = {a0, a1, a2, a3, a4, a5};
@@ -35,6 +38,7 @@ struct mm *mm_new(struct platform_thread *thread)
 		return NULL;
 	mm->refs = 1;
 	mm->via = thread;
+	mm->vmas.on_split = split_ref;
 	if (top > (1UL << 47) - PAGE_SIZE)
 		top = (1UL << 47) - PAGE_SIZE; /* guests expect a 47-bit address space */
 	mm->stack_top = top;
@@ -52,11 +56,29 @@ struct mm *mm_new(struct platform_thread *thread)
 	return mm;
 }
 
+/* A piece leaving the address space: private memory is punched out at once (no other piece
+ * maps those pages), and the piece's reference on its memory object goes. */
 static void free_piece(const struct vma *v, void *ctx)
 {
 	(void)ctx;
-	if (!(v->flags & VMA_RESERVED))
-		memfile_free(v->mf_off, v->end - v->start);
+	if (v->flags & VMA_RESERVED)
+		return;
+	if (!(v->flags & MAP_SHARED) && v->mobj->refs > 1)
+		memfile_zero(v->mf_off, v->end - v->start);
+	mobj_put(v->mobj);
+}
+
+/* A piece that moved elsewhere (mremap): only its old reference goes. */
+static void drop_piece_ref(const struct vma *v, void *ctx)
+{
+	(void)ctx;
+	mobj_put(v->mobj);
+}
+
+static void split_ref(struct vma *piece)
+{
+	if (piece->mobj)
+		mobj_get(piece->mobj);
 }
 
 void mm_put(struct mm *mm)
@@ -67,6 +89,46 @@ void mm_put(struct mm *mm)
 		free_piece(&mm->vmas.v[i], NULL);
 	vma_set_destroy(&mm->vmas);
 	free(mm);
+}
+
+struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
+{
+	struct mm *mm = mm_new(thread);
+
+	if (!mm)
+		return NULL;
+	mm->mmap_base = parent->mmap_base;
+	mm->stack_top = parent->stack_top;
+	mm->brk_start = parent->brk_start;
+	mm->brk = parent->brk;
+	mm->arg_start = parent->arg_start;
+	mm->arg_end = parent->arg_end;
+	mm->env_start = parent->env_start;
+	mm->env_end = parent->env_end;
+	for (size_t i = 0; i < parent->vmas.n; i++) {
+		struct vma v = parent->vmas.v[i];
+		size_t len = v.end - v.start;
+		if (v.flags & VMA_RESERVED)
+			continue;
+		if (v.flags & MAP_SHARED) {
+			mobj_get(v.mobj);
+		} else {
+			struct mobj *copy = mobj_new(len);
+			if (!copy)
+				goto fail;
+			memfile_copy(copy->off, v.mf_off, len);
+			v.mobj = copy;
+			v.mf_off = copy->off;
+		}
+		if (install(mm, &v)) {
+			mobj_put(v.mobj);
+			goto fail;
+		}
+	}
+	return mm;
+fail:
+	mm_put(mm);
+	return NULL;
 }
 
 static bool touches_reserved(struct mm *mm, uintptr_t start, uintptr_t end)
@@ -146,14 +208,16 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		if (!addr)
 			return -ENOMEM;
 	}
-	int64_t mf = memfile_alloc(len);
-	if (mf < 0)
-		return mf;
+	struct mobj *mo = mobj_new(len);
+	if (!mo)
+		return -ENOMEM;
+	uint64_t mf = mo->off;
 	struct vma v = {
 		.start = addr,
 		.end = addr + len,
 		.prot = prot,
 		.flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN),
+		.mobj = mo,
 		.mf_off = mf,
 		.file_off = file ? off : 0,
 	};
@@ -172,7 +236,7 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		goto out_free;
 	return addr;
 out_free:
-	memfile_free(mf, len);
+	mobj_put(mo);
 	return err;
 }
 
@@ -246,9 +310,12 @@ static int move_pieces(struct mm *mm, uintptr_t old, size_t len, uintptr_t new)
 		v.file_off += at - v.start;
 		v.start = new + (at - old);
 		v.end = v.start + n;
+		mobj_get(v.mobj);
 		int err = install(mm, &v);
-		if (err)
+		if (err) {
+			mobj_put(v.mobj);
 			return err;
+		}
 		at += n;
 	}
 	return 0;
@@ -311,7 +378,7 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 	}
 	if (old_len > keep && (err = vma_remove(&mm->vmas, old + keep, old + old_len, free_piece, NULL)))
 		return err;
-	if ((err = vma_remove(&mm->vmas, old, old + keep, NULL, NULL)))
+	if ((err = vma_remove(&mm->vmas, old, old + keep, drop_piece_ref, NULL)))
 		return err;
 	inject(mm, SYS_munmap, old, old_len, 0, 0, 0, 0);
 	return new_addr;

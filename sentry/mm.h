@@ -34,6 +34,9 @@ struct mm {
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);
 void mm_put(struct mm *mm);
+/* A copy of PARENT for fork: private memory copied (data pages only), MAP_SHARED memory
+ * shared, mirrored by the new stub THREAD belongs to. */
+struct mm *mm_fork(struct mm *parent, struct platform_thread *thread);
 
 /* mmap(2): returns the address or a negative errno. For a file mapping, FILE_BYTES bytes of
  * FILE from OFF are copied in (private mappings) and the rest of the range is zero. */

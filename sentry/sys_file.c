@@ -111,7 +111,7 @@ static long prw(struct task *t, int fd, uintptr_t buf, size_t len, off_t off, bo
 	struct vfs_file *f = file_of(t, fd);
 	struct iovec one = {(void *)buf, len};
 
-	if (!f)
+	if (!f || (f->flags & O_PATH))
 		return -EBADF;
 	if (!f->seekable)
 		return -ESPIPE;

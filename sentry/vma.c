@@ -101,6 +101,8 @@ static int split_at(struct vma_set *s, uintptr_t addr)
 	hi.file_off += delta;
 	s->v[i].end = addr;
 	insert_at(s, i + 1, &hi);
+	if (s->on_split)
+		s->on_split(&s->v[i + 1]);
 	return 0;
 }
 

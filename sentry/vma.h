@@ -13,8 +13,11 @@
 /* flags beyond mmap(2)'s MAP_SHARED/MAP_PRIVATE/MAP_ANONYMOUS */
 #define VMA_RESERVED 0x1000000 /* the stub page: never given to the guest */
 
+struct mobj;
+
 struct vma {
 	uintptr_t start, end; /* page-aligned, [start, end) */
+	struct mobj *mobj;    /* the memory object backing it (one reference per piece) */
 	int prot;
 	int flags;
 	uint64_t mf_off;   /* memory-file offset backing START */
@@ -26,6 +29,9 @@ struct vma {
 struct vma_set {
 	struct vma *v;
 	size_t n, cap;
+	/* Called on the upper piece whenever a VMA is split in two, so that a piece can take its
+	 * own reference on what backs it. */
+	void (*on_split)(struct vma *piece);
 };
 
 void vma_set_destroy(struct vma_set *s);

@@ -71,13 +71,13 @@ static ssize_t path_file_pread_kernel(struct vfs_file *f, void *buf, size_t len,
 
 /* An O_PATH file: usable for fstat and as a dirfd, nothing else. */
 static const struct vfs_file_ops path_file_ops = {
-	.read = path_file_rw,
-	.write = path_file_rw,
-	.getdents64 = path_file_getdents64,
-	.ioctl = path_file_ioctl,
-	.getattr = path_file_getattr,
-	.host_fd = path_file_host_fd,
-	.pread_kernel = path_file_pread_kernel,
+    .read = path_file_rw,
+    .write = path_file_rw,
+    .getdents64 = path_file_getdents64,
+    .ioctl = path_file_ioctl,
+    .getattr = path_file_getattr,
+    .host_fd = path_file_host_fd,
+    .pread_kernel = path_file_pread_kernel,
 };
 
 /* A new file on D (taking a reference of its own) with F_GETFL flags FLAGS. */

@@ -124,15 +124,15 @@ static off_t hostfd_llseek(struct vfs_file *f, off_t off, int whence)
 }
 
 static const struct vfs_file_ops hostfd_ops = {
-	.read = hostfd_read,
-	.write = hostfd_write,
-	.getdents64 = hostfd_getdents64,
-	.ioctl = hostfd_ioctl,
-	.getattr = hostfd_getattr,
-	.host_fd = hostfd_host_fd,
-	.pread_kernel = hostfd_pread_kernel,
-	.release = hostfd_release,
-	.llseek = hostfd_llseek,
+    .read = hostfd_read,
+    .write = hostfd_write,
+    .getdents64 = hostfd_getdents64,
+    .ioctl = hostfd_ioctl,
+    .getattr = hostfd_getattr,
+    .host_fd = hostfd_host_fd,
+    .pread_kernel = hostfd_pread_kernel,
+    .release = hostfd_release,
+    .llseek = hostfd_llseek,
 };
 
 struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned)

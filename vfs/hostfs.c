@@ -20,7 +20,7 @@
 
 struct hostfs_inode {
 	struct vfs_inode vfs;
-	int fd;    /* O_PATH|O_NOFOLLOW descriptor of the host object */
+	int fd;	   /* O_PATH|O_NOFOLLOW descriptor of the host object */
 	dev_t dev; /* identity of the object looked up, checked when its name is re-opened */
 	ino_t ino;
 };
@@ -53,8 +53,8 @@ static int hostfs_fd(struct vfs_file *f)
 static int hostfs_openat2(int dirfd, const char *name, int flags)
 {
 	struct open_how how = {
-		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
-		.resolve = HOSTFS_RESOLVE,
+	    .flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+	    .resolve = HOSTFS_RESOLVE,
 	};
 	long fd;
 
@@ -171,7 +171,8 @@ static ssize_t hostfs_reg_read(struct vfs_file *f, const struct iovec *iov, int 
 	ssize_t n;
 
 	do
-		n = pos ? preadv(hostfs_fd(f), iov, iovcnt, *pos) : readv(hostfs_fd(f), iov, iovcnt);
+		n = pos ? preadv(hostfs_fd(f), iov, iovcnt, *pos)
+			: readv(hostfs_fd(f), iov, iovcnt);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
@@ -205,14 +206,14 @@ static ssize_t hostfs_reg_pread_kernel(struct vfs_file *f, void *buf, size_t len
 }
 
 static const struct vfs_file_ops hostfs_reg_ops = {
-	.read = hostfs_reg_read,
-	.write = hostfs_file_write,
-	.getdents64 = hostfs_reg_getdents64,
-	.ioctl = hostfs_file_ioctl,
-	.getattr = hostfs_file_getattr,
-	.host_fd = hostfs_file_host_fd,
-	.pread_kernel = hostfs_reg_pread_kernel,
-	.release = hostfs_file_release,
+    .read = hostfs_reg_read,
+    .write = hostfs_file_write,
+    .getdents64 = hostfs_reg_getdents64,
+    .ioctl = hostfs_file_ioctl,
+    .getattr = hostfs_file_getattr,
+    .host_fd = hostfs_file_host_fd,
+    .pread_kernel = hostfs_reg_pread_kernel,
+    .release = hostfs_file_release,
 };
 
 /* Directories. */
@@ -275,14 +276,14 @@ static ssize_t hostfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len
 }
 
 static const struct vfs_file_ops hostfs_dir_ops = {
-	.read = hostfs_dir_read,
-	.write = hostfs_file_write,
-	.getdents64 = hostfs_dir_getdents64,
-	.ioctl = hostfs_file_ioctl,
-	.getattr = hostfs_file_getattr,
-	.host_fd = hostfs_file_host_fd,
-	.pread_kernel = hostfs_dir_pread_kernel,
-	.release = hostfs_file_release,
+    .read = hostfs_dir_read,
+    .write = hostfs_file_write,
+    .getdents64 = hostfs_dir_getdents64,
+    .ioctl = hostfs_file_ioctl,
+    .getattr = hostfs_file_getattr,
+    .host_fd = hostfs_file_host_fd,
+    .pread_kernel = hostfs_dir_pread_kernel,
+    .release = hostfs_file_release,
 };
 
 /* A directory re-opens itself through "."; a regular file re-opens its name beneath its
@@ -345,11 +346,11 @@ out_close:
 }
 
 static const struct vfs_inode_ops hostfs_inode_ops = {
-	.lookup = hostfs_lookup,
-	.getattr = hostfs_getattr,
-	.readlink = hostfs_readlink,
-	.open = hostfs_open,
-	.release = hostfs_release,
+    .lookup = hostfs_lookup,
+    .getattr = hostfs_getattr,
+    .readlink = hostfs_readlink,
+    .open = hostfs_open,
+    .release = hostfs_release,
 };
 
 int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root)

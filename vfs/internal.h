@@ -10,10 +10,10 @@
 
 /* What a parent walk stopped before: the kind of the last component and its name. */
 enum vfs_last_type {
-	VFS_LAST_NORM,   /* an ordinary name, in NAME */
-	VFS_LAST_DOT,    /* "." */
+	VFS_LAST_NORM,	 /* an ordinary name, in NAME */
+	VFS_LAST_DOT,	 /* "." */
 	VFS_LAST_DOTDOT, /* ".." */
-	VFS_LAST_ROOT,   /* no component at all: the path was "/" (or only slashes) */
+	VFS_LAST_ROOT,	 /* no component at all: the path was "/" (or only slashes) */
 };
 
 struct vfs_last {

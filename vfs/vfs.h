@@ -97,7 +97,7 @@ struct vfs_fs_ctx {
 };
 
 /* Lookup flags. */
-#define VFS_LOOKUP_FOLLOW 0x1    /* follow a symlink in the last component */
+#define VFS_LOOKUP_FOLLOW 0x1	 /* follow a symlink in the last component */
 #define VFS_LOOKUP_DIRECTORY 0x2 /* the result must be a directory */
 
 /* Mounts host directory HOST_DIR read-only as a root; returns its root dentry. Fails with a
@@ -129,8 +129,8 @@ int vfs_access(struct vfs_dentry *d, int mode);
 int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t size);
 
 /* A file wrapping host descriptor FD (the sandbox's stdio). The file owns FD when OWNED.
- * Returns NULL if out of memory (FD then stays the caller's). Reads return -EAGAIN when FD has no input: the caller
- * blocks the task on ops->host_fd() and retries. */
+ * Returns NULL if out of memory (FD then stays the caller's). Reads return -EAGAIN when FD has no
+ * input: the caller blocks the task on ops->host_fd() and retries. */
 struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned);
 
 /* lseek(2): -ESPIPE on a non-seekable file, -EINVAL for a negative result or bad WHENCE,

@@ -32,26 +32,28 @@ struct node {
 };
 
 static const struct node tree[] = {
-	{'d', "etc", NULL},
-	{'f', "etc/hostname", "sandbox\n"},
-	{'f', "etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"},
-	{'d', "a", NULL},
-	{'d', "a/b", NULL},
-	{'d', "a/b/c", NULL},
-	{'f', "a/b/c/file", "deep\n"},
-	{'l', "a/b/rel", "c/file"},
-	{'l', "a/b/up", "../../etc"},
-	{'f', "file", "hello, world\n"},
-	{'l', "abs", "/etc/hostname"},
-	{'l', "absdir", "/a/b/"},
-	{'l', "dirlink", "a/b"},
-	{'l', "filelink_slash", "file/"},
-	{'l', "escape", "../../../../etc"},
-	{'l', "a/escape_passwd", "../../../../../../etc/passwd"},
-	{'l', "host_usr", "../../../../../../../../usr/bin"},
-	{'l', "host_usr_abs", "/usr/bin"},
-	{'l', "loop1", "loop2"},
-	{'l', "loop2", "loop1"},
+    {'d', "etc", NULL},
+    {'f', "etc/hostname", "sandbox\n"},
+    {'f', "etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"},
+    {'d', "a", NULL},
+    {'d', "a/b", NULL},
+    {'d', "a/b/c", NULL},
+    {'f', "a/b/c/file", "deep\n"},
+    {'l', "a/b/rel", "c/file"},
+    {'l', "a/b/up", "../../etc"},
+    {'l', "a/b/abs_passwd", "/etc/passwd"},
+    {'l', "a/jail_abs", "/b/c/file"},
+    {'f', "file", "hello, world\n"},
+    {'l', "abs", "/etc/hostname"},
+    {'l', "absdir", "/a/b/"},
+    {'l', "dirlink", "a/b"},
+    {'l', "filelink_slash", "file/"},
+    {'l', "escape", "../../../../etc"},
+    {'l', "a/escape_passwd", "../../../../../../etc/passwd"},
+    {'l', "host_usr", "../../../../../../../../usr/bin"},
+    {'l', "host_usr_abs", "/usr/bin"},
+    {'l', "loop1", "loop2"},
+    {'l', "loop2", "loop1"},
 };
 
 static char host_dir[] = "/tmp/test_vfs_lookup.XXXXXX";
@@ -75,7 +77,8 @@ static void tree_create(void)
 		} else {
 			fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 			assert_true(fd >= 0);
-			assert_int_equal(write(fd, n->data, strlen(n->data)), (ssize_t)strlen(n->data));
+			assert_int_equal(write(fd, n->data, strlen(n->data)),
+					 (ssize_t)strlen(n->data));
 			close(fd);
 		}
 	}
@@ -111,18 +114,23 @@ static int group_setup(void **state)
 {
 	(void)state;
 	tree_create();
-	assert_int_equal(vfs_mount_host_root(host_dir, &fs.root), 0);
-	fs.cwd = vfs_dentry_get(fs.root);
-	fs.umask = 022;
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	vfs_dentry_put(fs.cwd);
-	vfs_dentry_put(fs.root);
 	return nftw(host_dir, tree_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Each test gets a fresh mount, so one that fails halfway cannot disturb the next. */
+static int test_setup(void **state)
+{
+	(void)state;
+	assert_int_equal(vfs_mount_host_root(host_dir, &fs.root), 0);
+	fs.cwd = vfs_dentry_get(fs.root);
+	fs.umask = 022;
+	return 0;
 }
 
 /* Every test drops what it took: the cache is then back to the bare root. */
@@ -131,6 +139,8 @@ static int test_teardown(void **state)
 	(void)state;
 	assert_null(fs.root->children);
 	assert_int_equal(fs.root->refs, 2); /* the mount's and the cwd's */
+	vfs_dentry_put(fs.cwd);
+	vfs_dentry_put(fs.root);
 	return 0;
 }
 
@@ -249,6 +259,10 @@ static void test_dotdot_and_absolute_symlinks_are_scoped_to_a_chrooted_root(void
 	vfs_dentry_put(d);
 	/* up -> ../../etc: the second ".." stops at /a, which has no etc. */
 	assert_int_equal(vfs_lookup(&jail, NULL, "/b/up", VFS_LOOKUP_FOLLOW, &d), -ENOENT);
+	/* An absolute target restarts at the jail's root. */
+	assert_int_equal(vfs_lookup(&jail, NULL, "jail_abs", VFS_LOOKUP_FOLLOW, &d), 0);
+	assert_ptr_equal(d, want);
+	vfs_dentry_put(d);
 	vfs_dentry_put(want);
 	vfs_dentry_put(jail.cwd);
 	vfs_dentry_put(jail.root);
@@ -267,6 +281,10 @@ static void test_absolute_symlink_resolves_inside_the_rootfs(void **state)
 	(void)state;
 	assert_resolves_to("/abs", "/etc/hostname");
 	assert_resolves_to("/a/b/c/../../../absdir/c/file", "/a/b/c/file");
+	/* Restarting at the root, not continuing in the link's directory. */
+	assert_resolves_to("/a/b/abs_passwd", "/etc/passwd");
+	assert_resolves_to("a/b/abs_passwd", "/etc/passwd");
+	assert_int_equal(lookup_err("/a/jail_abs", VFS_LOOKUP_FOLLOW), -ENOENT);
 }
 
 static void test_escaping_symlinks_stay_inside_the_rootfs(void **state)
@@ -502,37 +520,37 @@ static void test_mounting_a_missing_or_non_directory_host_path_fails(void **stat
 	assert_int_equal(vfs_mount_host_root(path, &root), -ENOTDIR);
 }
 
-#define T(fn) cmocka_unit_test_teardown(fn, test_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, test_setup, test_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_nested_path_resolves_to_the_file),
-		T(test_cached_dentry_is_shared_while_referenced),
-		T(test_dotdot_above_root_stays_at_root),
-		T(test_dotdot_from_a_subdirectory_start_is_clamped_at_root),
-		T(test_dotdot_and_absolute_symlinks_are_scoped_to_a_chrooted_root),
-		T(test_relative_symlinks_resolve_from_their_directory),
-		T(test_absolute_symlink_resolves_inside_the_rootfs),
-		T(test_escaping_symlinks_stay_inside_the_rootfs),
-		T(test_final_symlink_is_not_followed_without_the_follow_flag),
-		T(test_readlink_of_a_non_symlink_fails_with_einval),
-		T(test_symlink_loop_fails_with_eloop),
-		T(test_chain_of_40_symlinks_resolves),
-		T(test_chain_of_41_symlinks_fails_with_eloop),
-		T(test_file_in_the_middle_of_a_path_fails_with_enotdir),
-		T(test_trailing_slash_on_a_file_fails_with_enotdir),
-		T(test_trailing_slash_follows_a_final_symlink),
-		T(test_directory_flag_requires_a_directory),
-		T(test_missing_component_fails_with_enoent),
-		T(test_empty_path_fails_with_enoent),
-		T(test_component_longer_than_255_bytes_fails_with_enametoolong),
-		T(test_path_of_4096_bytes_fails_with_enametoolong),
-		T(test_relative_path_from_a_file_start_fails_with_enotdir),
-		T(test_vfs_path_round_trips_through_lookup),
-		T(test_vfs_path_that_does_not_fit_fails_with_erange),
-		T(test_dropping_every_reference_closes_every_host_descriptor),
-		T(test_mounting_a_missing_or_non_directory_host_path_fails),
+	    T(test_nested_path_resolves_to_the_file),
+	    T(test_cached_dentry_is_shared_while_referenced),
+	    T(test_dotdot_above_root_stays_at_root),
+	    T(test_dotdot_from_a_subdirectory_start_is_clamped_at_root),
+	    T(test_dotdot_and_absolute_symlinks_are_scoped_to_a_chrooted_root),
+	    T(test_relative_symlinks_resolve_from_their_directory),
+	    T(test_absolute_symlink_resolves_inside_the_rootfs),
+	    T(test_escaping_symlinks_stay_inside_the_rootfs),
+	    T(test_final_symlink_is_not_followed_without_the_follow_flag),
+	    T(test_readlink_of_a_non_symlink_fails_with_einval),
+	    T(test_symlink_loop_fails_with_eloop),
+	    T(test_chain_of_40_symlinks_resolves),
+	    T(test_chain_of_41_symlinks_fails_with_eloop),
+	    T(test_file_in_the_middle_of_a_path_fails_with_enotdir),
+	    T(test_trailing_slash_on_a_file_fails_with_enotdir),
+	    T(test_trailing_slash_follows_a_final_symlink),
+	    T(test_directory_flag_requires_a_directory),
+	    T(test_missing_component_fails_with_enoent),
+	    T(test_empty_path_fails_with_enoent),
+	    T(test_component_longer_than_255_bytes_fails_with_enametoolong),
+	    T(test_path_of_4096_bytes_fails_with_enametoolong),
+	    T(test_relative_path_from_a_file_start_fails_with_enotdir),
+	    T(test_vfs_path_round_trips_through_lookup),
+	    T(test_vfs_path_that_does_not_fit_fails_with_erange),
+	    T(test_dropping_every_reference_closes_every_host_descriptor),
+	    T(test_mounting_a_missing_or_non_directory_host_path_fails),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -105,12 +105,20 @@ const char *syscall_name(long nr)
 static void report_unimplemented(long nr)
 {
 	static unsigned char reported[SYSCALL_MAX / 8];
+	static long reported_other[64]; /* numbers outside the table */
+	static int nother;
 	const char *name = syscall_name(nr);
 
 	if (nr >= 0 && nr < SYSCALL_MAX) {
 		if (reported[nr / 8] & (1 << (nr % 8)))
 			return;
 		reported[nr / 8] |= 1 << (nr % 8);
+	} else {
+		for (int i = 0; i < nother; i++)
+			if (reported_other[i] == nr)
+				return;
+		if (nother < 64)
+			reported_other[nother++] = nr;
 	}
 	fprintf(stderr, "minisentry: unimplemented syscall %s (%ld): returning ENOSYS\n",
 		name ? name : "unknown", nr);

@@ -126,6 +126,15 @@ musl_dynamic_hello_prints_its_line() {
   expect_status 0 && expect_stdout "hello from musl"
 }
 
+unimplemented_syscall_is_enosys_and_named_once_on_stderr() {
+  need_in_rootfs /usr/local/bin/enosys || return
+  ms run "$ROOTFS" -- /usr/local/bin/enosys
+  expect_status 0 || return
+  [ "$(grep -c ENOSYS <<<"$out")" = 3 ] || fail "stdout $(out_hint), want three ENOSYS lines"
+  [ "$(grep -c 'unimplemented syscall.*(1000)' <<<"$err")" = 1 ] ||
+    fail "stderr should name syscall 1000 exactly once$(err_hint)"
+}
+
 env_option_and_arguments_reach_the_guest() {
   need_in_rootfs /usr/local/bin/args || return
   ms run --env FOO=bar "$ROOTFS" -- /usr/local/bin/args x y
@@ -278,6 +287,7 @@ scenarios=(
   shell_exit_status_becomes_the_exit_status
   default_command_is_bin_sh_reading_stdin
   musl_dynamic_hello_prints_its_line
+  unimplemented_syscall_is_enosys_and_named_once_on_stderr
   env_option_and_arguments_reach_the_guest
   cwd_option_sets_the_working_directory
   glibc_dynamic_program_runs_with_its_libraries

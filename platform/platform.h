@@ -82,9 +82,14 @@ int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs);
 int platform_set_regs(struct platform_thread *t, const struct user_regs_struct *regs);
 /* The size of the xsave area; get/set the FPU state in xsave layout. */
 size_t platform_fpstate_size(void);
+/* The state components the CPU saves (XCR0). */
+uint64_t platform_xfeatures(void);
 int platform_get_fpstate(struct platform_thread *t, void *buf, size_t len);
 int platform_set_fpstate(struct platform_thread *t, const void *buf, size_t len);
 int platform_get_siginfo(struct platform_thread *t, siginfo_t *si);
+
+/* Stops running thread T; the stop arrives as a PEV_STOP event. */
+int platform_interrupt(struct platform_thread *t);
 
 /* Kills the whole stub process of T (all its threads). */
 void platform_kill(struct platform_thread *t);

@@ -59,6 +59,14 @@ size_t platform_fpstate_size(void)
 	return plat.fpstate_size;
 }
 
+uint64_t platform_xfeatures(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((uint64_t)hi << 32) | lo;
+}
+
 /* munmap refuses ranges beyond TASK_SIZE, so a page at 2^47 tells 5-level paging apart. */
 static uintptr_t detect_user_top(void)
 {
@@ -391,6 +399,11 @@ int platform_set_return(struct platform_thread *t, long ret)
 int platform_resume(struct platform_thread *t, int sig)
 {
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
+}
+
+int platform_interrupt(struct platform_thread *t)
+{
+	return ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) ? -errno : 0;
 }
 
 void platform_kill(struct platform_thread *t)

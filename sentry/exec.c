@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -17,7 +18,9 @@
 
 #include "platform/platform.h"
 #include "sentry/elf.h"
+#include "sentry/fdtable.h"
 #include "sentry/mm.h"
+#include "sentry/syscalls.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -178,7 +181,93 @@ static int build_stack(struct task *t, struct image *exe, struct image *interp, 
 	return sb.err;
 }
 
+#define BINPRM_BUF 256 /* how much of a #! line Linux reads */
+#define MAX_SCRIPT_DEPTH 4
+
+static int exec_elf(struct task *t, const char *path, char *const argv[], char *const envp[]);
+
+/* Reads the first bytes of PATH if it is a regular executable file. */
+static int read_head(struct task *t, const char *path, char *buf, size_t len, ssize_t *got)
+{
+	struct vfs_file *f;
+	struct stat st;
+	int err;
+
+	if ((err = vfs_open(&t->fs, NULL, path, O_RDONLY, 0, &f)))
+		return err;
+	err = -EACCES;
+	if (f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & 0111) && f->ops->pread_kernel) {
+		*got = f->ops->pread_kernel(f, buf, len, 0);
+		err = *got < 0 ? (int)*got : 0;
+	}
+	vfs_file_put(f);
+	return err;
+}
+
+static int exec_depth(struct task *t, const char *path, char *const argv[], char *const envp[],
+		      int depth)
+{
+	char head[BINPRM_BUF + 1];
+	ssize_t got = 0;
+	int err;
+
+	if ((err = read_head(t, path, head, BINPRM_BUF, &got)))
+		return err;
+	if (got < 2 || head[0] != '#' || head[1] != '!')
+		return exec_elf(t, path, argv, envp);
+	if (depth >= MAX_SCRIPT_DEPTH)
+		return -ELOOP;
+	/* "#!interp [one-arg]": the rest of the line after the interpreter is one argument. */
+	head[got] = 0;
+	char *nl = strchr(head, '\n');
+	if (!nl && got == BINPRM_BUF)
+		return -ENOEXEC;
+	if (nl)
+		*nl = 0;
+	char *p = head + 2;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p)
+		return -ENOEXEC;
+	char *interp = p;
+	while (*p && *p != ' ' && *p != '\t')
+		p++;
+	char *arg = NULL;
+	if (*p) {
+		*p++ = 0;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		char *end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = 0;
+		if (*p)
+			arg = p;
+	}
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	char **nargv = calloc(argc + 3, sizeof(char *));
+	if (!nargv)
+		return -ENOMEM;
+	int n = 0;
+	nargv[n++] = interp;
+	if (arg)
+		nargv[n++] = arg;
+	nargv[n++] = (char *)path;
+	for (int i = 1; i < argc; i++)
+		nargv[n++] = argv[i];
+	err = exec_depth(t, interp, nargv, envp, depth + 1);
+	free(nargv);
+	return err;
+}
+
 int exec_load(struct task *t, const char *path, char *const argv[], char *const envp[])
+{
+	return exec_depth(t, path, argv, envp, 0);
+}
+
+static int exec_elf(struct task *t, const char *path, char *const argv[], char *const envp[])
 {
 	struct image exe = {0}, interp = {0};
 	struct platform_thread *pt = NULL;
@@ -281,4 +370,112 @@ int exec_find_in_path(struct task *t, const char *cmd, const char *path_env, cha
 		p = *end ? end + 1 : end;
 	}
 	return -ENOENT;
+}
+
+/* Copies a NULL-terminated array of guest strings into one heap block; *OUT is an array of
+ * pointers into it. */
+static int copy_strings(struct task *t, uintptr_t arr, char ***out, size_t *budget)
+{
+	size_t n = 0, cap = 16;
+	char **v = calloc(cap, sizeof(char *));
+
+	if (!v)
+		return -ENOMEM;
+	for (; arr; n++) {
+		uint64_t p;
+		if (copy_in(t->mm, &p, arr + n * 8, 8))
+			goto fault;
+		if (!p)
+			break;
+		if (n + 2 > cap) {
+			char **nv = realloc(v, (cap *= 2) * sizeof(char *));
+			if (!nv)
+				goto nomem;
+			v = nv;
+		}
+		char buf[PAGE_SIZE * 32];
+		long len = copy_string_in(t->mm, buf, p, sizeof(buf));
+		if (len == -ENAMETOOLONG || (len >= 0 && (size_t)len + 1 > *budget)) {
+			v[n] = NULL;
+			for (size_t i = 0; i < n; i++)
+				free(v[i]);
+			free(v);
+			return -E2BIG;
+		}
+		if (len < 0)
+			goto fault;
+		*budget -= len + 1;
+		if (!(v[n] = strdup(buf)))
+			goto nomem;
+	}
+	v[n] = NULL;
+	*out = v;
+	return 0;
+fault:
+	v[n] = NULL;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return -EFAULT;
+nomem:
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return -ENOMEM;
+}
+
+static void free_strings(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* What exec resets once the new image is in place (Linux's flush_old_exec & co). */
+static void after_exec(struct task *t)
+{
+	for (int fd = 0; fd < t->files->n; fd++) {
+		struct fd_entry *e = fdtable_entry(t->files, fd);
+		if (e && e->cloexec)
+			fdtable_close(t->files, fd);
+	}
+	for (int i = 0; i < NSIG_GUEST; i++) {
+		struct ksigaction *a = &t->sighand->act[i];
+		if (a->handler != (uint64_t)SIG_IGN)
+			*a = (struct ksigaction){0};
+	}
+	t->altstack = (stack_t){.ss_flags = SS_DISABLE};
+	t->clear_child_tid = 0;
+	t->robust_list = 0;
+	t->regs_set = true; /* the new image's registers are already in place */
+}
+
+SYSCALL_DECL(execve)
+{
+	char path[PATH_MAX];
+	char **argv = NULL, **envp = NULL;
+	size_t budget = MAX_ARG_BYTES;
+	long err = copy_string_in(t->mm, path, a[0], sizeof(path));
+
+	if (err < 0)
+		return err;
+	if ((err = copy_strings(t, a[1], &argv, &budget)) ||
+	    (err = copy_strings(t, a[2], &envp, &budget)))
+		goto out;
+	if (!argv[0]) {
+		/* Linux supplies an empty argv[0] for an empty argv. */
+		free(argv);
+		argv = calloc(2, sizeof(char *));
+		if (!argv || !(argv[0] = strdup(""))) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	if ((err = exec_load(t, path, argv, envp)))
+		goto out;
+	after_exec(t);
+out:
+	free_strings(argv);
+	free_strings(envp);
+	return err;
 }

@@ -18,6 +18,8 @@
 #include "sentry/fdtable.h"
 #include "sentry/memfile.h"
 #include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
@@ -26,47 +28,7 @@ struct kernel kernel;
 
 static int sigchld_fd = -1;
 
-static void unlink_task(struct task *t)
-{
-	for (struct task **pp = &kernel.tasks; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			return;
-		}
-}
-
-static void unblock(struct task *t)
-{
-	if (!t->blocked)
-		return;
-	t->blocked = false;
-	if (t->block_fd >= 0) {
-		kernel.nblocked_fd--;
-		bool others = false;
-		for (struct task *o = kernel.tasks; o; o = o->next)
-			others |= o != t && o->blocked && o->block_fd == t->block_fd;
-		if (!others)
-			epoll_ctl(kernel.epfd, EPOLL_CTL_DEL, t->block_fd, NULL);
-		t->block_fd = -1;
-	}
-}
-
-void kernel_exit_group(struct task *t, int status)
-{
-	unblock(t);
-	platform_kill(t->pt);
-	unlink_task(t);
-	if (t->tid == 1) {
-		kernel.done = true;
-		kernel.exit_status = (status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff;
-	}
-	/* Handlers and --strace may still look at T until the event is handled. */
-	t->exited = true;
-	t->next = kernel.dead;
-	kernel.dead = t;
-}
-
-static void free_dead(void)
+void kernel_free_dead(void)
 {
 	while (kernel.dead) {
 		struct task *t = kernel.dead;
@@ -75,34 +37,45 @@ static void free_dead(void)
 	}
 }
 
-/* Serves T's current syscall and resumes it, unless it blocked or is gone. */
-static void run_syscall(struct task *t)
+void kernel_resume(struct task *t)
 {
-	long ret = syscall_dispatch(t);
-
-	if (ret == -ESENTRY_BLOCK || t->exited)
-		return;
-	platform_set_return(t->pt, ret);
+	t->running = true;
 	platform_resume(t->pt, 0);
 }
 
-/* A signal the guest's own instructions raised. Delivery to guest handlers comes with the
- * signals milestone; until then the default action ends the thread group. */
-static void guest_signal(struct task *t, int sig)
+static bool is_restart(long ret)
 {
-	switch (sig) {
-	case SIGSEGV:
-	case SIGBUS:
-	case SIGILL:
-	case SIGFPE:
-	case SIGTRAP:
-	case SIGSYS:
-		kernel_exit_group(t, sig | 0x80); /* core-dump actions set the core bit */
+	return ret <= -ERESTARTSYS && ret >= -ERESTARTNOHAND;
+}
+
+/* Answers T's syscall with RET, delivers what is pending and lets T run, unless it blocked or
+ * is gone. */
+static void finish_syscall(struct task *t, long ret)
+{
+	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie)
 		return;
-	default:
-		/* Host signals aimed at a stub are not the guest's: drop them. */
-		platform_resume(t->pt, 0);
+	bool in_syscall = !t->regs_set;
+	t->retry = false;
+	t->regs_set = false;
+	t->intr_ret = 0;
+	if (signal_pending(t) || (in_syscall && is_restart(ret))) {
+		if (!signal_deliver(t, ret, in_syscall))
+			return;
+	} else if (in_syscall) {
+		platform_set_return(t->pt, ret);
 	}
+	kernel_resume(t);
+}
+
+void kernel_interrupt_syscall(struct task *t)
+{
+	finish_syscall(t, t->intr_ret ? t->intr_ret : -ERESTARTSYS);
+}
+
+void kernel_retry_syscall(struct task *t)
+{
+	t->mm->via = t->pt; /* injections go through the stopped thread */
+	finish_syscall(t, syscall_dispatch(t));
 }
 
 static void handle_event(const struct platform_event *ev)
@@ -111,40 +84,41 @@ static void handle_event(const struct platform_event *ev)
 
 	if (!t)
 		return; /* a stub being torn down */
+	t->running = false;
 	switch (ev->kind) {
 	case PEV_SYSCALL:
 		if (platform_syscall_info(t->pt, &t->sc)) {
 			kernel_exit_group(t, SIGKILL);
 			return;
 		}
-		t->mm->via = t->pt; /* injections go through the stopped thread */
-		run_syscall(t);
+		t->retry = false;
+		kernel_retry_syscall(t);
 		break;
 	case PEV_SIGNAL:
-		guest_signal(t, ev->sig);
+		switch (ev->sig) {
+		case SIGSEGV:
+		case SIGBUS:
+		case SIGILL:
+		case SIGFPE:
+		case SIGTRAP:
+		case SIGSYS:
+			signal_fault(t, ev->sig);
+			break;
+		default:
+			/* Host signals aimed at a stub are not the guest's: drop them. */
+			kernel_resume(t);
+		}
 		break;
 	case PEV_STOP:
-		platform_resume(t->pt, 0);
+		/* An interrupt we asked for: deliver what is pending. */
+		if (!t->blocked && signal_deliver(t, 0, false))
+			kernel_resume(t);
 		break;
 	case PEV_EXITED:
 		/* The host thread died under us (killed from outside). */
 		t->pt->tid = -1;
 		kernel_exit_group(t, ev->sig ? ev->sig : ev->exit_status << 8);
 		break;
-	}
-}
-
-static void wake_fd(int fd)
-{
-	struct task *next;
-
-	for (struct task *t = kernel.tasks; t; t = next) {
-		next = t->next;
-		if (t->blocked && t->block_fd == fd) {
-			unblock(t);
-			t->mm->via = t->pt; /* injections go through the stopped thread */
-			run_syscall(t);
-		}
 	}
 }
 
@@ -155,33 +129,35 @@ static void loop(void)
 
 	while (!kernel.done) {
 		int r;
-		/* The fast path: nothing waits on host descriptors, so wait for the guest only. */
-		if (kernel.nblocked_fd == 0) {
+		sched_run_woken();
+		kernel_free_dead();
+		if (kernel.done)
+			break;
+		/* The fast path: only guest stops can wake anyone, so wait for the guest only. */
+		if (!sched_needs_events()) {
 			r = platform_wait(&ev, true);
 			if (r == 0)
 				handle_event(&ev);
-			free_dead();
-			if (r == -ECHILD)
+			else if (r == -ECHILD)
 				break;
 			continue;
 		}
 		r = platform_wait(&ev, false);
 		if (r == 0) {
 			handle_event(&ev);
-			free_dead();
 			continue;
 		}
 		if (r == -ECHILD)
 			break;
+		sched_arm_timer();
 		int n = epoll_wait(kernel.epfd, evs, 16, -1);
 		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == sigchld_fd) {
+			if (evs[i].data.ptr == &sigchld_fd) {
 				struct signalfd_siginfo si;
 				while (read(sigchld_fd, &si, sizeof(si)) == sizeof(si))
 					;
 			} else {
-				wake_fd(evs[i].data.fd);
-				free_dead();
+				sched_handle_event(evs[i].data.ptr, evs[i].events);
 			}
 		}
 	}
@@ -189,11 +165,13 @@ static void loop(void)
 
 static void teardown(void)
 {
-	free_dead();
+	kernel_free_dead();
 	while (kernel.tasks) {
 		struct task *t = kernel.tasks;
-		platform_kill(t->pt);
-		unlink_task(t);
+		kernel.tasks = t->next;
+		task_cancel_wait(t);
+		if (t->pt)
+			platform_kill(t->pt);
 		task_free(t);
 	}
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
@@ -213,9 +191,12 @@ static int setup_events(void)
 	sigchld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sigchld_fd < 0)
 		return -errno;
-	struct epoll_event e = {.events = EPOLLIN, .data.fd = sigchld_fd};
+	struct epoll_event e = {.events = EPOLLIN, .data.ptr = &sigchld_fd};
 	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, sigchld_fd, &e))
 		return -errno;
+	int err = sched_init(kernel.epfd);
+	if (err)
+		return err;
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is the guest's EPIPE, not our death */
 	return 0;
 }
@@ -245,7 +226,7 @@ static struct task *make_init(void)
 
 	if (!t)
 		return NULL;
-	t->ppid = 0;
+	t->group_leader = t;
 	t->files = fdtable_new();
 	t->sighand = calloc(1, sizeof(*t->sighand));
 	if (!t->files || !t->sighand) {
@@ -326,7 +307,7 @@ int kernel_run(const struct kernel_config *cfg)
 		teardown();
 		return err;
 	}
-	platform_resume(init->pt, 0);
+	kernel_resume(init);
 	loop();
 	teardown();
 	return kernel.exit_status;

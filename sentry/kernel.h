@@ -4,6 +4,7 @@
 #define SENTRY_KERNEL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "platform/platform.h"
@@ -28,7 +29,6 @@ struct kernel {
 	pid_t next_pid;
 	struct vfs_dentry *root;
 	int epfd;
-	int nblocked_fd; /* tasks waiting on host descriptors */
 	bool done;
 	int exit_status; /* minisentry run's exit status once init is gone */
 };
@@ -39,7 +39,25 @@ extern struct kernel kernel;
  * errno before the guest started (the message is already printed). */
 int kernel_run(const struct kernel_config *cfg);
 
-/* Ends the thread group of T with wait status STATUS (exit code << 8, or a signal number). */
+/* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
+void kernel_retry_syscall(struct task *t);
+
+/* Ends T's blocked syscall with t->intr_ret because a signal arrived, and lets T run. */
+void kernel_interrupt_syscall(struct task *t);
+/* Lets stopped task T run guest code again. */
+void kernel_resume(struct task *t);
+
+/* Frees the tasks that died while handling the last event. */
+void kernel_free_dead(void);
+
+/* exit.c: ends the thread group of T with wait status STATUS (exit code << 8, or a signal
+ * number); the leader stays as a zombie for its parent to reap. */
 void kernel_exit_group(struct task *t, int status);
+/* Reaps zombie child C of its parent (wait4/waitid). */
+void kernel_reap(struct task *c);
+
+/* fork.c: fork/clone of T; returns the child's pid or a negative errno. */
+long kernel_clone(struct task *t, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
+		  uintptr_t child_tid, uintptr_t tls);
 
 #endif

@@ -2,6 +2,8 @@
  * Data moves between files and guest memory through iovecs into the memory file, so a read
  * from a host file lands in guest memory without a bounce buffer. */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/stat.h>
@@ -14,6 +16,8 @@
 
 #include "sentry/fdtable.h"
 #include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
@@ -57,13 +61,45 @@ static struct vfs_file *file_of(struct task *t, int fd)
 	return fdtable_get(t->files, fd);
 }
 
-/* Moves data between F and guest memory in up to IOV_PIECES pieces per call. */
+/* Drops the first SKIP bytes of IOV (N entries); returns the new count. */
+static int iov_skip(struct iovec *iov, int n, size_t skip)
+{
+	int i = 0;
+
+	while (i < n && skip >= iov[i].iov_len)
+		skip -= iov[i++].iov_len;
+	if (i < n) {
+		iov[i].iov_base = (char *)iov[i].iov_base + skip;
+		iov[i].iov_len -= skip;
+	}
+	memmove(iov, iov + i, (n - i) * sizeof(*iov));
+	return n - i;
+}
+
+/* Parks T until F is ready for EVENTS (a host descriptor or the file's wait queue). */
+static long wait_for_file(struct task *t, struct vfs_file *f, uint32_t events)
+{
+	struct waitq *wq = NULL;
+	long err;
+
+	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
+		err = task_wait_host_fd(t, f->ops->host_fd(f), events);
+	else if (f->ops->poll && (f->ops->poll(f, &wq), wq))
+		err = task_wait_queue(t, wq, events | POLLHUP | POLLERR);
+	else
+		return -EAGAIN;
+	return err ? err : task_block(t);
+}
+
+/* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
+ * write to a stream that only partly fits keeps what it wrote in t->io_done across retries,
+ * so the retry continues where it stopped. */
 static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, int giovcnt,
 		  off_t *pos, bool is_read)
 {
 	struct iovec iov[IOV_PIECES];
 	int n = 0;
-	size_t total = 0;
+	size_t total = 0, done = t->retry && !is_read ? t->io_done : 0;
 
 	if (is_read ? !f->ops->read : !f->ops->write)
 		return -EBADF;
@@ -90,10 +126,25 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	}
 	if (n == 0)
 		return 0;
+	n = iov_skip(iov, n, done);
 	long r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
-	if (r == -EAGAIN && !(f->flags & O_NONBLOCK) && f->ops->host_fd && f->ops->host_fd(f) >= 0)
-		return task_block_on_fd(t, f->ops->host_fd(f), is_read ? EPOLLIN : EPOLLOUT);
-	return r;
+	if (r > 0 && !is_read && !pos && !(f->flags & O_NONBLOCK) && done + r < total) {
+		done += r;
+		r = -EAGAIN; /* the rest must wait for room */
+	} else if (r >= 0) {
+		return done + r;
+	}
+	if (r == -EPIPE && !is_read && vfs_is_pipe(f))
+		signal_send_thread(t, SIGPIPE, NULL);
+	if (r == -EAGAIN && !(f->flags & O_NONBLOCK)) {
+		t->io_done = done;
+		/* A signal ends a partial write with what it wrote. */
+		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		long b = wait_for_file(t, f, is_read ? POLLIN : POLLOUT);
+		if (b != -EAGAIN)
+			return b;
+	}
+	return done ? (long)done : r;
 }
 
 static long rw(struct task *t, int fd, uintptr_t buf, size_t len, bool is_read)
@@ -530,6 +581,12 @@ SYSCALL_DECL(fcntl)
 		return 0;
 	case F_GETFL:
 		return e->file->flags;
+	case F_GETPIPE_SZ:
+		return vfs_pipe_size(e->file, -1);
+	case F_SETPIPE_SZ:
+		if ((long)a[2] < 0 || (long)a[2] > INT_MAX)
+			return -EINVAL;
+		return vfs_pipe_size(e->file, (long)a[2]);
 	case F_SETFL:
 		e->file->flags = (e->file->flags & ~settable) | ((int)a[2] & settable);
 		return 0;
@@ -578,4 +635,44 @@ SYSCALL_DECL(dup3)
 	if (a[0] == a[1])
 		return -EINVAL;
 	return do_dup3(t, (int)a[0], (int)a[1], (int)a[2]);
+}
+
+static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
+{
+	struct vfs_file *rd, *wr;
+	int fds[2];
+	long err;
+
+	if (flags & ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT))
+		return -EINVAL;
+	if ((err = vfs_pipe_new(flags, &rd, &wr)))
+		return err;
+	fds[0] = fdtable_install(t->files, rd, flags & O_CLOEXEC, 0, nofile_limit(t));
+	if (fds[0] < 0) {
+		vfs_file_put(rd);
+		vfs_file_put(wr);
+		return fds[0];
+	}
+	fds[1] = fdtable_install(t->files, wr, flags & O_CLOEXEC, 0, nofile_limit(t));
+	if (fds[1] < 0) {
+		fdtable_close(t->files, fds[0]);
+		vfs_file_put(wr);
+		return fds[1];
+	}
+	if (copy_out(t->mm, fds_addr, fds, sizeof(fds))) {
+		fdtable_close(t->files, fds[0]);
+		fdtable_close(t->files, fds[1]);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+SYSCALL_DECL(pipe)
+{
+	return do_pipe2(t, a[0], 0);
+}
+
+SYSCALL_DECL(pipe2)
+{
+	return do_pipe2(t, a[0], (int)a[1]);
 }

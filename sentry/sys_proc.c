@@ -2,6 +2,8 @@
  * arch_prctl, resource limits, umask, getrandom. */
 #include <asm/prctl.h>
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -28,7 +30,52 @@ SYSCALL_DECL(gettid)
 SYSCALL_DECL(getppid)
 {
 	(void)a;
-	return t->ppid;
+	return t->group_leader->parent ? t->group_leader->parent->tgid : 0;
+}
+
+SYSCALL_DECL(setpgid)
+{
+	pid_t pid = (pid_t)a[0], pgid = (pid_t)a[1];
+	struct task *p = pid == 0 ? t->group_leader : task_by_tid(pid);
+
+	if (pgid < 0)
+		return -EINVAL;
+	if (!p || p->group_leader != p ||
+	    (p != t->group_leader && p->parent != t->group_leader))
+		return -ESRCH;
+	if (p->sid == p->tgid || p->sid != t->sid)
+		return -EPERM; /* a session leader, or a child in another session */
+	if (pgid == 0)
+		pgid = p->tgid;
+	if (pgid != p->tgid) {
+		bool exists = false;
+		for (struct task *o = kernel.tasks; o; o = o->next)
+			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
+		if (!exists)
+			return -EPERM;
+	}
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (o->tgid == p->tgid)
+			o->pgid = pgid;
+	return 0;
+}
+
+SYSCALL_DECL(setsid)
+{
+	(void)a;
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (!o->zombie && o->pgid == t->tgid)
+			return -EPERM; /* already a process group leader */
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (o->tgid == t->tgid)
+			o->pgid = o->sid = t->tgid;
+	return t->tgid;
+}
+
+SYSCALL_DECL(vfork)
+{
+	(void)a;
+	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 }
 
 SYSCALL_DECL(getuid)

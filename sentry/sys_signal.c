@@ -1,17 +1,25 @@
 /* Signal state syscalls. Handlers and masks are kept per task; delivery comes with the
  * processes milestone. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/kernel.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/task.h"
+#include "platform/platform.h"
+#include <string.h>
+#include <sys/user.h>
 
-#define SIGBIT(s) (1ULL << ((s) - 1))
 #define KNOWN_SA_FLAGS                                                                    \
 	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |    \
 	 SA_RESETHAND | 0x800 /* SA_EXPOSE_TAGBITS */ | 0x04000000 /* SA_RESTORER */)
-#define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 
 SYSCALL_DECL(rt_sigaction)
 {
@@ -64,5 +72,197 @@ SYSCALL_DECL(rt_sigprocmask)
 		t->sigmask = old;
 		return -EFAULT;
 	}
+	return 0;
+}
+
+static void user_info(struct task *t, int sig, siginfo_t *si, int code)
+{
+	memset(si, 0, sizeof(*si));
+	si->si_signo = sig;
+	si->si_code = code;
+	si->si_pid = t->tgid;
+	si->si_uid = t->uid;
+}
+
+/* Sends SIG to every process in group PGID; -ESRCH if there is none. */
+static long kill_pgrp(struct task *t, pid_t pgid, int sig, const siginfo_t *si)
+{
+	bool found = false;
+
+	for (struct task *p = kernel.tasks; p; p = p->next)
+		if (p->group_leader == p && !p->zombie && p->pgid == pgid) {
+			found = true;
+			if (sig)
+				signal_send_process(p, sig, si);
+		}
+	(void)t;
+	return found ? 0 : -ESRCH;
+}
+
+static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
+{
+	if (sig < 0 || sig > NSIG_GUEST)
+		return -EINVAL;
+	if (pid > 0) {
+		struct task *p = task_by_tid(pid);
+		if (!p || p->zombie)
+			return -ESRCH;
+		if (sig)
+			signal_send_process(p->group_leader, sig, si);
+		return 0;
+	}
+	if (pid == 0)
+		return kill_pgrp(t, t->pgid, sig, si);
+	if (pid == -1) {
+		/* Everyone but init and the caller's own process. */
+		bool found = false;
+		for (struct task *p = kernel.tasks; p; p = p->next)
+			if (p->group_leader == p && !p->zombie && p->tgid != 1 &&
+			    p->tgid != t->tgid) {
+				found = true;
+				if (sig)
+					signal_send_process(p, sig, si);
+			}
+		return found ? 0 : -ESRCH;
+	}
+	if (pid == INT_MIN)
+		return -ESRCH;
+	return kill_pgrp(t, -pid, sig, si);
+}
+
+SYSCALL_DECL(kill)
+{
+	siginfo_t si;
+
+	user_info(t, (int)a[1], &si, SI_USER);
+	return do_kill(t, (pid_t)a[0], (int)a[1], &si);
+}
+
+static long do_tkill(struct task *t, pid_t tgid, pid_t tid, int sig, const siginfo_t *si)
+{
+	if (sig < 0 || sig > NSIG_GUEST || tid <= 0)
+		return -EINVAL;
+	struct task *p = task_by_tid(tid);
+	if (!p || p->zombie || (tgid > 0 && p->tgid != tgid))
+		return -ESRCH;
+	if (sig)
+		signal_send_thread(p, sig, si);
+	(void)t;
+	return 0;
+}
+
+SYSCALL_DECL(tkill)
+{
+	siginfo_t si;
+
+	user_info(t, (int)a[1], &si, SI_TKILL);
+	return do_tkill(t, -1, (pid_t)a[0], (int)a[1], &si);
+}
+
+SYSCALL_DECL(tgkill)
+{
+	siginfo_t si;
+
+	if ((pid_t)a[0] <= 0)
+		return -EINVAL;
+	user_info(t, (int)a[2], &si, SI_TKILL);
+	return do_tkill(t, (pid_t)a[0], (pid_t)a[1], (int)a[2], &si);
+}
+
+/* Info from user space may not pretend to come from the kernel or kill(2), unless it is sent
+ * to the caller itself. */
+static long queueinfo_in(struct task *t, pid_t target, int sig, uintptr_t addr, siginfo_t *si)
+{
+	if (copy_in(t->mm, si, addr, sizeof(*si)))
+		return -EFAULT;
+	if ((si->si_code >= 0 || si->si_code == SI_TKILL) && target != t->tgid)
+		return -EPERM;
+	si->si_signo = sig;
+	return 0;
+}
+
+SYSCALL_DECL(rt_sigqueueinfo)
+{
+	siginfo_t si;
+	long err = queueinfo_in(t, (pid_t)a[0], (int)a[1], a[2], &si);
+
+	return err ? err : do_kill(t, (pid_t)a[0], (int)a[1], &si);
+}
+
+SYSCALL_DECL(rt_tgsigqueueinfo)
+{
+	siginfo_t si;
+	long err = queueinfo_in(t, (pid_t)a[0], (int)a[2], a[3], &si);
+
+	return err ? err : do_tkill(t, (pid_t)a[0], (pid_t)a[1], (int)a[2], &si);
+}
+
+SYSCALL_DECL(rt_sigpending)
+{
+	uint64_t set = (t->pending.set | t->group_leader->shared_pending.set) & t->sigmask;
+
+	if (a[1] != sizeof(uint64_t))
+		return -EINVAL;
+	return copy_out(t->mm, a[0], &set, sizeof(set));
+}
+
+SYSCALL_DECL(rt_sigsuspend)
+{
+	uint64_t mask;
+
+	if (a[1] != sizeof(uint64_t))
+		return -EINVAL;
+	if (!t->retry) {
+		if (copy_in(t->mm, &mask, a[0], sizeof(mask)))
+			return -EFAULT;
+		t->saved_sigmask = t->sigmask;
+		t->has_saved_sigmask = true;
+		t->sigmask = mask & ~UNBLOCKABLE;
+	}
+	/* Only a signal ends it: it returns -EINTR once a handler has run. */
+	t->intr_ret = -ERESTARTNOHAND;
+	return task_block(t);
+}
+
+SYSCALL_DECL(pause)
+{
+	(void)a;
+	t->intr_ret = -ERESTARTNOHAND;
+	return task_block(t);
+}
+
+SYSCALL_DECL(sigaltstack)
+{
+	stack_t ss, old = t->altstack;
+	struct user_regs_struct regs;
+	bool on = false;
+
+	if (platform_get_regs(t->pt, &regs) == 0)
+		on = t->altstack.ss_size && regs.rsp > (uint64_t)t->altstack.ss_sp &&
+		     regs.rsp <= (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
+	if (a[0]) {
+		if (copy_in(t->mm, &ss, a[0], sizeof(ss)))
+			return -EFAULT;
+		if (on)
+			return -EPERM;
+		if (ss.ss_flags & ~(SS_DISABLE | SS_ONSTACK | SS_AUTODISARM))
+			return -EINVAL;
+		if (ss.ss_flags & SS_DISABLE) {
+			ss.ss_sp = NULL;
+			ss.ss_size = 0;
+			ss.ss_flags = SS_DISABLE;
+		} else {
+			if (ss.ss_size < (size_t)MINSIGSTKSZ)
+				return -ENOMEM;
+			ss.ss_flags &= SS_AUTODISARM;
+		}
+	}
+	if (a[1]) {
+		old.ss_flags = on ? SS_ONSTACK : (old.ss_size ? old.ss_flags : SS_DISABLE);
+		if (copy_out(t->mm, a[1], &old, sizeof(old)))
+			return -EFAULT;
+	}
+	if (a[0])
+		t->altstack = ss;
 	return 0;
 }

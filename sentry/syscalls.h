@@ -14,7 +14,7 @@ SYSCALL_DECL(lstat); SYSCALL_DECL(newfstatat); SYSCALL_DECL(statx); SYSCALL_DECL
 SYSCALL_DECL(readlink); SYSCALL_DECL(readlinkat); SYSCALL_DECL(access); SYSCALL_DECL(faccessat);
 SYSCALL_DECL(faccessat2); SYSCALL_DECL(getcwd); SYSCALL_DECL(chdir); SYSCALL_DECL(fchdir);
 SYSCALL_DECL(ioctl); SYSCALL_DECL(fcntl); SYSCALL_DECL(dup); SYSCALL_DECL(dup2);
-SYSCALL_DECL(dup3);
+SYSCALL_DECL(dup3); SYSCALL_DECL(pipe); SYSCALL_DECL(pipe2);
 /* sys_mm.c */
 SYSCALL_DECL(mmap); SYSCALL_DECL(munmap); SYSCALL_DECL(mprotect); SYSCALL_DECL(brk);
 SYSCALL_DECL(mremap); SYSCALL_DECL(madvise);
@@ -27,10 +27,19 @@ SYSCALL_DECL(set_tid_address); SYSCALL_DECL(uname); SYSCALL_DECL(arch_prctl);
 SYSCALL_DECL(prlimit64); SYSCALL_DECL(getrlimit); SYSCALL_DECL(setrlimit); SYSCALL_DECL(umask);
 SYSCALL_DECL(sched_yield); SYSCALL_DECL(getrandom); SYSCALL_DECL(set_robust_list);
 SYSCALL_DECL(rseq); SYSCALL_DECL(prctl);
+SYSCALL_DECL(setpgid); SYSCALL_DECL(setsid); SYSCALL_DECL(vfork);
+/* fork.c, exec.c, exit.c */
+SYSCALL_DECL(clone); SYSCALL_DECL(fork); SYSCALL_DECL(clone3); SYSCALL_DECL(execve);
+SYSCALL_DECL(wait4); SYSCALL_DECL(waitid);
 /* sys_time.c */
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
 SYSCALL_DECL(time);
 /* sys_signal.c */
-SYSCALL_DECL(rt_sigaction); SYSCALL_DECL(rt_sigprocmask);
+SYSCALL_DECL(rt_sigaction); SYSCALL_DECL(rt_sigprocmask); SYSCALL_DECL(kill);
+SYSCALL_DECL(tkill); SYSCALL_DECL(tgkill); SYSCALL_DECL(rt_sigqueueinfo);
+SYSCALL_DECL(rt_tgsigqueueinfo); SYSCALL_DECL(rt_sigpending); SYSCALL_DECL(rt_sigsuspend);
+SYSCALL_DECL(pause); SYSCALL_DECL(sigaltstack);
+/* signal.c */
+SYSCALL_DECL(rt_sigreturn);
 
 #endif

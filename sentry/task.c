@@ -5,11 +5,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
+#include "sentry/sched.h"
 
 struct task *task_new(pid_t tid)
 {
@@ -18,7 +18,6 @@ struct task *task_new(pid_t tid)
 	if (!t)
 		return NULL;
 	t->tid = t->tgid = t->pgid = t->sid = tid;
-	t->block_fd = -1;
 	t->fs.umask = 022;
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &t->rlim[r]);
@@ -29,21 +28,57 @@ struct task *task_new(pid_t tid)
 	return t;
 }
 
-void task_free(struct task *t)
+void task_release(struct task *t)
 {
-	if (!t)
-		return;
-	if (t->pt)
+	task_cancel_wait(t);
+	if (t->pt) {
+		platform_kill(t->pt);
 		platform_thread_free(t->pt);
+		t->pt = NULL;
+	}
 	mm_put(t->mm);
+	t->mm = NULL;
 	fdtable_put(t->files);
+	t->files = NULL;
 	if (t->fs.root)
 		vfs_dentry_put(t->fs.root);
 	if (t->fs.cwd)
 		vfs_dentry_put(t->fs.cwd);
+	t->fs.root = t->fs.cwd = NULL;
 	if (t->sighand && --t->sighand->refs == 0)
 		free(t->sighand);
+	t->sighand = NULL;
+}
+
+void task_free(struct task *t)
+{
+	if (!t)
+		return;
+	task_release(t);
 	free(t);
+}
+
+void task_link(struct task *t)
+{
+	struct task **pp = &kernel.tasks;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	t->next = NULL;
+	*pp = t;
+}
+
+void task_unlink_free(struct task *t)
+{
+	for (struct task **pp = &kernel.tasks; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	/* Handlers and --strace may still look at T until the event is handled. */
+	t->exited = true;
+	t->next = kernel.dead;
+	kernel.dead = t;
 }
 
 struct task *task_by_host_tid(pid_t host_tid)
@@ -57,20 +92,7 @@ struct task *task_by_host_tid(pid_t host_tid)
 struct task *task_by_tid(pid_t tid)
 {
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tid == tid)
+		if (t->tid == tid && !t->zombie)
 			return t;
 	return NULL;
-}
-
-long task_block_on_fd(struct task *t, int fd, short events)
-{
-	struct epoll_event ev = {.events = events, .data.fd = fd};
-
-	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, fd, &ev) && errno == EEXIST)
-		epoll_ctl(kernel.epfd, EPOLL_CTL_MOD, fd, &ev);
-	t->blocked = true;
-	t->block_fd = fd;
-	t->block_events = events;
-	kernel.nblocked_fd++;
-	return -ESENTRY_BLOCK;
 }

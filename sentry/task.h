@@ -5,12 +5,16 @@
 #define SENTRY_TASK_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "platform/platform.h"
 #include "vfs/vfs.h"
+#include "vfs/waitq.h"
+#include "sentry/signal.h"
 
 #define NSIG_GUEST 64
 
@@ -28,7 +32,14 @@ struct sighand {
 };
 
 struct task {
-	pid_t tid, tgid, ppid, pgid, sid;
+	pid_t tid, tgid, pgid, sid;
+	struct task *group_leader; /* itself for a process's first thread */
+	struct task *parent;       /* the parent process's leader; NULL for init */
+	int exit_signal;           /* sent to the parent at exit (SIGCHLD, or none) */
+	bool zombie;               /* exited, waiting to be reaped by the parent */
+	int exit_status;           /* wait status: code << 8, or a signal number (| 0x80 core) */
+	struct timespec cpu_time;  /* CPU time of the process when it exited */
+	struct waitq child_wait;   /* woken when a child changes state (on the leader) */
 	uid_t uid, euid, suid;
 	gid_t gid, egid, sgid;
 	struct platform_thread *pt;
@@ -37,6 +48,16 @@ struct task {
 	struct vfs_fs_ctx fs;
 	struct sighand *sighand;
 	uint64_t sigmask;
+	struct sigpending pending;        /* sent to this thread */
+	struct sigpending shared_pending; /* sent to the process (on the leader) */
+	bool has_saved_sigmask;           /* sigsuspend & co: restore this after the handler */
+	uint64_t saved_sigmask;
+	stack_t altstack;
+	bool running;     /* resumed: guest code runs, an interrupt is needed to stop it */
+	int intr_ret;     /* what a blocked syscall returns when a signal interrupts it */
+	bool regs_set;    /* the handler wrote every register (execve, rt_sigreturn) */
+	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
+	struct timespec cchild_time; /* CPU time of reaped children */
 	struct rlimit rlim[RLIM_NLIMITS];
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
@@ -45,9 +66,18 @@ struct task {
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */
+	/* Blocking (sched.c): what the task waits on while parked in sc. */
 	bool blocked;
-	int block_fd;       /* host descriptor whose readiness wakes the task, or -1 */
-	short block_events; /* EPOLLIN / EPOLLOUT */
+	bool on_runq;
+	struct task *runq_next;
+	struct task_waiter *waiters;
+	bool has_deadline;
+	struct timespec deadline;
+	/* Set while a handler is re-run after a wake-up; state it keeps across retries. */
+	bool retry;
+	bool timed_out;
+	struct timespec sys_deadline;
+	size_t io_done;
 
 	struct task *next; /* in the kernel's task list */
 };
@@ -57,10 +87,12 @@ struct task *task_new(pid_t tid);
 void task_free(struct task *t);
 struct task *task_by_host_tid(pid_t host_tid);
 struct task *task_by_tid(pid_t tid);
-
-/* Parks T until host descriptor FD is ready for EVENTS; the syscall is then re-run. Returns
- * the internal code the handler returns. */
-long task_block_on_fd(struct task *t, int fd, short events);
+/* Appends T to the kernel's task list. */
+void task_link(struct task *t);
+/* Removes T from the list and frees it once the current event is handled. */
+void task_unlink_free(struct task *t);
+/* Drops what a dead task holds: waits, its host thread, mm, files, fs, signal handlers. */
+void task_release(struct task *t);
 
 /* The internal "would block" result of a handler: never seen by the guest. */
 #define ESENTRY_BLOCK 1000

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 struct statx;
+struct waitq;
 struct vfs_inode;
 struct vfs_dentry;
 struct vfs_file;
@@ -73,6 +74,9 @@ struct vfs_file_ops {
 	/* Reads LEN bytes at OFF into BUF in the Sentry (used to populate file mappings). */
 	ssize_t (*pread_kernel)(struct vfs_file *f, void *buf, size_t len, off_t off);
 	void (*release)(struct vfs_file *f);
+	/* Optional: readiness now (POLLIN|POLLOUT|POLLHUP|POLLERR...) and, in *WQ, the queue
+	 * woken when it changes. NULL means always ready for what the file supports. */
+	uint32_t (*poll)(struct vfs_file *f, struct waitq **wq);
 	/* Optional: a file whose offset is kept outside F->pos (a wrapped host descriptor shares
 	 * it with host processes) seeks here; NULL means vfs_lseek works on F->pos. */
 	off_t (*llseek)(struct vfs_file *f, off_t off, int whence);
@@ -127,6 +131,13 @@ int vfs_access(struct vfs_dentry *d, int mode);
 /* Writes the path of D as seen from ROOT into BUF (NUL-terminated); returns its length+1,
  * or -ERANGE if it does not fit. */
 int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t size);
+
+/* A new pipe: *RD and *WR are its ends, with O_NONBLOCK from FLAGS. Capacity 64 KiB. */
+int vfs_pipe_new(int flags, struct vfs_file **rd, struct vfs_file **wr);
+/* F_GETPIPE_SZ (SIZE < 0) and F_SETPIPE_SZ; -EBADF if F is not a pipe. */
+long vfs_pipe_size(struct vfs_file *f, long size);
+/* True if F is one end of a pipe (writes there raise SIGPIPE when no reader is left). */
+bool vfs_is_pipe(struct vfs_file *f);
 
 /* A file wrapping host descriptor FD (the sandbox's stdio). The file owns FD when OWNED.
  * Returns NULL if out of memory (FD then stays the caller's). Reads return -EAGAIN when FD has no

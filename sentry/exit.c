@@ -1,0 +1,224 @@
+/* The end of processes: exit_group, zombies, reparenting to init, and reaping by wait4 and
+ * waitid. A process's leader task outlives it as a zombie holding only its wait status. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+
+static void record_cpu_time(struct task *t)
+{
+	clockid_t cid;
+
+	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0)
+		clock_gettime(cid, &t->cpu_time);
+}
+
+/* Children of LEADER go to init (or stay with nobody when init itself goes). */
+static void reparent_children(struct task *leader)
+{
+	struct task *init = task_by_tid(1);
+
+	for (struct task *c = kernel.tasks; c; c = c->next) {
+		if (c->parent != leader)
+			continue;
+		c->parent = init != leader ? init : NULL;
+		if (c->zombie && c->parent)
+			waitq_wake(&c->parent->child_wait, 0);
+	}
+}
+
+/* Whether the parent asked for its children to be reaped for it. */
+static bool parent_autoreaps(struct task *parent)
+{
+	struct ksigaction *a;
+
+	if (!parent || !parent->sighand)
+		return true;
+	a = &parent->sighand->act[SIGCHLD - 1];
+	return a->handler == (uint64_t)SIG_IGN || (a->flags & SA_NOCLDWAIT);
+}
+
+void kernel_exit_group(struct task *t, int status)
+{
+	struct task *leader = t->group_leader, *next;
+
+	record_cpu_time(leader);
+	for (struct task *o = kernel.tasks; o; o = next) {
+		next = o->next;
+		if (o->tgid == t->tgid && o != leader) {
+			task_release(o);
+			task_unlink_free(o);
+		}
+	}
+	task_release(leader);
+	reparent_children(leader);
+	if (leader->tid == 1) {
+		kernel.done = true;
+		kernel.exit_status = (status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff;
+	}
+	leader->exit_status = status;
+	struct task *parent = leader->parent;
+	if (!parent || parent_autoreaps(parent)) {
+		task_unlink_free(leader);
+		if (parent)
+			waitq_wake(&parent->child_wait, 0);
+		return;
+	}
+	leader->zombie = true;
+	if (leader->exit_signal)
+		signal_send_process(parent, leader->exit_signal, SI_KERNEL_CHILD(leader));
+	waitq_wake(&parent->child_wait, 0);
+}
+
+void kernel_reap(struct task *c)
+{
+	struct task *parent = c->parent;
+
+	if (parent) {
+		parent->cchild_time = ts_add(parent->cchild_time, c->cpu_time);
+		parent->cchild_time = ts_add(parent->cchild_time, c->cchild_time);
+	}
+	task_unlink_free(c);
+}
+
+static bool child_matches(struct task *parent, struct task *c, int idtype, pid_t id)
+{
+	if (c->parent != parent || c->group_leader != c)
+		return false;
+	switch (idtype) {
+	case P_PID:
+		return c->tgid == id;
+	case P_PGID:
+		return c->pgid == id;
+	default:
+		return true;
+	}
+}
+
+struct wait_result {
+	pid_t pid;
+	int status;
+	uid_t uid;
+	struct timespec cpu;
+};
+
+/* The common part of wait4 and waitid: 0 with R filled, 0 with R->pid == 0 under WNOHANG,
+ * -ECHILD, or a block. */
+static long do_wait(struct task *t, int idtype, pid_t id, int options, struct wait_result *r)
+{
+	struct task *parent = t->group_leader;
+	bool any = false;
+
+	memset(r, 0, sizeof(*r));
+	for (struct task *c = kernel.tasks; c; c = c->next) {
+		if (!child_matches(parent, c, idtype, id))
+			continue;
+		any = true;
+		if (!c->zombie || !(options & WEXITED))
+			continue;
+		r->pid = c->tgid;
+		r->status = c->exit_status;
+		r->uid = c->uid;
+		r->cpu = ts_add(c->cpu_time, c->cchild_time);
+		if (!(options & WNOWAIT))
+			kernel_reap(c);
+		return 0;
+	}
+	if (!any)
+		return -ECHILD;
+	if (options & WNOHANG)
+		return 0;
+	long err = task_wait_queue(t, &parent->child_wait, 0);
+	return err ? err : task_block(t);
+}
+
+static void fill_rusage(struct rusage *ru, struct timespec cpu)
+{
+	memset(ru, 0, sizeof(*ru));
+	ru->ru_utime.tv_sec = cpu.tv_sec;
+	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
+}
+
+SYSCALL_DECL(wait4)
+{
+	pid_t pid = (pid_t)a[0];
+	int options = (int)a[2];
+	struct wait_result r;
+	int idtype = pid > 0 ? P_PID : pid == -1 ? P_ALL : P_PGID;
+	pid_t id = pid < -1 ? -pid : pid == 0 ? t->pgid : pid;
+
+	if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WNOTHREAD | __WCLONE | __WALL))
+		return -EINVAL;
+	if (pid == INT_MIN)
+		return -ESRCH;
+	long err = do_wait(t, idtype, id, options | WEXITED, &r);
+	if (err)
+		return err;
+	if (r.pid && a[1] && copy_out(t->mm, a[1], &r.status, sizeof(int)))
+		return -EFAULT;
+	if (r.pid && a[3]) {
+		struct rusage ru;
+		fill_rusage(&ru, r.cpu);
+		if (copy_out(t->mm, a[3], &ru, sizeof(ru)))
+			return -EFAULT;
+	}
+	return r.pid;
+}
+
+SYSCALL_DECL(waitid)
+{
+	int idtype = (int)a[0], options = (int)a[3];
+	pid_t id = (pid_t)a[1];
+	struct wait_result r;
+
+	if (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | __WNOTHREAD |
+			__WCLONE | __WALL))
+		return -EINVAL;
+	if (!(options & (WEXITED | WSTOPPED | WCONTINUED)))
+		return -EINVAL;
+	if (idtype != P_ALL && idtype != P_PID && idtype != P_PGID)
+		return -EINVAL;
+	if (idtype == P_PGID && id == 0)
+		id = t->pgid;
+	if (idtype != P_ALL && id <= 0 && idtype == P_PID)
+		return -EINVAL;
+	long err = do_wait(t, idtype, id, options, &r);
+	if (err)
+		return err;
+	if (a[2]) {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (r.pid) {
+			si.si_signo = SIGCHLD;
+			si.si_pid = r.pid;
+			si.si_uid = r.uid;
+			if (r.status & 0x7f) {
+				si.si_code = (r.status & 0x80) ? CLD_DUMPED : CLD_KILLED;
+				si.si_status = r.status & 0x7f;
+			} else {
+				si.si_code = CLD_EXITED;
+				si.si_status = (r.status >> 8) & 0xff;
+			}
+		}
+		if (copy_out(t->mm, a[2], &si, sizeof(si)))
+			return -EFAULT;
+	}
+	if (a[4]) {
+		struct rusage ru;
+		fill_rusage(&ru, r.cpu);
+		if (copy_out(t->mm, a[4], &ru, sizeof(ru)))
+			return -EFAULT;
+	}
+	return 0;
+}

@@ -1,0 +1,141 @@
+/* fork and clone: a new task with copies (or shares, per the CLONE_ flags) of the caller's
+ * address space, fd table, filesystem context and signal handlers, and a new stub process
+ * that resumes where the caller stopped, with 0 in rax. */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+
+/* The flags of a process-creating clone this kernel implements. CLONE_VM (threads, vfork)
+ * comes with threads. */
+#define SUPPORTED                                                                              \
+	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |           \
+	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT)
+
+static struct fdtable *fdtable_copy(struct fdtable *old)
+{
+	struct fdtable *t = fdtable_new();
+
+	if (!t)
+		return NULL;
+	for (int fd = 0; fd < old->n; fd++) {
+		struct fd_entry *e = fdtable_entry(old, fd);
+		if (e && fdtable_install_at(t, fd, vfs_file_get(e->file), e->cloexec, fd + 1) < 0) {
+			fdtable_put(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
+		  uintptr_t child_tid, uintptr_t tls)
+{
+	struct user_regs_struct regs;
+	size_t xsize = platform_fpstate_size();
+	void *xsave = NULL;
+	struct task *c = NULL;
+	long err;
+
+	if (flags & ~(unsigned long)SUPPORTED)
+		return -ENOSYS;
+	if ((flags & CSIGNAL) > 64)
+		return -EINVAL;
+	err = -ENOMEM;
+	if (!(xsave = malloc(xsize)) || !(c = task_new(kernel.next_pid)))
+		goto out;
+	if ((err = platform_get_regs(p->pt, &regs)) || (err = platform_get_fpstate(p->pt, xsave, xsize)))
+		goto out;
+	kernel.next_pid++;
+	c->group_leader = c;
+	c->parent = (flags & CLONE_PARENT) ? p->group_leader->parent : p->group_leader;
+	c->exit_signal = flags & CSIGNAL;
+	c->pgid = p->pgid;
+	c->sid = p->sid;
+	c->uid = p->uid, c->euid = p->euid, c->suid = p->suid;
+	c->gid = p->gid, c->egid = p->egid, c->sgid = p->sgid;
+	c->sigmask = p->sigmask;
+	c->altstack = p->altstack;
+	c->no_new_privs = p->no_new_privs;
+	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
+	memcpy(c->comm, p->comm, sizeof(c->comm));
+	c->fs.root = vfs_dentry_get(p->fs.root);
+	c->fs.cwd = vfs_dentry_get(p->fs.cwd);
+	c->fs.umask = p->fs.umask;
+	err = -ENOMEM;
+	if (!(c->sighand = malloc(sizeof(*c->sighand))))
+		goto out;
+	*c->sighand = *p->sighand;
+	c->sighand->refs = 1;
+	if (flags & CLONE_FILES) {
+		c->files = p->files;
+		c->files->refs++;
+	} else if (!(c->files = fdtable_copy(p->files))) {
+		goto out;
+	}
+	if ((err = platform_stub_new(&c->pt)))
+		goto out;
+	err = -ENOMEM;
+	if (!(c->mm = mm_fork(p->mm, c->pt)))
+		goto out;
+	regs.rax = 0;
+	if (stack)
+		regs.rsp = stack;
+	if (flags & CLONE_SETTLS)
+		regs.fs_base = tls;
+	if ((err = platform_set_regs(c->pt, &regs)) ||
+	    (err = platform_set_fpstate(c->pt, xsave, xsize)))
+		goto out;
+	if ((flags & CLONE_PARENT_SETTID) && copy_out(p->mm, parent_tid, &c->tid, sizeof(pid_t))) {
+		err = -EFAULT;
+		goto out;
+	}
+	if (flags & CLONE_CHILD_SETTID)
+		copy_out(c->mm, child_tid, &c->tid, sizeof(pid_t));
+	if (flags & CLONE_CHILD_CLEARTID)
+		c->clear_child_tid = child_tid;
+	task_link(c);
+	kernel_resume(c);
+	err = c->tid;
+	c = NULL;
+out:
+	task_free(c);
+	free(xsave);
+	return err;
+}
+
+SYSCALL_DECL(clone)
+{
+	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. */
+	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
+}
+
+SYSCALL_DECL(fork)
+{
+	(void)a;
+	return kernel_clone(t, SIGCHLD, 0, 0, 0, 0);
+}
+
+SYSCALL_DECL(clone3)
+{
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	} args;
+
+	if (a[1] < 64)
+		return -EINVAL;
+	memset(&args, 0, sizeof(args));
+	if (copy_in(t->mm, &args, a[0], sizeof(args)))
+		return -EFAULT;
+	if (args.exit_signal > 64 || (args.flags & CSIGNAL))
+		return -EINVAL;
+	return kernel_clone(t, args.flags | args.exit_signal,
+			    args.stack ? args.stack + args.stack_size : 0, args.parent_tid,
+			    args.child_tid, args.tls);
+}

@@ -1,0 +1,280 @@
+/* The run queue, the waits a blocked task registers, the deadline timer and host-descriptor
+ * watches. One timerfd armed for the earliest deadline and one epoll registration per watched
+ * host descriptor feed the kernel loop; everything else is wait queues inside the Sentry. */
+#include "sentry/sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "sentry/kernel.h"
+#include "sentry/task.h"
+#include "vfs/waitq.h"
+
+struct task_waiter {
+	struct waiter w;
+	struct task *t;
+	struct task_waiter *next; /* in the task's list */
+};
+
+/* A host descriptor some task waits on; registered with epoll while anyone waits. */
+struct host_watch {
+	int fd;
+	uint32_t armed; /* events registered with epoll */
+	struct waitq q;
+	struct host_watch *next;
+};
+
+static struct {
+	int epfd, timerfd;
+	struct task *runq_head, *runq_tail;
+	struct host_watch *watches;
+	int timer_tag; /* the address identifies the timer in epoll data */
+	struct timespec armed;
+} sched = {.timerfd = -1};
+
+struct timespec mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts;
+}
+
+struct timespec ts_add(struct timespec a, struct timespec b)
+{
+	struct timespec r = {a.tv_sec + b.tv_sec, a.tv_nsec + b.tv_nsec};
+
+	if (r.tv_nsec >= 1000000000) {
+		r.tv_sec++;
+		r.tv_nsec -= 1000000000;
+	}
+	return r;
+}
+
+int ts_cmp(struct timespec a, struct timespec b)
+{
+	if (a.tv_sec != b.tv_sec)
+		return a.tv_sec < b.tv_sec ? -1 : 1;
+	return a.tv_nsec < b.tv_nsec ? -1 : a.tv_nsec > b.tv_nsec;
+}
+
+struct timespec ts_sub(struct timespec a, struct timespec b)
+{
+	struct timespec r = {a.tv_sec - b.tv_sec, a.tv_nsec - b.tv_nsec};
+
+	if (r.tv_nsec < 0) {
+		r.tv_sec--;
+		r.tv_nsec += 1000000000;
+	}
+	if (r.tv_sec < 0)
+		r = (struct timespec){0, 0};
+	return r;
+}
+
+static void waiter_fired(struct waiter *w, uint32_t events)
+{
+	(void)events;
+	task_wake(((struct task_waiter *)w)->t);
+}
+
+int task_wait_queue(struct task *t, struct waitq *q, uint32_t events)
+{
+	struct task_waiter *tw = calloc(1, sizeof(*tw));
+
+	if (!tw)
+		return -ENOMEM;
+	tw->t = t;
+	tw->next = t->waiters;
+	t->waiters = tw;
+	waitq_add(q, &tw->w, waiter_fired, events);
+	return 0;
+}
+
+static struct host_watch *watch_for(int fd)
+{
+	struct host_watch *w;
+
+	for (w = sched.watches; w; w = w->next)
+		if (w->fd == fd)
+			return w;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	w->next = sched.watches;
+	sched.watches = w;
+	return w;
+}
+
+static void watch_drop(struct host_watch *w)
+{
+	for (struct host_watch **pp = &sched.watches; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	if (w->armed)
+		epoll_ctl(sched.epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	free(w);
+}
+
+int task_wait_host_fd(struct task *t, int fd, uint32_t events)
+{
+	struct host_watch *w = watch_for(fd);
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	if ((w->armed | events) != w->armed) {
+		struct epoll_event ev = {.events = w->armed | events, .data.ptr = w};
+		int op = w->armed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+		if (epoll_ctl(sched.epfd, op, fd, &ev)) {
+			err = -errno;
+			if (!w->q.head && !w->armed)
+				watch_drop(w);
+			return err;
+		}
+		w->armed |= events;
+	}
+	return task_wait_queue(t, &w->q, events);
+}
+
+void task_wait_until(struct task *t, const struct timespec *deadline)
+{
+	t->has_deadline = true;
+	t->deadline = *deadline;
+}
+
+long task_block(struct task *t)
+{
+	t->blocked = true;
+	return -ESENTRY_BLOCK;
+}
+
+void task_wake(struct task *t)
+{
+	if (!t->blocked || t->on_runq)
+		return;
+	t->on_runq = true;
+	t->runq_next = NULL;
+	if (sched.runq_tail)
+		sched.runq_tail->runq_next = t;
+	else
+		sched.runq_head = t;
+	sched.runq_tail = t;
+}
+
+void task_cancel_wait(struct task *t)
+{
+	while (t->waiters) {
+		struct task_waiter *tw = t->waiters;
+		t->waiters = tw->next;
+		waitq_remove(&tw->w);
+		free(tw);
+	}
+	t->has_deadline = false;
+	if (t->on_runq) {
+		struct task **pp = &sched.runq_head, *prev = NULL;
+		for (; *pp; prev = *pp, pp = &(*pp)->runq_next)
+			if (*pp == t) {
+				*pp = t->runq_next;
+				if (sched.runq_tail == t)
+					sched.runq_tail = prev;
+				break;
+			}
+		t->on_runq = false;
+	}
+	t->blocked = false;
+}
+
+void sched_run_woken(void)
+{
+	while (sched.runq_head) {
+		struct task *t = sched.runq_head;
+		sched.runq_head = t->runq_next;
+		if (!sched.runq_head)
+			sched.runq_tail = NULL;
+		t->on_runq = false;
+		bool timed_out = t->has_deadline && ts_cmp(mono_now(), t->deadline) >= 0;
+		task_cancel_wait(t);
+		t->retry = true;
+		t->timed_out = timed_out;
+		kernel_retry_syscall(t);
+	}
+}
+
+bool sched_needs_events(void)
+{
+	if (sched.watches)
+		return true;
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->has_deadline)
+			return true;
+	return false;
+}
+
+int sched_init(int epfd)
+{
+	sched.epfd = epfd;
+	sched.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (sched.timerfd < 0)
+		return -errno;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sched.timer_tag};
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, sched.timerfd, &ev))
+		return -errno;
+	return 0;
+}
+
+void sched_arm_timer(void)
+{
+	struct timespec earliest = {0, 0};
+	bool any = false;
+
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->has_deadline && (!any || ts_cmp(t->deadline, earliest) < 0)) {
+			earliest = t->deadline;
+			any = true;
+		}
+	if (!any || (earliest.tv_sec == 0 && earliest.tv_nsec == 0))
+		earliest = (struct timespec){0, any ? 1 : 0}; /* 0 disarms; 1 ns is "now" */
+	if (ts_cmp(earliest, sched.armed) == 0)
+		return;
+	struct itimerspec its = {.it_value = earliest};
+	timerfd_settime(sched.timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+	sched.armed = earliest;
+}
+
+static void expire_deadlines(void)
+{
+	struct timespec now = mono_now();
+	uint64_t ticks;
+
+	while (read(sched.timerfd, &ticks, sizeof(ticks)) > 0)
+		;
+	sched.armed = (struct timespec){0, 0};
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->has_deadline && ts_cmp(now, t->deadline) >= 0)
+			task_wake(t);
+}
+
+bool sched_handle_event(void *ptr, uint32_t events)
+{
+	if (ptr == &sched.timer_tag) {
+		expire_deadlines();
+		return true;
+	}
+	for (struct host_watch *w = sched.watches; w; w = w->next) {
+		if (w != ptr)
+			continue;
+		/* A hang-up or error ends every wait, whatever it waited for. */
+		waitq_wake(&w->q, events & (EPOLLHUP | EPOLLERR) ? 0 : events);
+		/* Level-triggered: a watch nobody waits on any more would fire forever. */
+		if (!w->q.head)
+			watch_drop(w);
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,44 @@
+/* Blocking = retry (DESIGN.md §4). A handler that cannot finish registers what would let it
+ * progress — wait queues, host descriptors, a deadline — and returns task_block(). The task's
+ * host thread stays in its ptrace stop; when any of those fires, the task goes on the run
+ * queue and the loop calls the same handler again with the same arguments (t->retry set).
+ * A blocked task is therefore fully described by "inside syscall N with registers R". */
+#ifndef SENTRY_SCHED_H
+#define SENTRY_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+struct task;
+struct waitq;
+
+int task_wait_queue(struct task *t, struct waitq *q, uint32_t events);
+int task_wait_host_fd(struct task *t, int fd, uint32_t events);
+/* Wakes T at DEADLINE (CLOCK_MONOTONIC, absolute); the retried handler sees t->timed_out. */
+void task_wait_until(struct task *t, const struct timespec *deadline);
+/* Parks T with what it registered; returns -ESENTRY_BLOCK for the handler to return. */
+long task_block(struct task *t);
+/* Schedules a blocked T to retry its syscall. Safe from wait-queue callbacks. */
+void task_wake(struct task *t);
+/* Drops everything T waits on and takes it off the run queue (exit, signal, retry). */
+void task_cancel_wait(struct task *t);
+
+/* Retries the syscalls of woken tasks until none is left. */
+void sched_run_woken(void);
+/* True when something besides guest stops can wake a task: host descriptors or deadlines. */
+bool sched_needs_events(void);
+/* Registers the scheduler's timer with epoll set EPFD. */
+int sched_init(int epfd);
+/* Handles an epoll event whose data is PTR (a watch or the timer); false if not ours. */
+bool sched_handle_event(void *ptr, uint32_t events);
+/* Arms the timer for the earliest deadline. */
+void sched_arm_timer(void);
+
+/* Monotonic time helpers. */
+struct timespec mono_now(void);
+struct timespec ts_add(struct timespec a, struct timespec b);
+int ts_cmp(struct timespec a, struct timespec b);
+struct timespec ts_sub(struct timespec a, struct timespec b); /* clamped at zero */
+
+#endif

@@ -1,0 +1,476 @@
+/* Signal generation and delivery. Delivery happens whenever a stopped task is about to run
+ * guest code again: at the end of a syscall, after an interrupt stop, after a fault. A handler
+ * gets an rt_sigframe laid out exactly as Linux's (siginfo, ucontext with sigcontext and an
+ * xsave area), so libc's restorer and rt_sigreturn work as on Linux. */
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+#include "sentry/signal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ucontext.h>
+#include <sys/user.h>
+
+#include "platform/platform.h"
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+
+/* The kernel's x86_64 signal frame (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h). */
+struct ksigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate;
+	uint64_t reserved1[8];
+};
+
+struct kstack {
+	uint64_t ss_sp;
+	int32_t ss_flags;
+	int32_t pad;
+	uint64_t ss_size;
+};
+
+struct kucontext {
+	uint64_t uc_flags;
+	uint64_t uc_link;
+	struct kstack uc_stack;
+	struct ksigcontext uc_mcontext;
+	uint64_t uc_sigmask;
+};
+
+struct rt_sigframe {
+	uint64_t pretcode;
+	struct kucontext uc;
+	siginfo_t info;
+};
+
+_Static_assert(sizeof(struct ksigcontext) == 256, "sigcontext layout");
+_Static_assert(sizeof(struct rt_sigframe) == 440, "rt_sigframe layout");
+
+#define UC_FP_XSTATE 0x1
+#define UC_SIGCONTEXT_SS 0x2
+#define UC_STRICT_RESTORE_SS 0x4
+#define FP_XSTATE_MAGIC1 0x46505853U
+#define FP_XSTATE_MAGIC2 0x46505845U
+#define KSA_RESTORER 0x04000000
+/* Flags a handler's return may change (Linux's FIX_EFLAGS). */
+#define FIX_EFLAGS 0x40dd5UL
+
+static const uint64_t stop_sigs = SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |
+				  SIGBIT(SIGTTOU);
+static const uint64_t ignore_sigs = SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH) |
+				    SIGBIT(SIGCONT);
+static const uint64_t core_sigs = SIGBIT(SIGQUIT) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP) |
+				  SIGBIT(SIGABRT) | SIGBIT(SIGBUS) | SIGBIT(SIGFPE) |
+				  SIGBIT(SIGSEGV) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |
+				  SIGBIT(SIGSYS);
+
+static bool is_ignored(struct task *t, int sig)
+{
+	const struct ksigaction *a = &t->sighand->act[sig - 1];
+
+	if (sig == SIGKILL || sig == SIGSTOP)
+		return false;
+	if (a->handler == (uint64_t)SIG_IGN)
+		return true;
+	return a->handler == (uint64_t)SIG_DFL && (ignore_sigs & SIGBIT(sig));
+}
+
+static void queue(struct sigpending *p, int sig, const siginfo_t *info)
+{
+	/* Standard signals coalesce; real-time ones queue every instance. */
+	if (sig < SIGRTMIN && (p->set & SIGBIT(sig)))
+		return;
+	struct sigqueued *q = calloc(1, sizeof(*q));
+	if (q) {
+		q->info = *info;
+		struct sigqueued **pp = &p->head;
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = q;
+	}
+	p->set |= SIGBIT(sig);
+}
+
+void signal_free_pending(struct sigpending *p)
+{
+	while (p->head) {
+		struct sigqueued *q = p->head;
+		p->head = q->next;
+		free(q);
+	}
+	p->set = 0;
+}
+
+/* Removes the first instance of SIG from P into INFO. */
+static void dequeue(struct sigpending *p, int sig, siginfo_t *info)
+{
+	struct sigqueued *found = NULL;
+	bool more = false;
+
+	memset(info, 0, sizeof(*info));
+	info->si_signo = sig;
+	info->si_code = SI_KERNEL;
+	for (struct sigqueued **pp = &p->head; *pp;) {
+		if ((*pp)->info.si_signo != sig) {
+			pp = &(*pp)->next;
+		} else if (!found) {
+			found = *pp;
+			*pp = found->next;
+		} else {
+			more = true; /* another instance keeps the bit set */
+			break;
+		}
+	}
+	if (found) {
+		*info = found->info;
+		free(found);
+	}
+	if (!more)
+		p->set &= ~SIGBIT(sig);
+}
+
+static uint64_t deliverable(struct task *t)
+{
+	uint64_t set = t->pending.set | (t->group_leader ? t->group_leader->shared_pending.set : 0);
+
+	return set & ~(t->sigmask & ~UNBLOCKABLE);
+}
+
+bool signal_pending(struct task *t)
+{
+	return deliverable(t) != 0;
+}
+
+/* Makes T notice a signal: a blocked syscall ends, a running thread is interrupted. */
+static void kick(struct task *t)
+{
+	if (t->blocked) {
+		task_cancel_wait(t);
+		kernel_interrupt_syscall(t);
+	} else if (t->running) {
+		platform_interrupt(t->pt);
+	}
+}
+
+void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
+{
+	siginfo_t si;
+
+	if (!t || t->zombie || t->exited || !t->sighand)
+		return;
+	if (!info) {
+		memset(&si, 0, sizeof(si));
+		si.si_signo = sig;
+		si.si_code = SI_KERNEL;
+		info = &si;
+	}
+	if (is_ignored(t, sig))
+		return;
+	queue(&t->pending, sig, info);
+	if (deliverable(t) & SIGBIT(sig))
+		kick(t);
+}
+
+void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
+{
+	siginfo_t si;
+
+	if (!leader || leader->zombie || leader->exited || !leader->sighand)
+		return;
+	if (!info) {
+		memset(&si, 0, sizeof(si));
+		si.si_signo = sig;
+		si.si_code = SI_KERNEL;
+		info = &si;
+	}
+	if (is_ignored(leader, sig))
+		return;
+	queue(&leader->shared_pending, sig, info);
+	/* Wake one thread that does not block it, the leader first. */
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->tgid == leader->tgid && !t->zombie &&
+		    !((t->sigmask & ~UNBLOCKABLE) & SIGBIT(sig))) {
+			kick(t);
+			return;
+		}
+}
+
+siginfo_t *signal_child_info(struct task *c, siginfo_t *si)
+{
+	memset(si, 0, sizeof(*si));
+	si->si_signo = SIGCHLD;
+	si->si_pid = c->tgid;
+	si->si_uid = c->uid;
+	if (c->exit_status & 0x7f) {
+		si->si_code = (c->exit_status & 0x80) ? CLD_DUMPED : CLD_KILLED;
+		si->si_status = c->exit_status & 0x7f;
+	} else {
+		si->si_code = CLD_EXITED;
+		si->si_status = (c->exit_status >> 8) & 0xff;
+	}
+	return si;
+}
+
+static bool on_altstack(struct task *t, uint64_t sp)
+{
+	return t->altstack.ss_size && sp > (uint64_t)t->altstack.ss_sp &&
+	       sp <= (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
+}
+
+/* Builds the frame for SIG on T's stack and points T at the handler. */
+static int setup_frame(struct task *t, int sig, const siginfo_t *info,
+		       struct user_regs_struct *regs, const struct ksigaction *act)
+{
+	size_t xsize = platform_fpstate_size();
+	unsigned char *xsave = aligned_alloc(64, (xsize + 63) & ~63UL);
+	struct rt_sigframe f;
+	uint64_t sp = regs->rsp - 128, fp, frame;
+	int err = -EFAULT;
+
+	if (!xsave)
+		return -ENOMEM;
+	memset(xsave, 0, xsize);
+	if (platform_get_fpstate(t->pt, xsave, xsize))
+		goto out;
+	if ((act->flags & SA_ONSTACK) && t->altstack.ss_size && !(t->altstack.ss_flags & SS_DISABLE) &&
+	    !on_altstack(t, regs->rsp))
+		sp = (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
+	fp = (sp - (xsize + 4)) & ~63UL;
+	frame = ((fp - sizeof(f)) & ~15UL) - 8;
+
+	/* The software-reserved bytes of the fxsave area describe the xsave layout. */
+	uint32_t *sw = (uint32_t *)(xsave + 464);
+	sw[0] = FP_XSTATE_MAGIC1;
+	sw[1] = xsize + 4;
+	uint64_t xfeatures = platform_xfeatures();
+	memcpy(&sw[2], &xfeatures, 8);
+	sw[4] = xsize;
+	uint32_t magic2 = FP_XSTATE_MAGIC2;
+
+	memset(&f, 0, sizeof(f));
+	f.pretcode = act->restorer;
+	f.info = *info;
+	f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.uc.uc_stack.ss_sp = (uint64_t)t->altstack.ss_sp;
+	f.uc.uc_stack.ss_size = t->altstack.ss_size;
+	f.uc.uc_stack.ss_flags = t->altstack.ss_size ? (on_altstack(t, regs->rsp) ? SS_ONSTACK : 0)
+						     : SS_DISABLE;
+	if (t->altstack.ss_flags & SS_DISABLE)
+		f.uc.uc_stack.ss_flags = SS_DISABLE;
+	struct ksigcontext *sc = &f.uc.uc_mcontext;
+	sc->r8 = regs->r8, sc->r9 = regs->r9, sc->r10 = regs->r10, sc->r11 = regs->r11;
+	sc->r12 = regs->r12, sc->r13 = regs->r13, sc->r14 = regs->r14, sc->r15 = regs->r15;
+	sc->rdi = regs->rdi, sc->rsi = regs->rsi, sc->rbp = regs->rbp, sc->rbx = regs->rbx;
+	sc->rdx = regs->rdx, sc->rax = regs->rax, sc->rcx = regs->rcx, sc->rsp = regs->rsp;
+	sc->rip = regs->rip, sc->eflags = regs->eflags;
+	sc->cs = regs->cs, sc->ss = regs->ss;
+	sc->trapno = t->fault_trapno;
+	sc->err = t->fault_err;
+	sc->cr2 = t->fault_addr;
+	sc->oldmask = t->has_saved_sigmask ? t->saved_sigmask : t->sigmask;
+	sc->fpstate = fp;
+	f.uc.uc_sigmask = sc->oldmask;
+
+	if (copy_out(t->mm, fp, xsave, xsize) || copy_out(t->mm, fp + xsize, &magic2, 4) ||
+	    copy_out(t->mm, frame, &f, sizeof(f)))
+		goto out;
+
+	regs->rdi = sig;
+	regs->rsi = frame + offsetof(struct rt_sigframe, info);
+	regs->rdx = frame + offsetof(struct rt_sigframe, uc);
+	regs->rax = 0;
+	regs->rsp = frame;
+	regs->rip = act->handler;
+	regs->eflags &= ~(0x100UL | 0x400UL | 0x10000UL); /* TF, DF, RF */
+	regs->orig_rax = -1;
+	/* The handler starts with a clean FPU state, as on Linux. */
+	memset(xsave, 0, xsize);
+	((uint16_t *)xsave)[0] = 0x37f;             /* FCW */
+	((uint32_t *)xsave)[6] = 0x1f80;            /* MXCSR */
+	((uint64_t *)(xsave + 512))[0] = 0x3;       /* XSTATE_BV: x87, SSE */
+	err = platform_set_fpstate(t->pt, xsave, xsize);
+out:
+	free(xsave);
+	return err;
+}
+
+/* Converts an interrupted syscall's RET for a delivery with (HANDLER, ACT) and adjusts REGS. */
+static void fix_restart(struct user_regs_struct *regs, long ret, bool handler,
+			const struct ksigaction *act)
+{
+	bool restart;
+
+	switch (-ret) {
+	case ERESTARTNOINTR:
+		restart = true;
+		break;
+	case ERESTARTSYS:
+		restart = !handler || (act->flags & SA_RESTART);
+		break;
+	case ERESTARTNOHAND:
+		restart = !handler;
+		break;
+	default:
+		return;
+	}
+	if (restart) {
+		regs->rax = regs->orig_rax;
+		regs->rip -= 2; /* back onto the syscall instruction */
+	} else {
+		regs->rax = -EINTR;
+	}
+}
+
+static int pick_signal(struct task *t)
+{
+	uint64_t set = deliverable(t);
+
+	if (set & SIGBIT(SIGKILL))
+		return SIGKILL;
+	return set ? __builtin_ctzll(set) + 1 : 0;
+}
+
+bool signal_deliver(struct task *t, long ret, bool in_syscall)
+{
+	struct user_regs_struct regs;
+	bool have_regs = false;
+	int sig;
+
+	while ((sig = pick_signal(t))) {
+		siginfo_t info;
+		struct sigpending *from = (t->pending.set & SIGBIT(sig)) ? &t->pending
+									: &t->group_leader->shared_pending;
+		dequeue(from, sig, &info);
+		struct ksigaction act = t->sighand->act[sig - 1];
+
+		if (act.handler == (uint64_t)SIG_IGN && sig != SIGKILL && sig != SIGSTOP)
+			continue;
+		if (act.handler == (uint64_t)SIG_DFL || sig == SIGKILL || sig == SIGSTOP) {
+			if (ignore_sigs & SIGBIT(sig))
+				continue;
+			if (stop_sigs & SIGBIT(sig))
+				continue; /* job-control stops: not yet; the group keeps running */
+			kernel_exit_group(t, sig | ((core_sigs & SIGBIT(sig)) ? 0x80 : 0));
+			return false;
+		}
+		if (!have_regs && platform_get_regs(t->pt, &regs))
+			goto fatal;
+		have_regs = true;
+		if (in_syscall) {
+			regs.rax = ret;
+			fix_restart(&regs, ret, true, &act);
+			in_syscall = false;
+		}
+		if (!(act.flags & KSA_RESTORER) || setup_frame(t, sig, &info, &regs, &act)) {
+			/* No way back from the handler, or no room for the frame: Linux forces
+			 * SIGSEGV. */
+			kernel_exit_group(t, SIGSEGV | 0x80);
+			return false;
+		}
+		t->sigmask = (t->has_saved_sigmask ? t->saved_sigmask : t->sigmask) | act.mask;
+		t->has_saved_sigmask = false;
+		if (!(act.flags & SA_NODEFER))
+			t->sigmask |= SIGBIT(sig);
+		t->sigmask &= ~UNBLOCKABLE;
+		if (act.flags & SA_RESETHAND)
+			t->sighand->act[sig - 1].handler = (uint64_t)SIG_DFL;
+		break; /* one frame per return to the guest, like Linux's single pass */
+	}
+	if (t->has_saved_sigmask && !have_regs) {
+		/* sigsuspend returned with no handler run: the old mask comes back now. */
+		t->sigmask = t->saved_sigmask;
+		t->has_saved_sigmask = false;
+	}
+	if (in_syscall) {
+		if (ret <= -ERESTARTSYS && ret >= -ERESTARTNOHAND) {
+			if (platform_get_regs(t->pt, &regs))
+				goto fatal;
+			regs.rax = ret;
+			fix_restart(&regs, ret, false, NULL);
+			have_regs = true;
+		} else {
+			platform_set_return(t->pt, ret);
+		}
+	}
+	if (have_regs && platform_set_regs(t->pt, &regs))
+		goto fatal;
+	return true;
+fatal:
+	kernel_exit_group(t, SIGKILL);
+	return false;
+}
+
+void signal_fault(struct task *t, int sig)
+{
+	siginfo_t si;
+	struct user_regs_struct regs;
+
+	memset(&si, 0, sizeof(si));
+	platform_get_siginfo(t->pt, &si);
+	si.si_signo = sig;
+	if (platform_get_regs(t->pt, &regs) == 0)
+		t->fault_trapno = 0;
+	t->fault_addr = (uint64_t)si.si_addr;
+	/* A fault blocked or ignored would loop forever: Linux makes it fatal. */
+	struct ksigaction *act = &t->sighand->act[sig - 1];
+	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
+		act->handler = (uint64_t)SIG_DFL;
+	t->sigmask &= ~SIGBIT(sig);
+	queue(&t->pending, sig, &si);
+	if (signal_deliver(t, 0, false))
+		kernel_resume(t);
+}
+
+SYSCALL_DECL(rt_sigreturn)
+{
+	struct user_regs_struct regs;
+	struct rt_sigframe f;
+	size_t xsize = platform_fpstate_size();
+
+	(void)a;
+	if (platform_get_regs(t->pt, &regs))
+		return -EFAULT;
+	/* The handler's ret popped pretcode: the frame starts 8 bytes below rsp. */
+	if (copy_in(t->mm, &f, regs.rsp - 8, sizeof(f)))
+		goto bad;
+	const struct ksigcontext *sc = &f.uc.uc_mcontext;
+	regs.r8 = sc->r8, regs.r9 = sc->r9, regs.r10 = sc->r10, regs.r11 = sc->r11;
+	regs.r12 = sc->r12, regs.r13 = sc->r13, regs.r14 = sc->r14, regs.r15 = sc->r15;
+	regs.rdi = sc->rdi, regs.rsi = sc->rsi, regs.rbp = sc->rbp, regs.rbx = sc->rbx;
+	regs.rdx = sc->rdx, regs.rax = sc->rax, regs.rcx = sc->rcx, regs.rsp = sc->rsp;
+	regs.rip = sc->rip;
+	regs.eflags = (regs.eflags & ~FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS);
+	regs.orig_rax = -1; /* no restart on the way out */
+	if (sc->fpstate) {
+		void *xsave = aligned_alloc(64, (xsize + 63) & ~63UL);
+		if (!xsave)
+			goto bad;
+		int err = copy_in(t->mm, xsave, sc->fpstate, xsize) ||
+			  platform_set_fpstate(t->pt, xsave, xsize);
+		free(xsave);
+		if (err)
+			goto bad;
+	}
+	t->sigmask = f.uc.uc_sigmask & ~UNBLOCKABLE;
+	if (!(f.uc.uc_stack.ss_flags & SS_ONSTACK) || f.uc.uc_stack.ss_flags == SS_DISABLE) {
+		t->altstack.ss_sp = (void *)f.uc.uc_stack.ss_sp;
+		t->altstack.ss_size = f.uc.uc_stack.ss_size;
+		t->altstack.ss_flags = f.uc.uc_stack.ss_flags & (SS_DISABLE | SS_AUTODISARM);
+	}
+	if (platform_set_regs(t->pt, &regs))
+		goto bad;
+	t->regs_set = true;
+	return 0;
+bad:
+	/* A frame that cannot be read back is fatal, as on Linux. */
+	kernel_exit_group(t, SIGSEGV | 0x80);
+	return 0;
+}

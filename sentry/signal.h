@@ -1,0 +1,51 @@
+/* Signals, entirely emulated: per-thread and per-process pending sets and queues, actions and
+ * masks, delivery by writing an rt_sigframe on the guest stack, and the syscall restart rules
+ * for a signal that interrupts a blocked syscall. Host signals never reach guest handlers. */
+#ifndef SENTRY_SIGNAL_H
+#define SENTRY_SIGNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct task;
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+#define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
+
+/* Linux's internal restart codes: a syscall interrupted by a signal returns one of these, and
+ * delivery turns it into -EINTR or a restart. Never seen by the guest. */
+#define ERESTARTSYS 512    /* restart if the handler has SA_RESTART (or there is none) */
+#define ERESTARTNOINTR 513 /* always restart */
+#define ERESTARTNOHAND 514 /* restart only if no handler runs */
+
+struct sigqueued {
+	siginfo_t info;
+	struct sigqueued *next;
+};
+
+struct sigpending {
+	uint64_t set;
+	struct sigqueued *head; /* one entry per pending instance, in arrival order */
+};
+
+/* Queues SIG with INFO (NULL: SI_KERNEL-style info from the Sentry) for thread T. */
+void signal_send_thread(struct task *t, int sig, const siginfo_t *info);
+/* Queues SIG for the process whose leader is LEADER and wakes a thread that can take it. */
+void signal_send_process(struct task *leader, int sig, const siginfo_t *info);
+/* The SIGCHLD info a parent gets for child C. */
+siginfo_t *signal_child_info(struct task *c, siginfo_t *si);
+#define SI_KERNEL_CHILD(c) signal_child_info((c), &(siginfo_t){0})
+
+/* True if T has a pending signal it does not block. */
+bool signal_pending(struct task *t);
+/* Delivers T's pending signals before it returns to the guest. T is stopped; RET is the result
+ * of the syscall it stopped in (or 0 with IN_SYSCALL false). Returns false if T is gone (a
+ * fatal signal). Writes registers when a handler runs or a syscall restarts; otherwise sets
+ * rax to the (converted) RET when IN_SYSCALL. */
+bool signal_deliver(struct task *t, long ret, bool in_syscall);
+/* A fault raised by T's own instruction: delivered to its handler or fatal. */
+void signal_fault(struct task *t, int sig);
+void signal_free_pending(struct sigpending *p);
+
+#endif

@@ -1,0 +1,227 @@
+/* Pipes: a ring buffer in the Sentry shared by a read end and a write end. Readiness changes
+ * wake the pipe's wait queue; the syscall layer blocks and retries on -EAGAIN. Writes of at
+ * most PIPE_BUF bytes are atomic. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "vfs/vfs.h"
+#include "vfs/waitq.h"
+
+#define PIPE_DEFAULT (64 * 1024)
+#define PIPE_MAX_SIZE (1024 * 1024) /* /proc/sys/fs/pipe-max-size */
+
+struct pipe {
+	char *buf;
+	size_t cap, head, len; /* data is [head, head+len) modulo cap */
+	int readers, writers;
+	struct waitq wq;
+	ino_t ino;
+	struct timespec created;
+};
+
+static const struct vfs_file_ops pipe_ops;
+
+static size_t iov_total(const struct iovec *iov, int n)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+static ssize_t pipe_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct pipe *p = f->priv;
+	size_t want = iov_total(iov, iovcnt), done = 0;
+
+	(void)pos;
+	if (want == 0)
+		return 0;
+	if (p->len == 0)
+		return p->writers ? -EAGAIN : 0;
+	for (int i = 0; i < iovcnt && p->len; i++) {
+		size_t off = 0;
+		while (off < iov[i].iov_len && p->len) {
+			size_t chunk = p->cap - p->head;
+			if (chunk > p->len)
+				chunk = p->len;
+			if (chunk > iov[i].iov_len - off)
+				chunk = iov[i].iov_len - off;
+			memcpy((char *)iov[i].iov_base + off, p->buf + p->head, chunk);
+			p->head = (p->head + chunk) % p->cap;
+			p->len -= chunk;
+			off += chunk;
+			done += chunk;
+		}
+	}
+	if (p->len == 0)
+		p->head = 0;
+	waitq_wake(&p->wq, POLLOUT);
+	return done;
+}
+
+static ssize_t pipe_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct pipe *p = f->priv;
+	size_t want = iov_total(iov, iovcnt), done = 0, room = p->cap - p->len;
+
+	(void)pos;
+	if (!p->readers)
+		return -EPIPE;
+	if (want == 0)
+		return 0;
+	if (room == 0 || (want <= PIPE_BUF && room < want))
+		return -EAGAIN; /* small writes go in whole or not at all */
+	for (int i = 0; i < iovcnt && done < room; i++) {
+		size_t off = 0;
+		while (off < iov[i].iov_len && p->len < p->cap) {
+			size_t tail = (p->head + p->len) % p->cap;
+			size_t chunk = (tail >= p->head ? p->cap - tail : p->head - tail);
+			if (chunk > iov[i].iov_len - off)
+				chunk = iov[i].iov_len - off;
+			memcpy(p->buf + tail, (char *)iov[i].iov_base + off, chunk);
+			p->len += chunk;
+			off += chunk;
+			done += chunk;
+		}
+	}
+	waitq_wake(&p->wq, POLLIN);
+	return done;
+}
+
+static uint32_t pipe_poll(struct vfs_file *f, struct waitq **wq)
+{
+	struct pipe *p = f->priv;
+	uint32_t m = 0;
+
+	*wq = &p->wq;
+	if ((f->flags & O_ACCMODE) == O_RDONLY) {
+		if (p->len)
+			m |= POLLIN | POLLRDNORM;
+		if (!p->writers)
+			m |= POLLHUP;
+	} else {
+		if (p->cap - p->len >= PIPE_BUF || (p->cap - p->len > 0 && p->cap < PIPE_BUF))
+			m |= POLLOUT | POLLWRNORM;
+		if (!p->readers)
+			m |= POLLERR;
+	}
+	return m;
+}
+
+static int pipe_getattr(struct vfs_file *f, struct stat *st)
+{
+	struct pipe *p = f->priv;
+
+	memset(st, 0, sizeof(*st));
+	st->st_dev = 0xc; /* Linux's pipefs device */
+	st->st_ino = p->ino;
+	st->st_mode = S_IFIFO | 0600;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_atim = st->st_mtim = st->st_ctim = p->created;
+	return 0;
+}
+
+static void pipe_release(struct vfs_file *f)
+{
+	struct pipe *p = f->priv;
+
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		p->readers--;
+	else
+		p->writers--;
+	/* The other end sees EOF or EPIPE now: wake everyone. */
+	waitq_wake(&p->wq, 0);
+	if (p->readers == 0 && p->writers == 0) {
+		free(p->buf);
+		free(p);
+	}
+}
+
+static const struct vfs_file_ops pipe_ops = {
+	.read = pipe_read,
+	.write = pipe_write,
+	.getattr = pipe_getattr,
+	.poll = pipe_poll,
+	.release = pipe_release,
+};
+
+static struct vfs_file *pipe_end(struct pipe *p, int accmode, int flags)
+{
+	struct vfs_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->ops = &pipe_ops;
+	f->refs = 1;
+	f->flags = accmode | (flags & O_NONBLOCK);
+	f->priv = p;
+	return f;
+}
+
+int vfs_pipe_new(int flags, struct vfs_file **rd, struct vfs_file **wr)
+{
+	static ino_t next_ino = 4026531840u;
+	struct pipe *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->buf = malloc(PIPE_DEFAULT))) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->cap = PIPE_DEFAULT;
+	p->ino = next_ino++;
+	clock_gettime(CLOCK_REALTIME, &p->created);
+	*rd = pipe_end(p, O_RDONLY, flags);
+	*wr = pipe_end(p, O_WRONLY, flags);
+	if (!*rd || !*wr) {
+		free(*rd);
+		free(*wr);
+		free(p->buf);
+		free(p);
+		return -ENOMEM;
+	}
+	p->readers = p->writers = 1;
+	return 0;
+}
+
+bool vfs_is_pipe(struct vfs_file *f)
+{
+	return f->ops == &pipe_ops;
+}
+
+long vfs_pipe_size(struct vfs_file *f, long size)
+{
+	struct pipe *p = f->priv;
+
+	if (!vfs_is_pipe(f))
+		return -EBADF;
+	if (size < 0)
+		return p->cap;
+	if (size > PIPE_MAX_SIZE)
+		return -EPERM;
+	/* Linux rounds up to a power-of-two number of pages. */
+	size_t cap = 4096;
+	while (cap < (size_t)size)
+		cap *= 2;
+	if (cap < p->len)
+		return -EBUSY;
+	char *nb = malloc(cap);
+	if (!nb)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->len; i++)
+		nb[i] = p->buf[(p->head + i) % p->cap];
+	free(p->buf);
+	p->buf = nb;
+	p->cap = cap;
+	p->head = 0;
+	waitq_wake(&p->wq, POLLOUT);
+	return cap;
+}

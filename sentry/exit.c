@@ -24,15 +24,27 @@ static void record_cpu_time(struct task *t)
 		clock_gettime(cid, &t->cpu_time);
 }
 
-/* Children of LEADER go to init (or stay with nobody when init itself goes). */
+/* The nearest living ancestor of LEADER that is a child subreaper, else init. */
+static struct task *new_parent_for_orphans(struct task *leader)
+{
+	for (struct task *a = leader->parent; a; a = a->parent)
+		if (a->child_subreaper && !a->zombie && !a->exited)
+			return a;
+	struct task *init = task_by_tid(1);
+	return init != leader ? init : NULL;
+}
+
+/* Children of LEADER go to a subreaper or init, and learn of it through PR_SET_PDEATHSIG. */
 static void reparent_children(struct task *leader)
 {
-	struct task *init = task_by_tid(1);
+	struct task *heir = new_parent_for_orphans(leader);
 
 	for (struct task *c = kernel.tasks; c; c = c->next) {
 		if (c->parent != leader)
 			continue;
-		c->parent = init != leader ? init : NULL;
+		c->parent = heir;
+		if (c->pdeath_signal && !c->zombie)
+			signal_send_thread(c, c->pdeath_signal, NULL);
 		if (c->zombie && c->parent)
 			waitq_wake(&c->parent->child_wait, 0);
 	}

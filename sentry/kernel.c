@@ -67,9 +67,24 @@ static void finish_syscall(struct task *t, long ret)
 	kernel_resume(t);
 }
 
+/* The handler runs once more knowing it was interrupted (t->interrupted), so it can finish
+ * with what it has (a partial write, the time left of a sleep); if it would block again the
+ * syscall ends with t->intr_ret. */
 void kernel_interrupt_syscall(struct task *t)
 {
-	finish_syscall(t, t->intr_ret ? t->intr_ret : -ERESTARTSYS);
+	t->retry = true;
+	t->interrupted = true;
+	t->mm->via = t->pt;
+	long ret = syscall_dispatch(t);
+	if (ret == -ESENTRY_BLOCK) {
+		task_cancel_wait(t);
+		ret = t->intr_ret ? t->intr_ret : -ERESTARTSYS;
+		if (kernel.cfg.strace)
+			strace_print(t, ret);
+	}
+	t->interrupted = false;
+	t->sigwait_set = 0;
+	finish_syscall(t, ret);
 }
 
 void kernel_retry_syscall(struct task *t)

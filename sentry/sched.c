@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sentry/kernel.h"
+#include "sentry/signal.h"
 #include "sentry/task.h"
 #include "vfs/waitq.h"
 
@@ -151,6 +152,12 @@ void task_wait_until(struct task *t, const struct timespec *deadline)
 long task_block(struct task *t)
 {
 	t->blocked = true;
+	/* A signal that arrived while the thread was running (its interrupt stop still on the
+	 * way) must end this wait at once, or nothing would. */
+	if (signal_pending(t)) {
+		t->interrupt_pending = true;
+		task_wake(t);
+	}
 	return -ESENTRY_BLOCK;
 }
 
@@ -199,10 +206,15 @@ void sched_run_woken(void)
 			sched.runq_tail = NULL;
 		t->on_runq = false;
 		bool timed_out = t->has_deadline && ts_cmp(mono_now(), t->deadline) >= 0;
+		bool interrupted = t->interrupt_pending;
 		task_cancel_wait(t);
+		t->interrupt_pending = false;
 		t->retry = true;
 		t->timed_out = timed_out;
-		kernel_retry_syscall(t);
+		if (interrupted)
+			kernel_interrupt_syscall(t);
+		else
+			kernel_retry_syscall(t);
 	}
 }
 

@@ -78,6 +78,9 @@ static bool is_ignored(struct task *t, int sig)
 
 	if (sig == SIGKILL || sig == SIGSTOP)
 		return false;
+	/* A blocked signal stays pending: the action may change before it is unblocked. */
+	if ((t->sigmask | t->sigwait_set) & SIGBIT(sig))
+		return false;
 	if (a->handler == (uint64_t)SIG_IGN)
 		return true;
 	return a->handler == (uint64_t)SIG_DFL && (ignore_sigs & SIGBIT(sig));
@@ -137,6 +140,23 @@ static void dequeue(struct sigpending *p, int sig, siginfo_t *info)
 		p->set &= ~SIGBIT(sig);
 }
 
+int signal_dequeue(struct task *t, uint64_t set, siginfo_t *info)
+{
+	uint64_t mine = t->pending.set & set, shared = t->group_leader->shared_pending.set & set;
+
+	if (mine) {
+		int sig = __builtin_ctzll(mine) + 1;
+		dequeue(&t->pending, sig, info);
+		return sig;
+	}
+	if (shared) {
+		int sig = __builtin_ctzll(shared) + 1;
+		dequeue(&t->group_leader->shared_pending, sig, info);
+		return sig;
+	}
+	return 0;
+}
+
 static uint64_t deliverable(struct task *t)
 {
 	uint64_t set = t->pending.set | (t->group_leader ? t->group_leader->shared_pending.set : 0);
@@ -149,12 +169,16 @@ bool signal_pending(struct task *t)
 	return deliverable(t) != 0;
 }
 
-/* Makes T notice a signal: a blocked syscall ends, a running thread is interrupted. */
-static void kick(struct task *t)
+/* Makes T notice SIG: a sigtimedwait for it retries, another blocked syscall ends, a running
+ * thread is interrupted. */
+static void kick(struct task *t, int sig)
 {
-	if (t->blocked) {
-		task_cancel_wait(t);
-		kernel_interrupt_syscall(t);
+	if (t->blocked && (t->sigwait_set & SIGBIT(sig))) {
+		task_wake(t);
+	} else if (t->blocked) {
+		/* Deferred to the loop: the sender may be in the middle of its own syscall. */
+		t->interrupt_pending = true;
+		task_wake(t);
 	} else if (t->running) {
 		platform_interrupt(t->pt);
 	}
@@ -175,8 +199,8 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 	if (is_ignored(t, sig))
 		return;
 	queue(&t->pending, sig, info);
-	if (deliverable(t) & SIGBIT(sig))
-		kick(t);
+	if ((deliverable(t) | t->sigwait_set) & SIGBIT(sig))
+		kick(t, sig);
 }
 
 void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
@@ -196,9 +220,15 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 	queue(&leader->shared_pending, sig, info);
 	/* Wake one thread that does not block it, the leader first. */
 	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->tgid == leader->tgid && !t->zombie && t->blocked &&
+		    (t->sigwait_set & SIGBIT(sig))) {
+			kick(t, sig);
+			return;
+		}
+	for (struct task *t = kernel.tasks; t; t = t->next)
 		if (t->tgid == leader->tgid && !t->zombie &&
 		    !((t->sigmask & ~UNBLOCKABLE) & SIGBIT(sig))) {
-			kick(t);
+			kick(t, sig);
 			return;
 		}
 }

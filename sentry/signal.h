@@ -37,6 +37,8 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info);
 siginfo_t *signal_child_info(struct task *c, siginfo_t *si);
 #define SI_KERNEL_CHILD(c) signal_child_info((c), &(siginfo_t){0})
 
+/* Takes the lowest pending signal of SET for T (thread queue first); 0 if none. */
+int signal_dequeue(struct task *t, uint64_t set, siginfo_t *info);
 /* True if T has a pending signal it does not block. */
 bool signal_pending(struct task *t);
 /* Delivers T's pending signals before it returns to the guest. T is stopped; RET is the result

@@ -333,6 +333,20 @@ SYSCALL_DECL(prctl)
 		return t->no_new_privs;
 	case PR_GET_DUMPABLE:
 		return 1;
+	case PR_SET_CHILD_SUBREAPER:
+		t->group_leader->child_subreaper = a[1] != 0;
+		return 0;
+	case PR_GET_CHILD_SUBREAPER: {
+		int on = t->group_leader->child_subreaper;
+		return copy_out(t->mm, a[1], &on, sizeof(on));
+	}
+	case PR_SET_PDEATHSIG:
+		if (a[1] > NSIG_GUEST)
+			return -EINVAL;
+		t->pdeath_signal = (int)a[1];
+		return 0;
+	case PR_GET_PDEATHSIG:
+		return copy_out(t->mm, a[1], &t->pdeath_signal, sizeof(int));
 	default:
 		return -EINVAL;
 	}

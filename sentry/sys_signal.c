@@ -90,9 +90,9 @@ static long kill_pgrp(struct task *t, pid_t pgid, int sig, const siginfo_t *si)
 	bool found = false;
 
 	for (struct task *p = kernel.tasks; p; p = p->next)
-		if (p->group_leader == p && !p->zombie && p->pgid == pgid) {
+		if (p->group_leader == p && p->pgid == pgid) {
 			found = true;
-			if (sig)
+			if (sig && !p->zombie)
 				signal_send_process(p, sig, si);
 		}
 	(void)t;
@@ -105,9 +105,9 @@ static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
 		return -EINVAL;
 	if (pid > 0) {
 		struct task *p = task_by_tid(pid);
-		if (!p || p->zombie)
+		if (!p)
 			return -ESRCH;
-		if (sig)
+		if (sig && !p->zombie) /* a zombie still exists: the signal just has no effect */
 			signal_send_process(p->group_leader, sig, si);
 		return 0;
 	}
@@ -265,4 +265,43 @@ SYSCALL_DECL(sigaltstack)
 	if (a[0])
 		t->altstack = ss;
 	return 0;
+}
+
+SYSCALL_DECL(rt_sigtimedwait)
+{
+	uint64_t set;
+	siginfo_t si;
+
+	if (a[3] != sizeof(uint64_t))
+		return -EINVAL;
+	if (copy_in(t->mm, &set, a[0], sizeof(set)))
+		return -EFAULT;
+	set &= ~UNBLOCKABLE;
+	int sig = signal_dequeue(t, set, &si);
+	if (sig) {
+		t->sigwait_set = 0;
+		if (a[1] && copy_out(t->mm, a[1], &si, sizeof(si)))
+			return -EFAULT;
+		return sig;
+	}
+	if (t->interrupted || t->timed_out) {
+		t->sigwait_set = 0;
+		return t->timed_out ? -EAGAIN : -EINTR;
+	}
+	if (!t->retry && a[2]) {
+		struct timespec ts;
+		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		if (ts.tv_sec == 0 && ts.tv_nsec == 0)
+			return -EAGAIN;
+		t->sys_deadline = ts_add(mono_now(), ts);
+	}
+	if (a[2])
+		task_wait_until(t, &t->sys_deadline);
+	/* Signals in SET wake this wait even while blocked (signal.c looks at sigwait_set). */
+	t->sigwait_set = set;
+	t->intr_ret = -EINTR;
+	return task_block(t);
 }

@@ -6,6 +6,8 @@
 
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/task.h"
 
 static bool valid_clock(clockid_t id)
@@ -82,4 +84,75 @@ SYSCALL_DECL(time)
 	if (a[0] && copy_out(t->mm, a[0], &now, sizeof(now)))
 		return -EFAULT;
 	return now;
+}
+
+static bool valid_ts(const struct timespec *ts)
+{
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
+/* Sleeps until t->sys_deadline (monotonic). Interrupted, it reports the time left in REM
+ * (when given) and ends with EINTR once a handler runs. */
+static long sleep_until_deadline(struct task *t, uintptr_t rem)
+{
+	struct timespec now = mono_now();
+
+	if (ts_cmp(now, t->sys_deadline) >= 0)
+		return 0;
+	if (t->interrupted) {
+		struct timespec left = ts_sub(t->sys_deadline, now);
+		if (rem && copy_out(t->mm, rem, &left, sizeof(left)))
+			return -EFAULT;
+		return -ERESTARTNOHAND;
+	}
+	task_wait_until(t, &t->sys_deadline);
+	return task_block(t);
+}
+
+SYSCALL_DECL(nanosleep)
+{
+	struct timespec req;
+
+	if (!t->retry) {
+		if (copy_in(t->mm, &req, a[0], sizeof(req)))
+			return -EFAULT;
+		if (!valid_ts(&req))
+			return -EINVAL;
+		t->sys_deadline = ts_add(mono_now(), req);
+	}
+	return sleep_until_deadline(t, a[1]);
+}
+
+SYSCALL_DECL(clock_nanosleep)
+{
+	clockid_t clk = (clockid_t)a[0];
+	int flags = (int)a[1];
+	struct timespec req, now;
+
+	if (!t->retry) {
+		switch (clk) {
+		case CLOCK_REALTIME:
+		case CLOCK_MONOTONIC:
+		case CLOCK_BOOTTIME:
+		case CLOCK_TAI:
+			break;
+		case CLOCK_THREAD_CPUTIME_ID:
+			return -EINVAL;
+		default:
+			/* CPU-time clocks would need the guest's CPU accounting to drive a timer. */
+			return valid_clock(clk) ? -EOPNOTSUPP : -EINVAL;
+		}
+		if (copy_in(t->mm, &req, a[2], sizeof(req)))
+			return -EFAULT;
+		if (!valid_ts(&req))
+			return -EINVAL;
+		if (flags & TIMER_ABSTIME) {
+			/* Convert to the monotonic deadline the scheduler keeps. */
+			clock_gettime(clk, &now);
+			t->sys_deadline = ts_add(mono_now(), ts_sub(req, now));
+		} else {
+			t->sys_deadline = ts_add(mono_now(), req);
+		}
+	}
+	return sleep_until_deadline(t, (flags & TIMER_ABSTIME) ? 0 : a[3]);
 }

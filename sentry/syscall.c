@@ -107,6 +107,9 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(rt_sigreturn, rt_sigreturn, ""),
 	ROW(pipe, pipe, "p"),
 	ROW(pipe2, pipe2, "px"),
+	ROW(nanosleep, nanosleep, "pp"),
+	ROW(clock_nanosleep, clock_nanosleep, "dxpp"),
+	ROW(rt_sigtimedwait, rt_sigtimedwait, "pppu"),
 };
 
 const struct syscall_def *syscall_def(long nr)

@@ -33,12 +33,13 @@ SYSCALL_DECL(clone); SYSCALL_DECL(fork); SYSCALL_DECL(clone3); SYSCALL_DECL(exec
 SYSCALL_DECL(wait4); SYSCALL_DECL(waitid);
 /* sys_time.c */
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
-SYSCALL_DECL(time);
+SYSCALL_DECL(time); SYSCALL_DECL(nanosleep);
+SYSCALL_DECL(clock_nanosleep);
 /* sys_signal.c */
 SYSCALL_DECL(rt_sigaction); SYSCALL_DECL(rt_sigprocmask); SYSCALL_DECL(kill);
 SYSCALL_DECL(tkill); SYSCALL_DECL(tgkill); SYSCALL_DECL(rt_sigqueueinfo);
 SYSCALL_DECL(rt_tgsigqueueinfo); SYSCALL_DECL(rt_sigpending); SYSCALL_DECL(rt_sigsuspend);
-SYSCALL_DECL(pause); SYSCALL_DECL(sigaltstack);
+SYSCALL_DECL(pause); SYSCALL_DECL(sigaltstack); SYSCALL_DECL(rt_sigtimedwait);
 /* signal.c */
 SYSCALL_DECL(rt_sigreturn);
 

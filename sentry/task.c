@@ -92,7 +92,7 @@ struct task *task_by_host_tid(pid_t host_tid)
 struct task *task_by_tid(pid_t tid)
 {
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tid == tid && !t->zombie)
+		if (t->tid == tid)
 			return t;
 	return NULL;
 }

@@ -76,6 +76,11 @@ struct task {
 	/* Set while a handler is re-run after a wake-up; state it keeps across retries. */
 	bool retry;
 	bool timed_out;
+	bool interrupt_pending; /* a signal asked for the blocked syscall to end */
+	bool interrupted; /* the retry is because a signal arrived: finish or return intr_ret */
+	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
+	bool child_subreaper; /* on the leader: orphans of descendants come here */
+	int pdeath_signal;
 	struct timespec sys_deadline;
 	size_t io_done;
 

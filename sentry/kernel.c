@@ -58,7 +58,7 @@ static void finish_syscall(struct task *t, long ret)
 	t->retry = false;
 	t->regs_set = false;
 	t->intr_ret = 0;
-	if (signal_pending(t) || (in_syscall && is_restart(ret))) {
+	if (signal_pending(t) || t->has_saved_sigmask || (in_syscall && is_restart(ret))) {
 		if (!signal_deliver(t, ret, in_syscall))
 			return;
 	} else if (in_syscall) {

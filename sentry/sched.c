@@ -32,6 +32,7 @@ static struct {
 	int epfd, timerfd;
 	struct task *runq_head, *runq_tail;
 	struct host_watch *watches;
+	struct ktimer *timers; /* armed kernel timers */
 	int timer_tag; /* the address identifies the timer in epoll data */
 	struct timespec armed;
 } sched = {.timerfd = -1};
@@ -73,6 +74,68 @@ struct timespec ts_sub(struct timespec a, struct timespec b)
 	if (r.tv_sec < 0)
 		r = (struct timespec){0, 0};
 	return r;
+}
+
+bool ts_is_zero(struct timespec a)
+{
+	return a.tv_sec == 0 && a.tv_nsec == 0;
+}
+
+void ktimer_cancel(struct ktimer *k)
+{
+	if (!k->armed)
+		return;
+	for (struct ktimer **pp = &sched.timers; *pp; pp = &(*pp)->next)
+		if (*pp == k) {
+			*pp = k->next;
+			break;
+		}
+	k->armed = false;
+}
+
+void ktimer_arm(struct ktimer *k, struct timespec deadline, struct timespec interval)
+{
+	ktimer_cancel(k);
+	k->deadline = deadline;
+	k->interval = interval;
+	k->armed = true;
+	k->next = sched.timers;
+	sched.timers = k;
+}
+
+struct timespec ktimer_remaining(const struct ktimer *k)
+{
+	if (!k->armed)
+		return (struct timespec){0, 0};
+	struct timespec left = ts_sub(k->deadline, mono_now());
+	/* An armed timer that is due reports a tiny remainder, never "disarmed". */
+	return ts_is_zero(left) ? (struct timespec){0, 1} : left;
+}
+
+static void fire_timers(struct timespec now)
+{
+	bool again = true;
+
+	while (again) {
+		again = false;
+		for (struct ktimer *k = sched.timers; k; k = k->next) {
+			if (ts_cmp(now, k->deadline) < 0)
+				continue;
+			uint64_t n = 1;
+			ktimer_cancel(k);
+			if (!ts_is_zero(k->interval)) {
+				struct timespec next = ts_add(k->deadline, k->interval);
+				while (ts_cmp(now, next) >= 0) {
+					next = ts_add(next, k->interval);
+					n++;
+				}
+				ktimer_arm(k, next, k->interval);
+			}
+			k->fn(k, n); /* may re-arm or cancel timers: rescan */
+			again = true;
+			break;
+		}
+	}
 }
 
 static void waiter_fired(struct waiter *w, uint32_t events)
@@ -220,7 +283,7 @@ void sched_run_woken(void)
 
 bool sched_needs_events(void)
 {
-	if (sched.watches)
+	if (sched.watches || sched.timers)
 		return true;
 	for (struct task *t = kernel.tasks; t; t = t->next)
 		if (t->has_deadline)
@@ -250,6 +313,11 @@ void sched_arm_timer(void)
 			earliest = t->deadline;
 			any = true;
 		}
+	for (struct ktimer *k = sched.timers; k; k = k->next)
+		if (!any || ts_cmp(k->deadline, earliest) < 0) {
+			earliest = k->deadline;
+			any = true;
+		}
 	if (!any || (earliest.tv_sec == 0 && earliest.tv_nsec == 0))
 		earliest = (struct timespec){0, any ? 1 : 0}; /* 0 disarms; 1 ns is "now" */
 	if (ts_cmp(earliest, sched.armed) == 0)
@@ -267,6 +335,7 @@ static void expire_deadlines(void)
 	while (read(sched.timerfd, &ticks, sizeof(ticks)) > 0)
 		;
 	sched.armed = (struct timespec){0, 0};
+	fire_timers(now);
 	for (struct task *t = kernel.tasks; t; t = t->next)
 		if (t->has_deadline && ts_cmp(now, t->deadline) >= 0)
 			task_wake(t);

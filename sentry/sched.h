@@ -24,6 +24,21 @@ void task_wake(struct task *t);
 /* Drops everything T waits on and takes it off the run queue (exit, signal, retry). */
 void task_cancel_wait(struct task *t);
 
+/* A kernel timer on the monotonic clock: fires FN from the loop at DEADLINE, then every
+ * INTERVAL if that is non-zero. Owners embed it and recover themselves from the pointer. */
+struct ktimer {
+	struct timespec deadline, interval;
+	bool armed;
+	/* EXPIRATIONS counts the periods that passed (more than 1 when the loop was late). */
+	void (*fn)(struct ktimer *k, uint64_t expirations);
+	struct ktimer *next;
+};
+
+void ktimer_arm(struct ktimer *k, struct timespec deadline, struct timespec interval);
+void ktimer_cancel(struct ktimer *k);
+/* Time left before the next expiry, zero if disarmed. */
+struct timespec ktimer_remaining(const struct ktimer *k);
+
 /* Retries the syscalls of woken tasks until none is left. */
 void sched_run_woken(void);
 /* True when something besides guest stops can wake a task: host descriptors or deadlines. */
@@ -40,5 +55,6 @@ struct timespec mono_now(void);
 struct timespec ts_add(struct timespec a, struct timespec b);
 int ts_cmp(struct timespec a, struct timespec b);
 struct timespec ts_sub(struct timespec a, struct timespec b); /* clamped at zero */
+bool ts_is_zero(struct timespec a);
 
 #endif

@@ -157,6 +157,28 @@ int signal_dequeue(struct task *t, uint64_t set, siginfo_t *info)
 	return 0;
 }
 
+static void drop_sig(struct sigpending *p, int sig)
+{
+	siginfo_t si;
+
+	while (p->set & SIGBIT(sig))
+		dequeue(p, sig, &si);
+}
+
+void signal_flush_ignored(struct task *t, int sig)
+{
+	const struct ksigaction *a = &t->sighand->act[sig - 1];
+	bool ignored = a->handler == (uint64_t)SIG_IGN ||
+		       (a->handler == (uint64_t)SIG_DFL && (ignore_sigs & SIGBIT(sig)));
+
+	if (!ignored || sig == SIGKILL || sig == SIGSTOP)
+		return;
+	drop_sig(&t->group_leader->shared_pending, sig);
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (o->tgid == t->tgid)
+			drop_sig(&o->pending, sig);
+}
+
 static uint64_t deliverable(struct task *t)
 {
 	uint64_t set = t->pending.set | (t->group_leader ? t->group_leader->shared_pending.set : 0);

@@ -49,5 +49,7 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall);
 /* A fault raised by T's own instruction: delivered to its handler or fatal. */
 void signal_fault(struct task *t, int sig);
 void signal_free_pending(struct sigpending *p);
+/* After a sigaction: if SIG is now ignored, its pending instances in T's process go. */
+void signal_flush_ignored(struct task *t, int sig);
 
 #endif

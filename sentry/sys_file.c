@@ -101,10 +101,10 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	int n = 0;
 	size_t total = 0, done = t->retry && !is_read ? t->io_done : 0;
 
-	if (is_read ? !f->ops->read : !f->ops->write)
-		return -EBADF;
 	if ((f->flags & O_ACCMODE) == (is_read ? O_WRONLY : O_RDONLY) || (f->flags & O_PATH))
 		return -EBADF;
+	if (is_read ? !f->ops->read : !f->ops->write)
+		return -EINVAL; /* open for it, but the file has no such operation */
 	for (int i = 0; i < giovcnt && n < IOV_PIECES; i++) {
 		size_t len = giov[i].iov_len;
 		if (len == 0)
@@ -134,8 +134,12 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	} else if (r >= 0) {
 		return done + r;
 	}
-	if (r == -EPIPE && !is_read && vfs_is_pipe(f))
-		signal_send_thread(t, SIGPIPE, NULL);
+	if (r == -EPIPE && !is_read && vfs_is_pipe(f)) {
+		siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
+		si.si_pid = t->tgid;
+		si.si_uid = t->uid;
+		signal_send_thread(t, SIGPIPE, &si);
+	}
 	if (r == -EAGAIN && !(f->flags & O_NONBLOCK)) {
 		t->io_done = done;
 		/* A signal ends a partial write with what it wrote. */

@@ -40,6 +40,7 @@ SYSCALL_DECL(rt_sigaction)
 		act.mask &= ~UNBLOCKABLE;
 		act.flags &= KNOWN_SA_FLAGS; /* unknown bits read back as clear, as on Linux */
 		t->sighand->act[sig - 1] = act;
+		signal_flush_ignored(t, sig);
 	}
 	return 0;
 }

@@ -110,6 +110,21 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(nanosleep, nanosleep, "pp"),
 	ROW(clock_nanosleep, clock_nanosleep, "dxpp"),
 	ROW(rt_sigtimedwait, rt_sigtimedwait, "pppu"),
+	ROW(poll, poll, "pud"),
+	ROW(ppoll, ppoll, "puppu"),
+	ROW(select, select, "dpppp"),
+	ROW(pselect6, pselect6, "dppppp"),
+	ROW(getitimer, getitimer, "dp"),
+	ROW(setitimer, setitimer, "dpp"),
+	ROW(alarm, alarm, "u"),
+	ROW(timer_create, timer_create, "dpp"),
+	ROW(timer_settime, timer_settime, "dxpp"),
+	ROW(timer_gettime, timer_gettime, "dp"),
+	ROW(timer_getoverrun, timer_getoverrun, "d"),
+	ROW(timer_delete, timer_delete, "d"),
+	ROW(timerfd_create, timerfd_create, "dx"),
+	ROW(timerfd_settime, timerfd_settime, "dxpp"),
+	ROW(timerfd_gettime, timerfd_gettime, "dp"),
 };
 
 const struct syscall_def *syscall_def(long nr)

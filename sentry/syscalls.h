@@ -35,6 +35,13 @@ SYSCALL_DECL(wait4); SYSCALL_DECL(waitid);
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
 SYSCALL_DECL(time); SYSCALL_DECL(nanosleep);
 SYSCALL_DECL(clock_nanosleep);
+/* sys_poll.c */
+SYSCALL_DECL(poll); SYSCALL_DECL(ppoll); SYSCALL_DECL(select); SYSCALL_DECL(pselect6);
+/* timer.c */
+SYSCALL_DECL(getitimer); SYSCALL_DECL(setitimer); SYSCALL_DECL(alarm);
+SYSCALL_DECL(timer_create); SYSCALL_DECL(timer_settime); SYSCALL_DECL(timer_gettime);
+SYSCALL_DECL(timer_getoverrun); SYSCALL_DECL(timer_delete); SYSCALL_DECL(timerfd_create);
+SYSCALL_DECL(timerfd_settime); SYSCALL_DECL(timerfd_gettime);
 /* sys_signal.c */
 SYSCALL_DECL(rt_sigaction); SYSCALL_DECL(rt_sigprocmask); SYSCALL_DECL(kill);
 SYSCALL_DECL(tkill); SYSCALL_DECL(tgkill); SYSCALL_DECL(rt_sigqueueinfo);

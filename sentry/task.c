@@ -10,6 +10,7 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
+#include "sentry/timer.h"
 
 struct task *task_new(pid_t tid)
 {
@@ -31,6 +32,7 @@ struct task *task_new(pid_t tid)
 void task_release(struct task *t)
 {
 	task_cancel_wait(t);
+	timers_release(t);
 	if (t->pt) {
 		platform_kill(t->pt);
 		platform_thread_free(t->pt);

@@ -81,6 +81,7 @@ struct task {
 	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
 	bool child_subreaper; /* on the leader: orphans of descendants come here */
 	int pdeath_signal;
+	struct process_timers *timers; /* on the leader */
 	struct timespec sys_deadline;
 	size_t io_done;
 

@@ -1,0 +1,267 @@
+/* poll, ppoll, select and pselect6: one readiness pass over the files; if nothing is ready
+ * and there is time left, a second pass registers a wait on every file (its wait queue, or
+ * its host descriptor) and the task blocks until any fires, then the whole call is re-run. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+#define POLL_MAX_FDS 65536
+#define ALWAYS (POLLHUP | POLLERR | POLLNVAL)
+
+/* Current readiness of F (files without a poll op are always ready, as on Linux). */
+static uint32_t file_ready(struct vfs_file *f, struct waitq **wq)
+{
+	*wq = NULL;
+	if (f->ops->poll)
+		return f->ops->poll(f, wq);
+	return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+}
+
+static long wait_on(struct task *t, struct vfs_file *f, struct waitq *wq, uint32_t events)
+{
+	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
+		return task_wait_host_fd(t, f->ops->host_fd(f), events & (POLLIN | POLLOUT | POLLPRI));
+	if (wq)
+		return task_wait_queue(t, wq, events | POLLHUP | POLLERR);
+	return 0;
+}
+
+/* Fills revents; with WAIT registers waits on every file. Returns the number ready. */
+static long poll_pass(struct task *t, struct pollfd *fds, size_t n, bool wait)
+{
+	long ready = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct waitq *wq;
+		fds[i].revents = 0;
+		if (fds[i].fd < 0)
+			continue;
+		struct vfs_file *f = fdtable_get(t->files, fds[i].fd);
+		if (!f) {
+			fds[i].revents = POLLNVAL;
+			ready++;
+			continue;
+		}
+		uint32_t m = file_ready(f, &wq);
+		fds[i].revents = m & ((uint16_t)fds[i].events | ALWAYS);
+		if (fds[i].revents)
+			ready++;
+		if (wait) {
+			long err = wait_on(t, f, wq, (uint16_t)fds[i].events);
+			if (err)
+				return err;
+		}
+	}
+	return ready;
+}
+
+/* The shared driver: a deadline in t->sys_deadline (when TIMED) set on the first call. */
+static long do_poll(struct task *t, struct pollfd *fds, size_t n, bool timed)
+{
+	long ready = poll_pass(t, fds, n, false);
+
+	if (ready || t->interrupted)
+		return ready ? ready : -ERESTARTNOHAND;
+	if (timed && ts_cmp(mono_now(), t->sys_deadline) >= 0)
+		return 0;
+	long err = poll_pass(t, fds, n, true);
+	if (err < 0)
+		return err;
+	if (timed)
+		task_wait_until(t, &t->sys_deadline);
+	t->intr_ret = -ERESTARTNOHAND;
+	return task_block(t);
+}
+
+/* Sets the temporary signal mask of ppoll/pselect6 for the duration of the call. */
+static long set_call_sigmask(struct task *t, uintptr_t mask_addr, size_t size)
+{
+	uint64_t mask;
+
+	if (!mask_addr || t->retry)
+		return 0;
+	if (size != sizeof(uint64_t))
+		return -EINVAL;
+	if (copy_in(t->mm, &mask, mask_addr, sizeof(mask)))
+		return -EFAULT;
+	t->saved_sigmask = t->sigmask;
+	t->has_saved_sigmask = true;
+	t->sigmask = mask & ~UNBLOCKABLE;
+	return 0;
+}
+
+static long poll_common(struct task *t, uintptr_t ufds, size_t n, bool timed)
+{
+	if (n > POLL_MAX_FDS || n > t->rlim[RLIMIT_NOFILE].rlim_cur)
+		return -EINVAL;
+	struct pollfd *fds = calloc(n ? n : 1, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	long r = copy_in(t->mm, fds, ufds, n * sizeof(*fds)) ? -EFAULT : do_poll(t, fds, n, timed);
+	if (r >= 0) {
+		/* Only revents goes back, field by field, as Linux writes it. */
+		for (size_t i = 0; i < n && r >= 0; i++)
+			if (copy_out(t->mm, ufds + i * sizeof(*fds) + offsetof(struct pollfd, revents),
+				     &fds[i].revents, sizeof(short)))
+				r = -EFAULT;
+	}
+	free(fds);
+	return r;
+}
+
+SYSCALL_DECL(poll)
+{
+	int timeout = (int)a[2];
+
+	if (!t->retry && timeout >= 0)
+		t->sys_deadline = ts_add(mono_now(), (struct timespec){timeout / 1000,
+									(timeout % 1000) * 1000000L});
+	return poll_common(t, a[0], a[1], timeout >= 0);
+}
+
+SYSCALL_DECL(ppoll)
+{
+	struct timespec ts;
+	long err;
+
+	if (!t->retry && a[2]) {
+		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		t->sys_deadline = ts_add(mono_now(), ts);
+	}
+	if ((err = set_call_sigmask(t, a[3], a[4])))
+		return err;
+	long r = poll_common(t, a[0], a[1], a[2] != 0);
+	if (r >= 0 && a[2]) {
+		struct timespec left = ts_sub(t->sys_deadline, mono_now());
+		copy_out(t->mm, a[2], &left, sizeof(left));
+	}
+	return r;
+}
+
+/* select(2) in terms of poll: the three fd sets become poll events and back. */
+static long select_common(struct task *t, int nfds, uintptr_t rd, uintptr_t wr, uintptr_t ex,
+			  bool timed)
+{
+	size_t bytes = ((size_t)nfds + 63) / 64 * 8;
+	uint64_t *sets[3] = {0};
+	uintptr_t addrs[3] = {rd, wr, ex};
+	struct pollfd *fds = NULL;
+	size_t n = 0;
+	long r = -ENOMEM;
+
+	if (nfds < 0 || nfds > (int)t->rlim[RLIMIT_NOFILE].rlim_cur)
+		return -EINVAL;
+	for (int k = 0; k < 3; k++) {
+		if (!(sets[k] = calloc(1, bytes ? bytes : 8)))
+			goto out;
+		if (addrs[k] && copy_in(t->mm, sets[k], addrs[k], bytes)) {
+			r = -EFAULT;
+			goto out;
+		}
+	}
+	if (!(fds = calloc(nfds ? nfds : 1, sizeof(*fds))))
+		goto out;
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = 0;
+		if (sets[0][fd / 64] & (1ULL << (fd % 64)))
+			ev |= POLLIN | POLLRDNORM;
+		if (sets[1][fd / 64] & (1ULL << (fd % 64)))
+			ev |= POLLOUT | POLLWRNORM;
+		if (sets[2][fd / 64] & (1ULL << (fd % 64)))
+			ev |= POLLPRI;
+		if (!ev)
+			continue;
+		if (!fdtable_get(t->files, fd)) {
+			r = -EBADF;
+			goto out;
+		}
+		fds[n++] = (struct pollfd){.fd = fd, .events = ev};
+	}
+	r = do_poll(t, fds, n, timed);
+	if (r < 0)
+		goto out;
+	memset(sets[0], 0, bytes), memset(sets[1], 0, bytes), memset(sets[2], 0, bytes);
+	r = 0;
+	for (size_t i = 0; i < n; i++) {
+		int fd = fds[i].fd;
+		short re = fds[i].revents, ev = fds[i].events;
+		uint64_t bit = 1ULL << (fd % 64);
+		if ((ev & POLLIN) && (re & (POLLIN | POLLRDNORM | POLLHUP | POLLERR)))
+			sets[0][fd / 64] |= bit, r++;
+		if ((ev & POLLOUT) && (re & (POLLOUT | POLLWRNORM | POLLERR)))
+			sets[1][fd / 64] |= bit, r++;
+		if ((ev & POLLPRI) && (re & POLLPRI))
+			sets[2][fd / 64] |= bit, r++;
+	}
+	for (int k = 0; k < 3; k++)
+		if (addrs[k] && copy_out(t->mm, addrs[k], sets[k], bytes))
+			r = -EFAULT;
+out:
+	for (int k = 0; k < 3; k++)
+		free(sets[k]);
+	free(fds);
+	return r;
+}
+
+SYSCALL_DECL(select)
+{
+	struct timeval tv;
+
+	if (!t->retry && a[4]) {
+		if (copy_in(t->mm, &tv, a[4], sizeof(tv)))
+			return -EFAULT;
+		if (tv.tv_sec < 0 || tv.tv_usec < 0)
+			return -EINVAL;
+		t->sys_deadline = ts_add(mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / 1000000,
+								       (tv.tv_usec % 1000000) * 1000});
+	}
+	long r = select_common(t, (int)a[0], a[1], a[2], a[3], a[4] != 0);
+	if (r >= 0 && a[4]) {
+		/* Linux reports the time left. */
+		struct timespec left = ts_sub(t->sys_deadline, mono_now());
+		tv = (struct timeval){left.tv_sec, left.tv_nsec / 1000};
+		copy_out(t->mm, a[4], &tv, sizeof(tv));
+	}
+	return r;
+}
+
+SYSCALL_DECL(pselect6)
+{
+	struct timespec ts;
+	struct {
+		uint64_t ss;
+		uint64_t len;
+	} sig = {0, 0};
+	long err;
+
+	if (!t->retry && a[4]) {
+		if (copy_in(t->mm, &ts, a[4], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		t->sys_deadline = ts_add(mono_now(), ts);
+	}
+	if (a[5] && copy_in(t->mm, &sig, a[5], sizeof(sig)))
+		return -EFAULT;
+	if ((err = set_call_sigmask(t, sig.ss, sig.len)))
+		return err;
+	long r = select_common(t, (int)a[0], a[1], a[2], a[3], a[4] != 0);
+	if (r >= 0 && a[4]) {
+		struct timespec left = ts_sub(t->sys_deadline, mono_now());
+		copy_out(t->mm, a[4], &left, sizeof(left));
+	}
+	return r;
+}

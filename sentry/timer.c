@@ -1,0 +1,461 @@
+/* Guest timers on the kernel's ktimers: the per-process ITIMER_REAL (and alarm), POSIX timers
+ * (timer_create & co) and timerfd files. Expiry sends a signal or wakes a file's readers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/timerfd.h>
+#include <time.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "sentry/timer.h"
+#include "vfs/vfs.h"
+#include "vfs/waitq.h"
+
+#define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+static struct timespec tv_to_ts(struct timeval tv)
+{
+	return (struct timespec){tv.tv_sec, tv.tv_usec * 1000};
+}
+
+static struct timeval ts_to_tv(struct timespec ts)
+{
+	/* Round up, so a running timer never reads as disarmed. */
+	return (struct timeval){ts.tv_sec, (ts.tv_nsec + 999) / 1000};
+}
+
+static bool valid_tv(struct timeval tv)
+{
+	return tv.tv_sec >= 0 && tv.tv_usec >= 0 && tv.tv_usec < 1000000;
+}
+
+static bool valid_ts(struct timespec ts)
+{
+	return ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000;
+}
+
+/* --- ITIMER_REAL and alarm ----------------------------------------------------------------- */
+
+static void itimer_fired(struct ktimer *k, uint64_t n)
+{
+	struct process_timers *pt = container_of(k, struct process_timers, real);
+	siginfo_t si;
+
+	(void)n;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGALRM;
+	si.si_code = SI_KERNEL;
+	signal_send_process(pt->leader, SIGALRM, &si);
+}
+
+static struct process_timers *timers_of(struct task *t)
+{
+	struct task *l = t->group_leader;
+
+	if (!l->timers) {
+		l->timers = calloc(1, sizeof(*l->timers));
+		if (!l->timers)
+			return NULL;
+		l->timers->leader = l;
+		l->timers->real.fn = itimer_fired;
+	}
+	return l->timers;
+}
+
+void timers_release(struct task *leader)
+{
+	struct process_timers *pt = leader->timers;
+
+	if (!pt)
+		return;
+	ktimer_cancel(&pt->real);
+	while (pt->posix) {
+		struct posix_timer *p = pt->posix;
+		pt->posix = p->next;
+		ktimer_cancel(&p->k);
+		free(p);
+	}
+	free(pt);
+	leader->timers = NULL;
+}
+
+static long get_itimer(struct task *t, int which, struct itimerval *out)
+{
+	struct process_timers *pt;
+
+	memset(out, 0, sizeof(*out));
+	if (which == ITIMER_VIRTUAL || which == ITIMER_PROF)
+		return 0; /* never armed: setitimer refuses them */
+	if (which != ITIMER_REAL)
+		return -EINVAL;
+	if (!(pt = timers_of(t)))
+		return -ENOMEM;
+	out->it_value = ts_to_tv(ktimer_remaining(&pt->real));
+	out->it_interval = ts_to_tv(pt->real.interval);
+	return 0;
+}
+
+SYSCALL_DECL(getitimer)
+{
+	struct itimerval v;
+	long err = get_itimer(t, (int)a[0], &v);
+
+	return err ? err : copy_out(t->mm, a[1], &v, sizeof(v));
+}
+
+SYSCALL_DECL(setitimer)
+{
+	struct itimerval nv, old;
+	struct process_timers *pt;
+	int which = (int)a[0];
+	long err;
+
+	if (which == ITIMER_VIRTUAL || which == ITIMER_PROF)
+		return -EOPNOTSUPP; /* CPU-time timers need per-thread CPU accounting: not yet */
+	if (which != ITIMER_REAL)
+		return -EINVAL;
+	memset(&nv, 0, sizeof(nv));
+	if (a[1] && copy_in(t->mm, &nv, a[1], sizeof(nv)))
+		return -EFAULT;
+	if (!valid_tv(nv.it_value) || !valid_tv(nv.it_interval))
+		return -EINVAL;
+	if ((err = get_itimer(t, which, &old)))
+		return err;
+	if (a[2] && copy_out(t->mm, a[2], &old, sizeof(old)))
+		return -EFAULT;
+	pt = timers_of(t);
+	struct timespec value = tv_to_ts(nv.it_value);
+	if (ts_is_zero(value))
+		ktimer_cancel(&pt->real);
+	else
+		ktimer_arm(&pt->real, ts_add(mono_now(), value), tv_to_ts(nv.it_interval));
+	return 0;
+}
+
+SYSCALL_DECL(alarm)
+{
+	struct process_timers *pt = timers_of(t);
+	unsigned int secs = (unsigned int)a[0];
+
+	if (!pt)
+		return -ENOMEM;
+	struct timespec left = ktimer_remaining(&pt->real);
+	/* alarm(2) reports whole seconds, rounding a partial one up (at least 1 if armed). */
+	long old = left.tv_sec + (left.tv_nsec >= 500000000 || (left.tv_sec == 0 && left.tv_nsec));
+	if (secs)
+		ktimer_arm(&pt->real, ts_add(mono_now(), (struct timespec){secs, 0}),
+			   (struct timespec){0, 0});
+	else
+		ktimer_cancel(&pt->real);
+	return old;
+}
+
+/* --- POSIX timers ------------------------------------------------------------------------- */
+
+static void posix_fired(struct ktimer *k, uint64_t n)
+{
+	struct posix_timer *p = container_of(k, struct posix_timer, k);
+	struct task *target = p->leader;
+	siginfo_t si;
+
+	/* Periods the loop missed are overruns of this expiry's signal. */
+	p->overrun_last = n - 1;
+	if (p->notify == SIGEV_NONE)
+		return;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = p->signo;
+	si.si_code = SI_TIMER;
+	si.si_timerid = p->id;
+	si.si_overrun = n - 1;
+	si.si_value = p->value;
+	if (p->notify == SIGEV_THREAD_ID) {
+		target = task_by_tid(p->tid);
+		if (target)
+			signal_send_thread(target, p->signo, &si);
+	} else {
+		signal_send_process(target, p->signo, &si);
+	}
+}
+
+static struct posix_timer *find_timer(struct task *t, int id)
+{
+	struct process_timers *pt = t->group_leader->timers;
+
+	for (struct posix_timer *p = pt ? pt->posix : NULL; p; p = p->next)
+		if (p->id == id)
+			return p;
+	return NULL;
+}
+
+SYSCALL_DECL(timer_create)
+{
+	clockid_t clk = (clockid_t)a[0];
+	struct sigevent ev;
+	struct process_timers *pt = timers_of(t);
+
+	if (!pt)
+		return -ENOMEM;
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
+	    clk != CLOCK_TAI)
+		return clk < 0 || clk > CLOCK_TAI ? -EINVAL : -EOPNOTSUPP;
+	memset(&ev, 0, sizeof(ev));
+	if (a[1]) {
+		if (copy_in(t->mm, &ev, a[1], sizeof(ev)))
+			return -EFAULT;
+	} else {
+		ev.sigev_notify = SIGEV_SIGNAL;
+		ev.sigev_signo = SIGALRM;
+	}
+	if (ev.sigev_notify != SIGEV_NONE && ev.sigev_notify != SIGEV_SIGNAL &&
+	    ev.sigev_notify != SIGEV_THREAD_ID)
+		return -EINVAL;
+	if (ev.sigev_notify != SIGEV_NONE && (ev.sigev_signo < 1 || ev.sigev_signo > NSIG_GUEST))
+		return -EINVAL;
+	if (ev.sigev_notify == SIGEV_THREAD_ID) {
+		struct task *th = task_by_tid(ev._sigev_un._tid);
+		if (!th || th->tgid != t->tgid)
+			return -EINVAL;
+	}
+	struct posix_timer *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->id = pt->next_id++;
+	p->clock = clk;
+	p->notify = ev.sigev_notify;
+	p->signo = ev.sigev_signo;
+	p->value = a[1] ? ev.sigev_value : (union sigval){.sival_int = p->id};
+	p->tid = ev._sigev_un._tid;
+	p->leader = t->group_leader;
+	p->k.fn = posix_fired;
+	if (copy_out(t->mm, a[2], &p->id, sizeof(int))) {
+		free(p);
+		return -EFAULT;
+	}
+	p->next = pt->posix;
+	pt->posix = p;
+	return 0;
+}
+
+static void timer_value(struct ktimer *k, struct itimerspec *out)
+{
+	out->it_value = ktimer_remaining(k);
+	out->it_interval = k->armed ? k->interval : (struct timespec){0, 0};
+}
+
+/* Arms K from a guest itimerspec: relative, or absolute on clock CLK. */
+static void arm_from(struct ktimer *k, clockid_t clk, bool abs, const struct itimerspec *v)
+{
+	if (ts_is_zero(v->it_value)) {
+		ktimer_cancel(k);
+		return;
+	}
+	struct timespec deadline;
+	if (abs) {
+		struct timespec now;
+		clock_gettime(clk, &now);
+		deadline = ts_add(mono_now(), ts_sub(v->it_value, now));
+	} else {
+		deadline = ts_add(mono_now(), v->it_value);
+	}
+	ktimer_arm(k, deadline, v->it_interval);
+}
+
+SYSCALL_DECL(timer_settime)
+{
+	struct posix_timer *p = find_timer(t, (int)a[0]);
+	struct itimerspec nv, old;
+
+	if (!p)
+		return -EINVAL;
+	if (copy_in(t->mm, &nv, a[2], sizeof(nv)))
+		return -EFAULT;
+	if (!valid_ts(nv.it_value) || !valid_ts(nv.it_interval))
+		return -EINVAL;
+	timer_value(&p->k, &old);
+	if (a[3] && copy_out(t->mm, a[3], &old, sizeof(old)))
+		return -EFAULT;
+	p->overrun_last = 0;
+	arm_from(&p->k, p->clock, a[1] & TIMER_ABSTIME, &nv);
+	return 0;
+}
+
+SYSCALL_DECL(timer_gettime)
+{
+	struct posix_timer *p = find_timer(t, (int)a[0]);
+	struct itimerspec v;
+
+	if (!p)
+		return -EINVAL;
+	timer_value(&p->k, &v);
+	return copy_out(t->mm, a[1], &v, sizeof(v));
+}
+
+SYSCALL_DECL(timer_getoverrun)
+{
+	struct posix_timer *p = find_timer(t, (int)a[0]);
+
+	return p ? p->overrun_last : -EINVAL;
+}
+
+SYSCALL_DECL(timer_delete)
+{
+	struct process_timers *pt = t->group_leader->timers;
+
+	for (struct posix_timer **pp = pt ? &pt->posix : NULL; pp && *pp; pp = &(*pp)->next)
+		if ((*pp)->id == (int)a[0]) {
+			struct posix_timer *p = *pp;
+			*pp = p->next;
+			ktimer_cancel(&p->k);
+			free(p);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* --- timerfd ------------------------------------------------------------------------------ */
+
+struct timerfd {
+	struct ktimer k;
+	clockid_t clock;
+	uint64_t ticks; /* expirations not yet read */
+	struct waitq wq;
+};
+
+static void timerfd_fired(struct ktimer *k, uint64_t n)
+{
+	struct timerfd *tf = container_of(k, struct timerfd, k);
+
+	tf->ticks += n;
+	waitq_wake(&tf->wq, POLLIN);
+}
+
+static ssize_t timerfd_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct timerfd *tf = f->priv;
+
+	(void)pos;
+	if (iovcnt < 1 || iov[0].iov_len < 8)
+		return -EINVAL;
+	if (!tf->ticks)
+		return -EAGAIN;
+	memcpy(iov[0].iov_base, &tf->ticks, 8);
+	tf->ticks = 0;
+	return 8;
+}
+
+static uint32_t timerfd_poll(struct vfs_file *f, struct waitq **wq)
+{
+	struct timerfd *tf = f->priv;
+
+	*wq = &tf->wq;
+	return tf->ticks ? POLLIN | POLLRDNORM : 0;
+}
+
+static int timerfd_getattr(struct vfs_file *f, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IRUSR | S_IWUSR;
+	st->st_nlink = 1;
+	st->st_ino = (ino_t)(uintptr_t)f->priv;
+	st->st_blksize = 4096;
+	return 0;
+}
+
+static void timerfd_release(struct vfs_file *f)
+{
+	struct timerfd *tf = f->priv;
+
+	ktimer_cancel(&tf->k);
+	free(tf);
+}
+
+static const struct vfs_file_ops timerfd_ops = {
+	.read = timerfd_read,
+	.poll = timerfd_poll,
+	.getattr = timerfd_getattr,
+	.release = timerfd_release,
+};
+
+static struct timerfd *timerfd_of(struct task *t, int fd)
+{
+	struct vfs_file *f = fdtable_get(t->files, fd);
+
+	return f && f->ops == &timerfd_ops ? f->priv : NULL;
+}
+
+SYSCALL_DECL(timerfd_create)
+{
+	clockid_t clk = (clockid_t)a[0];
+	int flags = (int)a[1];
+
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
+	    clk != CLOCK_REALTIME_ALARM && clk != CLOCK_BOOTTIME_ALARM)
+		return -EINVAL;
+	if (flags & ~(TFD_CLOEXEC | TFD_NONBLOCK))
+		return -EINVAL;
+	struct timerfd *tf = calloc(1, sizeof(*tf));
+	struct vfs_file *f = calloc(1, sizeof(*f));
+	if (!tf || !f) {
+		free(tf);
+		free(f);
+		return -ENOMEM;
+	}
+	tf->clock = clk == CLOCK_REALTIME_ALARM ? CLOCK_REALTIME
+		    : clk == CLOCK_BOOTTIME_ALARM ? CLOCK_BOOTTIME : clk;
+	tf->k.fn = timerfd_fired;
+	f->ops = &timerfd_ops;
+	f->refs = 1;
+	f->flags = O_RDWR | (flags & TFD_NONBLOCK ? O_NONBLOCK : 0);
+	f->priv = tf;
+	int fd = fdtable_install(t->files, f, flags & TFD_CLOEXEC, 0,
+				 (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}
+
+SYSCALL_DECL(timerfd_settime)
+{
+	struct timerfd *tf = timerfd_of(t, (int)a[0]);
+	struct itimerspec nv, old;
+
+	if (!fdtable_get(t->files, (int)a[0]))
+		return -EBADF;
+	if (!tf)
+		return -EINVAL;
+	if (a[1] & ~(unsigned long)(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+		return -EINVAL;
+	if (copy_in(t->mm, &nv, a[2], sizeof(nv)))
+		return -EFAULT;
+	if (!valid_ts(nv.it_value) || !valid_ts(nv.it_interval))
+		return -EINVAL;
+	timer_value(&tf->k, &old);
+	if (a[3] && copy_out(t->mm, a[3], &old, sizeof(old)))
+		return -EFAULT;
+	tf->ticks = 0;
+	arm_from(&tf->k, tf->clock, a[1] & TFD_TIMER_ABSTIME, &nv);
+	return 0;
+}
+
+SYSCALL_DECL(timerfd_gettime)
+{
+	struct timerfd *tf = timerfd_of(t, (int)a[0]);
+	struct itimerspec v;
+
+	if (!fdtable_get(t->files, (int)a[0]))
+		return -EBADF;
+	if (!tf)
+		return -EINVAL;
+	timer_value(&tf->k, &v);
+	return copy_out(t->mm, a[1], &v, sizeof(v));
+}

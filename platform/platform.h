@@ -19,10 +19,18 @@ enum platform_placement {
 	PLACEMENT_OTHER, /* on another CPU: for measuring, and for compute-bound guests */
 };
 
+/* A stub process: one guest address space, shared by its host threads. */
+struct platform_stub {
+	pid_t pid;
+	int threads; /* platform_threads not yet released */
+	bool killed;
+};
+
 /* One host thread running guest code. */
 struct platform_thread {
 	pid_t tid;      /* host thread id */
 	pid_t host_pid; /* host pid of its stub process */
+	struct platform_stub *stub;
 };
 
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
@@ -36,10 +44,14 @@ size_t platform_stub_len(void);
 uintptr_t platform_user_top(void);
 
 /* Makes a new empty address space with one thread, stopped and ready for injections and
- * set_regs. Returns 0 or a negative errno; *OUT is heap-allocated (free with
- * platform_thread_free once the thread is gone). */
+ * set_regs. Returns 0 or a negative errno; *OUT is heap-allocated. */
 int platform_stub_new(struct platform_thread **out);
-void platform_thread_free(struct platform_thread *t);
+/* A new host thread in the stub of stopped thread PARENT, itself stopped and waiting for its
+ * registers. */
+int platform_thread_new(struct platform_thread *parent, struct platform_thread **out);
+/* Ends host thread T and frees it: the last thread of a stub takes the stub with it; another
+ * one is stopped if running and made to exit. */
+void platform_thread_release(struct platform_thread *t);
 
 /* Runs syscall NR with ARGS inside T's address space, at the stub's syscall instruction.
  * T must be stopped; its registers are preserved. Returns the host syscall's result (a
@@ -88,10 +100,13 @@ int platform_get_fpstate(struct platform_thread *t, void *buf, size_t len);
 int platform_set_fpstate(struct platform_thread *t, const void *buf, size_t len);
 int platform_get_siginfo(struct platform_thread *t, siginfo_t *si);
 
+/* Lets a stopped host thread that no guest thread owns any more run on to its exit. */
+void platform_continue_stray(pid_t tid);
+
 /* Stops running thread T; the stop arrives as a PEV_STOP event. */
 int platform_interrupt(struct platform_thread *t);
 
-/* Kills the whole stub process of T (all its threads). */
+/* Kills the whole stub process of T (all its threads); their releases are then just frees. */
 void platform_kill(struct platform_thread *t);
 
 #endif

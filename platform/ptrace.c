@@ -235,7 +235,7 @@ int platform_stub_new(struct platform_thread **out)
 		stub_child(go[0]);
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0,
-		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD) != 0) {
+		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) != 0) {
 		err = -errno;
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, __WALL);
@@ -251,11 +251,17 @@ int platform_stub_new(struct platform_thread **out)
 		goto out_kill;
 	}
 	struct platform_thread *t = calloc(1, sizeof(*t));
-	if (!t) {
+	struct platform_stub *stub = calloc(1, sizeof(*stub));
+	if (!t || !stub) {
+		free(t);
+		free(stub);
 		err = -ENOMEM;
 		goto out_kill;
 	}
+	stub->pid = pid;
+	stub->threads = 1;
 	t->tid = t->host_pid = pid;
+	t->stub = stub;
 	*out = t;
 	err = 0;
 	goto out_close;
@@ -268,8 +274,70 @@ out_close:
 	return err;
 }
 
-void platform_thread_free(struct platform_thread *t)
+int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
+	/* A plain host thread: the guest's view of what is shared is the Sentry's business. */
+	const long args[6] = {CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+				      CLONE_SYSVSEM,
+			      0, 0, 0, 0, 0};
+	struct platform_thread *t;
+	int st;
+	long tid = platform_inject(parent, SYS_clone, args);
+
+	if (tid < 0)
+		return (int)tid;
+	/* Auto-attached (TRACECLONE): its first stop comes before any guest instruction that
+	 * matters; it waits there for its registers. */
+	if (waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st)) {
+		return -ECHILD;
+	}
+	if (!(t = calloc(1, sizeof(*t))))
+		return -ENOMEM;
+	t->tid = tid;
+	t->host_pid = parent->host_pid;
+	t->stub = parent->stub;
+	t->stub->threads++;
+	*out = t;
+	return 0;
+}
+
+/* Makes stopped-or-running thread T leave: interrupt it if needed, then inject exit. */
+static void thread_exit(struct platform_thread *t)
+{
+	struct user_regs_struct r;
+	int st;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0) {
+		/* Running: stop it first. */
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) != 0)
+			return;
+		if (waitpid(t->tid, &st, __WALL) != t->tid || !WIFSTOPPED(st))
+			return;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0)
+			return;
+	}
+	r.rip = plat.stub_base + STUB_GADGET_OFFSET;
+	r.rax = SYS_exit;
+	r.rdi = 0;
+	r.orig_rax = -1;
+	/* No wait for the exit: a thread-group leader's is only reported once the whole group
+	 * is gone. Its stops on the way out are continued by platform_wait's caller. */
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0)
+		ptrace(PTRACE_CONT, t->tid, 0, 0);
+}
+
+void platform_thread_release(struct platform_thread *t)
+{
+	if (!t)
+		return;
+	struct platform_stub *stub = t->stub;
+	if (--stub->threads == 0) {
+		if (!stub->killed)
+			kill(stub->pid, SIGKILL);
+		free(stub);
+	} else if (!stub->killed) {
+		thread_exit(t);
+	}
 	free(t);
 }
 
@@ -401,6 +469,11 @@ int platform_resume(struct platform_thread *t, int sig)
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
 }
 
+void platform_continue_stray(pid_t tid)
+{
+	ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
 int platform_interrupt(struct platform_thread *t)
 {
 	return ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) ? -errno : 0;
@@ -409,4 +482,5 @@ int platform_interrupt(struct platform_thread *t)
 void platform_kill(struct platform_thread *t)
 {
 	kill(t->host_pid, SIGKILL);
+	t->stub->killed = true;
 }

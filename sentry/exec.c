@@ -19,6 +19,7 @@
 #include "platform/platform.h"
 #include "sentry/elf.h"
 #include "sentry/fdtable.h"
+#include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -328,10 +329,8 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		goto out_mm;
 
 	/* Point of no return: the old address space and its stub go. */
-	if (t->pt) {
-		platform_kill(t->pt);
-		platform_thread_free(t->pt);
-	}
+	if (t->pt)
+		platform_thread_release(t->pt); /* a vfork parent may live on in the old stub */
 	mm_put(old_mm);
 	t->pt = pt;
 	const char *base = strrchr(path, '/');
@@ -342,8 +341,7 @@ out_mm:
 	t->mm = old_mm;
 	mm_put(mm);
 out_kill:
-	platform_kill(pt);
-	platform_thread_free(pt);
+	platform_thread_release(pt);
 out_put:
 	if (interp.file)
 		vfs_file_put(interp.file);
@@ -447,6 +445,7 @@ static void after_exec(struct task *t)
 	t->altstack = (stack_t){.ss_flags = SS_DISABLE};
 	t->clear_child_tid = 0;
 	t->robust_list = 0;
+	kernel_vfork_release(t);
 	t->regs_set = true; /* the new image's registers are already in place */
 }
 

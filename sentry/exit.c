@@ -15,6 +15,8 @@
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
+#include "sentry/futex.h"
 
 static void record_cpu_time(struct task *t)
 {
@@ -61,18 +63,68 @@ static bool parent_autoreaps(struct task *parent)
 	return a->handler == (uint64_t)SIG_IGN || (a->flags & SA_NOCLDWAIT);
 }
 
+/* Whether the stub of PT hosts only threads of process TGID (a vfork child may share it). */
+static bool stub_exclusive(struct platform_thread *pt, pid_t tgid)
+{
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (o->pt && o->pt->stub == pt->stub && o->tgid != tgid)
+			return false;
+	return true;
+}
+
+/* A thread leaves its memory: CLONE_CHILD_CLEARTID's word is zeroed and its waiters woken
+ * (pthread_join), and a vfork parent gets its memory back. */
+static void thread_mm_release(struct task *t)
+{
+	if (t->clear_child_tid && t->mm && t->mm->refs > 1) {
+		uint32_t zero = 0;
+		if (copy_out(t->mm, t->clear_child_tid, &zero, sizeof(zero)) == 0)
+			futex_wake_addr(t->mm, t->clear_child_tid, 1);
+	}
+	t->clear_child_tid = 0;
+	kernel_vfork_release(t);
+}
+
+void kernel_exit_thread(struct task *t, int status)
+{
+	struct task *leader = t->group_leader;
+	bool others = false;
+
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		others |= o != t && o->tgid == t->tgid && !o->thread_gone && !o->zombie;
+	if (!others) {
+		kernel_exit_group(t, status);
+		return;
+	}
+	thread_mm_release(t);
+	if (t == leader) {
+		/* The process lives on in its other threads; the leader keeps its identity. */
+		record_cpu_time(t);
+		task_release(t);
+		t->thread_gone = true;
+		return;
+	}
+	task_release(t);
+	task_unlink_free(t);
+}
+
 void kernel_exit_group(struct task *t, int status)
 {
 	struct task *leader = t->group_leader, *next;
 
 	record_cpu_time(leader);
+	if (t->pt && stub_exclusive(t->pt, t->tgid))
+		platform_kill(t->pt); /* every thread at once; releases below just free */
 	for (struct task *o = kernel.tasks; o; o = next) {
 		next = o->next;
 		if (o->tgid == t->tgid && o != leader) {
+			kernel_vfork_release(o);
 			task_release(o);
 			task_unlink_free(o);
 		}
 	}
+	kernel_vfork_release(leader);
+	timers_release(leader);
 	task_release(leader);
 	reparent_children(leader);
 	if (leader->tid == 1) {

@@ -9,14 +9,16 @@
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
+#include "sentry/sched.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
 
-/* The flags of a process-creating clone this kernel implements. CLONE_VM (threads, vfork)
- * comes with threads. */
+/* The clone flags this kernel implements. CLONE_FS shares nothing yet: each task keeps its
+ * own root, cwd and umask (docs/processes.md). */
 #define SUPPORTED                                                                              \
 	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |           \
-	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT)
+	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |  \
+	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED)
 
 static struct fdtable *fdtable_copy(struct fdtable *old)
 {
@@ -47,14 +49,25 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		return -ENOSYS;
 	if ((flags & CSIGNAL) > 64)
 		return -EINVAL;
+	if (((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) ||
+	    ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)))
+		return -EINVAL;
+	if ((flags & CLONE_THREAD) && (flags & CSIGNAL))
+		flags &= ~(unsigned long)CSIGNAL; /* threads never signal their "parent" */
 	err = -ENOMEM;
 	if (!(xsave = malloc(xsize)) || !(c = task_new(kernel.next_pid)))
 		goto out;
 	if ((err = platform_get_regs(p->pt, &regs)) || (err = platform_get_fpstate(p->pt, xsave, xsize)))
 		goto out;
 	kernel.next_pid++;
-	c->group_leader = c;
-	c->parent = (flags & CLONE_PARENT) ? p->group_leader->parent : p->group_leader;
+	if (flags & CLONE_THREAD) {
+		c->tgid = p->tgid;
+		c->group_leader = p->group_leader;
+		c->parent = p->group_leader->parent;
+	} else {
+		c->group_leader = c;
+		c->parent = (flags & CLONE_PARENT) ? p->group_leader->parent : p->group_leader;
+	}
 	c->exit_signal = flags & CSIGNAL;
 	c->pgid = p->pgid;
 	c->sid = p->sid;
@@ -69,21 +82,34 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->fs.cwd = vfs_dentry_get(p->fs.cwd);
 	c->fs.umask = p->fs.umask;
 	err = -ENOMEM;
-	if (!(c->sighand = malloc(sizeof(*c->sighand))))
-		goto out;
-	*c->sighand = *p->sighand;
-	c->sighand->refs = 1;
+	if (flags & CLONE_SIGHAND) {
+		c->sighand = p->sighand;
+		c->sighand->refs++;
+	} else {
+		if (!(c->sighand = malloc(sizeof(*c->sighand))))
+			goto out;
+		*c->sighand = *p->sighand;
+		c->sighand->refs = 1;
+	}
 	if (flags & CLONE_FILES) {
 		c->files = p->files;
 		c->files->refs++;
 	} else if (!(c->files = fdtable_copy(p->files))) {
 		goto out;
 	}
-	if ((err = platform_stub_new(&c->pt)))
-		goto out;
-	err = -ENOMEM;
-	if (!(c->mm = mm_fork(p->mm, c->pt)))
-		goto out;
+	if (flags & CLONE_VM) {
+		/* Same address space: a new host thread in the caller's stub. */
+		if ((err = platform_thread_new(p->pt, &c->pt)))
+			goto out;
+		c->mm = p->mm;
+		c->mm->refs++;
+	} else {
+		if ((err = platform_stub_new(&c->pt)))
+			goto out;
+		err = -ENOMEM;
+		if (!(c->mm = mm_fork(p->mm, c->pt)))
+			goto out;
+	}
 	regs.rax = 0;
 	if (stack)
 		regs.rsp = stack;
@@ -100,18 +126,51 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		copy_out(c->mm, child_tid, &c->tid, sizeof(pid_t));
 	if (flags & CLONE_CHILD_CLEARTID)
 		c->clear_child_tid = child_tid;
+	if (flags & CLONE_VFORK)
+		c->vfork_parent = p;
 	task_link(c);
 	kernel_resume(c);
 	err = c->tid;
 	c = NULL;
+	if (flags & CLONE_VFORK) {
+		/* The parent sleeps until the child execs or exits (kernel_vfork_wait). */
+		p->vfork_child = err;
+		free(xsave);
+		return kernel_vfork_wait(p);
+	}
 out:
 	task_free(c);
 	free(xsave);
 	return err;
 }
 
+/* The vfork parent's wait for its child to give the address space back. */
+long kernel_vfork_wait(struct task *p)
+{
+	struct task *c = task_by_tid(p->vfork_child);
+
+	if (!c || c->vfork_parent != p) {
+		long pid = p->vfork_child;
+		p->vfork_child = 0;
+		return pid;
+	}
+	p->intr_ret = p->vfork_child;
+	long err = task_wait_queue(p, &p->vfork_wq, 0);
+	return err ? err : task_block(p);
+}
+
+void kernel_vfork_release(struct task *c)
+{
+	if (!c->vfork_parent)
+		return;
+	waitq_wake(&c->vfork_parent->vfork_wq, 0);
+	c->vfork_parent = NULL;
+}
+
 SYSCALL_DECL(clone)
 {
+	if (t->retry && t->vfork_child)
+		return kernel_vfork_wait(t);
 	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. */
 	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
 }
@@ -124,6 +183,8 @@ SYSCALL_DECL(fork)
 
 SYSCALL_DECL(clone3)
 {
+	if (t->retry && t->vfork_child)
+		return kernel_vfork_wait(t);
 	struct {
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 	} args;

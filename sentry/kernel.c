@@ -52,7 +52,7 @@ static bool is_restart(long ret)
  * is gone. */
 static void finish_syscall(struct task *t, long ret)
 {
-	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie)
+	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie || t->thread_gone)
 		return;
 	bool in_syscall = !t->regs_set;
 	t->retry = false;
@@ -97,8 +97,12 @@ static void handle_event(const struct platform_event *ev)
 {
 	struct task *t = task_by_host_tid(ev->tid);
 
-	if (!t)
-		return; /* a stub being torn down */
+	if (!t) {
+		/* A host thread on its way out (released, or its stub torn down). */
+		if (ev->kind != PEV_EXITED)
+			platform_continue_stray(ev->tid);
+		return;
+	}
 	t->running = false;
 	switch (ev->kind) {
 	case PEV_SYSCALL:

@@ -53,6 +53,12 @@ void kernel_free_dead(void);
 /* exit.c: ends the thread group of T with wait status STATUS (exit code << 8, or a signal
  * number); the leader stays as a zombie for its parent to reap. */
 void kernel_exit_group(struct task *t, int status);
+/* exit(2) of one thread: the last one ends the group. */
+void kernel_exit_thread(struct task *t, int status);
+/* A vfork child gives the address space back (exec or exit): its parent runs again. */
+void kernel_vfork_release(struct task *c);
+/* The vfork parent's (re-run) wait; returns the child's pid once it let go. */
+long kernel_vfork_wait(struct task *p);
 /* Reaps zombie child C of its parent (wait4/waitid). */
 void kernel_reap(struct task *c);
 

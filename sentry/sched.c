@@ -157,6 +157,39 @@ int task_wait_queue(struct task *t, struct waitq *q, uint32_t events)
 	return 0;
 }
 
+int task_waitq_wake_n(struct waitq *q, int n, uint32_t bits, void (*mark)(struct task *))
+{
+	struct waiter *w = q->head, *next;
+	int woken = 0;
+
+	/* Oldest first would be fairer; the queue is newest first, so walk to the end. */
+	for (; w && woken < n; w = next) {
+		next = w->next;
+		if (!(w->events & bits))
+			continue;
+		struct task *t = ((struct task_waiter *)w)->t;
+		waitq_remove(w);
+		if (mark)
+			mark(t);
+		task_wake(t);
+		woken++;
+	}
+	return woken;
+}
+
+int task_waitq_requeue(struct waitq *from, struct waitq *to, int n)
+{
+	int moved = 0;
+
+	while (from->head && moved < n) {
+		struct waiter *w = from->head;
+		waitq_remove(w);
+		waitq_add(to, w, w->fn, w->events);
+		moved++;
+	}
+	return moved;
+}
+
 static struct host_watch *watch_for(int fd)
 {
 	struct host_watch *w;

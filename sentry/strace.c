@@ -9,6 +9,7 @@
 #include "sentry/mm.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
+#include "sentry/kernel.h"
 
 static void print_string(FILE *out, struct task *t, unsigned long addr, long len)
 {
@@ -117,7 +118,9 @@ void strace_print(struct task *t, long ret)
 		}
 		fputc(')', out);
 	}
-	if (t->exited)
+	if (ret == -ESENTRY_BLOCK)
+		fputs(" <blocks>\n", out);
+	else if (t->exited)
 		fputs(" = ?\n", out);
 	else if (ret < 0 && ret > -4096)
 		fprintf(out, " = -1 %s (%s)\n", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",

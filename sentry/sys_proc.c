@@ -75,6 +75,8 @@ SYSCALL_DECL(setsid)
 SYSCALL_DECL(vfork)
 {
 	(void)a;
+	if (t->retry && t->vfork_child)
+		return kernel_vfork_wait(t);
 	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 }
 
@@ -155,8 +157,7 @@ SYSCALL_DECL(getsid)
 
 SYSCALL_DECL(exit)
 {
-	/* Single-threaded groups only so far: exit of the last thread ends the group. */
-	kernel_exit_group(t, (int)(a[0] & 0xff) << 8);
+	kernel_exit_thread(t, (int)(a[0] & 0xff) << 8);
 	return 0;
 }
 

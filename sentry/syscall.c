@@ -110,6 +110,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(nanosleep, nanosleep, "pp"),
 	ROW(clock_nanosleep, clock_nanosleep, "dxpp"),
 	ROW(rt_sigtimedwait, rt_sigtimedwait, "pppu"),
+	ROW(futex, futex, "pxdpxx"),
 	ROW(poll, poll, "pud"),
 	ROW(ppoll, ppoll, "puppu"),
 	ROW(select, select, "dpppp"),
@@ -176,7 +177,7 @@ long syscall_dispatch(struct task *t)
 	} else {
 		ret = def->fn(t, t->sc.args);
 	}
-	if (ret != -ESENTRY_BLOCK && kernel.cfg.strace)
+	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->retry))
 		strace_print(t, ret);
 	return ret;
 }

@@ -35,6 +35,8 @@ SYSCALL_DECL(wait4); SYSCALL_DECL(waitid);
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
 SYSCALL_DECL(time); SYSCALL_DECL(nanosleep);
 SYSCALL_DECL(clock_nanosleep);
+/* futex.c */
+SYSCALL_DECL(futex);
 /* sys_poll.c */
 SYSCALL_DECL(poll); SYSCALL_DECL(ppoll); SYSCALL_DECL(select); SYSCALL_DECL(pselect6);
 /* timer.c */

@@ -32,10 +32,8 @@ struct task *task_new(pid_t tid)
 void task_release(struct task *t)
 {
 	task_cancel_wait(t);
-	timers_release(t);
 	if (t->pt) {
-		platform_kill(t->pt);
-		platform_thread_free(t->pt);
+		platform_thread_release(t->pt);
 		t->pt = NULL;
 	}
 	mm_put(t->mm);

@@ -82,8 +82,13 @@ struct task {
 	bool child_subreaper; /* on the leader: orphans of descendants come here */
 	int pdeath_signal;
 	struct process_timers *timers; /* on the leader */
+	struct task *vfork_parent; /* set while a vfork child borrows its parent's memory */
+	pid_t vfork_child;         /* the vfork parent: whom it waits for */
+	struct waitq vfork_wq;     /* the vfork parent sleeps here */
+	bool thread_gone;          /* the leader's own thread exited; the process lives on */
 	struct timespec sys_deadline;
 	size_t io_done;
+	bool futex_woken, futex_timed;
 
 	struct task *next; /* in the kernel's task list */
 };

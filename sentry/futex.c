@@ -1,0 +1,245 @@
+/* futex(2): WAIT/WAKE and their bitset forms, REQUEUE and CMP_REQUEUE, WAKE_OP. A waiter is a
+ * task parked on the queue of the word's key; a wake marks it and its retried FUTEX_WAIT
+ * returns 0. Priority-inheritance operations are not implemented (ENOSYS). */
+#include "sentry/futex.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/waitq.h"
+
+struct fqueue {
+	uint64_t key;
+	struct waitq wq;
+	struct fqueue *next;
+};
+
+static struct fqueue *queues;
+
+/* The key of the word at ADDR: its offset in the memory file. */
+static int key_of(struct mm *mm, uintptr_t addr, uint64_t *key)
+{
+	if (addr & 3)
+		return -EINVAL;
+	struct vma *v = vma_find(&mm->vmas, addr);
+	if (!v || (v->flags & VMA_RESERVED))
+		return -EFAULT;
+	*key = v->mf_off + (addr - v->start);
+	return 0;
+}
+
+/* Drops the queues nobody waits on. */
+static void prune(void)
+{
+	for (struct fqueue **pp = &queues; *pp;) {
+		if ((*pp)->wq.head) {
+			pp = &(*pp)->next;
+			continue;
+		}
+		struct fqueue *dead = *pp;
+		*pp = dead->next;
+		free(dead);
+	}
+}
+
+/* The queue of KEY. With CREATE, empty queues are pruned first: the caller must not hold a
+ * queue pointer across the call. */
+static struct fqueue *queue_of(uint64_t key, bool create)
+{
+	if (create)
+		prune();
+	for (struct fqueue *q = queues; q; q = q->next)
+		if (q->key == key)
+			return q;
+	if (!create)
+		return NULL;
+	struct fqueue *q = calloc(1, sizeof(*q));
+	if (q) {
+		q->key = key;
+		q->next = queues;
+		queues = q;
+	}
+	return q;
+}
+
+static void mark_woken(struct task *t)
+{
+	t->futex_woken = true;
+}
+
+static int wake_key(uint64_t key, int n, uint32_t bits)
+{
+	struct fqueue *q = queue_of(key, false);
+
+	return q ? task_waitq_wake_n(&q->wq, n, bits, mark_woken) : 0;
+}
+
+int futex_wake_addr(struct mm *mm, uintptr_t addr, int n)
+{
+	uint64_t key;
+
+	return key_of(mm, addr, &key) ? 0 : wake_key(key, n, FUTEX_BITSET_MATCH_ANY);
+}
+
+static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t utime,
+		       uint32_t bits, bool absolute, bool realtime)
+{
+	uint64_t key;
+	long err;
+
+	if (!bits)
+		return -EINVAL;
+	if ((err = key_of(t->mm, uaddr, &key)))
+		return err;
+	if (!t->retry) {
+		uint32_t cur;
+		if (copy_in(t->mm, &cur, uaddr, sizeof(cur)))
+			return -EFAULT;
+		if (cur != val)
+			return -EAGAIN;
+		t->futex_woken = false;
+		t->futex_timed = utime != 0;
+		if (utime) {
+			struct timespec ts;
+			if (copy_in(t->mm, &ts, utime, sizeof(ts)))
+				return -EFAULT;
+			if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+				return -EINVAL;
+			if (absolute) {
+				struct timespec now;
+				clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
+				t->sys_deadline = ts_add(mono_now(), ts_sub(ts, now));
+			} else {
+				t->sys_deadline = ts_add(mono_now(), ts);
+			}
+		}
+	} else if (t->futex_woken) {
+		t->futex_woken = false;
+		return 0;
+	} else if (t->timed_out || (t->futex_timed && ts_cmp(mono_now(), t->sys_deadline) >= 0)) {
+		return -ETIMEDOUT;
+	}
+	struct fqueue *q = queue_of(key, true);
+	if (!q)
+		return -ENOMEM;
+	if ((err = task_wait_queue(t, &q->wq, bits)))
+		return err;
+	if (t->futex_timed)
+		task_wait_until(t, &t->sys_deadline);
+	t->intr_ret = t->futex_timed ? -ERESTARTNOHAND : -ERESTARTSYS;
+	return task_block(t);
+}
+
+static long futex_requeue(struct task *t, uintptr_t uaddr, int nwake, int nreq, uintptr_t uaddr2,
+			  const uint32_t *cmp)
+{
+	uint64_t k1, k2;
+	long err;
+
+	if (nwake < 0 || nreq < 0)
+		return -EINVAL;
+	if ((err = key_of(t->mm, uaddr, &k1)) || (err = key_of(t->mm, uaddr2, &k2)))
+		return err;
+	if (cmp) {
+		uint32_t cur;
+		if (copy_in(t->mm, &cur, uaddr, sizeof(cur)))
+			return -EFAULT;
+		if (cur != *cmp)
+			return -EAGAIN;
+	}
+	int woken = wake_key(k1, nwake, FUTEX_BITSET_MATCH_ANY);
+	if (!nreq || k1 == k2 || !queue_of(k1, false))
+		return woken;
+	struct fqueue *to = queue_of(k2, true); /* before FROM: creating prunes */
+	struct fqueue *from = queue_of(k1, false);
+	if (!to)
+		return -ENOMEM;
+	return woken + (from ? task_waitq_requeue(&from->wq, &to->wq, nreq) : 0);
+}
+
+static long futex_wake_op(struct task *t, uintptr_t uaddr, int n1, int n2, uintptr_t uaddr2,
+			  uint32_t encoded)
+{
+	int op = (encoded >> 28) & 0xf, cmp = (encoded >> 24) & 0xf;
+	int oparg = ((int)(encoded << 8)) >> 20, cmparg = ((int)(encoded << 20)) >> 20;
+	uint64_t k1, k2;
+	uint32_t old, new;
+	long err;
+
+	if ((err = key_of(t->mm, uaddr, &k1)) || (err = key_of(t->mm, uaddr2, &k2)))
+		return err;
+	if (op & FUTEX_OP_OPARG_SHIFT) {
+		if (oparg < 0 || oparg > 31)
+			return -EINVAL;
+		oparg = 1 << oparg;
+		op &= ~FUTEX_OP_OPARG_SHIFT;
+	}
+	if (copy_in(t->mm, &old, uaddr2, sizeof(old)))
+		return -EFAULT;
+	switch (op) {
+	case FUTEX_OP_SET: new = oparg; break;
+	case FUTEX_OP_ADD: new = old + oparg; break;
+	case FUTEX_OP_OR: new = old | oparg; break;
+	case FUTEX_OP_ANDN: new = old & ~oparg; break;
+	case FUTEX_OP_XOR: new = old ^ oparg; break;
+	default: return -ENOSYS;
+	}
+	if (copy_out(t->mm, uaddr2, &new, sizeof(new)))
+		return -EFAULT;
+	int woken = wake_key(k1, n1, FUTEX_BITSET_MATCH_ANY);
+	bool hit;
+	switch (cmp) {
+	case FUTEX_OP_CMP_EQ: hit = (int)old == cmparg; break;
+	case FUTEX_OP_CMP_NE: hit = (int)old != cmparg; break;
+	case FUTEX_OP_CMP_LT: hit = (int)old < cmparg; break;
+	case FUTEX_OP_CMP_LE: hit = (int)old <= cmparg; break;
+	case FUTEX_OP_CMP_GT: hit = (int)old > cmparg; break;
+	case FUTEX_OP_CMP_GE: hit = (int)old >= cmparg; break;
+	default: return -ENOSYS;
+	}
+	if (hit)
+		woken += wake_key(k2, n2, FUTEX_BITSET_MATCH_ANY);
+	return woken;
+}
+
+SYSCALL_DECL(futex)
+{
+	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
+	bool realtime = op & FUTEX_CLOCK_REALTIME;
+	uint32_t val = (uint32_t)a[2], val3 = (uint32_t)a[5];
+
+	if (realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT)
+		return -ENOSYS;
+	switch (cmd) {
+	case FUTEX_WAIT:
+		return futex_wait(t, a[0], val, a[3], FUTEX_BITSET_MATCH_ANY, false, false);
+	case FUTEX_WAIT_BITSET:
+		return futex_wait(t, a[0], val, a[3], val3, true, realtime);
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET: {
+		uint64_t key;
+		uint32_t bits = cmd == FUTEX_WAKE ? FUTEX_BITSET_MATCH_ANY : val3;
+		long err = key_of(t->mm, a[0], &key);
+		if (err)
+			return err;
+		if (!bits)
+			return -EINVAL;
+		return wake_key(key, (int)val > 0 ? (int)val : 0, bits);
+	}
+	case FUTEX_REQUEUE:
+		return futex_requeue(t, a[0], (int)val, (int)a[3], a[4], NULL);
+	case FUTEX_CMP_REQUEUE:
+		return futex_requeue(t, a[0], (int)val, (int)a[3], a[4], &val3);
+	case FUTEX_WAKE_OP:
+		return futex_wake_op(t, a[0], (int)val, (int)a[3], a[4], val3);
+	default:
+		return -ENOSYS; /* PI futexes and FUTEX_WAIT_REQUEUE_PI are not implemented */
+	}
+}

@@ -376,6 +376,7 @@ static void timerfd_release(struct vfs_file *f)
 	struct timerfd *tf = f->priv;
 
 	ktimer_cancel(&tf->k);
+	waitq_detach_all(&tf->wq);
 	free(tf);
 }
 

@@ -22,11 +22,14 @@ struct vfs_file *vfs_file_get(struct vfs_file *f)
 	return f;
 }
 
-/* F->ops is NULL for a file whose open failed: there is nothing to release then. */
+/* F->ops is NULL for a file whose open failed: there is nothing to release then. Epolls
+ * watching F drop their items first, as Linux's do when a file's last reference goes. */
 void vfs_file_put(struct vfs_file *f)
 {
 	if (!f || --f->refs > 0)
 		return;
+	if (f->epoll_links)
+		vfs_epoll_file_released(f);
 	if (f->ops && f->ops->release)
 		f->ops->release(f);
 	if (f->dentry)

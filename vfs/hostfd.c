@@ -97,6 +97,26 @@ static int hostfd_host_fd(struct vfs_file *f)
 	return hostfd_fd(f);
 }
 
+/* Readiness from a poll(2) with timeout 0. There is no Sentry wait queue: the host descriptor
+ * itself is what the syscall layer watches. */
+static uint32_t hostfd_poll(struct vfs_file *f, struct waitq **wq)
+{
+	struct pollfd pfd = {
+	    .fd = hostfd_fd(f),
+	    .events = POLLIN | POLLPRI | POLLOUT | POLLRDHUP | POLLRDNORM | POLLRDBAND |
+		      POLLWRNORM | POLLWRBAND,
+	};
+	int r;
+
+	*wq = NULL;
+	do
+		r = poll(&pfd, 1, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return POLLERR;
+	return (uint16_t)pfd.revents;
+}
+
 static ssize_t hostfd_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
 {
 	ssize_t n;
@@ -130,6 +150,7 @@ static const struct vfs_file_ops hostfd_ops = {
     .ioctl = hostfd_ioctl,
     .getattr = hostfd_getattr,
     .host_fd = hostfd_host_fd,
+    .poll = hostfd_poll,
     .pread_kernel = hostfd_pread_kernel,
     .release = hostfd_release,
     .llseek = hostfd_llseek,

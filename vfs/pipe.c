@@ -141,6 +141,7 @@ static void pipe_release(struct vfs_file *f)
 	/* The other end sees EOF or EPIPE now: wake everyone. */
 	waitq_wake(&p->wq, 0);
 	if (p->readers == 0 && p->writers == 0) {
+		waitq_detach_all(&p->wq);
 		free(p->buf);
 		free(p);
 	}

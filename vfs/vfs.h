@@ -16,11 +16,13 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+struct epoll_event;
 struct statx;
 struct waitq;
 struct vfs_inode;
 struct vfs_dentry;
 struct vfs_file;
+struct vfs_epitem;
 
 /* Longest symlink chain a lookup follows before ELOOP (Linux's MAXSYMLINKS). */
 #define VFS_MAX_SYMLINKS 40
@@ -91,6 +93,7 @@ struct vfs_file {
 	bool seekable;
 	struct vfs_dentry *dentry; /* NULL for files outside the tree (host stdio) */
 	void *priv;
+	struct vfs_epitem *epoll_links; /* the epoll items watching this file (vfs/epoll.c) */
 };
 
 /* The filesystem context of a task: its root and working directory (references held). */
@@ -138,6 +141,41 @@ int vfs_pipe_new(int flags, struct vfs_file **rd, struct vfs_file **wr);
 long vfs_pipe_size(struct vfs_file *f, long size);
 /* True if F is one end of a pipe (writes there raise SIGPIPE when no reader is left). */
 bool vfs_is_pipe(struct vfs_file *f);
+
+/* eventfd and epoll files share one anonymous inode, as Linux's anon_inode files do: fstat
+ * shows this device and inode, mode 0600 with no file type bits, and one link. */
+#define VFS_ANON_INODE_DEV 0xd
+#define VFS_ANON_INODE_INO 1
+
+/* eventfd2(2): a counter starting at INITVAL. FLAGS are EFD_SEMAPHORE, EFD_NONBLOCK (kept in
+ * F->flags as O_NONBLOCK) and EFD_CLOEXEC (the caller's); others give -EINVAL. Reads and
+ * writes return -EAGAIN instead of blocking. */
+int vfs_eventfd_new(unsigned int initval, int flags, struct vfs_file **out);
+bool vfs_is_eventfd(struct vfs_file *f);
+/* The counter of eventfd F (for /proc fdinfo). */
+uint64_t vfs_eventfd_count(struct vfs_file *f);
+
+/* epoll_create1(2): FLAGS may hold only EPOLL_CLOEXEC (the caller's). */
+int vfs_epoll_new(int flags, struct vfs_file **out);
+bool vfs_is_epoll(struct vfs_file *f);
+/* epoll_ctl(2) on epoll file EP for descriptor FD open on TARGET; items are keyed by (FD,
+ * TARGET) as in Linux, and hold no reference on TARGET: its last put removes them. EV may be
+ * NULL for EPOLL_CTL_DEL. Errors in Linux's order: EPERM (TARGET cannot be polled), EINVAL
+ * (EP not an epoll, TARGET == EP, bad EPOLLEXCLUSIVE use, bad OP), ELOOP (a cycle or more than
+ * four levels of nested epolls), EEXIST, ENOENT, ENOMEM. */
+int vfs_epoll_ctl(struct vfs_file *ep, int op, int fd, struct vfs_file *target,
+		  const struct epoll_event *ev);
+/* Fills OUT with up to MAXEVENTS ready events and returns their number, 0 if none; never
+ * blocks: the caller waits on the queue EP's poll op gives (and on vfs_epoll_host_fds) and
+ * calls again. -EINVAL if EP is not an epoll or MAXEVENTS <= 0. */
+int vfs_epoll_wait(struct vfs_file *ep, struct epoll_event *out, int maxevents);
+/* The host descriptors a task blocked on EP (or on a poll of it) must watch, since no wait
+ * queue tells of their readiness: each enabled item's (nested epolls' too) host fd, with the
+ * poll events it waits for. Fills at most MAX entries, one per descriptor, and returns how
+ * many there are; a result above MAX is only an upper bound: call again with that much room. */
+int vfs_epoll_host_fds(struct vfs_file *ep, int *fds, uint32_t *events, int max);
+/* Removes every epoll item watching F; vfs_file_put calls it before F's release. */
+void vfs_epoll_file_released(struct vfs_file *f);
 
 /* A file wrapping host descriptor FD (the sandbox's stdio). The file owns FD when OWNED.
  * Returns NULL if out of memory (FD then stays the caller's). Reads return -EAGAIN when FD has no

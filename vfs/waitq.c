@@ -37,3 +37,10 @@ void waitq_wake(struct waitq *q, uint32_t events)
 			w->fn(w, events);
 	}
 }
+
+void waitq_detach_all(struct waitq *q)
+{
+	waitq_wake(q, 0);
+	while (q->head)
+		waitq_remove(q->head);
+}

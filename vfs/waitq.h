@@ -27,4 +27,8 @@ void waitq_remove(struct waiter *w);
  * their own waiter but no other (the kernel's only marks the task runnable). */
 void waitq_wake(struct waitq *q, uint32_t events);
 
+/* For an object about to be freed: wakes every waiter and takes each off Q, so no waiter is
+ * left pointing into freed memory. */
+void waitq_detach_all(struct waitq *q);
+
 #endif

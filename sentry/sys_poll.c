@@ -5,6 +5,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/select.h>
 
 #include "sentry/fdtable.h"
@@ -27,8 +30,15 @@ static uint32_t file_ready(struct vfs_file *f, struct waitq **wq)
 	return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
 }
 
+static long wait_epoll_host_fds(struct task *t, struct vfs_file *f);
+
 static long wait_on(struct task *t, struct vfs_file *f, struct waitq *wq, uint32_t events)
 {
+	if (vfs_is_epoll(f)) {
+		long err = wait_epoll_host_fds(t, f);
+		if (err)
+			return err;
+	}
 	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
 		return task_wait_host_fd(t, f->ops->host_fd(f), events & (POLLIN | POLLOUT | POLLPRI));
 	if (wq)
@@ -264,4 +274,136 @@ SYSCALL_DECL(pselect6)
 		copy_out(t->mm, a[4], &left, sizeof(left));
 	}
 	return r;
+}
+
+/* --- epoll and eventfd ------------------------------------------------------------------- */
+
+/* Registers waits on the host descriptors inside epoll F (the sandbox's stdio). */
+static long wait_epoll_host_fds(struct task *t, struct vfs_file *f)
+{
+	int fds[64];
+	uint32_t ev[64];
+	int n = vfs_epoll_host_fds(f, fds, ev, 64);
+
+	for (int i = 0; i < n && i < 64; i++) {
+		long err = task_wait_host_fd(t, fds[i], ev[i] & (POLLIN | POLLOUT | POLLPRI));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static long install_file(struct task *t, struct vfs_file *f, bool cloexec)
+{
+	int fd = fdtable_install(t->files, f, cloexec, 0, (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
+
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}
+
+SYSCALL_DECL(epoll_create1)
+{
+	struct vfs_file *f;
+	long err;
+
+	if (a[0] & ~(unsigned long)EPOLL_CLOEXEC)
+		return -EINVAL;
+	if ((err = vfs_epoll_new((int)a[0], &f)))
+		return err;
+	return install_file(t, f, a[0] & EPOLL_CLOEXEC);
+}
+
+SYSCALL_DECL(epoll_create)
+{
+	const unsigned long none[6] = {0};
+
+	if ((int)a[0] <= 0)
+		return -EINVAL;
+	return sys_epoll_create1(t, none);
+}
+
+SYSCALL_DECL(epoll_ctl)
+{
+	struct vfs_file *ep = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *target = fdtable_get(t->files, (int)a[2]);
+	struct epoll_event ev;
+
+	if (!ep || !target)
+		return -EBADF;
+	if ((int)a[1] != EPOLL_CTL_DEL && copy_in(t->mm, &ev, a[3], sizeof(ev)))
+		return -EFAULT;
+	return vfs_epoll_ctl(ep, (int)a[1], (int)a[2], target,
+			     (int)a[1] == EPOLL_CTL_DEL ? NULL : &ev);
+}
+
+static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxevents, bool timed)
+{
+	struct vfs_file *ep = fdtable_get(t->files, epfd);
+	struct waitq *wq = NULL;
+	long err;
+
+	if (!ep)
+		return -EBADF;
+	if (!vfs_is_epoll(ep) || maxevents <= 0 || maxevents > INT_MAX / (int)sizeof(struct epoll_event))
+		return -EINVAL;
+	int cap = maxevents < 1024 ? maxevents : 1024;
+	struct epoll_event *out = malloc(cap * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	long n = vfs_epoll_wait(ep, out, cap);
+	if (n > 0 && copy_out(t->mm, events, out, n * sizeof(*out)))
+		n = -EFAULT;
+	free(out);
+	if (n != 0 || t->interrupted)
+		return n ? n : -EINTR;
+	if (timed && ts_cmp(mono_now(), t->sys_deadline) >= 0)
+		return 0;
+	ep->ops->poll(ep, &wq);
+	if ((wq && (err = task_wait_queue(t, wq, POLLIN))) || (err = wait_epoll_host_fds(t, ep)))
+		return err;
+	if (timed)
+		task_wait_until(t, &t->sys_deadline);
+	t->intr_ret = -EINTR; /* epoll_wait is never restarted */
+	return task_block(t);
+}
+
+static void set_ms_deadline(struct task *t, int timeout)
+{
+	if (!t->retry && timeout >= 0)
+		t->sys_deadline = ts_add(mono_now(), (struct timespec){timeout / 1000,
+								       (timeout % 1000) * 1000000L});
+}
+
+SYSCALL_DECL(epoll_wait)
+{
+	set_ms_deadline(t, (int)a[3]);
+	return do_epoll_wait(t, (int)a[0], a[1], (int)a[2], (int)a[3] >= 0);
+}
+
+SYSCALL_DECL(epoll_pwait)
+{
+	long err;
+
+	set_ms_deadline(t, (int)a[3]);
+	if ((err = set_call_sigmask(t, a[4], a[5])))
+		return err;
+	return do_epoll_wait(t, (int)a[0], a[1], (int)a[2], (int)a[3] >= 0);
+}
+
+SYSCALL_DECL(eventfd2)
+{
+	struct vfs_file *f;
+	long err;
+
+	if ((err = vfs_eventfd_new((unsigned int)a[0], (int)a[1], &f)))
+		return err;
+	return install_file(t, f, a[1] & EFD_CLOEXEC);
+}
+
+SYSCALL_DECL(eventfd)
+{
+	const unsigned long args[6] = {a[0], 0};
+
+	return sys_eventfd2(t, args);
 }

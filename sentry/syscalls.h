@@ -39,6 +39,9 @@ SYSCALL_DECL(clock_nanosleep);
 SYSCALL_DECL(futex);
 /* sys_poll.c */
 SYSCALL_DECL(poll); SYSCALL_DECL(ppoll); SYSCALL_DECL(select); SYSCALL_DECL(pselect6);
+SYSCALL_DECL(epoll_create); SYSCALL_DECL(epoll_create1); SYSCALL_DECL(epoll_ctl);
+SYSCALL_DECL(epoll_wait); SYSCALL_DECL(epoll_pwait); SYSCALL_DECL(eventfd);
+SYSCALL_DECL(eventfd2);
 /* timer.c */
 SYSCALL_DECL(getitimer); SYSCALL_DECL(setitimer); SYSCALL_DECL(alarm);
 SYSCALL_DECL(timer_create); SYSCALL_DECL(timer_settime); SYSCALL_DECL(timer_gettime);

@@ -446,6 +446,7 @@ static void after_exec(struct task *t)
 	t->clear_child_tid = 0;
 	t->robust_list = 0;
 	kernel_vfork_release(t);
+	t->did_exec = true;
 	t->regs_set = true; /* the new image's registers are already in place */
 }
 

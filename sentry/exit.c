@@ -24,6 +24,8 @@ static void record_cpu_time(struct task *t)
 
 	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0)
 		clock_gettime(cid, &t->cpu_time);
+	if (t->pt)
+		t->maxrss = process_maxrss(t);
 }
 
 /* The nearest living ancestor of LEADER that is a child subreaper, else init. */
@@ -152,6 +154,9 @@ void kernel_reap(struct task *c)
 	if (parent) {
 		parent->cchild_time = ts_add(parent->cchild_time, c->cpu_time);
 		parent->cchild_time = ts_add(parent->cchild_time, c->cchild_time);
+		long rss = c->maxrss > c->cchild_maxrss ? c->maxrss : c->cchild_maxrss;
+		if (rss > parent->cchild_maxrss)
+			parent->cchild_maxrss = rss;
 	}
 	task_unlink_free(c);
 }
@@ -172,7 +177,9 @@ static bool child_matches(struct task *parent, struct task *c, int idtype, pid_t
 
 struct wait_result {
 	pid_t pid;
-	int status;
+	int status; /* wait(2) status word */
+	int code;   /* CLD_* for waitid */
+	int cld_status;
 	uid_t uid;
 	struct timespec cpu;
 };
@@ -189,15 +196,36 @@ static long do_wait(struct task *t, int idtype, pid_t id, int options, struct wa
 		if (!child_matches(parent, c, idtype, id))
 			continue;
 		any = true;
-		if (!c->zombie || !(options & WEXITED))
-			continue;
 		r->pid = c->tgid;
-		r->status = c->exit_status;
 		r->uid = c->uid;
-		r->cpu = ts_add(c->cpu_time, c->cchild_time);
-		if (!(options & WNOWAIT))
-			kernel_reap(c);
-		return 0;
+		if (c->zombie && (options & WEXITED)) {
+			siginfo_t si;
+			signal_child_info(c, &si);
+			r->status = c->exit_status;
+			r->code = si.si_code;
+			r->cld_status = si.si_status;
+			r->cpu = ts_add(c->cpu_time, c->cchild_time);
+			if (!(options & WNOWAIT))
+				kernel_reap(c);
+			return 0;
+		}
+		if (!c->zombie && c->stopped && c->stop_report && (options & WSTOPPED)) {
+			r->status = (c->stop_sig << 8) | 0x7f;
+			r->code = CLD_STOPPED;
+			r->cld_status = c->stop_sig;
+			if (!(options & WNOWAIT))
+				c->stop_report = false;
+			return 0;
+		}
+		if (!c->zombie && c->cont_report && (options & WCONTINUED)) {
+			r->status = 0xffff;
+			r->code = CLD_CONTINUED;
+			r->cld_status = SIGCONT;
+			if (!(options & WNOWAIT))
+				c->cont_report = false;
+			return 0;
+		}
+		r->pid = 0;
 	}
 	if (!any)
 		return -ECHILD;
@@ -226,7 +254,8 @@ SYSCALL_DECL(wait4)
 		return -EINVAL;
 	if (pid == INT_MIN)
 		return -ESRCH;
-	long err = do_wait(t, idtype, id, options | WEXITED, &r);
+	/* wait4's WUNTRACED is waitid's WSTOPPED. */
+	long err = do_wait(t, idtype, id, options | WEXITED | ((options & WUNTRACED) ? WSTOPPED : 0), &r);
 	if (err)
 		return err;
 	if (r.pid && a[1] && copy_out(t->mm, a[1], &r.status, sizeof(int)))
@@ -267,13 +296,8 @@ SYSCALL_DECL(waitid)
 			si.si_signo = SIGCHLD;
 			si.si_pid = r.pid;
 			si.si_uid = r.uid;
-			if (r.status & 0x7f) {
-				si.si_code = (r.status & 0x80) ? CLD_DUMPED : CLD_KILLED;
-				si.si_status = r.status & 0x7f;
-			} else {
-				si.si_code = CLD_EXITED;
-				si.si_status = (r.status >> 8) & 0xff;
-			}
+			si.si_code = r.code;
+			si.si_status = r.cld_status;
 		}
 		if (copy_out(t->mm, a[2], &si, sizeof(si)))
 			return -EFAULT;

@@ -77,6 +77,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;
 	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
+	memcpy(c->affinity, p->affinity, sizeof(c->affinity));
 	memcpy(c->comm, p->comm, sizeof(c->comm));
 	c->fs.root = vfs_dentry_get(p->fs.root);
 	c->fs.cwd = vfs_dentry_get(p->fs.cwd);

@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "sentry/exec.h"
@@ -28,6 +29,38 @@ struct kernel kernel;
 
 static int sigchld_fd = -1;
 
+/* Signals sent to the Sentry itself. Terminal signals go on to the guest's foreground process
+ * group; SIGTERM and SIGHUP end the sandbox. The handler only records them: the loop acts,
+ * woken by the EINTR of whatever it was blocked in. */
+static volatile sig_atomic_t host_signals;
+static const int forwarded[] = {SIGINT, SIGQUIT, SIGTSTP, SIGWINCH, SIGTERM, SIGHUP};
+
+static void note_host_signal(int sig)
+{
+	host_signals |= 1 << sig;
+}
+
+static void handle_host_signals(void)
+{
+	int pending = host_signals;
+
+	host_signals = 0;
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		int sig = forwarded[i];
+		if (!(pending & (1 << sig)))
+			continue;
+		if (sig == SIGTERM || sig == SIGHUP) {
+			kernel.done = true;
+			kernel.exit_status = 128 + sig;
+			continue;
+		}
+		siginfo_t si = {.si_signo = sig, .si_code = SI_KERNEL};
+		for (struct task *p = kernel.tasks; p; p = p->next)
+			if (p->group_leader == p && !p->zombie && p->pgid == kernel.tty_fg_pgid)
+				signal_send_process(p, sig, &si);
+	}
+}
+
 void kernel_free_dead(void)
 {
 	while (kernel.dead) {
@@ -39,6 +72,10 @@ void kernel_free_dead(void)
 
 void kernel_resume(struct task *t)
 {
+	if (t->group_leader->stopped) {
+		t->parked = true; /* SIGCONT resumes it */
+		return;
+	}
 	t->running = true;
 	platform_resume(t->pt, 0);
 }
@@ -148,6 +185,8 @@ static void loop(void)
 
 	while (!kernel.done) {
 		int r;
+		if (host_signals)
+			handle_host_signals();
 		sched_run_woken();
 		kernel_free_dead();
 		if (kernel.done)
@@ -217,6 +256,10 @@ static int setup_events(void)
 	if (err)
 		return err;
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is the guest's EPIPE, not our death */
+	/* No SA_RESTART: a blocking waitpid or epoll_wait returns EINTR and the loop acts. */
+	struct sigaction sa = {.sa_handler = note_host_signal};
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
 	return 0;
 }
 
@@ -246,6 +289,7 @@ static struct task *make_init(void)
 	if (!t)
 		return NULL;
 	t->group_leader = t;
+	sched_default_affinity(t);
 	t->files = fdtable_new();
 	t->sighand = calloc(1, sizeof(*t->sighand));
 	if (!t->files || !t->sighand) {
@@ -308,6 +352,11 @@ int kernel_run(const struct kernel_config *cfg)
 
 	kernel.cfg = *cfg;
 	kernel.next_pid = 2;
+	kernel.tty_fg_pgid = 1;
+	/* A terminal on stdin is the sandbox's controlling terminal, init's session its own. */
+	struct termios saved_tty;
+	bool tty = tcgetattr(0, &saved_tty) == 0;
+	kernel.tty_sid = tty ? 1 : 0;
 	if ((err = vfs_mount_host_root(cfg->rootfs, &kernel.root))) {
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
@@ -329,5 +378,7 @@ int kernel_run(const struct kernel_config *cfg)
 	kernel_resume(init);
 	loop();
 	teardown();
+	if (tty)
+		tcsetattr(0, TCSADRAIN, &saved_tty); /* whatever the guest left it in */
 	return kernel.exit_status;
 }

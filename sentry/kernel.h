@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "platform/platform.h"
 
@@ -30,6 +31,7 @@ struct kernel {
 	struct vfs_dentry *root;
 	int epfd;
 	bool done;
+	pid_t tty_sid, tty_fg_pgid; /* the sandbox terminal's session and foreground group */
 	int exit_status; /* minisentry run's exit status once init is gone */
 };
 
@@ -46,6 +48,11 @@ void kernel_retry_syscall(struct task *t);
 void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);
+
+/* sys_sched.c: every visible CPU in T's affinity mask; the CPU time of T's process. */
+void sched_default_affinity(struct task *t);
+struct timespec process_cpu_time(struct task *t);
+long process_maxrss(struct task *t);
 
 /* Frees the tasks that died while handling the last event. */
 void kernel_free_dead(void);

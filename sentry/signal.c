@@ -72,6 +72,8 @@ static const uint64_t core_sigs = SIGBIT(SIGQUIT) | SIGBIT(SIGILL) | SIGBIT(SIGT
 				  SIGBIT(SIGSEGV) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |
 				  SIGBIT(SIGSYS);
 
+static void jobctl_on_send(struct task *leader, int sig);
+
 static bool is_ignored(struct task *t, int sig)
 {
 	const struct ksigaction *a = &t->sighand->act[sig - 1];
@@ -212,6 +214,7 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 
 	if (!t || t->zombie || t->exited || !t->sighand)
 		return;
+	jobctl_on_send(t->group_leader, sig);
 	if (!info) {
 		memset(&si, 0, sizeof(si));
 		si.si_signo = sig;
@@ -231,6 +234,7 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 
 	if (!leader || leader->zombie || leader->exited || !leader->sighand)
 		return;
+	jobctl_on_send(leader, sig);
 	if (!info) {
 		memset(&si, 0, sizeof(si));
 		si.si_signo = sig;
@@ -269,6 +273,80 @@ siginfo_t *signal_child_info(struct task *c, siginfo_t *si)
 		si->si_status = (c->exit_status >> 8) & 0xff;
 	}
 	return si;
+}
+
+/* Notifies the parent of LEADER's process of a stop or continue, per its SA_NOCLDSTOP. */
+static void notify_parent_jobctl(struct task *leader, int code, int status)
+{
+	struct task *parent = leader->parent;
+
+	waitq_wake(parent ? &parent->child_wait : &leader->child_wait, 0);
+	if (!parent || !parent->sighand ||
+	    (parent->sighand->act[SIGCHLD - 1].flags & SA_NOCLDSTOP))
+		return;
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGCHLD;
+	si.si_code = code;
+	si.si_pid = leader->tgid;
+	si.si_uid = leader->uid;
+	si.si_status = status;
+	signal_send_process(parent, SIGCHLD, &si);
+}
+
+/* Stops the whole thread group of T: threads park as they next return to the guest. */
+static void group_stop(struct task *t, int sig)
+{
+	struct task *l = t->group_leader;
+
+	if (l->stopped)
+		return;
+	l->stopped = true;
+	l->stop_sig = sig;
+	l->stop_report = true;
+	l->cont_report = false;
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (o->tgid == t->tgid && o != t && o->running)
+			platform_interrupt(o->pt);
+	notify_parent_jobctl(l, CLD_STOPPED, sig);
+}
+
+/* SIGCONT at generation: a stopped group runs again, whatever SIGCONT's action. */
+static void group_continue(struct task *l)
+{
+	if (!l->stopped)
+		return;
+	l->stopped = false;
+	l->stop_report = false;
+	l->cont_report = true;
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		if (o->tgid == l->tgid && o->parked) {
+			o->parked = false;
+			if (signal_deliver(o, 0, false))
+				kernel_resume(o);
+		}
+	notify_parent_jobctl(l, CLD_CONTINUED, SIGCONT);
+}
+
+/* Stop and continue signals cancel each other's pending instances when generated. */
+static void jobctl_on_send(struct task *leader, int sig)
+{
+	siginfo_t si;
+
+	if (sig == SIGCONT || sig == SIGKILL) {
+		for (int s = 1; s <= NSIG_GUEST; s++)
+			if (stop_sigs & SIGBIT(s)) {
+				while (leader->shared_pending.set & SIGBIT(s))
+					dequeue(&leader->shared_pending, s, &si);
+				for (struct task *o = kernel.tasks; o; o = o->next)
+					while (o->tgid == leader->tgid && (o->pending.set & SIGBIT(s)))
+						dequeue(&o->pending, s, &si);
+			}
+		group_continue(leader);
+	} else if (stop_sigs & SIGBIT(sig)) {
+		while (leader->shared_pending.set & SIGBIT(SIGCONT))
+			dequeue(&leader->shared_pending, SIGCONT, &si);
+	}
 }
 
 static bool on_altstack(struct task *t, uint64_t sp)
@@ -408,8 +486,10 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 		if (act.handler == (uint64_t)SIG_DFL || sig == SIGKILL || sig == SIGSTOP) {
 			if (ignore_sigs & SIGBIT(sig))
 				continue;
-			if (stop_sigs & SIGBIT(sig))
-				continue; /* job-control stops: not yet; the group keeps running */
+			if (stop_sigs & SIGBIT(sig)) {
+				group_stop(t, sig);
+				continue; /* T parks when it resumes (kernel_resume) */
+			}
 			kernel_exit_group(t, sig | ((core_sigs & SIGBIT(sig)) ? 0x80 : 0));
 			return false;
 		}

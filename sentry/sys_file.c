@@ -522,43 +522,6 @@ SYSCALL_DECL(fchdir)
 	return set_cwd(t, vfs_dentry_get(f->dentry));
 }
 
-/* Sizes of the ioctls that move a struct out to the guest. */
-static long ioctl_out_size(unsigned int cmd)
-{
-	switch (cmd) {
-	case TCGETS:
-		return 36; /* the kernel's struct termios */
-	case TIOCGWINSZ:
-		return sizeof(struct winsize);
-	default:
-		return -1;
-	}
-}
-
-SYSCALL_DECL(ioctl)
-{
-	struct vfs_file *f = file_of(t, (int)a[0]);
-	unsigned int cmd = (unsigned int)a[1];
-	struct fd_entry *e = fdtable_entry(t->files, (int)a[0]);
-	char buf[64];
-
-	if (!f)
-		return -EBADF;
-	switch (cmd) {
-	case FIOCLEX:
-	case FIONCLEX:
-		e->cloexec = cmd == FIOCLEX;
-		return 0;
-	}
-	long size = ioctl_out_size(cmd);
-	if (size < 0 || !f->ops->ioctl)
-		return -ENOTTY;
-	long r = f->ops->ioctl(f, cmd, buf);
-	if (r < 0)
-		return r;
-	return copy_out(t->mm, a[2], buf, size) ? -EFAULT : r;
-}
-
 SYSCALL_DECL(fcntl)
 {
 	int fd = (int)a[0], cmd = (int)a[1];

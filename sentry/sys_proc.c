@@ -43,6 +43,8 @@ SYSCALL_DECL(setpgid)
 	if (!p || p->group_leader != p ||
 	    (p != t->group_leader && p->parent != t->group_leader))
 		return -ESRCH;
+	if (p != t->group_leader && p->did_exec)
+		return -EACCES; /* a child that has exec'd is no longer ours to move */
 	if (p->sid == p->tgid || p->sid != t->sid)
 		return -EPERM; /* a session leader, or a child in another session */
 	if (pgid == 0)

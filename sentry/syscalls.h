@@ -35,6 +35,10 @@ SYSCALL_DECL(wait4); SYSCALL_DECL(waitid);
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);
 SYSCALL_DECL(time); SYSCALL_DECL(nanosleep);
 SYSCALL_DECL(clock_nanosleep);
+/* sys_sched.c */
+SYSCALL_DECL(sched_getaffinity); SYSCALL_DECL(sched_setaffinity); SYSCALL_DECL(sched_getscheduler);
+SYSCALL_DECL(sched_getparam); SYSCALL_DECL(sched_get_priority_max);
+SYSCALL_DECL(sched_get_priority_min); SYSCALL_DECL(getrusage); SYSCALL_DECL(times);
 /* futex.c */
 SYSCALL_DECL(futex);
 /* sys_poll.c */

@@ -58,7 +58,10 @@ struct task {
 	bool regs_set;    /* the handler wrote every register (execve, rt_sigreturn) */
 	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
 	struct timespec cchild_time; /* CPU time of reaped children */
+	long maxrss, cchild_maxrss;  /* KiB: at exit; largest of reaped children */
 	struct rlimit rlim[RLIM_NLIMITS];
+	uint64_t affinity[8]; /* of the --cpus CPUs (up to 512) */
+	bool did_exec;        /* setpgid on it then fails with EACCES */
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
 	bool no_new_privs;
@@ -86,6 +89,10 @@ struct task {
 	pid_t vfork_child;         /* the vfork parent: whom it waits for */
 	struct waitq vfork_wq;     /* the vfork parent sleeps here */
 	bool thread_gone;          /* the leader's own thread exited; the process lives on */
+	bool stopped;              /* on the leader: the group is stopped (SIGSTOP & co) */
+	int stop_sig;
+	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
+	bool parked;               /* held in its stop while the group is stopped */
 	struct timespec sys_deadline;
 	size_t io_done;
 	bool futex_woken, futex_timed;

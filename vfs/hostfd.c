@@ -81,7 +81,19 @@ static long hostfd_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
 	switch (cmd) {
 	case TCGETS:
 	case TIOCGWINSZ:
+	case TCSETS:
+	case TCSETSW:
+	case TCSETSF:
+	case TIOCSWINSZ:
+	case FIONREAD:
+	case TIOCOUTQ:
+		/* Structure and int arguments: ARG is the Sentry's copy. */
 		return ioctl(hostfd_fd(f), cmd, arg) < 0 ? -errno : 0;
+	case TCFLSH:
+	case TCXONC:
+	case TCSBRK:
+		/* By-value arguments: ARG holds the value. */
+		return ioctl(hostfd_fd(f), cmd, *(long *)arg) < 0 ? -errno : 0;
 	default:
 		return -ENOTTY;
 	}

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -116,6 +117,16 @@ static uint32_t pipe_poll(struct vfs_file *f, struct waitq **wq)
 	return m;
 }
 
+static long pipe_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	struct pipe *p = f->priv;
+
+	if (cmd != FIONREAD)
+		return -ENOTTY;
+	*(int *)arg = (int)p->len;
+	return 0;
+}
+
 static int pipe_getattr(struct vfs_file *f, struct stat *st)
 {
 	struct pipe *p = f->priv;
@@ -151,6 +162,7 @@ static const struct vfs_file_ops pipe_ops = {
 	.read = pipe_read,
 	.write = pipe_write,
 	.getattr = pipe_getattr,
+	.ioctl = pipe_ioctl,
 	.poll = pipe_poll,
 	.release = pipe_release,
 };

@@ -646,7 +646,13 @@ static void test_host_fd_file_passes_terminal_queries_through_to_a_tty(void **st
 	assert_int_equal(f->ops->ioctl(f, TIOCGWINSZ, &got), 0);
 	assert_int_equal(got.ws_row, 24);
 	assert_int_equal(got.ws_col, 80);
-	assert_int_equal(f->ops->ioctl(f, TIOCSWINSZ, &ws), -ENOTTY);
+	ws.ws_row = 30;
+	assert_int_equal(f->ops->ioctl(f, TIOCSWINSZ, &ws), 0);
+	assert_int_equal(f->ops->ioctl(f, TIOCGWINSZ, &got), 0);
+	assert_int_equal(got.ws_row, 30);
+	/* Requests the Sentry does not pass through never reach the host terminal. */
+	char c = 'x';
+	assert_int_equal(f->ops->ioctl(f, TIOCSTI, &c), -ENOTTY);
 	vfs_file_put(f);
 	close(master);
 }

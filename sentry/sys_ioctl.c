@@ -1,0 +1,163 @@
+/* ioctl(2): a table says how each request moves its argument (in, out, by value), so files
+ * implement ioctls on Sentry buffers. Generic requests (FIOCLEX, FIONBIO...) and the
+ * terminal's job control (foreground process group, session) are handled here: process
+ * groups are the Sentry's, so the host terminal never sees them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+enum { NONE, IN, OUT, VAL };
+
+static const struct {
+	unsigned int cmd;
+	int dir;
+	int size;
+} requests[] = {
+	{TCGETS, OUT, 36},  /* the kernel's struct termios */
+	{TCSETS, IN, 36},
+	{TCSETSW, IN, 36},
+	{TCSETSF, IN, 36},
+	{TIOCGWINSZ, OUT, sizeof(struct winsize)},
+	{TIOCSWINSZ, IN, sizeof(struct winsize)},
+	{FIONREAD, OUT, sizeof(int)},
+	{TIOCOUTQ, OUT, sizeof(int)},
+	{TCFLSH, VAL, 0},
+	{TCXONC, VAL, 0},
+	{TCSBRK, VAL, 0},
+	{TIOCGPGRP, OUT, sizeof(pid_t)},
+	{TIOCSPGRP, IN, sizeof(pid_t)},
+	{TIOCGSID, OUT, sizeof(pid_t)},
+	{TIOCSCTTY, VAL, 0},
+	{TIOCNOTTY, NONE, 0},
+	{FIONBIO, IN, sizeof(int)},
+	{FIOASYNC, IN, sizeof(int)},
+	{FIOCLEX, NONE, 0},
+	{FIONCLEX, NONE, 0},
+};
+
+static bool is_tty(struct vfs_file *f)
+{
+	char buf[64];
+
+	return f->ops->ioctl && f->ops->ioctl(f, TCGETS, buf) == 0;
+}
+
+/* Job control on the sandbox's terminal: the foreground group lives in the kernel. */
+static long tty_job_control(struct task *t, struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	if (!is_tty(f))
+		return -ENOTTY;
+	switch (cmd) {
+	case TIOCGPGRP:
+		if (t->sid != kernel.tty_sid)
+			return -ENOTTY;
+		*(pid_t *)arg = kernel.tty_fg_pgid;
+		return 0;
+	case TIOCGSID:
+		if (t->sid != kernel.tty_sid)
+			return -ENOTTY;
+		*(pid_t *)arg = kernel.tty_sid;
+		return 0;
+	case TIOCSPGRP: {
+		pid_t pgid = *(pid_t *)arg;
+		bool exists = false;
+		if (t->sid != kernel.tty_sid)
+			return -ENOTTY;
+		if (pgid < 0)
+			return -EINVAL;
+		for (struct task *o = kernel.tasks; o; o = o->next)
+			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
+		if (!exists)
+			return -EPERM;
+		kernel.tty_fg_pgid = pgid;
+		return 0;
+	}
+	case TIOCSCTTY:
+		if (t->sid != t->tgid)
+			return -EPERM; /* only a session leader takes a terminal */
+		kernel.tty_sid = t->sid;
+		kernel.tty_fg_pgid = t->pgid;
+		return 0;
+	case TIOCNOTTY:
+		if (t->sid != kernel.tty_sid)
+			return -ENOTTY;
+		return 0;
+	}
+	return -ENOTTY;
+}
+
+SYSCALL_DECL(ioctl)
+{
+	struct fd_entry *e = fdtable_entry(t->files, (int)a[0]);
+	unsigned int cmd = (unsigned int)a[1];
+	union {
+		char buf[64];
+		long val;
+		int i;
+	} arg;
+	int dir = -1, size = 0;
+
+	if (!e || (e->file->flags & O_PATH))
+		return -EBADF;
+	struct vfs_file *f = e->file;
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
+		if (requests[i].cmd == cmd) {
+			dir = requests[i].dir;
+			size = requests[i].size;
+		}
+	if (dir < 0)
+		return -ENOTTY;
+	memset(&arg, 0, sizeof(arg));
+	if (dir == IN && copy_in(t->mm, arg.buf, a[2], size))
+		return -EFAULT;
+	if (dir == VAL)
+		arg.val = (long)a[2];
+
+	long r;
+	switch (cmd) {
+	case FIOCLEX:
+	case FIONCLEX:
+		e->cloexec = cmd == FIOCLEX;
+		return 0;
+	case FIONBIO:
+		f->flags = arg.i ? f->flags | O_NONBLOCK : f->flags & ~O_NONBLOCK;
+		return 0;
+	case FIOASYNC:
+		f->flags = arg.i ? f->flags | O_ASYNC : f->flags & ~O_ASYNC;
+		return 0;
+	case TIOCGPGRP:
+	case TIOCSPGRP:
+	case TIOCGSID:
+	case TIOCSCTTY:
+	case TIOCNOTTY:
+		r = tty_job_control(t, f, cmd, arg.buf);
+		break;
+	case FIONREAD:
+		if (!f->ops->ioctl && f->seekable && f->ops->getattr) {
+			/* Regular files: what is left before the end. */
+			struct stat st;
+			if ((r = f->ops->getattr(f, &st)))
+				return r;
+			arg.i = st.st_size > f->pos ? (int)(st.st_size - f->pos) : 0;
+			break;
+		}
+		/* fall through */
+	default:
+		r = f->ops->ioctl ? f->ops->ioctl(f, cmd, arg.buf) : -ENOTTY;
+	}
+	if (r < 0)
+		return r;
+	if (dir == OUT && copy_out(t->mm, a[2], arg.buf, size))
+		return -EFAULT;
+	return r;
+}

@@ -1,0 +1,228 @@
+/* Scheduling and accounting syscalls: CPU affinity over the --cpus CPUs the guest sees,
+ * the fixed SCHED_OTHER policy, and CPU times (a process's CPU time is its stub's). */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/times.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+
+#define MASK_WORDS (512 / 64)
+
+/* Bytes of a cpumask for --cpus CPUs, as Linux's cpumask_size(): whole longs. */
+static size_t mask_bytes(void)
+{
+	return ((size_t)kernel.cfg.cpus + 63) / 64 * 8;
+}
+
+static struct task *target(struct task *t, pid_t pid)
+{
+	return pid == 0 ? t : task_by_tid(pid);
+}
+
+void sched_default_affinity(struct task *t)
+{
+	memset(t->affinity, 0, sizeof(t->affinity));
+	for (int c = 0; c < kernel.cfg.cpus; c++)
+		t->affinity[c / 64] |= 1ULL << (c % 64);
+}
+
+SYSCALL_DECL(sched_getaffinity)
+{
+	struct task *p = target(t, (pid_t)a[0]);
+	size_t len = a[1];
+
+	if (len * 8 < (size_t)kernel.cfg.cpus || (len & 7))
+		return -EINVAL;
+	if (!p || p->zombie)
+		return -ESRCH;
+	size_t n = len < mask_bytes() ? len : mask_bytes();
+	return copy_out(t->mm, a[2], p->affinity, n) ? -EFAULT : (long)n;
+}
+
+SYSCALL_DECL(sched_setaffinity)
+{
+	struct task *p = target(t, (pid_t)a[0]);
+	uint64_t mask[MASK_WORDS] = {0}, online[MASK_WORDS] = {0};
+	size_t len = a[1] < sizeof(mask) ? a[1] : sizeof(mask);
+	bool any = false;
+
+	if (!p || p->zombie)
+		return -ESRCH;
+	if (copy_in(t->mm, mask, a[2], len))
+		return -EFAULT;
+	for (int c = 0; c < kernel.cfg.cpus; c++)
+		online[c / 64] |= 1ULL << (c % 64);
+	for (int w = 0; w < MASK_WORDS; w++) {
+		mask[w] &= online[w];
+		any |= mask[w] != 0;
+	}
+	if (!any)
+		return -EINVAL;
+	memcpy(p->affinity, mask, sizeof(mask));
+	return 0;
+}
+
+SYSCALL_DECL(sched_getscheduler)
+{
+	struct task *p = target(t, (pid_t)a[0]);
+
+	if ((pid_t)a[0] < 0)
+		return -EINVAL;
+	return p ? SCHED_OTHER : -ESRCH;
+}
+
+SYSCALL_DECL(sched_getparam)
+{
+	struct task *p = target(t, (pid_t)a[0]);
+	struct sched_param sp = {0};
+
+	if ((pid_t)a[0] < 0 || !a[1])
+		return -EINVAL;
+	if (!p)
+		return -ESRCH;
+	return copy_out(t->mm, a[1], &sp, sizeof(sp));
+}
+
+static long priority_bound(int policy, bool max)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return max ? 99 : 1;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+SYSCALL_DECL(sched_get_priority_max)
+{
+	(void)t;
+	return priority_bound((int)a[0], true);
+}
+
+SYSCALL_DECL(sched_get_priority_min)
+{
+	(void)t;
+	return priority_bound((int)a[0], false);
+}
+
+/* The CPU time of T's process: its stub's, or what it had when it exited. */
+struct timespec process_cpu_time(struct task *t)
+{
+	struct task *l = t->group_leader;
+	struct timespec ts = l->cpu_time;
+	clockid_t cid;
+
+	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0)
+		clock_gettime(cid, &ts);
+	return ts;
+}
+
+/* The CPU time of T's own host thread, from the host's accounting (utime + stime). */
+static struct timespec thread_cpu_time(struct task *t)
+{
+	char path[64], buf[512];
+	unsigned long ut = 0, st = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (!t->pt)
+		return (struct timespec){0, 0};
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", t->pt->host_pid, t->pt->tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return (struct timespec){0, 0};
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* Fields after the ")" that ends comm: state is 3rd; utime, stime are 14th, 15th. */
+	char *p = strrchr(buf, ')');
+	if (p)
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+	unsigned long ticks = ut + st;
+	return (struct timespec){ticks / hz, (ticks % hz) * (1000000000L / hz)};
+}
+
+/* Peak resident memory of T's stub in KiB (VmHWM): guest memory is mapped there. */
+long process_maxrss(struct task *t)
+{
+	char path[64], line[128];
+	long kb = 0;
+
+	if (!t->pt)
+		return t->group_leader->maxrss;
+	snprintf(path, sizeof(path), "/proc/%d/status", t->pt->host_pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void fill_usage(struct rusage *ru, struct timespec cpu, long maxrss)
+{
+	memset(ru, 0, sizeof(*ru));
+	ru->ru_utime.tv_sec = cpu.tv_sec;
+	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
+	ru->ru_maxrss = maxrss;
+}
+
+SYSCALL_DECL(getrusage)
+{
+	struct rusage ru;
+	int who = (int)a[0];
+	struct timespec cpu;
+	long maxrss = 0;
+
+	switch (who) {
+	case RUSAGE_SELF:
+		cpu = process_cpu_time(t);
+		maxrss = process_maxrss(t);
+		break;
+	case RUSAGE_THREAD:
+		cpu = thread_cpu_time(t);
+		maxrss = process_maxrss(t);
+		break;
+	case RUSAGE_CHILDREN:
+		cpu = t->group_leader->cchild_time;
+		maxrss = t->group_leader->cchild_maxrss;
+		break;
+	default:
+		return -EINVAL;
+	}
+	fill_usage(&ru, cpu, maxrss);
+	return copy_out(t->mm, a[1], &ru, sizeof(ru));
+}
+
+static clock_t to_ticks(struct timespec ts)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return ts.tv_sec * hz + ts.tv_nsec / (1000000000L / hz);
+}
+
+SYSCALL_DECL(times)
+{
+	struct tms tms = {0};
+
+	tms.tms_utime = to_ticks(process_cpu_time(t));
+	tms.tms_cutime = to_ticks(t->group_leader->cchild_time);
+	if (a[0] && copy_out(t->mm, a[0], &tms, sizeof(tms)))
+		return -EFAULT;
+	return to_ticks(mono_now());
+}

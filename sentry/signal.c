@@ -102,6 +102,7 @@ static void queue(struct sigpending *p, int sig, const siginfo_t *info)
 		*pp = q;
 	}
 	p->set |= SIGBIT(sig);
+	signalfd_notify();
 }
 
 void signal_free_pending(struct sigpending *p)

@@ -49,6 +49,8 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall);
 /* A fault raised by T's own instruction: delivered to its handler or fatal. */
 void signal_fault(struct task *t, int sig);
 void signal_free_pending(struct sigpending *p);
+/* signalfd.c: a signal was queued somewhere; signalfd readers look again. */
+void signalfd_notify(void);
 /* After a sigaction: if SIG is now ignored, its pending instances in T's process go. */
 void signal_flush_ignored(struct task *t, int sig);
 

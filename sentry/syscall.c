@@ -111,6 +111,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(clock_nanosleep, clock_nanosleep, "dxpp"),
 	ROW(rt_sigtimedwait, rt_sigtimedwait, "pppu"),
 	ROW(futex, futex, "pxdpxx"),
+	ROW(signalfd, signalfd, "dpu"),
+	ROW(signalfd4, signalfd4, "dpux"),
 	ROW(sched_getaffinity, sched_getaffinity, "dup"),
 	ROW(sched_setaffinity, sched_setaffinity, "dup"),
 	ROW(sched_getscheduler, sched_getscheduler, "d"),
@@ -184,6 +186,7 @@ long syscall_dispatch(struct task *t)
 	const struct syscall_def *def = syscall_def(t->sc.nr);
 	long ret;
 
+	kernel.current = t;
 	if (!t->sc.native) {
 		ret = -ENOSYS; /* i386 syscalls through int $0x80 are refused */
 	} else if (!def) {

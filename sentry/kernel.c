@@ -93,6 +93,7 @@ static void finish_syscall(struct task *t, long ret)
 		return;
 	bool in_syscall = !t->regs_set;
 	t->retry = false;
+	t->timed_out = false;
 	t->regs_set = false;
 	t->intr_ret = 0;
 	if (signal_pending(t) || t->has_saved_sigmask || (in_syscall && is_restart(ret))) {
@@ -148,6 +149,7 @@ static void handle_event(const struct platform_event *ev)
 			return;
 		}
 		t->retry = false;
+		t->timed_out = false;
 		kernel_retry_syscall(t);
 		break;
 	case PEV_SIGNAL:

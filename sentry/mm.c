@@ -167,7 +167,8 @@ static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t 
 /* Installs a VMA backed by memory-file offset MF at [addr, addr+len) in the stub. */
 static int install(struct mm *mm, const struct vma *v)
 {
-	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, v->prot, MAP_SHARED | MAP_FIXED,
+	int prot = (v->flags & VMA_PAST_EOF) ? PROT_NONE : v->prot;
+	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, prot, MAP_SHARED | MAP_FIXED,
 			memfile_fd(), v->mf_off);
 
 	if (r < 0)
@@ -232,6 +233,31 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		if ((err = fill_from_file(file, mf, off, file_bytes)))
 			goto out_free;
 	}
+	size_t eof = PAGE_UP(file_bytes);
+	if (file && (flags & MM_SIGBUS_PAST_EOF) && eof < len) {
+		/* Two pieces of one memory object: the file's pages, then the pages past its end,
+		 * each holding a reference. */
+		struct vma tail = v;
+		tail.start = addr + eof;
+		tail.mf_off += eof;
+		tail.file_off += eof;
+		tail.flags |= VMA_PAST_EOF;
+		if (eof == 0) {
+			if ((err = install(mm, &tail)))
+				goto out_free;
+			return addr;
+		}
+		v.end = addr + eof;
+		if ((err = install(mm, &v)))
+			goto out_free;
+		mobj_get(mo);
+		if ((err = install(mm, &tail))) {
+			mobj_put(mo);
+			mm_unmap(mm, addr, eof); /* drops the head's reference */
+			return err;
+		}
+		return addr;
+	}
 	if ((err = install(mm, &v)))
 		goto out_free;
 	return addr;
@@ -275,8 +301,24 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 		return -ENOMEM;
 	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
 		return err;
-	long r = inject(mm, SYS_mprotect, addr, len, prot, 0, 0, 0);
-	return r < 0 ? r : 0;
+	/* Pages past a file's end stay inaccessible on the host whatever the guest asks. */
+	bool past_eof = false;
+	for (uintptr_t at = addr; at < addr + len; at = vma_find(&mm->vmas, at)->end)
+		past_eof |= (vma_find(&mm->vmas, at)->flags & VMA_PAST_EOF) != 0;
+	if (!past_eof) {
+		long r = inject(mm, SYS_mprotect, addr, len, prot, 0, 0, 0);
+		return r < 0 ? r : 0;
+	}
+	for (uintptr_t at = addr; at < addr + len;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		uintptr_t end = v->end < addr + len ? v->end : addr + len;
+		long r = inject(mm, SYS_mprotect, at, end - at,
+				(v->flags & VMA_PAST_EOF) ? PROT_NONE : prot, 0, 0, 0);
+		if (r < 0)
+			return r;
+		at = end;
+	}
+	return 0;
 }
 
 long mm_brk(struct mm *mm, uintptr_t addr)
@@ -438,7 +480,7 @@ static int walk(struct mm *mm, uintptr_t addr, size_t len, bool write,
 	/* Check first so a failed copy changes nothing. */
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);
-		if (!v || (v->flags & VMA_RESERVED) || !(v->prot & need))
+		if (!v || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)) || !(v->prot & need))
 			return -EFAULT;
 		at = v->end;
 	}
@@ -487,7 +529,8 @@ long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max)
 
 	while (got < max) {
 		struct vma *v = vma_find(&mm->vmas, src + got);
-		if (!v || (v->flags & VMA_RESERVED) || !(v->prot & (PROT_READ | PROT_EXEC)))
+		if (!v || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)) ||
+		    !(v->prot & (PROT_READ | PROT_EXEC)))
 			return -EFAULT;
 		size_t n = v->end - (src + got);
 		if (n > max - got)
@@ -513,7 +556,7 @@ int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iove
 		return -EFAULT;
 	for (uintptr_t at = addr; at < addr + len && n < max;) {
 		struct vma *v = vma_find(&mm->vmas, at);
-		if (!v || (v->flags & VMA_RESERVED) || !(v->prot & need))
+		if (!v || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)) || !(v->prot & need))
 			return n ? n : -EFAULT;
 		size_t chunk = (v->end < addr + len ? v->end : addr + len) - at;
 		iov[n].iov_base = memfile_ptr(v->mf_off + (at - v->start));
@@ -522,4 +565,11 @@ int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iove
 		at += chunk;
 	}
 	return n;
+}
+
+bool mm_past_eof(struct mm *mm, uintptr_t addr)
+{
+	struct vma *v = vma_find(&mm->vmas, addr);
+
+	return v && (v->flags & VMA_PAST_EOF);
 }

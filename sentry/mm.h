@@ -39,7 +39,10 @@ void mm_put(struct mm *mm);
 struct mm *mm_fork(struct mm *parent, struct platform_thread *thread);
 
 /* mmap(2): returns the address or a negative errno. For a file mapping, FILE_BYTES bytes of
- * FILE from OFF are copied in (private mappings) and the rest of the range is zero. */
+ * FILE from OFF are copied in (private mappings) and the rest of the range is zero; with
+ * MM_SIGBUS_PAST_EOF in FLAGS, whole pages past FILE_BYTES fault with SIGBUS instead, as a
+ * mapping past the end of a file does. */
+#define MM_SIGBUS_PAST_EOF 0x20000000
 long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct vfs_file *file,
 	    off_t off, size_t file_bytes, const char *name);
 int mm_unmap(struct mm *mm, uintptr_t addr, size_t len);
@@ -48,6 +51,8 @@ long mm_brk(struct mm *mm, uintptr_t addr);
 long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int flags,
 	      uintptr_t new_addr);
 int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice);
+/* True if ADDR lies in a file mapping past the end of its file (a fault there is SIGBUS). */
+bool mm_past_eof(struct mm *mm, uintptr_t addr);
 
 int copy_in(struct mm *mm, void *dst, uintptr_t src, size_t len);
 int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len);

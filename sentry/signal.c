@@ -19,6 +19,7 @@
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 /* The kernel's x86_64 signal frame (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h). */
 struct ksigcontext {
@@ -141,6 +142,9 @@ static void dequeue(struct sigpending *p, int sig, siginfo_t *info)
 	}
 	if (!more)
 		p->set &= ~SIGBIT(sig);
+	/* A POSIX timer's signal left the queue: it reports the expiries it stood for. */
+	if (info->si_code == SI_TIMER)
+		timer_signal_dequeued(info);
 }
 
 int signal_dequeue(struct task *t, uint64_t set, siginfo_t *info)
@@ -320,11 +324,14 @@ static void group_continue(struct task *l)
 	l->stopped = false;
 	l->stop_report = false;
 	l->cont_report = true;
+	/* No delivery from here (the sender is mid-syscall): signals that waited for the
+	 * group to run again are noticed through an interrupt stop. */
 	for (struct task *o = kernel.tasks; o; o = o->next)
 		if (o->tgid == l->tgid && o->parked) {
 			o->parked = false;
-			if (signal_deliver(o, 0, false))
-				kernel_resume(o);
+			kernel_resume(o);
+			if (signal_pending(o))
+				platform_interrupt(o->pt);
 		}
 	notify_parent_jobctl(l, CLD_CONTINUED, SIGCONT);
 }
@@ -549,6 +556,11 @@ void signal_fault(struct task *t, int sig)
 	memset(&si, 0, sizeof(si));
 	platform_get_siginfo(t->pt, &si);
 	si.si_signo = sig;
+	if (sig == SIGSEGV && mm_past_eof(t->mm, (uintptr_t)si.si_addr)) {
+		/* The host saw an inaccessible page; the guest touched a file past its end. */
+		sig = si.si_signo = SIGBUS;
+		si.si_code = BUS_ADRERR;
+	}
 	if (platform_get_regs(t->pt, &regs) == 0)
 		t->fault_trapno = 0;
 	t->fault_addr = (uint64_t)si.si_addr;

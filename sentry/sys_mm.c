@@ -42,7 +42,7 @@ SYSCALL_DECL(mmap)
 			file_bytes = st.st_size - off;
 	}
 	int vflags = (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
-		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
+		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0);
 	return mm_map(t->mm, addr, len, prot, vflags, file, file ? off : 0, file_bytes, NULL);
 }
 

@@ -278,6 +278,15 @@ SYSCALL_DECL(rt_sigtimedwait)
 	if (copy_in(t->mm, &set, a[0], sizeof(set)))
 		return -EFAULT;
 	set &= ~UNBLOCKABLE;
+	if (!t->retry && a[2]) {
+		struct timespec ts;
+		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		t->sys_deadline = ts_add(mono_now(), ts);
+		t->sigwait_zero = ts.tv_sec == 0 && ts.tv_nsec == 0;
+	}
 	int sig = signal_dequeue(t, set, &si);
 	if (sig) {
 		t->sigwait_set = 0;
@@ -289,16 +298,8 @@ SYSCALL_DECL(rt_sigtimedwait)
 		t->sigwait_set = 0;
 		return t->timed_out ? -EAGAIN : -EINTR;
 	}
-	if (!t->retry && a[2]) {
-		struct timespec ts;
-		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
-			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
-			return -EINVAL;
-		if (ts.tv_sec == 0 && ts.tv_nsec == 0)
-			return -EAGAIN;
-		t->sys_deadline = ts_add(mono_now(), ts);
-	}
+	if (a[2] && (t->sigwait_zero || ts_cmp(mono_now(), t->sys_deadline) >= 0))
+		return -EAGAIN;
 	if (a[2])
 		task_wait_until(t, &t->sys_deadline);
 	/* Signals in SET wake this wait even while blocked (signal.c looks at sigwait_set). */

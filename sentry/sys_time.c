@@ -9,6 +9,7 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 static bool valid_clock(clockid_t id)
 {
@@ -33,6 +34,7 @@ static bool valid_clock(clockid_t id)
 /* CPU-time clocks of the guest are its stub's (thread) CPU time on the host. */
 static int guest_clock(struct task *t, clockid_t id, struct timespec *ts)
 {
+	id = timer_decode_clock(t, id);
 	if (!valid_clock(id))
 		return -EINVAL;
 	if (id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID) {
@@ -57,9 +59,10 @@ SYSCALL_DECL(clock_getres)
 {
 	struct timespec ts;
 
-	if (!valid_clock((clockid_t)a[0]))
+	clockid_t clk = timer_decode_clock(t, (clockid_t)a[0]);
+	if (!valid_clock(clk))
 		return -EINVAL;
-	if (clock_getres((clockid_t)a[0], &ts))
+	if (clock_getres(clk, &ts))
 		return -errno;
 	return a[1] ? copy_out(t->mm, a[1], &ts, sizeof(ts)) : 0;
 }

@@ -81,6 +81,7 @@ struct task {
 	bool timed_out;
 	bool interrupt_pending; /* a signal asked for the blocked syscall to end */
 	bool interrupted; /* the retry is because a signal arrived: finish or return intr_ret */
+	bool sigwait_zero;
 	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
 	bool child_subreaper; /* on the leader: orphans of descendants come here */
 	int pdeath_signal;

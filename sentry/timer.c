@@ -58,6 +58,59 @@ static void itimer_fired(struct ktimer *k, uint64_t n)
 	signal_send_process(pt->leader, SIGALRM, &si);
 }
 
+/* CPU-time itimers are sampled: the host tells CPU time, not when a budget runs out. The
+ * stub's CPU time counts for both: guest time spent in the Sentry is not charged. */
+#define CPU_POLL_NS 4000000L
+
+static void posix_fired(struct ktimer *k, uint64_t n);
+
+/* True (and re-armed or disarmed) if C has run out at CPU time NOW. */
+static bool cpu_expired(struct cpu_itimer *c, struct timespec now)
+{
+	if (!c->armed || ts_cmp(now, c->expiry) < 0)
+		return false;
+	if (ts_is_zero(c->interval))
+		c->armed = false;
+	else
+		c->expiry = ts_add(now, c->interval);
+	return true;
+}
+
+static void cpu_poll_fired(struct ktimer *k, uint64_t n)
+{
+	struct process_timers *pt = container_of(k, struct process_timers, cpu_poll);
+	static const int sigs[2] = {SIGVTALRM, SIGPROF};
+	struct timespec now = process_cpu_time(pt->leader);
+	bool armed = false;
+
+	(void)n;
+	for (int i = 0; i < 2; i++) {
+		struct cpu_itimer *c = &pt->cpu[i];
+		if (cpu_expired(c, now)) {
+			siginfo_t si;
+			memset(&si, 0, sizeof(si));
+			si.si_signo = sigs[i];
+			si.si_code = SI_KERNEL;
+			signal_send_process(pt->leader, sigs[i], &si);
+		}
+		armed |= c->armed;
+	}
+	for (struct posix_timer *p = pt->posix; p; p = p->next) {
+		if (cpu_expired(&p->cpu, now))
+			posix_fired(&p->k, 1);
+		armed |= p->cpu.armed;
+	}
+	if (!armed)
+		ktimer_cancel(k);
+}
+
+static void cpu_poll_start(struct process_timers *pt)
+{
+	if (!pt->cpu_poll.armed)
+		ktimer_arm(&pt->cpu_poll, ts_add(mono_now(), (struct timespec){0, CPU_POLL_NS}),
+			   (struct timespec){0, CPU_POLL_NS});
+}
+
 static struct process_timers *timers_of(struct task *t)
 {
 	struct task *l = t->group_leader;
@@ -68,6 +121,7 @@ static struct process_timers *timers_of(struct task *t)
 			return NULL;
 		l->timers->leader = l;
 		l->timers->real.fn = itimer_fired;
+		l->timers->cpu_poll.fn = cpu_poll_fired;
 	}
 	return l->timers;
 }
@@ -79,6 +133,7 @@ void timers_release(struct task *leader)
 	if (!pt)
 		return;
 	ktimer_cancel(&pt->real);
+	ktimer_cancel(&pt->cpu_poll);
 	while (pt->posix) {
 		struct posix_timer *p = pt->posix;
 		pt->posix = p->next;
@@ -94,14 +149,21 @@ static long get_itimer(struct task *t, int which, struct itimerval *out)
 	struct process_timers *pt;
 
 	memset(out, 0, sizeof(*out));
-	if (which == ITIMER_VIRTUAL || which == ITIMER_PROF)
-		return 0; /* never armed: setitimer refuses them */
-	if (which != ITIMER_REAL)
+	if (which != ITIMER_REAL && which != ITIMER_VIRTUAL && which != ITIMER_PROF)
 		return -EINVAL;
 	if (!(pt = timers_of(t)))
 		return -ENOMEM;
-	out->it_value = ts_to_tv(ktimer_remaining(&pt->real));
-	out->it_interval = ts_to_tv(pt->real.interval);
+	if (which == ITIMER_REAL) {
+		out->it_value = ts_to_tv(ktimer_remaining(&pt->real));
+		out->it_interval = ts_to_tv(pt->real.interval);
+		return 0;
+	}
+	struct cpu_itimer *c = &pt->cpu[which == ITIMER_PROF];
+	if (c->armed) {
+		struct timespec left = ts_sub(c->expiry, process_cpu_time(t));
+		out->it_value = ts_to_tv(ts_is_zero(left) ? (struct timespec){0, 1} : left);
+		out->it_interval = ts_to_tv(c->interval);
+	}
 	return 0;
 }
 
@@ -120,9 +182,7 @@ SYSCALL_DECL(setitimer)
 	int which = (int)a[0];
 	long err;
 
-	if (which == ITIMER_VIRTUAL || which == ITIMER_PROF)
-		return -EOPNOTSUPP; /* CPU-time timers need per-thread CPU accounting: not yet */
-	if (which != ITIMER_REAL)
+	if (which != ITIMER_REAL && which != ITIMER_VIRTUAL && which != ITIMER_PROF)
 		return -EINVAL;
 	memset(&nv, 0, sizeof(nv));
 	if (a[1] && copy_in(t->mm, &nv, a[1], sizeof(nv)))
@@ -135,6 +195,15 @@ SYSCALL_DECL(setitimer)
 		return -EFAULT;
 	pt = timers_of(t);
 	struct timespec value = tv_to_ts(nv.it_value);
+	if (which != ITIMER_REAL) {
+		struct cpu_itimer *c = &pt->cpu[which == ITIMER_PROF];
+		c->armed = !ts_is_zero(value);
+		c->expiry = ts_add(process_cpu_time(t), value);
+		c->interval = tv_to_ts(nv.it_interval);
+		if (c->armed)
+			cpu_poll_start(pt);
+		return 0;
+	}
 	if (ts_is_zero(value))
 		ktimer_cancel(&pt->real);
 	else
@@ -168,10 +237,15 @@ static void posix_fired(struct ktimer *k, uint64_t n)
 	struct task *target = p->leader;
 	siginfo_t si;
 
-	/* Periods the loop missed are overruns of this expiry's signal. */
-	p->overrun_last = n - 1;
 	if (p->notify == SIGEV_NONE)
 		return;
+	if (p->queued) {
+		p->overrun += n; /* one signal stands for every expiry until it is taken */
+		return;
+	}
+	/* Periods the loop missed are overruns of this expiry's signal. */
+	p->overrun = n - 1;
+	p->queued = true;
 	memset(&si, 0, sizeof(si));
 	si.si_signo = p->signo;
 	si.si_code = SI_TIMER;
@@ -187,6 +261,37 @@ static void posix_fired(struct ktimer *k, uint64_t n)
 	}
 }
 
+/* Timer ids are per process; the signal's queue belongs to the process the timer is in. */
+void timer_signal_dequeued(siginfo_t *info)
+{
+	for (struct task *l = kernel.tasks; l; l = l->next) {
+		if (l->group_leader != l || !l->timers)
+			continue;
+		for (struct posix_timer *p = l->timers->posix; p; p = p->next)
+			if (p->id == info->si_timerid && p->queued &&
+			    p->signo == info->si_signo) {
+				p->queued = false;
+				info->si_overrun = p->overrun;
+				p->overrun_last = p->overrun;
+				p->overrun = 0;
+				return;
+			}
+	}
+}
+
+clockid_t timer_decode_clock(struct task *t, clockid_t clk)
+{
+	if (clk >= 0)
+		return clk;
+	pid_t pid = ~(clk >> 3);
+	bool thread = clk & 4;
+	if ((clk & 7) == 7)
+		return -EINVAL; /* a clock fd: not supported */
+	if (thread)
+		return (pid == 0 || pid == t->tid) ? CLOCK_THREAD_CPUTIME_ID : -EINVAL;
+	return (pid == 0 || pid == t->tgid) ? CLOCK_PROCESS_CPUTIME_ID : -EINVAL;
+}
+
 static struct posix_timer *find_timer(struct task *t, int id)
 {
 	struct process_timers *pt = t->group_leader->timers;
@@ -199,14 +304,14 @@ static struct posix_timer *find_timer(struct task *t, int id)
 
 SYSCALL_DECL(timer_create)
 {
-	clockid_t clk = (clockid_t)a[0];
+	clockid_t clk = timer_decode_clock(t, (clockid_t)a[0]);
 	struct sigevent ev;
 	struct process_timers *pt = timers_of(t);
 
 	if (!pt)
 		return -ENOMEM;
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
-	    clk != CLOCK_TAI)
+	    clk != CLOCK_TAI && clk != CLOCK_PROCESS_CPUTIME_ID)
 		return clk < 0 || clk > CLOCK_TAI ? -EINVAL : -EOPNOTSUPP;
 	memset(&ev, 0, sizeof(ev));
 	if (a[1]) {
@@ -252,6 +357,20 @@ static void timer_value(struct ktimer *k, struct itimerspec *out)
 	out->it_interval = k->armed ? k->interval : (struct timespec){0, 0};
 }
 
+static void posix_value(struct posix_timer *p, struct itimerspec *out)
+{
+	if (p->clock != CLOCK_PROCESS_CPUTIME_ID) {
+		timer_value(&p->k, out);
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	if (p->cpu.armed) {
+		struct timespec left = ts_sub(p->cpu.expiry, process_cpu_time(p->leader));
+		out->it_value = ts_is_zero(left) ? (struct timespec){0, 1} : left;
+		out->it_interval = p->cpu.interval;
+	}
+}
+
 /* Arms K from a guest itimerspec: relative, or absolute on clock CLK. */
 static void arm_from(struct ktimer *k, clockid_t clk, bool abs, const struct itimerspec *v)
 {
@@ -281,10 +400,19 @@ SYSCALL_DECL(timer_settime)
 		return -EFAULT;
 	if (!valid_ts(nv.it_value) || !valid_ts(nv.it_interval))
 		return -EINVAL;
-	timer_value(&p->k, &old);
+	posix_value(p, &old);
 	if (a[3] && copy_out(t->mm, a[3], &old, sizeof(old)))
 		return -EFAULT;
-	p->overrun_last = 0;
+	p->overrun = p->overrun_last = 0;
+	if (p->clock == CLOCK_PROCESS_CPUTIME_ID) {
+		struct timespec now = process_cpu_time(t);
+		p->cpu.armed = !ts_is_zero(nv.it_value);
+		p->cpu.expiry = (a[1] & TIMER_ABSTIME) ? nv.it_value : ts_add(now, nv.it_value);
+		p->cpu.interval = nv.it_interval;
+		if (p->cpu.armed)
+			cpu_poll_start(t->group_leader->timers);
+		return 0;
+	}
 	arm_from(&p->k, p->clock, a[1] & TIMER_ABSTIME, &nv);
 	return 0;
 }
@@ -296,7 +424,7 @@ SYSCALL_DECL(timer_gettime)
 
 	if (!p)
 		return -EINVAL;
-	timer_value(&p->k, &v);
+	posix_value(p, &v);
 	return copy_out(t->mm, a[1], &v, sizeof(v));
 }
 

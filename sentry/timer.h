@@ -8,24 +8,44 @@
 
 struct task;
 
+/* A timer on the process's CPU time (ITIMER_VIRTUAL/PROF, CPU-clock POSIX timers): sampled,
+ * since the host tells CPU time but not when a budget runs out. */
+struct cpu_itimer {
+	bool armed;
+	struct timespec expiry, interval;
+};
+
 struct posix_timer {
-	struct ktimer k;
+	struct ktimer k;     /* wall clocks */
+	struct cpu_itimer cpu; /* CLOCK_PROCESS_CPUTIME_ID */
 	int id;
 	clockid_t clock;
 	int notify, signo;
 	union sigval value;
 	pid_t tid;
 	struct task *leader;
-	int overrun_last;
+	int overrun;      /* expiries while its signal was still queued */
+	int overrun_last; /* what the last delivered signal stood for (timer_getoverrun) */
+	bool queued;      /* its signal is pending: expiries count as overruns */
 	struct posix_timer *next;
 };
 
 struct process_timers {
 	struct task *leader;
 	struct ktimer real; /* ITIMER_REAL */
+	struct cpu_itimer cpu[2]; /* ITIMER_VIRTUAL, ITIMER_PROF */
+	struct ktimer cpu_poll;   /* samples CPU time while a CPU itimer is armed */
 	struct posix_timer *posix;
 	int next_id;
 };
+
+/* A POSIX timer's signal (INFO, SI_TIMER) was taken off a queue: fills in its overrun. */
+void timer_signal_dequeued(siginfo_t *info);
+
+/* Decodes a clock id, including the CPU clocks glibc encodes for a pid (MAKE_PROCESS_CPUCLOCK):
+ * process CPU clocks of the caller become CLOCK_PROCESS_CPUTIME_ID and thread ones
+ * CLOCK_THREAD_CPUTIME_ID; others are returned as they are (-EINVAL if not a clock). */
+clockid_t timer_decode_clock(struct task *t, clockid_t clk);
 
 /* Cancels and frees the timers of the process LEADER leads (at its exit). */
 void timers_release(struct task *leader);

@@ -48,7 +48,7 @@ static int open_image(struct task *t, const char *path, struct image *img)
 	struct stat st;
 	int err;
 
-	if ((err = vfs_open(&t->fs, NULL, path, O_RDONLY, 0, &f)))
+	if ((err = vfs_open(t->fs, NULL, path, O_RDONLY, 0, &f)))
 		return err;
 	if (!f->ops->getattr || (err = f->ops->getattr(f, &st)))
 		goto out_put;
@@ -194,7 +194,7 @@ static int read_head(struct task *t, const char *path, char *buf, size_t len, ss
 	struct stat st;
 	int err;
 
-	if ((err = vfs_open(&t->fs, NULL, path, O_RDONLY, 0, &f)))
+	if ((err = vfs_open(t->fs, NULL, path, O_RDONLY, 0, &f)))
 		return err;
 	err = -EACCES;
 	if (f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -359,7 +359,7 @@ int exec_find_in_path(struct task *t, const char *cmd, const char *path_env, cha
 		const char *end = strchrnul(p, ':');
 		struct vfs_dentry *d;
 		if ((size_t)snprintf(out, size, "%.*s/%s", (int)(end - p), p, cmd) < size &&
-		    vfs_lookup(&t->fs, NULL, out, VFS_LOOKUP_FOLLOW, &d) == 0) {
+		    vfs_lookup(t->fs, NULL, out, VFS_LOOKUP_FOLLOW, &d) == 0) {
 			bool dir = vfs_is_dir(d);
 			vfs_dentry_put(d);
 			if (!dir)

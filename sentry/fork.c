@@ -13,8 +13,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
 
-/* The clone flags this kernel implements. CLONE_FS shares nothing yet: each task keeps its
- * own root, cwd and umask (docs/processes.md). */
+/* The clone flags this kernel implements. */
 #define SUPPORTED                                                                              \
 	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |           \
 	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |  \
@@ -79,9 +78,11 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
 	memcpy(c->affinity, p->affinity, sizeof(c->affinity));
 	memcpy(c->comm, p->comm, sizeof(c->comm));
-	c->fs.root = vfs_dentry_get(p->fs.root);
-	c->fs.cwd = vfs_dentry_get(p->fs.cwd);
-	c->fs.umask = p->fs.umask;
+	c->fs = (flags & CLONE_FS) ? fs_get(p->fs) : fs_new(p->fs->root, p->fs->cwd, p->fs->umask);
+	if (!c->fs) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = -ENOMEM;
 	if (flags & CLONE_SIGHAND) {
 		c->sighand = p->sighand;

@@ -299,8 +299,10 @@ static struct task *make_init(void)
 		return NULL;
 	}
 	t->sighand->refs = 1;
-	t->fs.root = vfs_dentry_get(kernel.root);
-	t->fs.cwd = vfs_dentry_get(kernel.root);
+	if (!(t->fs = fs_new(kernel.root, kernel.root, 022))) {
+		task_free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -322,13 +324,13 @@ static int start_init(struct task *t)
 
 	if (kernel.cfg.cwd) {
 		struct vfs_dentry *d;
-		err = vfs_lookup(&t->fs, NULL, kernel.cfg.cwd, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+		err = vfs_lookup(t->fs, NULL, kernel.cfg.cwd, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
 		if (err) {
 			fprintf(stderr, "minisentry: --cwd %s: %s\n", kernel.cfg.cwd, strerror(-err));
 			return err;
 		}
-		vfs_dentry_put(t->fs.cwd);
-		t->fs.cwd = d;
+		vfs_dentry_put(t->fs->cwd);
+		t->fs->cwd = d;
 	}
 	if (!strchr(cmd, '/')) {
 		if (exec_find_in_path(t, cmd, env_lookup(kernel.cfg.envp, "PATH"), found,

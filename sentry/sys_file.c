@@ -244,7 +244,7 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 
 	if ((err = path_in(t, path_addr, path)) || (err = start_dir(t, dirfd, path, &start)))
 		return err;
-	if ((err = vfs_open(&t->fs, start, path, flags, mode & ~t->fs.umask, &f)))
+	if ((err = vfs_open(t->fs, start, path, flags, mode & ~t->fs->umask, &f)))
 		return err;
 	int fd = fdtable_install(t->files, f, flags & O_CLOEXEC, 0, nofile_limit(t));
 	if (fd < 0)
@@ -291,7 +291,7 @@ static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 		return err;
 	if (path[0] == 0 && (flags & AT_EMPTY_PATH)) {
 		if (dirfd == AT_FDCWD) {
-			*out = vfs_dentry_get(t->fs.cwd);
+			*out = vfs_dentry_get(t->fs->cwd);
 			return 0;
 		}
 		struct vfs_file *f = file_of(t, dirfd);
@@ -307,7 +307,7 @@ static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	}
 	if ((err = start_dir(t, dirfd, path, &start)))
 		return err;
-	return vfs_lookup(&t->fs, start, path,
+	return vfs_lookup(t->fs, start, path,
 			  (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
 }
 
@@ -472,7 +472,7 @@ SYSCALL_DECL(faccessat2)
 SYSCALL_DECL(getcwd)
 {
 	char buf[PATH_MAX];
-	int n = vfs_path(t->fs.root, t->fs.cwd, buf, sizeof(buf));
+	int n = vfs_path(t->fs->root, t->fs->cwd, buf, sizeof(buf));
 
 	if (n < 0)
 		return n;
@@ -493,8 +493,8 @@ static long set_cwd(struct task *t, struct vfs_dentry *d)
 		vfs_dentry_put(d);
 		return err;
 	}
-	vfs_dentry_put(t->fs.cwd);
-	t->fs.cwd = d;
+	vfs_dentry_put(t->fs->cwd);
+	t->fs->cwd = d;
 	return 0;
 }
 
@@ -506,7 +506,7 @@ SYSCALL_DECL(chdir)
 
 	if ((err = path_in(t, a[0], path)))
 		return err;
-	if ((err = vfs_lookup(&t->fs, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
+	if ((err = vfs_lookup(t->fs, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
 		return err;
 	return set_cwd(t, d);
 }

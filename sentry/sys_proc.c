@@ -261,9 +261,9 @@ SYSCALL_DECL(setrlimit)
 
 SYSCALL_DECL(umask)
 {
-	mode_t old = t->fs.umask;
+	mode_t old = t->fs->umask;
 
-	t->fs.umask = a[0] & 0777;
+	t->fs->umask = a[0] & 0777;
 	return old;
 }
 

@@ -12,6 +12,41 @@
 #include "sentry/sched.h"
 #include "sentry/timer.h"
 
+struct fs_shared {
+	struct vfs_fs_ctx ctx; /* first: a ctx pointer is a fs_shared pointer */
+	int refs;
+};
+
+struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_t umask)
+{
+	struct fs_shared *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	s->ctx.root = vfs_dentry_get(root);
+	s->ctx.cwd = vfs_dentry_get(cwd);
+	s->ctx.umask = umask;
+	return &s->ctx;
+}
+
+struct vfs_fs_ctx *fs_get(struct vfs_fs_ctx *fs)
+{
+	((struct fs_shared *)fs)->refs++;
+	return fs;
+}
+
+void fs_put(struct vfs_fs_ctx *fs)
+{
+	struct fs_shared *s = (struct fs_shared *)fs;
+
+	if (!s || --s->refs > 0)
+		return;
+	vfs_dentry_put(s->ctx.root);
+	vfs_dentry_put(s->ctx.cwd);
+	free(s);
+}
+
 struct task *task_new(pid_t tid)
 {
 	struct task *t = calloc(1, sizeof(*t));
@@ -19,7 +54,6 @@ struct task *task_new(pid_t tid)
 	if (!t)
 		return NULL;
 	t->tid = t->tgid = t->pgid = t->sid = tid;
-	t->fs.umask = 022;
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &t->rlim[r]);
 	/* Linux's defaults for a fresh init, not whatever the Sentry was started with. */
@@ -40,11 +74,8 @@ void task_release(struct task *t)
 	t->mm = NULL;
 	fdtable_put(t->files);
 	t->files = NULL;
-	if (t->fs.root)
-		vfs_dentry_put(t->fs.root);
-	if (t->fs.cwd)
-		vfs_dentry_put(t->fs.cwd);
-	t->fs.root = t->fs.cwd = NULL;
+	fs_put(t->fs);
+	t->fs = NULL;
 	if (t->sighand && --t->sighand->refs == 0)
 		free(t->sighand);
 	t->sighand = NULL;

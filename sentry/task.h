@@ -45,7 +45,7 @@ struct task {
 	struct platform_thread *pt;
 	struct mm *mm;
 	struct fdtable *files;
-	struct vfs_fs_ctx fs;
+	struct vfs_fs_ctx *fs; /* root, cwd, umask: shared under CLONE_FS (fs_new, fs_get) */
 	struct sighand *sighand;
 	uint64_t sigmask;
 	struct sigpending pending;        /* sent to this thread */
@@ -100,6 +100,11 @@ struct task {
 
 	struct task *next; /* in the kernel's task list */
 };
+
+/* A filesystem context holding references on ROOT and CWD, with one reference on itself. */
+struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_t umask);
+struct vfs_fs_ctx *fs_get(struct vfs_fs_ctx *fs);
+void fs_put(struct vfs_fs_ctx *fs);
 
 /* A task with default credentials, limits and signal state, no mm and no platform thread. */
 struct task *task_new(pid_t tid);

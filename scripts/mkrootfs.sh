@@ -90,7 +90,7 @@ echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' 
 shopt -s nullglob
 for src in "$progs_dir"/*.c; do
   name=$(basename "$src" .c)
-  musl-gcc -O2 -Wall -Wextra -Werror "$src" -o "$tmp/usr/local/bin/$name" ||
+  musl-gcc -O2 -Wall -Wextra -Werror -pthread "$src" -o "$tmp/usr/local/bin/$name" ||
     die "failed to build $src with musl-gcc"
 done
 

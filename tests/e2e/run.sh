@@ -302,8 +302,10 @@ scenarios=(
   cpus_that_is_not_a_number_is_a_one_line_error
   help_prints_usage_and_exits_zero
   version_prints_a_version
-  no_minisentry_process_outlives_its_runs # last: checks what all the runs above left behind
 )
+# shellcheck source=tests/e2e/processes.sh
+source "$(dirname "$0")/processes.sh"
+scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
   [ -x "$MS" ] || echo "FAIL setup: $MS is not an executable"

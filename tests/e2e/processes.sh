@@ -1,0 +1,130 @@
+# Scenarios for processes, signals, threads and the terminal (sourced by run.sh, which
+# provides ms, expect_status, expect_stdout, fail, skip, need_in_rootfs and $WORK).
+
+pipeline_of_two_commands() {
+  ms run "$ROOTFS" -- /bin/sh -c 'echo a | tr a b'
+  expect_status 0 && expect_stdout b
+}
+
+loop_piped_into_sort() {
+  ms run "$ROOTFS" -- /bin/sh -c 'for i in 1 2 3; do echo $i; done | sort -r'
+  expect_status 0 && expect_stdout $'3\n2\n1'
+}
+
+background_job_and_wait() {
+  ms run "$ROOTFS" -- /bin/sh -c 'sleep 0.2 & wait; echo done'
+  expect_status 0 && expect_stdout done
+}
+
+trap_catches_a_signal_sent_to_the_shell_itself() {
+  ms run "$ROOTFS" -- /bin/sh -c 'trap "echo caught" TERM; kill -TERM $$'
+  expect_status 0 && expect_stdout caught
+}
+
+subshell_exit_status_is_seen_by_the_parent() {
+  ms run "$ROOTFS" -- /bin/sh -c '(exit 3); echo $?'
+  expect_status 0 && expect_stdout 3
+}
+
+guest_killed_by_a_signal_exits_with_128_plus_the_signal() {
+  ms run "$ROOTFS" -- /bin/sh -c 'kill -TERM $$'
+  expect_status 143
+}
+
+timeout_kills_a_long_sleep() {
+  local start=$SECONDS
+  ms run "$ROOTFS" -- /bin/busybox timeout 1 sleep 5
+  expect_status 143 || return
+  [ $((SECONDS - start)) -lt 4 ] || fail "took $((SECONDS - start)) s"
+}
+
+fork_storm_of_200_short_processes() {
+  ms run "$ROOTFS" -- /bin/sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true || exit 1; i=$((i+1)); done; echo $i'
+  expect_status 0 && expect_stdout 200
+}
+
+eight_threads_share_a_counter() {
+  need_in_rootfs /usr/local/bin/threads || return
+  ms run "$ROOTFS" -- /usr/local/bin/threads
+  expect_status 0 && expect_stdout "80000 8"
+}
+
+xargs_runs_a_command_on_its_input() {
+  ms run "$ROOTFS" -- /bin/sh -c 'echo /etc/passwd /etc/group | xargs cat | wc -l'
+  local want
+  want=$(cat "$ROOTFS/etc/passwd" "$ROOTFS/etc/group" | wc -l)
+  expect_status 0 && expect_stdout "$want"
+}
+
+find_piped_into_xargs_grep() {
+  ms run "$ROOTFS" -- /bin/sh -c 'find /etc -type f | xargs grep -l "^root:" | sort'
+  local want
+  want=$(cd "$ROOTFS" && grep -l '^root:' $(find etc -type f) | sed 's|^|/|' | sort)
+  expect_status 0 && expect_stdout "$want"
+}
+
+# The sandbox dies with its Sentry: no stub outlives a SIGKILL or SIGTERM of minisentry.
+stubs_die_with_a_killed_sentry() {
+  local sig pid
+  for sig in KILL TERM; do
+    "$MS" run "$ROOTFS" -- /bin/sh -c 'sleep 30 & sleep 30' </dev/null >/dev/null 2>&1 &
+    pid=$!
+    sleep 0.5
+    kill -"$sig" "$pid"
+    wait "$pid" 2>/dev/null
+    local deadline=$((SECONDS + 3)) left
+    while :; do
+      left=$(leftover_pids)
+      [ -z "$left" ] && break
+      [ "$SECONDS" -ge "$deadline" ] && { fail "after SIG$sig still running: $left"; return; }
+      sleep 0.1
+    done
+  done
+}
+
+# An interactive shell on a terminal (tmux): a command, Ctrl-C of a sleep, exit.
+interactive_shell_in_a_terminal() {
+  command -v tmux >/dev/null || { skip "tmux not installed"; return; }
+  local sock="$WORK/tmux" session=ms$$ screen i
+  tmux -S "$sock" new-session -d -s "$session" -x 100 -y 30 "$MS run $ROOTFS; echo sandbox-ended; sleep 30"
+  wait_screen() { # wait_screen TEXT: up to 10 s for TEXT to appear
+    for i in $(seq 50); do
+      screen=$(tmux -S "$sock" capture-pane -p -t "$session")
+      grep -qF -- "$1" <<<"$screen" && return 0
+      sleep 0.2
+    done
+    return 1
+  }
+  local ok=1
+  tmux -S "$sock" send-keys -t "$session" 'echo hi-$((40+2))' Enter
+  wait_screen hi-42 || { ok=0; why="command output never appeared"; }
+  if [ $ok = 1 ]; then
+    tmux -S "$sock" send-keys -t "$session" 'sleep 100' Enter
+    sleep 0.5
+    tmux -S "$sock" send-keys -t "$session" C-c
+    tmux -S "$sock" send-keys -t "$session" 'echo after-$((1+1))' Enter
+    wait_screen after-2 || { ok=0; why="Ctrl-C did not end the sleep"; }
+  fi
+  if [ $ok = 1 ]; then
+    tmux -S "$sock" send-keys -t "$session" 'exit' Enter
+    wait_screen sandbox-ended || { ok=0; why="exit did not end the sandbox"; }
+  fi
+  tmux -S "$sock" kill-server 2>/dev/null
+  [ $ok = 1 ] || fail "$why; screen: $(tr '\n' '|' <<<"$screen" | cut -c1-200)"
+}
+
+scenarios+=(
+  pipeline_of_two_commands
+  loop_piped_into_sort
+  background_job_and_wait
+  trap_catches_a_signal_sent_to_the_shell_itself
+  subshell_exit_status_is_seen_by_the_parent
+  guest_killed_by_a_signal_exits_with_128_plus_the_signal
+  timeout_kills_a_long_sleep
+  fork_storm_of_200_short_processes
+  eight_threads_share_a_counter
+  xargs_runs_a_command_on_its_input
+  find_piped_into_xargs_grep
+  stubs_die_with_a_killed_sentry
+  interactive_shell_in_a_terminal
+)

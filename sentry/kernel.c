@@ -349,6 +349,21 @@ static int start_init(struct task *t)
 	return 0;
 }
 
+/* devfs on the rootfs's /dev, when it has one (a rootfs without /dev runs without devices). */
+static void mount_devfs(void)
+{
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+	struct vfs_dentry *dev, *devroot;
+
+	if (vfs_lookup(&fs, NULL, "/dev", VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &dev))
+		return;
+	if (vfs_devfs_new(&devroot) == 0) {
+		vfs_mount(dev, devroot); /* the mount keeps its own references */
+		vfs_dentry_put(devroot);
+	}
+	vfs_dentry_put(dev);
+}
+
 int kernel_run(const struct kernel_config *cfg)
 {
 	int err;
@@ -365,6 +380,7 @@ int kernel_run(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
+	mount_devfs();
 	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
 	    (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
@@ -382,6 +398,7 @@ int kernel_run(const struct kernel_config *cfg)
 	kernel_resume(init);
 	loop();
 	teardown();
+	vfs_umount_all();
 	if (tty)
 		tcsetattr(0, TCSADRAIN, &saved_tty); /* whatever the guest left it in */
 	return kernel.exit_status;

@@ -1,6 +1,7 @@
 /* The dentry cache: names bound to inodes, each cached under its parent, and the reference
  * counting that keeps a dentry alive while it or a descendant is in use (children pin their
- * parent). Also the inode get/put pair and vfs_path, which walks the parent links back up.
+ * parent). Also the inode get/put pair and vfs_path, which walks the parent links (and the
+ * mounts) back up.
  * The Sentry's VFS is used from one thread, so none of this takes locks. */
 #include "vfs/internal.h"
 
@@ -114,15 +115,32 @@ int vfs_dentry_child(struct vfs_dentry *dir, const char *name, struct vfs_dentry
 	return 0;
 }
 
+/* One step of vfs_path from D towards ROOT: D's parent, with D's name in *NAME; from the root
+ * of a mounted tree, its mountpoint, with no name; NULL at ROOT or at the top of the first
+ * tree. */
+static struct vfs_dentry *path_up(struct vfs_dentry *root, struct vfs_dentry *d, const char **name)
+{
+	*name = NULL;
+	if (d == root)
+		return NULL;
+	if (d->parent != d) {
+		*name = d->name;
+		return d->parent;
+	}
+	return d->mount ? d->mount->mountpoint : NULL;
+}
+
 /* The path is built right to left; a dentry that is not below ROOT (a task whose cwd is
- * outside its chroot) gets its path from the filesystem's root. */
+ * outside its chroot) gets its path from the top of the first tree. */
 int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t size)
 {
-	struct vfs_dentry *p;
+	struct vfs_dentry *p, *up;
+	const char *name;
 	size_t len = 0, at;
 
-	for (p = d; p != root && p->parent != p; p = p->parent)
-		len += 1 + strlen(p->name);
+	for (p = d; (up = path_up(root, p, &name)); p = up)
+		if (name)
+			len += 1 + strlen(name);
 	if (len == 0)
 		len = 1; /* "/" */
 	if (len + 1 > size)
@@ -131,11 +149,14 @@ int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t si
 	at = len;
 	buf[at] = '\0';
 	buf[0] = '/';
-	for (p = d; p != root && p->parent != p; p = p->parent) {
-		size_t n = strlen(p->name);
+	for (p = d; (up = path_up(root, p, &name)); p = up) {
+		size_t n;
 
+		if (!name)
+			continue;
+		n = strlen(name);
 		at -= n;
-		memcpy(buf + at, p->name, n);
+		memcpy(buf + at, name, n);
 		buf[--at] = '/';
 	}
 	return (int)len + 1;

@@ -154,6 +154,8 @@ static int open_creat_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *sta
 		err = vfs_may_lookup(dir);
 		if (!err)
 			err = vfs_dentry_child(dir, last.name, &d);
+		if (!err)
+			vfs_follow_mounts(&d);
 		if (err == -ENOENT)
 			err = -EROFS; /* it would be created in the read-only tree */
 		if (err)

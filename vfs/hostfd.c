@@ -99,8 +99,12 @@ static long hostfd_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
 	}
 }
 
+/* A host descriptor opened through a node of the tree (/dev/tty) stats as that node, as on
+ * Linux, where the file's inode is the one opened; stdio stats as the host object. */
 static int hostfd_getattr(struct vfs_file *f, struct stat *st)
 {
+	if (f->dentry)
+		return vfs_stat(f->dentry, st);
 	return fstat(hostfd_fd(f), st) < 0 ? -errno : 0;
 }
 
@@ -168,22 +172,31 @@ static const struct vfs_file_ops hostfd_ops = {
     .llseek = hostfd_llseek,
 };
 
-struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned)
+int vfs_host_fd_attach(struct vfs_file *f, int fd, bool owned)
 {
 	struct hostfd_file *hf = malloc(sizeof(*hf));
-	struct vfs_file *f = calloc(1, sizeof(*f));
 
-	if (!hf || !f) {
-		free(hf);
-		free(f);
-		return NULL;
-	}
+	if (!hf)
+		return -ENOMEM;
 	hf->fd = fd;
 	hf->owned = owned;
 	f->ops = &hostfd_ops;
-	f->refs = 1;
-	f->flags = flags;
 	f->seekable = lseek(fd, 0, SEEK_CUR) >= 0;
 	f->priv = hf;
+	return 0;
+}
+
+struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned)
+{
+	struct vfs_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (vfs_host_fd_attach(f, fd, owned)) {
+		free(f);
+		return NULL;
+	}
+	f->refs = 1;
+	f->flags = flags;
 	return f;
 }

@@ -30,6 +30,23 @@ int vfs_dentry_new_root(struct vfs_inode *ino, struct vfs_dentry **out);
  * cached). Returns a referenced dentry, or -ENOENT and friends. */
 int vfs_dentry_child(struct vfs_dentry *dir, const char *name, struct vfs_dentry **out);
 
+/* mount.c */
+
+/* Replaces *D (a referenced dentry) with the root of the topmost mount stacked on it, if it
+ * is a mountpoint: what descending into a directory sees. */
+void vfs_follow_mounts(struct vfs_dentry **d);
+/* A device number for a new in-memory filesystem's st_dev: major 0 as Linux gives its
+ * anonymous filesystems, minors counted from a range host filesystems do not reach in
+ * practice, in creation order (so the same start-up sequence gives the same numbers). */
+dev_t vfs_anon_dev_new(void);
+
+/* hostfd.c */
+
+/* Makes F, a file being opened by vfs_open, a wrapper of host descriptor FD (owned by F when
+ * OWNED), as vfs_file_host_fd does for a new file. Returns -ENOMEM (FD stays the caller's). A
+ * file on a dentry (/dev/tty) stats as that dentry; one without stats as FD. */
+int vfs_host_fd_attach(struct vfs_file *f, int fd, bool owned);
+
 /* lookup.c */
 
 /* The one place where permission to search directory DIR is decided. */

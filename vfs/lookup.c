@@ -1,7 +1,8 @@
 /* Path resolution: every guest path is walked here, one component at a time, through the
- * dentry cache. Symlinks are read and expanded by the Sentry itself (absolute targets restart
- * at the task's root) and ".." stops at the task's root, so the host is only ever asked to
- * open a single name beneath a directory the Sentry already holds. */
+ * dentry cache and across mounts. Symlinks are read and expanded by the Sentry itself
+ * (absolute targets restart at the task's root) and ".." stops at the task's root, so the
+ * host is only ever asked to open a single name beneath a directory the Sentry already
+ * holds. */
 #include "vfs/internal.h"
 
 #include <errno.h>
@@ -55,6 +56,23 @@ static void walk_step(struct vfs_dentry **cur, struct vfs_dentry *next)
 {
 	vfs_dentry_put(*cur);
 	*cur = next;
+}
+
+/* ".." from CUR: stays at the task's root and at the top of the first tree; from the root of
+ * a mounted tree climbs to the mountpoint first (through stacked mounts) and takes its parent.
+ * Whatever is mounted on the parent is then entered, as Linux does. */
+static void walk_dotdot(const struct vfs_fs_ctx *fs, struct vfs_dentry **cur)
+{
+	struct vfs_dentry *d = *cur;
+
+	while (d != fs->root && d->parent == d && d->mount)
+		d = d->mount->mountpoint;
+	if (d != fs->root && d->parent != d)
+		d = d->parent;
+	else if (d != fs->root)
+		d = *cur; /* the very top, outside the task's root: stay */
+	walk_step(cur, vfs_dentry_get(d));
+	vfs_follow_mounts(cur);
 }
 
 int vfs_walk(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
@@ -130,14 +148,14 @@ int vfs_walk(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *
 		if (strcmp(name, ".") == 0)
 			continue;
 		if (strcmp(name, "..") == 0) {
-			if (cur != fs->root && cur->parent != cur)
-				walk_step(&cur, vfs_dentry_get(cur->parent));
+			walk_dotdot(fs, &cur);
 			continue;
 		}
 
 		err = vfs_dentry_child(cur, name, &child);
 		if (err)
 			goto out;
+		vfs_follow_mounts(&child);
 
 		if (S_ISLNK(child->inode->mode) &&
 		    (!is_last || trailing || (lookup_flags & VFS_LOOKUP_FOLLOW))) {

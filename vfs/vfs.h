@@ -23,6 +23,7 @@ struct vfs_inode;
 struct vfs_dentry;
 struct vfs_file;
 struct vfs_epitem;
+struct vfs_mount;
 
 /* Longest symlink chain a lookup follows before ELOOP (Linux's MAXSYMLINKS). */
 #define VFS_MAX_SYMLINKS 40
@@ -39,6 +40,9 @@ struct vfs_inode_ops {
 	/* Called when the last reference is dropped: frees the filesystem's state and INO itself
 	 * (the filesystem allocated it). */
 	void (*release)(struct vfs_inode *ino);
+	/* Optional: the type name of the filesystem INO belongs to ("devtmpfs", "proc"), which
+	 * vfs_mount records for /proc/mounts; NULL (or no op) means "none". */
+	const char *(*fs_type)(struct vfs_inode *ino);
 };
 
 struct vfs_inode {
@@ -55,6 +59,11 @@ struct vfs_dentry {
 	struct vfs_dentry *children, *next_sibling;
 	struct vfs_inode *inode; /* NULL for a cached negative entry */
 	int refs;
+	/* Mounts (vfs/mount.c). MOUNTED is set on a mountpoint: the mount on top of it, which a
+	 * walk descending into the dentry crosses. MOUNT is set on the root of a mounted tree:
+	 * its mount, whose mountpoint ".." and vfs_path climb to. Neither holds a reference. */
+	struct vfs_mount *mounted;
+	struct vfs_mount *mount;
 };
 
 struct vfs_file_ops {
@@ -113,6 +122,57 @@ struct vfs_fs_ctx {
  * tree and closes its host descriptors. */
 int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root);
 
+/* A filesystem tree mounted on a directory of another (DESIGN.md §5). Path resolution
+ * descending into MOUNTPOINT continues at ROOT, and ".." from ROOT goes to MOUNTPOINT's parent
+ * (never above the task's root). The mount table is a list in mount order; each mount holds
+ * a reference on MOUNTPOINT (which pins the path above it) and on ROOT (which pins the whole
+ * mounted tree). Mounts are identified by dentries, not (mount, dentry) pairs as in Linux, so
+ * a tree can be mounted in one place only: bind mounts will need the pair. */
+struct vfs_mount {
+	int id;			       /* unique, in mount order (for /proc/self/mountinfo) */
+	struct vfs_dentry *mountpoint; /* the covered directory */
+	struct vfs_dentry *root;       /* the root of the mounted tree */
+	char *fs_type;		       /* "devtmpfs", "proc", ... */
+	char *source;		       /* the first field of /proc/mounts */
+	unsigned long flags;	       /* MS_RDONLY, MS_NOSUID, ... as mount(2) takes them */
+	struct vfs_mount *next;
+};
+
+/* Mounts the tree whose root is MOUNTED_ROOT on directory MOUNTPOINT, taking references of
+ * its own on both: the caller keeps (and eventually puts) the ones it passed in. The mount's
+ * fs type and source are MOUNTED_ROOT's inode's fs_type, its flags 0. Errors: ENOTDIR if
+ * MOUNTPOINT (or MOUNTED_ROOT) is not a directory, EBUSY if MOUNTPOINT is already a mountpoint
+ * or MOUNTED_ROOT already mounted, EINVAL if MOUNTED_ROOT is not the root of a tree or
+ * MOUNTPOINT lies inside that tree, ENOMEM.
+ *
+ * At sandbox start-up the sequence is:
+ *	vfs_devfs_new(&devroot);                    // devroot: the caller's reference
+ *	vfs_lookup(&fs, NULL, "/dev", ..., &dev);   // dev: the caller's reference
+ *	vfs_mount(dev, devroot);                    // the mount takes one more on each
+ *	vfs_dentry_put(dev); vfs_dentry_put(devroot);
+ * after which the mount alone keeps the devfs tree (and the rootfs path to /dev) alive, until
+ * vfs_umount_all. If the mount fails the two puts free the devfs tree as well. */
+int vfs_mount(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root);
+/* vfs_mount with the fs type, source and mount(2) FLAGS given; *OUT (may be NULL) gets the
+ * mount, owned by the mount table. */
+int vfs_mount_fs(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root,
+		 const char *fs_type, const char *source, unsigned long flags,
+		 struct vfs_mount **out);
+/* Calls FN on every mount, oldest first (the order of /proc/mounts), until it returns
+ * non-zero, which is then returned; 0 after the last. FN must not mount or unmount. */
+int vfs_mounts_foreach(int (*fn)(struct vfs_mount *m, void *arg), void *arg);
+/* Takes every mount down, newest first, dropping their references: a tree nothing else holds
+ * is freed (Sentry shutdown, tests). */
+void vfs_umount_all(void);
+
+/* A new devfs: null, zero, full, random, urandom, tty, console, the fd/stdin/stdout/stderr
+ * links into /proc/self/fd, and empty pts and shm directories. Returns its root dentry, the
+ * caller's reference (see vfs_mount for the start-up sequence). Nothing can be created in it:
+ * O_CREAT of a new name gives -EROFS (Linux's devtmpfs is writable; a tmpfs-backed devfs will
+ * be). Opening tty or console gives the Sentry's own stdin when it is a terminal, -ENXIO
+ * otherwise (no controlling terminal). */
+int vfs_devfs_new(struct vfs_dentry **root);
+
 /* Resolves PATH relative to START (a directory dentry; NULL means FS->cwd; absolute paths
  * start at FS->root). ".." never climbs above FS->root, and symlinks are followed by the
  * Sentry, absolute targets restarting at FS->root. Returns a referenced dentry. Errors:
@@ -120,19 +180,22 @@ int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root);
 int vfs_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
 	       int lookup_flags, struct vfs_dentry **out);
 
-/* Opens PATH with open(2) FLAGS. Write access, O_CREAT of a missing file and O_TRUNC on
- * this read-only cut return -EROFS; O_DIRECTORY on a non-directory -ENOTDIR; O_NOFOLLOW on
- * a symlink -ELOOP; O_PATH gives a file that supports only fstat and use as a dirfd. */
+/* Opens PATH with open(2) FLAGS. Write access to a regular file, O_CREAT of a missing file
+ * and O_TRUNC on this read-only cut return -EROFS (devices may be opened for writing; their
+ * filesystem decides); O_DIRECTORY on a non-directory -ENOTDIR; O_NOFOLLOW on a symlink
+ * -ELOOP; O_PATH gives a file that supports only fstat and use as a dirfd. */
 int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path, int flags,
 	     mode_t mode, struct vfs_file **out);
 
 int vfs_stat(struct vfs_dentry *d, struct stat *st);
 int vfs_statx_fill(const struct stat *st, unsigned int mask, struct statx *stx);
 ssize_t vfs_readlink(struct vfs_dentry *d, char *buf, size_t size);
-/* access(2) with MODE (F_OK/R_OK/W_OK/X_OK); W_OK on this read-only cut gives -EROFS. */
+/* access(2) with MODE (F_OK/R_OK/W_OK/X_OK); W_OK on this read-only cut gives -EROFS, except
+ * on devices, fifos and sockets. */
 int vfs_access(struct vfs_dentry *d, int mode);
-/* Writes the path of D as seen from ROOT into BUF (NUL-terminated); returns its length+1,
- * or -ERANGE if it does not fit. */
+/* Writes the path of D as seen from ROOT into BUF (NUL-terminated), through the mounts it
+ * lies under (the root of a tree mounted on /dev is "/dev"); returns its length+1, or
+ * -ERANGE if it does not fit. */
 int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t size);
 
 /* A new pipe: *RD and *WR are its ends, with O_NONBLOCK from FLAGS. Capacity 64 KiB. */

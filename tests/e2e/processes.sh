@@ -13,7 +13,13 @@ loop_piped_into_sort() {
 
 background_job_and_wait() {
   ms run "$ROOTFS" -- /bin/sh -c 'sleep 0.2 & wait; echo done'
-  expect_status 0 && expect_stdout done
+  expect_status 0 && expect_stdout done || return
+  [ -z "$err" ] || fail "stderr: $err" # the job's stdin is /dev/null
+}
+
+devices_behave_like_linux() {
+  ms run "$ROOTFS" -- /bin/sh -c 'echo gone > /dev/null; head -c 4096 /dev/zero | tr -d "\0" | wc -c; head -c 16 /dev/urandom | wc -c; echo x > /dev/full || echo full'
+  expect_status 0 && expect_stdout $'0\n16\nfull'
 }
 
 trap_catches_a_signal_sent_to_the_shell_itself() {
@@ -117,6 +123,7 @@ scenarios+=(
   pipeline_of_two_commands
   loop_piped_into_sort
   background_job_and_wait
+  devices_behave_like_linux
   trap_catches_a_signal_sent_to_the_shell_itself
   subshell_exit_status_is_seen_by_the_parent
   guest_killed_by_a_signal_exits_with_128_plus_the_signal

@@ -1,0 +1,394 @@
+/* Synthetic filesystems (vfs/synth.h): inodes that live only in the Sentry, built from tables
+ * of nodes. A directory holds a reference on each entry's inode, so the tree lives as long as
+ * its root inode, which the root dentry holds; every inode holds its filesystem (the st_dev
+ * and the inode counter). Directory listings are generated from the entry arrays, with
+ * stable cookies: the position of the entry. */
+#include "vfs/synth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "vfs/internal.h"
+
+/* What Linux's tmpfs counts per directory entry in a directory's st_size. */
+#define SYNTH_DIRENT_SIZE 20
+
+struct synth_fs {
+	int refs; /* one per inode */
+	char *type;
+	dev_t dev;
+	ino_t next_ino;
+	struct timespec built;
+};
+
+struct synth_entry {
+	char *name;
+	struct synth_inode *ino; /* a reference */
+};
+
+struct synth_inode {
+	struct vfs_inode vfs;
+	struct synth_fs *fs;
+	ino_t ino;
+	ino_t parent_ino; /* for a directory's ".." record; the root's is its own */
+	dev_t rdev;
+	char *target;
+	const struct vfs_file_ops *fops;
+	int (*open)(struct vfs_inode *ino, struct vfs_file *f, int flags);
+	void *priv;
+	struct synth_entry *entries; /* directories */
+	size_t nentries, nsubdirs;
+};
+
+/* linux_dirent64 */
+struct synth_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	uint16_t d_reclen;
+	uint8_t d_type;
+	char d_name[];
+} __attribute__((packed));
+
+static const struct vfs_inode_ops synth_inode_ops;
+
+static struct synth_inode *synth_i(struct vfs_inode *ino)
+{
+	return ino->priv;
+}
+
+static void synth_fs_put(struct synth_fs *fs)
+{
+	if (--fs->refs > 0)
+		return;
+	free(fs->type);
+	free(fs);
+}
+
+static bool synth_name_ok(const char *name)
+{
+	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0 && strlen(name) <= NAME_MAX;
+}
+
+static int synth_inode_new(struct synth_fs *fs, const struct vfs_synth_node *node, ino_t parent_ino,
+			   struct synth_inode **out)
+{
+	struct synth_inode *si;
+	int err;
+
+	switch (node->mode & S_IFMT) {
+	case S_IFDIR:
+	case S_IFREG:
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	case S_IFLNK:
+		if (!node->target)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	si = calloc(1, sizeof(*si));
+	if (!si)
+		return -ENOMEM;
+	si->vfs.ops = &synth_inode_ops;
+	si->vfs.refs = 1;
+	si->vfs.mode = node->mode;
+	si->vfs.priv = si;
+	si->fs = fs;
+	fs->refs++;
+	si->ino = fs->next_ino++;
+	si->parent_ino = S_ISDIR(node->mode) ? parent_ino : 0;
+	si->rdev = makedev(node->dev_major, node->dev_minor);
+	si->fops = node->fops;
+	si->open = node->open;
+	si->priv = node->priv;
+	if (node->target && !(si->target = strdup(node->target))) {
+		err = -ENOMEM;
+		goto out_put;
+	}
+	if (S_ISDIR(node->mode) && node->nchildren) {
+		err = vfs_synth_add(&si->vfs, node->children, node->nchildren);
+		if (err)
+			goto out_put;
+	}
+	*out = si;
+	return 0;
+
+out_put:
+	vfs_inode_put(&si->vfs);
+	return err;
+}
+
+static struct synth_entry *synth_find(struct synth_inode *dir, const char *name)
+{
+	for (size_t i = 0; i < dir->nentries; i++)
+		if (strcmp(dir->entries[i].name, name) == 0)
+			return &dir->entries[i];
+	return NULL;
+}
+
+int vfs_synth_add(struct vfs_inode *dir, const struct vfs_synth_node *nodes, size_t n)
+{
+	struct synth_inode *sd, *si;
+	struct synth_entry *grown;
+	char *name;
+	int err;
+
+	if (dir->ops != &synth_inode_ops || !S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	sd = synth_i(dir);
+	for (size_t i = 0; i < n; i++) {
+		if (!synth_name_ok(nodes[i].name))
+			return -EINVAL;
+		if (synth_find(sd, nodes[i].name))
+			return -EEXIST;
+		grown = realloc(sd->entries, (sd->nentries + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		sd->entries = grown;
+		name = strdup(nodes[i].name);
+		if (!name)
+			return -ENOMEM;
+		err = synth_inode_new(sd->fs, &nodes[i], sd->ino, &si);
+		if (err) {
+			free(name);
+			return err;
+		}
+		sd->entries[sd->nentries++] = (struct synth_entry){name, si};
+		if (S_ISDIR(si->vfs.mode))
+			sd->nsubdirs++;
+	}
+	return 0;
+}
+
+int vfs_synth_new(const char *fs_type, mode_t perm, const struct vfs_synth_node *nodes, size_t n,
+		  struct vfs_dentry **root)
+{
+	struct vfs_synth_node root_node = {.name = "/", .mode = S_IFDIR | (perm & 07777)};
+	struct synth_fs *fs = calloc(1, sizeof(*fs));
+	struct synth_inode *si = NULL;
+	int err;
+
+	if (!fs)
+		return -ENOMEM;
+	fs->type = strdup(fs_type);
+	if (!fs->type) {
+		free(fs);
+		return -ENOMEM;
+	}
+	fs->dev = vfs_anon_dev_new();
+	fs->next_ino = 1;
+	clock_gettime(CLOCK_REALTIME, &fs->built);
+
+	fs->refs = 1; /* ours, while the root is built */
+	err = synth_inode_new(fs, &root_node, 1, &si);
+	if (!err)
+		err = vfs_synth_add(&si->vfs, nodes, n);
+	if (!err)
+		err = vfs_dentry_new_root(&si->vfs, root);
+	if (err && si)
+		vfs_inode_put(&si->vfs);
+	synth_fs_put(fs);
+	return err;
+}
+
+void *vfs_synth_priv(struct vfs_inode *ino)
+{
+	return synth_i(ino)->priv;
+}
+
+static int synth_lookup(struct vfs_inode *dir, const char *name, struct vfs_inode **out)
+{
+	struct synth_entry *e = synth_find(synth_i(dir), name);
+
+	if (!e)
+		return -ENOENT;
+	*out = vfs_inode_get(&e->ino->vfs);
+	return 0;
+}
+
+static int synth_getattr(struct vfs_inode *ino, struct stat *st)
+{
+	struct synth_inode *si = synth_i(ino);
+
+	memset(st, 0, sizeof(*st));
+	st->st_dev = si->fs->dev;
+	st->st_ino = si->ino;
+	st->st_mode = ino->mode;
+	st->st_nlink = S_ISDIR(ino->mode) ? 2 + si->nsubdirs : 1;
+	st->st_rdev = si->rdev;
+	if (S_ISDIR(ino->mode))
+		st->st_size = (off_t)(2 + si->nentries) * SYNTH_DIRENT_SIZE;
+	else if (si->target)
+		st->st_size = (off_t)strlen(si->target);
+	st->st_blksize = 4096;
+	st->st_atim = st->st_mtim = st->st_ctim = si->fs->built;
+	return 0;
+}
+
+static ssize_t synth_readlink(struct vfs_inode *ino, char *buf, size_t size)
+{
+	struct synth_inode *si = synth_i(ino);
+	size_t len;
+
+	if (!si->target)
+		return -EINVAL;
+	len = strlen(si->target);
+	if (len > size)
+		len = size;
+	memcpy(buf, si->target, len);
+	return (ssize_t)len;
+}
+
+static const char *synth_fs_type(struct vfs_inode *ino)
+{
+	return synth_i(ino)->fs->type;
+}
+
+static void synth_release(struct vfs_inode *ino)
+{
+	struct synth_inode *si = synth_i(ino);
+
+	for (size_t i = 0; i < si->nentries; i++) {
+		free(si->entries[i].name);
+		vfs_inode_put(&si->entries[i].ino->vfs);
+	}
+	free(si->entries);
+	free(si->target);
+	synth_fs_put(si->fs);
+	free(si);
+}
+
+/* Directories opened for listing. F->priv is the directory's inode (the dentry holds it). */
+
+static ssize_t synth_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	(void)f, (void)iov, (void)iovcnt, (void)pos;
+	return -EISDIR;
+}
+
+static ssize_t synth_dir_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	(void)f, (void)iov, (void)iovcnt, (void)pos;
+	return -EBADF;
+}
+
+/* Record *POS is "." at 0, ".." at 1, then entry *POS - 2; each record's d_off is the
+ * position of the next. Records are assembled aside and copied, since BUF (guest memory) has
+ * no alignment. A root's ".." shows the root itself, as Linux's readdir of a mounted root
+ * does. */
+static ssize_t synth_dir_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
+{
+	struct synth_inode *sd = f->priv;
+	union {
+		struct synth_dirent64 de;
+		char bytes[sizeof(struct synth_dirent64) + NAME_MAX + 8];
+	} rec;
+	size_t done = 0;
+
+	while (*pos >= 0 && (size_t)*pos < 2 + sd->nentries) {
+		size_t at = (size_t)*pos, namelen, reclen;
+		const char *name;
+		uint64_t ino;
+		mode_t mode;
+
+		if (at < 2) {
+			name = at == 0 ? "." : "..";
+			ino = at == 0 ? sd->ino : sd->parent_ino;
+			mode = S_IFDIR;
+		} else {
+			name = sd->entries[at - 2].name;
+			ino = sd->entries[at - 2].ino->ino;
+			mode = sd->entries[at - 2].ino->vfs.mode;
+		}
+		namelen = strlen(name);
+		reclen = (offsetof(struct synth_dirent64, d_name) + namelen + 1 + 7) & ~(size_t)7;
+		if (done + reclen > size)
+			break;
+		memset(rec.bytes, 0, reclen);
+		rec.de.d_ino = ino;
+		rec.de.d_off = (int64_t)at + 1;
+		rec.de.d_reclen = (uint16_t)reclen;
+		rec.de.d_type = (uint8_t)((mode & S_IFMT) >> 12); /* IFTODT */
+		memcpy(rec.de.d_name, name, namelen);
+		memcpy((char *)buf + done, rec.bytes, reclen);
+		done += reclen;
+		++*pos;
+	}
+	if (done == 0 && *pos >= 0 && (size_t)*pos < 2 + sd->nentries)
+		return -EINVAL;
+	return (ssize_t)done;
+}
+
+static long synth_dir_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	(void)f, (void)cmd, (void)arg;
+	return -ENOTTY;
+}
+
+int vfs_synth_file_getattr(struct vfs_file *f, struct stat *st)
+{
+	return vfs_stat(f->dentry, st);
+}
+
+static int synth_dir_host_fd(struct vfs_file *f)
+{
+	(void)f;
+	return -1;
+}
+
+static ssize_t synth_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
+{
+	(void)f, (void)buf, (void)len, (void)off;
+	return -EISDIR;
+}
+
+static const struct vfs_file_ops synth_dir_ops = {
+    .read = synth_dir_read,
+    .write = synth_dir_write,
+    .getdents64 = synth_dir_getdents64,
+    .ioctl = synth_dir_ioctl,
+    .getattr = vfs_synth_file_getattr,
+    .host_fd = synth_dir_host_fd,
+    .pread_kernel = synth_dir_pread_kernel,
+};
+
+static int synth_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
+{
+	struct synth_inode *si = synth_i(ino);
+
+	switch (ino->mode & S_IFMT) {
+	case S_IFDIR:
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			return -EISDIR;
+		f->ops = &synth_dir_ops;
+		f->priv = si;
+		return 0;
+	case S_IFLNK:
+		return -ELOOP;
+	}
+	if (si->open)
+		return si->open(ino, f, flags);
+	if (!si->fops)
+		return -ENXIO;
+	f->ops = si->fops;
+	f->priv = si->priv;
+	return 0;
+}
+
+static const struct vfs_inode_ops synth_inode_ops = {
+    .lookup = synth_lookup,
+    .getattr = synth_getattr,
+    .readlink = synth_readlink,
+    .open = synth_open,
+    .release = synth_release,
+    .fs_type = synth_fs_type,
+};

@@ -16,10 +16,12 @@ LDLIBS  := -lz
 
 ifeq ($(SAN),1)
 BUILD   := build-san
+BIN     := build-san/minisentry
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 else
 BUILD   := build
+BIN     := minisentry
 endif
 
 SUBSYSTEMS := sentry platform vfs fs-proc fs-sys state
@@ -34,7 +36,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 ROOTFS  ?= alpine-rootfs
 
 .PHONY: all deps rootfs run test unit conformance e2e bench clean format
-all: minisentry
+all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
 $(BUILD)/platform/stub.o: CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) \
@@ -51,7 +53,7 @@ $(BUILD)/gen/syscall_names.h:
 	  sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' > $@
 $(BUILD)/sentry/syscall.o: $(BUILD)/gen/syscall_names.h
 
-minisentry: $(OBJS)
+$(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 -include $(DEPS)
@@ -78,11 +80,11 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 unit: $(UNIT_BINS)
 	@bash tests/unit/run.sh $(UNIT_BINS)
 
-conformance: minisentry rootfs
-	@bash tests/conformance/run.sh ./minisentry $(ROOTFS)
+conformance: $(BIN) rootfs
+	@bash tests/conformance/run.sh ./$(BIN) $(ROOTFS)
 
-e2e: minisentry rootfs
-	@bash tests/e2e/run.sh ./minisentry $(ROOTFS)
+e2e: $(BIN) rootfs
+	@bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
 
 test: deps
 	$(MAKE) all
@@ -93,7 +95,7 @@ test: deps
 	$(MAKE) --no-print-directory e2e || fail=1; \
 	exit $$fail
 
-bench: minisentry rootfs
+bench: $(BIN) rootfs
 	@bash bench/run.sh ./minisentry $(ROOTFS)
 
 format:

@@ -31,27 +31,19 @@ static int fail(const char *msg, const char *arg)
 	return 2;
 }
 
-/* The guest environment: a default PATH and HOME (and the host's TERM when stdin is a
- * terminal, for interactive shells), overridden or extended by --env. */
-static char **make_env(char **extra, int nextra)
+/* The guest environment, written into ENV (room for NEXTRA + 4 entries): a default PATH and
+ * HOME (and the host's TERM when stdin is a terminal, for interactive shells), overridden or
+ * extended by --env. */
+static void make_env(char **env, char **extra, int nextra)
 {
+	static char term_buf[256];
 	const char *term = isatty(0) ? getenv("TERM") : NULL;
-	char *defaults[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			    "HOME=/root", NULL};
-	char **env = calloc(nextra + 4, sizeof(char *));
 	int n = 0;
 
-	if (!env)
-		return NULL;
-	for (int i = 0; defaults[i]; i++)
-		env[n++] = defaults[i];
-	if (term) {
-		char *t = malloc(strlen(term) + 6);
-		if (!t)
-			return NULL;
-		sprintf(t, "TERM=%s", term);
-		env[n++] = t;
-	}
+	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	env[n++] = "HOME=/root";
+	if (term && (size_t)snprintf(term_buf, sizeof(term_buf), "TERM=%s", term) < sizeof(term_buf))
+		env[n++] = term_buf;
 	for (int i = 0; i < nextra; i++) {
 		size_t klen = strchr(extra[i], '=') - extra[i] + 1;
 		int j;
@@ -62,7 +54,6 @@ static char **make_env(char **extra, int nextra)
 			n++;
 	}
 	env[n] = NULL;
-	return env;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -73,7 +64,7 @@ static int cmd_run(int argc, char **argv)
 		{"placement", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_SAME};
-	char **extra = calloc(argc, sizeof(char *));
+	char *extra[argc], *env[argc + 4];
 	int nextra = 0, c;
 	char *end;
 
@@ -125,8 +116,8 @@ static int cmd_run(int argc, char **argv)
 		optind++;
 	static char *default_cmd[] = {"/bin/sh", NULL};
 	cfg.argv = optind < argc ? &argv[optind] : default_cmd;
-	if (!(cfg.envp = make_env(extra, nextra)))
-		return fail("out of memory", NULL);
+	make_env(env, extra, nextra);
+	cfg.envp = env;
 	if (cfg.cpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		cfg.cpus = n < 1 ? 1 : n > 512 ? 512 : (int)n;

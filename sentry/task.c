@@ -86,6 +86,8 @@ void task_free(struct task *t)
 	if (!t)
 		return;
 	task_release(t);
+	signal_free_pending(&t->pending);
+	signal_free_pending(&t->shared_pending);
 	free(t);
 }
 

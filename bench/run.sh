@@ -34,6 +34,9 @@ mkdir -p "$build" "$ROOTFS/opt/bench"
 gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/getpid.c" -o "$build/getpid" ||
   die "cannot build bench/getpid.c (static glibc missing?)"
 cp "$build/getpid" "$ROOTFS/opt/bench/getpid"
+gcc -static -O2 -Wall -Wextra -Werror -pthread "$repo/bench/procs.c" -o "$build/procs" ||
+  die "cannot build bench/procs.c"
+cp "$build/procs" "$ROOTFS/opt/bench/procs"
 
 # Native runs go through chroot (as the sandbox does) when we may; otherwise run directly.
 if [ "$(id -u)" -eq 0 ]; then
@@ -138,6 +141,34 @@ echo "|---|---:|---:|"
 echo "| $native_label | $(fmt "$t_native") | 1.0x |"
 echo "| minisentry --placement same | $(fmt "$t_same") | $(ratio "$t_same" "$t_native") |"
 echo "| minisentry --placement other | $(fmt "$t_other") | $(ratio "$t_other" "$t_native") |"
+echo
+
+# Process operations: MODE, native N, sandbox N, unit. One number per run (bench/procs.c).
+PROC_RUNS=${BENCH_PROC_RUNS:-5}
+proc_rows=(
+  "fork:fork + exit + wait:2000:300:µs"
+  "exec:fork + exec /bin/true + wait:500:100:µs"
+  "thread:pthread create + join:2000:300:µs"
+  "pipe:pipe throughput, 64 KiB writes:512:128:MB/s"
+)
+echo "### processes, threads, pipes (median of $PROC_RUNS runs, --placement same)"
+echo
+echo "| operation | unit | native | minisentry | minisentry / native |"
+echo "|---|---|---:|---:|---:|"
+for row in "${proc_rows[@]}"; do
+  IFS=: read -r mode label n_native n_sandbox unit <<<"$row"
+  saved=$RUNS
+  RUNS=$PROC_RUNS
+  if [ "$(id -u)" -eq 0 ]; then
+    v_native=$(getpid_ns "$n_native" chroot "$ROOTFS" /opt/bench/procs "$mode") || bad=1
+  else
+    v_native=$(getpid_ns "$n_native" "$build/procs" "$mode") || bad=1
+  fi
+  v_sandbox=$(getpid_ns "$n_sandbox" "$MS" run "$ROOTFS" -- /opt/bench/procs "$mode") || bad=1
+  RUNS=$saved
+  r=$(ratio "$v_sandbox" "$v_native") # time: lower is better; MB/s: higher is better
+  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $r |"
+done
 echo
 
 v_gp=$(verdict "$gp_same" "$TARGET_GETPID_NS")

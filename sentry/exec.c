@@ -450,17 +450,14 @@ static void after_exec(struct task *t)
 	t->regs_set = true; /* the new image's registers are already in place */
 }
 
-SYSCALL_DECL(execve)
+static long do_execve(struct task *t, const char *path, uintptr_t argv_addr, uintptr_t envp_addr)
 {
-	char path[PATH_MAX];
 	char **argv = NULL, **envp = NULL;
 	size_t budget = MAX_ARG_BYTES;
-	long err = copy_string_in(t->mm, path, a[0], sizeof(path));
+	long err;
 
-	if (err < 0)
-		return err;
-	if ((err = copy_strings(t, a[1], &argv, &budget)) ||
-	    (err = copy_strings(t, a[2], &envp, &budget)))
+	if ((err = copy_strings(t, argv_addr, &argv, &budget)) ||
+	    (err = copy_strings(t, envp_addr, &envp, &budget)))
 		goto out;
 	if (!argv[0]) {
 		/* Linux supplies an empty argv[0] for an empty argv. */
@@ -478,4 +475,59 @@ out:
 	free_strings(argv);
 	free_strings(envp);
 	return err;
+}
+
+SYSCALL_DECL(execve)
+{
+	char path[PATH_MAX];
+	long err = copy_string_in(t->mm, path, a[0], sizeof(path));
+
+	return err < 0 ? err : do_execve(t, path, a[1], a[2]);
+}
+
+/* execveat names the file relative to a directory descriptor (or, with AT_EMPTY_PATH, the
+ * descriptor itself): it becomes a path from the task's root for the loader. */
+SYSCALL_DECL(execveat)
+{
+	char rel[PATH_MAX], path[PATH_MAX];
+	int dirfd = (int)a[0], flags = (int)a[4];
+	long err = copy_string_in(t->mm, rel, a[1], sizeof(rel));
+
+	if (err < 0)
+		return err;
+	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return -EINVAL;
+	if (rel[0] == '/' || (dirfd == AT_FDCWD && rel[0])) {
+		snprintf(path, sizeof(path), "%s", rel);
+	} else {
+		struct vfs_dentry *base = dirfd == AT_FDCWD ? t->fs->cwd : NULL;
+		if (!base) {
+			struct vfs_file *f = fdtable_get(t->files, dirfd);
+			if (!f)
+				return -EBADF;
+			if (!f->dentry)
+				return rel[0] ? -ENOTDIR : -EACCES;
+			base = f->dentry;
+		}
+		if (!rel[0] && !(flags & AT_EMPTY_PATH))
+			return -ENOENT;
+		if (rel[0] && !vfs_is_dir(base))
+			return -ENOTDIR;
+		int n = vfs_path(t->fs->root, base, path, sizeof(path));
+		if (n < 0)
+			return n;
+		if (rel[0] && snprintf(path + n - 1, sizeof(path) - n + 1, "%s%s",
+				       n > 2 ? "/" : "", rel) >= (int)(sizeof(path) - n + 1))
+			return -ENAMETOOLONG;
+	}
+	if (flags & AT_SYMLINK_NOFOLLOW) {
+		struct vfs_dentry *d;
+		if ((err = vfs_lookup(t->fs, NULL, path, 0, &d)))
+			return err;
+		bool link = S_ISLNK(d->inode->mode);
+		vfs_dentry_put(d);
+		if (link)
+			return -ELOOP;
+	}
+	return do_execve(t, path, a[2], a[3]);
 }

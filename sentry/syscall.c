@@ -93,6 +93,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(fork, fork, ""),
 	ROW(clone3, clone3, "pu"),
 	ROW(execve, execve, "spp"),
+	ROW(execveat, execveat, "fsppx"),
 	ROW(wait4, wait4, "dpxp"),
 	ROW(waitid, waitid, "ddpxp"),
 	ROW(kill, kill, "dd"),

@@ -29,7 +29,7 @@ SYSCALL_DECL(sched_yield); SYSCALL_DECL(getrandom); SYSCALL_DECL(set_robust_list
 SYSCALL_DECL(rseq); SYSCALL_DECL(prctl);
 SYSCALL_DECL(setpgid); SYSCALL_DECL(setsid); SYSCALL_DECL(vfork);
 /* fork.c, exec.c, exit.c */
-SYSCALL_DECL(clone); SYSCALL_DECL(fork); SYSCALL_DECL(clone3); SYSCALL_DECL(execve);
+SYSCALL_DECL(clone); SYSCALL_DECL(fork); SYSCALL_DECL(clone3); SYSCALL_DECL(execve); SYSCALL_DECL(execveat);
 SYSCALL_DECL(wait4); SYSCALL_DECL(waitid);
 /* sys_time.c */
 SYSCALL_DECL(clock_gettime); SYSCALL_DECL(clock_getres); SYSCALL_DECL(gettimeofday);

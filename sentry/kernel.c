@@ -17,7 +17,7 @@
 
 #include "sentry/exec.h"
 #include "sentry/fdtable.h"
-#include "sentry/memfile.h"
+#include "mem/memfile.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"

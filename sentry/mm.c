@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 
 #include "platform/platform.h"
-#include "sentry/memfile.h"
+#include "mem/memfile.h"
 #include "vfs/vfs.h"
 
 #define MMAP_MIN_ADDR 0x10000UL

@@ -1,8 +1,8 @@
 /* The memory file: one memfd holding all guest memory (anonymous memory, brk, stacks, private
  * copies of file pages). Stubs map ranges of it at guest addresses; the Sentry maps all of it,
  * so guest memory is read and written with memcpy. Unwritten ranges are holes and cost nothing. */
-#ifndef SENTRY_MEMFILE_H
-#define SENTRY_MEMFILE_H
+#ifndef MEM_MEMFILE_H
+#define MEM_MEMFILE_H
 
 #include <stddef.h>
 #include <stdint.h>

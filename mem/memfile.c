@@ -1,6 +1,6 @@
 /* The memory file and its allocator: a first-fit free list of extents over a sparse memfd
  * mapped once into the Sentry. Freed extents are punched out so they cost no memory. */
-#include "sentry/memfile.h"
+#include "mem/memfile.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -134,7 +134,7 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	} else if (r >= 0) {
 		return done + r;
 	}
-	if (r == -EPIPE && !is_read && vfs_is_pipe(f)) {
+	if (r == -EPIPE && !is_read) { /* pipes, FIFOs, host pipes: EPIPE comes with SIGPIPE */
 		siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
 		si.si_pid = t->tgid;
 		si.si_uid = t->uid;

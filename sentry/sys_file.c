@@ -134,7 +134,8 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	} else if (r >= 0) {
 		return done + r;
 	}
-	if (r == -EPIPE && !is_read) { /* pipes, FIFOs, host pipes: EPIPE comes with SIGPIPE */
+	/* Pipes, FIFOs, host pipes and stream sockets raise SIGPIPE with EPIPE. */
+	if (r == -EPIPE && !is_read && (!vfs_is_unix_socket(f) || vfs_unix_sends_sigpipe(f))) {
 		siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
 		si.si_pid = t->tgid;
 		si.si_uid = t->uid;
@@ -642,4 +643,135 @@ SYSCALL_DECL(pipe)
 SYSCALL_DECL(pipe2)
 {
 	return do_pipe2(t, a[0], (int)a[1]);
+}
+
+/* --- sendfile, copy_file_range, splice: moving data between two files in the Sentry ------ */
+
+#define XFER_CHUNK 65536
+
+/* Moves up to COUNT bytes from IN (at *IN_OFF, or its own offset when NULL) to OUT (at
+ * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
+ * block, parks T on it (blocking files) or returns -EAGAIN. */
+static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
+		     off_t *in_off, size_t count)
+{
+	static char buf[XFER_CHUNK];
+	size_t done = 0;
+
+	if (!in->ops->read || !out->ops->write)
+		return -EINVAL;
+	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if ((out->flags & O_APPEND) && out_off)
+		return -EINVAL;
+	while (done < count) {
+		size_t want = count - done < XFER_CHUNK ? count - done : XFER_CHUNK;
+		/* Never read more than OUT takes now, so nothing read is ever lost. */
+		struct waitq *wq;
+		if (out->ops->poll && !(out->ops->poll(out, &wq) & POLLOUT))
+			break;
+		struct iovec iv = {buf, want};
+		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);
+		ssize_t n = in->ops->read(in, &iv, 1, ipos);
+		if (n == 0)
+			return done; /* end of input */
+		if (n < 0) {
+			if (done == 0)
+				return n == -EAGAIN && !(in->flags & O_NONBLOCK) ? wait_for_file(t, in, POLLIN) : n;
+			break;
+		}
+		struct iovec ov = {buf, n};
+		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
+		ssize_t w = out->ops->write(out, &ov, 1, opos);
+		if (w < 0) {
+			if (w == -EPIPE) {
+				siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
+				si.si_pid = t->tgid;
+				signal_send_thread(t, SIGPIPE, &si);
+			}
+			return done ? (long)done : w;
+		}
+		done += w;
+		if (w < n)
+			break;
+	}
+	if (done == 0 && count > 0 && !(out->flags & O_NONBLOCK)) {
+		long b = wait_for_file(t, out, POLLOUT);
+		if (b != -EAGAIN)
+			return b;
+	}
+	return done || count == 0 ? (long)done : -EAGAIN;
+}
+
+static long offset_arg(struct task *t, uintptr_t addr, off_t *off, off_t **ptr)
+{
+	*ptr = NULL;
+	if (!addr)
+		return 0;
+	if (copy_in(t->mm, off, addr, sizeof(*off)))
+		return -EFAULT;
+	if (*off < 0)
+		return -EINVAL;
+	*ptr = off;
+	return 0;
+}
+
+SYSCALL_DECL(sendfile)
+{
+	struct vfs_file *out = file_of(t, (int)a[0]), *in = file_of(t, (int)a[1]);
+	off_t off, *offp;
+	long r;
+
+	if (!out || !in)
+		return -EBADF;
+	if ((r = offset_arg(t, a[2], &off, &offp)))
+		return r;
+	if (offp && !in->seekable)
+		return -ESPIPE;
+	r = transfer(t, out, NULL, in, offp, a[3] > MAX_RW_COUNT ? MAX_RW_COUNT : a[3]);
+	if (r >= 0 && offp && copy_out(t->mm, a[2], &off, sizeof(off)))
+		return -EFAULT;
+	return r;
+}
+
+SYSCALL_DECL(copy_file_range)
+{
+	struct vfs_file *in = file_of(t, (int)a[0]), *out = file_of(t, (int)a[2]);
+	off_t ioff, ooff, *ip, *op;
+	long r;
+
+	if (!out || !in)
+		return -EBADF;
+	if (a[5])
+		return -EINVAL;
+	if ((r = offset_arg(t, a[1], &ioff, &ip)) || (r = offset_arg(t, a[3], &ooff, &op)))
+		return r;
+	if (!in->seekable || !out->seekable)
+		return -EINVAL; /* copy_file_range is for regular files */
+	r = transfer(t, out, op, in, ip, a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4]);
+	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
+		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
+		return -EFAULT;
+	return r;
+}
+
+SYSCALL_DECL(splice)
+{
+	struct vfs_file *in = file_of(t, (int)a[0]), *out = file_of(t, (int)a[2]);
+	off_t ioff, ooff, *ip, *op;
+	long r;
+
+	if (!out || !in)
+		return -EBADF;
+	if (!vfs_is_pipe(in) && !vfs_is_pipe(out))
+		return -EINVAL; /* one end must be a pipe */
+	if ((r = offset_arg(t, a[1], &ioff, &ip)) || (r = offset_arg(t, a[3], &ooff, &op)))
+		return r;
+	if ((ip && vfs_is_pipe(in)) || (op && vfs_is_pipe(out)))
+		return -ESPIPE;
+	r = transfer(t, out, op, in, ip, a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4]);
+	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
+		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
+		return -EFAULT;
+	return r;
 }

@@ -14,7 +14,8 @@ SYSCALL_DECL(lstat); SYSCALL_DECL(newfstatat); SYSCALL_DECL(statx); SYSCALL_DECL
 SYSCALL_DECL(readlink); SYSCALL_DECL(readlinkat); SYSCALL_DECL(access); SYSCALL_DECL(faccessat);
 SYSCALL_DECL(faccessat2); SYSCALL_DECL(getcwd); SYSCALL_DECL(chdir); SYSCALL_DECL(fchdir);
 SYSCALL_DECL(ioctl); SYSCALL_DECL(fcntl); SYSCALL_DECL(dup); SYSCALL_DECL(dup2);
-SYSCALL_DECL(dup3); SYSCALL_DECL(pipe); SYSCALL_DECL(pipe2);
+SYSCALL_DECL(dup3); SYSCALL_DECL(pipe); SYSCALL_DECL(pipe2); SYSCALL_DECL(sendfile);
+SYSCALL_DECL(copy_file_range); SYSCALL_DECL(splice);
 /* sys_mm.c */
 SYSCALL_DECL(mmap); SYSCALL_DECL(munmap); SYSCALL_DECL(mprotect); SYSCALL_DECL(brk);
 SYSCALL_DECL(mremap); SYSCALL_DECL(madvise);
@@ -43,6 +44,21 @@ SYSCALL_DECL(sched_get_priority_min); SYSCALL_DECL(getrusage); SYSCALL_DECL(time
 SYSCALL_DECL(signalfd); SYSCALL_DECL(signalfd4);
 /* futex.c */
 SYSCALL_DECL(futex);
+/* sys_socket.c */
+SYSCALL_DECL(socket); SYSCALL_DECL(socketpair); SYSCALL_DECL(bind); SYSCALL_DECL(listen);
+SYSCALL_DECL(accept); SYSCALL_DECL(accept4); SYSCALL_DECL(connect); SYSCALL_DECL(getsockname);
+SYSCALL_DECL(getpeername); SYSCALL_DECL(sendto); SYSCALL_DECL(recvfrom); SYSCALL_DECL(sendmsg);
+SYSCALL_DECL(recvmsg); SYSCALL_DECL(shutdown); SYSCALL_DECL(setsockopt); SYSCALL_DECL(getsockopt);
+/* sys_fs.c */
+SYSCALL_DECL(mkdir); SYSCALL_DECL(mkdirat); SYSCALL_DECL(mknod); SYSCALL_DECL(mknodat);
+SYSCALL_DECL(unlink); SYSCALL_DECL(unlinkat); SYSCALL_DECL(rmdir); SYSCALL_DECL(rename);
+SYSCALL_DECL(renameat); SYSCALL_DECL(renameat2); SYSCALL_DECL(link); SYSCALL_DECL(linkat);
+SYSCALL_DECL(symlink); SYSCALL_DECL(symlinkat); SYSCALL_DECL(chmod); SYSCALL_DECL(fchmod);
+SYSCALL_DECL(fchmodat); SYSCALL_DECL(chown); SYSCALL_DECL(fchown); SYSCALL_DECL(lchown);
+SYSCALL_DECL(fchownat); SYSCALL_DECL(truncate); SYSCALL_DECL(ftruncate); SYSCALL_DECL(fallocate);
+SYSCALL_DECL(utimensat); SYSCALL_DECL(futimesat); SYSCALL_DECL(utimes); SYSCALL_DECL(utime);
+SYSCALL_DECL(creat); SYSCALL_DECL(statfs); SYSCALL_DECL(fstatfs); SYSCALL_DECL(fsync);
+SYSCALL_DECL(fdatasync); SYSCALL_DECL(sync); SYSCALL_DECL(syncfs); SYSCALL_DECL(chroot);
 /* sys_poll.c */
 SYSCALL_DECL(poll); SYSCALL_DECL(ppoll); SYSCALL_DECL(select); SYSCALL_DECL(pselect6);
 SYSCALL_DECL(epoll_create); SYSCALL_DECL(epoll_create1); SYSCALL_DECL(epoll_ctl);

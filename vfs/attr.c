@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 int vfs_stat(struct vfs_dentry *d, struct stat *st)
@@ -52,21 +54,83 @@ ssize_t vfs_readlink(struct vfs_dentry *d, char *buf, size_t size)
 	return d->inode->ops->readlink(d->inode, buf, size);
 }
 
-/* The caller is treated as root: reading always succeeds, executing needs some x bit on a
- * non-directory, and writing fails on the read-only tree (Linux checks that first). */
-int vfs_access(struct vfs_dentry *d, int mode)
+struct timespec vfs_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts;
+}
+
+bool vfs_inode_rdonly(struct vfs_inode *ino)
+{
+	return !ino->ops->setattr;
+}
+
+/* Linux's generic_permission without ACLs or supplementary groups: root may read and write
+ * anything and execute what has some x bit (or is a directory); others get the owner, group
+ * or other bits, the first class that matches. */
+int vfs_inode_permission(struct vfs_inode *ino, const struct vfs_cred *cred, int mask)
 {
 	struct stat st;
+	mode_t bits;
 	int err;
 
-	if (mode & ~(F_OK | R_OK | W_OK | X_OK))
-		return -EINVAL;
-	err = vfs_stat(d, &st);
+	mask &= R_OK | W_OK | X_OK;
+	err = ino->ops->getattr(ino, &st);
 	if (err)
 		return err;
-	if ((mode & W_OK) && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
+	if (!cred || cred->uid == 0) {
+		if ((mask & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111))
+			return -EACCES;
+		return 0;
+	}
+	if (cred->uid == st.st_uid)
+		bits = st.st_mode >> 6;
+	else if (cred->gid == st.st_gid)
+		bits = st.st_mode >> 3;
+	else
+		bits = st.st_mode;
+	return (mask & ~bits & 7) ? -EACCES : 0;
+}
+
+int vfs_permission(struct vfs_dentry *d, const struct vfs_cred *cred, int mask)
+{
+	if (!d->inode)
+		return -ENOENT;
+	return vfs_inode_permission(d->inode, cred, mask);
+}
+
+/* Writing is refused first on a read-only filesystem (Linux checks that before the mode),
+ * except for devices, fifos and sockets, which live outside it. */
+int vfs_access_cred(struct vfs_dentry *d, const struct vfs_cred *cred, int mode)
+{
+	if (mode & ~(F_OK | R_OK | W_OK | X_OK))
+		return -EINVAL;
+	if (!d->inode)
+		return -ENOENT;
+	if ((mode & W_OK) && vfs_inode_rdonly(d->inode) &&
+	    (S_ISREG(d->inode->mode) || S_ISDIR(d->inode->mode) || S_ISLNK(d->inode->mode)))
 		return -EROFS;
-	if ((mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
-		return -EACCES;
-	return 0;
+	return vfs_inode_permission(d->inode, cred, mode);
+}
+
+int vfs_access(struct vfs_dentry *d, int mode)
+{
+	return vfs_access_cred(d, NULL, mode);
+}
+
+int vfs_statfs(struct vfs_dentry *d, struct statfs *buf)
+{
+	if (!d->inode)
+		return -ENOENT;
+	memset(buf, 0, sizeof(*buf));
+	if (!d->inode->ops->statfs) {
+		/* Synthetic trees: what Linux's simple_statfs reports, with no magic known. */
+		buf->f_bsize = 4096;
+		buf->f_namelen = NAME_MAX;
+		buf->f_frsize = 4096;
+		return 0;
+	}
+	return d->inode->ops->statfs(d->inode, buf);
 }

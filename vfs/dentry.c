@@ -44,7 +44,7 @@ void vfs_dentry_put(struct vfs_dentry *d)
 	while (d && --d->refs == 0) {
 		struct vfs_dentry *parent = d->parent == d ? NULL : d->parent;
 
-		if (parent)
+		if (parent && !d->unhashed)
 			dentry_unlink(d);
 		vfs_inode_put(d->inode);
 		free(d->name);
@@ -91,13 +91,12 @@ int vfs_dentry_child(struct vfs_dentry *dir, const char *name, struct vfs_dentry
 	struct vfs_dentry *d;
 	int err;
 
-	for (d = dir->children; d; d = d->next_sibling) {
-		if (strcmp(d->name, name) == 0) {
-			if (!d->inode)
-				return -ENOENT;
-			*out = vfs_dentry_get(d);
-			return 0;
-		}
+	d = vfs_dentry_cached(dir, name);
+	if (d) {
+		if (!d->inode)
+			return -ENOENT;
+		*out = vfs_dentry_get(d);
+		return 0;
 	}
 
 	err = dir->inode->ops->lookup(dir->inode, name, &ino);
@@ -112,6 +111,45 @@ int vfs_dentry_child(struct vfs_dentry *dir, const char *name, struct vfs_dentry
 	d->next_sibling = dir->children;
 	dir->children = d;
 	*out = d;
+	return 0;
+}
+
+struct vfs_dentry *vfs_dentry_cached(struct vfs_dentry *dir, const char *name)
+{
+	struct vfs_dentry *d;
+
+	for (d = dir->children; d; d = d->next_sibling)
+		if (strcmp(d->name, name) == 0)
+			return d;
+	return NULL;
+}
+
+void vfs_dentry_unhash(struct vfs_dentry *d)
+{
+	if (d->unhashed || d->parent == d)
+		return;
+	dentry_unlink(d);
+	d->next_sibling = NULL;
+	d->unhashed = true;
+}
+
+/* The dentry keeps its place in the tree (its parent reference moves with it), so open
+ * files, working directories and ".." follow the rename as on Linux. */
+int vfs_dentry_move(struct vfs_dentry *d, struct vfs_dentry *newdir, const char *newname)
+{
+	struct vfs_dentry *old_parent = d->parent;
+	char *name = strdup(newname);
+
+	vfs_dentry_unhash(d);
+	if (!name)
+		return -ENOMEM;
+	free(d->name);
+	d->name = name;
+	d->parent = vfs_dentry_get(newdir);
+	d->next_sibling = newdir->children;
+	newdir->children = d;
+	d->unhashed = false;
+	vfs_dentry_put(old_parent);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* Open file descriptions: vfs_open (the open(2) decisions, checked in the order Linux checks
  * them so errors match), the get/put pair, and lseek. A file's operations come from its
  * inode's filesystem; O_PATH files get the stub table here, since they are never opened on
- * the host. This cut is read-only: anything that would write the tree fails with -EROFS. */
+ * the host. Creating and truncating go through the filesystem's write-side inode operations;
+ * a filesystem without them is read-only and answers -EROFS. */
 #include "vfs/internal.h"
 
 #include <errno.h>
@@ -107,10 +108,12 @@ static int open_path_file(struct vfs_dentry *d, int flags, struct vfs_file **out
 	return 0;
 }
 
-/* Linux's may_open and the checks before it, for an existing D. */
-static int may_open(struct vfs_dentry *d, int flags)
+/* Linux's may_open and the checks before it, for an existing D. A file just created by this
+ * open skips the permission check (open(O_CREAT|O_WRONLY, 0444) works once). */
+static int may_open(struct vfs_dentry *d, const struct vfs_cred *cred, int flags, bool created)
 {
 	bool write = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	int mask = ((flags & O_ACCMODE) != O_WRONLY ? R_OK : 0) | (write ? W_OK : 0);
 
 	if ((flags & O_CREAT) && vfs_is_dir(d))
 		return -EISDIR;
@@ -120,19 +123,30 @@ static int may_open(struct vfs_dentry *d, int flags)
 	case S_IFLNK:
 		return -ELOOP;
 	case S_IFDIR:
-		return write ? -EISDIR : 0;
+		if (write)
+			return -EISDIR;
+		break;
 	case S_IFREG:
-		return write ? -EROFS : 0;
+		if (write && vfs_inode_rdonly(d->inode))
+			return -EROFS;
+		break;
 	default:
-		return 0; /* devices, fifos and sockets: the filesystem's open decides */
+		break; /* devices, fifos and sockets: the filesystem's open decides */
 	}
+	if (created)
+		return 0;
+	if ((flags & O_ACCMODE) == 3)
+		mask = R_OK | W_OK; /* Linux's "ioctl only" mode still needs both */
+	return vfs_inode_permission(d->inode, cred, mask);
 }
 
 /* O_CREAT: walk to the parent, then look at the last name without following it, as Linux
  * does; an existing symlink is followed (unless O_NOFOLLOW) by walking its target the same
- * way, with the symlink budget shared. A name that would have to be created gives -EROFS. */
-static int open_creat_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start,
-			     const char *path, int flags, struct vfs_dentry **out)
+ * way, with the symlink budget shared. A missing name is created where the filesystem
+ * allows (-EROFS where it does not), and *CREATED says so. */
+static int open_creat_lookup(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+			     struct vfs_dentry *start, const char *path, int flags, mode_t mode,
+			     struct vfs_dentry **out, bool *created)
 {
 	struct vfs_dentry *base = start ? vfs_dentry_get(start) : NULL, *dir, *d;
 	char *target = NULL; /* the path walked after a final symlink */
@@ -140,8 +154,8 @@ static int open_creat_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *sta
 	int nlinks = 0, err;
 
 	for (;;) {
-		err = vfs_walk(fs, base, target ? target : path, VFS_LOOKUP_FOLLOW, &nlinks, &dir,
-			       &last);
+		err = vfs_walk_cred(fs, cred, base, target ? target : path, VFS_LOOKUP_FOLLOW,
+				    &nlinks, &dir, &last);
 		if (base)
 			vfs_dentry_put(base);
 		base = NULL;
@@ -151,16 +165,22 @@ static int open_creat_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *sta
 			err = -EISDIR;
 			goto out_dir;
 		}
-		err = vfs_may_lookup(dir);
+		err = vfs_may_lookup_cred(dir, cred);
 		if (!err)
 			err = vfs_dentry_child(dir, last.name, &d);
+		if (err == -ENOENT) {
+			err = vfs_create_in(dir, cred, last.name, mode);
+			if (!err)
+				err = vfs_dentry_child(dir, last.name, &d);
+			if (err)
+				goto out_dir;
+			*created = true;
+		}
 		if (!err)
 			vfs_follow_mounts(&d);
-		if (err == -ENOENT)
-			err = -EROFS; /* it would be created in the read-only tree */
 		if (err)
 			goto out_dir;
-		if (flags & O_EXCL) {
+		if ((flags & O_EXCL) && !*created) {
 			err = -EEXIST;
 			goto out_d;
 		}
@@ -193,6 +213,14 @@ out_dir:
 	return err;
 }
 
+static int open_truncate(struct vfs_dentry *d)
+{
+	struct vfs_setattr attr = {.valid = VFS_ATTR_SIZE | VFS_ATTR_MTIME | VFS_ATTR_CTIME};
+
+	attr.mtime = attr.ctime = vfs_now();
+	return vfs_setattr_dentry(d, &attr);
+}
+
 /* O_TMPFILE would create an unnamed file in the directory: never possible here. */
 static int open_tmpfile(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
 			int flags)
@@ -212,15 +240,22 @@ static int open_tmpfile(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, c
 int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path, int flags,
 	     mode_t mode, struct vfs_file **out)
 {
+	return vfs_open_cred(fs, NULL, start, path, flags, mode, out);
+}
+
+int vfs_open_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		  struct vfs_dentry *start, const char *path, int flags, mode_t mode,
+		  struct vfs_file **out)
+{
 	int lookup_flags = (flags & O_NOFOLLOW ? 0 : VFS_LOOKUP_FOLLOW) |
 			   (flags & O_DIRECTORY ? VFS_LOOKUP_DIRECTORY : 0);
+	bool created = false;
 	struct vfs_dentry *d;
 	struct vfs_file *f;
 	int err;
 
-	(void)mode; /* nothing is ever created in this cut */
 	if (flags & O_PATH) {
-		err = vfs_lookup(fs, start, path, lookup_flags, &d);
+		err = vfs_lookup_cred(fs, cred, start, path, lookup_flags, &d);
 		if (err)
 			return err;
 		err = open_path_file(d, flags, out);
@@ -232,12 +267,12 @@ int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *
 		return -EINVAL;
 
 	if (flags & O_CREAT)
-		err = open_creat_lookup(fs, start, path, flags, &d);
+		err = open_creat_lookup(fs, cred, start, path, flags, mode, &d, &created);
 	else
-		err = vfs_lookup(fs, start, path, lookup_flags, &d);
+		err = vfs_lookup_cred(fs, cred, start, path, lookup_flags, &d);
 	if (err)
 		return err;
-	err = may_open(d, flags);
+	err = may_open(d, cred, flags, created);
 	if (err)
 		goto out_d;
 
@@ -248,6 +283,10 @@ int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *
 	}
 	f->seekable = true; /* the filesystem's open clears it for streams */
 	err = d->inode->ops->open(d->inode, f, flags);
+	/* Truncation follows the open, as Linux's handle_truncate: an overlay file is copied up
+	 * by the open for writing first. */
+	if (!err && (flags & O_TRUNC) && S_ISREG(d->inode->mode) && !created)
+		err = open_truncate(d);
 	if (err) {
 		vfs_file_put(f);
 		goto out_d;

@@ -10,6 +10,7 @@
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +21,11 @@
 
 struct hostfs_inode {
 	struct vfs_inode vfs;
+	/* The directory this was looked up in (a reference; NULL for the root) and the name,
+	 * which opening a regular file re-opens: the inode does not depend on a dentry, so an
+	 * overlay can use it as its lower layer. */
+	struct hostfs_inode *parent;
+	char *name;
 	int fd;	   /* O_PATH|O_NOFOLLOW descriptor of the host object */
 	dev_t dev; /* identity of the object looked up, checked when its name is re-opened */
 	ino_t ino;
@@ -28,6 +34,7 @@ struct hostfs_inode {
 /* An open host file or directory: a read-only descriptor of its own. */
 struct hostfs_file {
 	int fd;
+	struct hostfs_inode *hi; /* a reference */
 };
 
 /* linux_dirent64; the host's and the guest's layouts are the same (both x86_64 Linux). */
@@ -99,14 +106,29 @@ out_close:
 
 static int hostfs_lookup(struct vfs_inode *dir, const char *name, struct vfs_inode **out)
 {
-	int fd;
+	struct hostfs_inode *hi;
+	char *copy;
+	int fd, err;
 
 	if (strchr(name, '/'))
 		return -EINVAL;
+	copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
 	fd = hostfs_openat2(hostfs_i(dir)->fd, name, O_PATH);
-	if (fd < 0)
+	if (fd < 0) {
+		free(copy);
 		return fd;
-	return hostfs_inode_new(fd, out);
+	}
+	err = hostfs_inode_new(fd, out);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	hi = hostfs_i(*out);
+	hi->name = copy;
+	hi->parent = hostfs_i(vfs_inode_get(dir));
+	return 0;
 }
 
 static int hostfs_getattr(struct vfs_inode *ino, struct stat *st)
@@ -126,7 +148,15 @@ static void hostfs_release(struct vfs_inode *ino)
 	struct hostfs_inode *hi = hostfs_i(ino);
 
 	close(hi->fd);
+	if (hi->parent)
+		vfs_inode_put(&hi->parent->vfs);
+	free(hi->name);
 	free(hi);
+}
+
+static int hostfs_statfs(struct vfs_inode *ino, struct statfs *buf)
+{
+	return fstatfs(hostfs_i(ino)->fd, buf) < 0 ? -errno : 0;
 }
 
 /* File operations shared by host files and directories. Both are opened read-only. */
@@ -144,8 +174,11 @@ static long hostfs_file_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
 	return -ENOTTY;
 }
 
+/* Through the dentry when there is one, so an overlay file stats as the overlay shows it. */
 static int hostfs_file_getattr(struct vfs_file *f, struct stat *st)
 {
+	if (f->dentry)
+		return vfs_stat(f->dentry, st);
 	return fstat(hostfs_fd(f), st) < 0 ? -errno : 0;
 }
 
@@ -161,6 +194,7 @@ static void hostfs_file_release(struct vfs_file *f)
 	struct hostfs_file *hf = f->priv;
 
 	close(hf->fd);
+	vfs_inode_put(&hf->hi->vfs);
 	free(hf);
 }
 
@@ -230,7 +264,8 @@ static ssize_t hostfs_dir_read(struct vfs_file *f, const struct iovec *iov, int 
  * rootfs root's ".." is reported as the root itself, not the host directory above it. */
 static ssize_t hostfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
 {
-	bool is_root = f->dentry && f->dentry->parent == f->dentry;
+	struct hostfs_inode *hi = ((struct hostfs_file *)f->priv)->hi;
+	bool is_root = !hi->parent;
 	size_t chunk = size < HOSTFS_DIRBUF ? size : HOSTFS_DIRBUF, done = 0;
 	int fd = hostfs_fd(f);
 	ssize_t err = 0;
@@ -258,7 +293,7 @@ static ssize_t hostfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size,
 			struct hostfs_dirent64 *de = (struct hostfs_dirent64 *)(tmp + off);
 
 			if (is_root && strcmp(de->d_name, "..") == 0)
-				de->d_ino = hostfs_i(f->dentry->inode)->ino;
+				de->d_ino = hi->ino;
 			memcpy((char *)buf + done, de, de->d_reclen);
 			done += de->d_reclen;
 			*pos = de->d_off;
@@ -305,10 +340,9 @@ static int hostfs_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 		ops = &hostfs_dir_ops;
 		break;
 	case S_IFREG:
-		if (!f->dentry || f->dentry->parent == f->dentry)
+		if (!hi->parent)
 			return -EIO;
-		fd = hostfs_openat2(hostfs_i(f->dentry->parent->inode)->fd, f->dentry->name,
-				    O_RDONLY | O_NONBLOCK);
+		fd = hostfs_openat2(hi->parent->fd, hi->name, O_RDONLY | O_NONBLOCK);
 		ops = &hostfs_reg_ops;
 		break;
 	case S_IFLNK:
@@ -336,6 +370,7 @@ static int hostfs_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 		goto out_close;
 	}
 	hf->fd = fd;
+	hf->hi = hostfs_i(vfs_inode_get(ino));
 	f->priv = hf;
 	f->ops = ops;
 	return 0;
@@ -351,6 +386,7 @@ static const struct vfs_inode_ops hostfs_inode_ops = {
     .readlink = hostfs_readlink,
     .open = hostfs_open,
     .release = hostfs_release,
+    .statfs = hostfs_statfs,
 };
 
 int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root)

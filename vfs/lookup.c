@@ -8,13 +8,20 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+/* Callers without credentials (the Sentry itself, and syscalls not yet passing them) search
+ * as root, which may always search a directory. */
 int vfs_may_lookup(struct vfs_dentry *dir)
 {
-	/* Search (MAY_EXEC) permission on DIR. The Sentry treats every caller as root for now;
-	 * credential checks against the inode's owner and mode go here. */
-	(void)dir;
-	return 0;
+	return vfs_may_lookup_cred(dir, NULL);
+}
+
+int vfs_may_lookup_cred(struct vfs_dentry *dir, const struct vfs_cred *cred)
+{
+	if (!cred || cred->uid == 0)
+		return 0;
+	return vfs_inode_permission(dir->inode, cred, X_OK);
 }
 
 int vfs_read_link_target(struct vfs_dentry *d, char *buf)
@@ -77,6 +84,13 @@ static void walk_dotdot(const struct vfs_fs_ctx *fs, struct vfs_dentry **cur)
 
 int vfs_walk(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
 	     int lookup_flags, int *nlinks, struct vfs_dentry **out, struct vfs_last *last)
+{
+	return vfs_walk_cred(fs, NULL, start, path, lookup_flags, nlinks, out, last);
+}
+
+int vfs_walk_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		  struct vfs_dentry *start, const char *path, int lookup_flags, int *nlinks,
+		  struct vfs_dentry **out, struct vfs_last *last)
 {
 	char name[NAME_MAX + 1], target[PATH_MAX];
 	struct vfs_dentry *cur, *child;
@@ -142,7 +156,7 @@ int vfs_walk(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *
 			break;
 		}
 
-		err = vfs_may_lookup(cur);
+		err = vfs_may_lookup_cred(cur, cred);
 		if (err)
 			goto out;
 		if (strcmp(name, ".") == 0)
@@ -201,4 +215,13 @@ int vfs_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char
 	int nlinks = 0;
 
 	return vfs_walk(fs, start, path, lookup_flags, &nlinks, out, NULL);
+}
+
+int vfs_lookup_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		    struct vfs_dentry *start, const char *path, int lookup_flags,
+		    struct vfs_dentry **out)
+{
+	int nlinks = 0;
+
+	return vfs_walk_cred(fs, cred, start, path, lookup_flags, &nlinks, out, NULL);
 }

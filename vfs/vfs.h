@@ -17,6 +17,8 @@
 #include <sys/uio.h>
 
 struct epoll_event;
+struct mobj;
+struct statfs;
 struct statx;
 struct waitq;
 struct vfs_inode;
@@ -27,6 +29,43 @@ struct vfs_mount;
 
 /* Longest symlink chain a lookup follows before ELOOP (Linux's MAXSYMLINKS). */
 #define VFS_MAX_SYMLINKS 40
+
+/* The credentials a path operation is checked against (the task's fsuid/fsgid, which are its
+ * euid/egid here). A NULL cred means the Sentry itself: every check passes as for root. */
+struct vfs_cred {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* A node to create (vfs_inode_ops.mknod): MODE holds the type (S_IFREG, S_IFDIR, S_IFLNK,
+ * S_IFIFO, S_IFSOCK, and S_IFCHR/S_IFBLK for copy-up only) and the permission bits, already
+ * masked by the umask; TARGET is a symlink's target. */
+struct vfs_node_attr {
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	dev_t rdev;
+	const char *target;
+};
+
+/* What vfs_inode_ops.setattr changes: the VFS_ATTR_* bits in VALID. Times are absolute (the
+ * VFS has resolved UTIME_NOW); the filesystem applies what it is given and nothing else. */
+#define VFS_ATTR_MODE 0x01
+#define VFS_ATTR_UID 0x02
+#define VFS_ATTR_GID 0x04
+#define VFS_ATTR_SIZE 0x08
+#define VFS_ATTR_ATIME 0x10
+#define VFS_ATTR_MTIME 0x20
+#define VFS_ATTR_CTIME 0x40
+
+struct vfs_setattr {
+	unsigned int valid;
+	mode_t mode; /* permission bits only */
+	uid_t uid;
+	gid_t gid;
+	off_t size;
+	struct timespec atime, mtime, ctime;
+};
 
 struct vfs_inode_ops {
 	/* Finds NAME (never "." or "..") in directory DIR and returns a new inode (reference
@@ -43,6 +82,23 @@ struct vfs_inode_ops {
 	/* Optional: the type name of the filesystem INO belongs to ("devtmpfs", "proc"), which
 	 * vfs_mount records for /proc/mounts; NULL (or no op) means "none". */
 	const char *(*fs_type)(struct vfs_inode *ino);
+
+	/* The write side, all optional: a filesystem without SETATTR is read-only, and the VFS
+	 * answers -EROFS for it. Directory operations are called on directory DIR with a NAME
+	 * the VFS has checked (a normal component, absent for MKNOD and LINK, present for the
+	 * others, with VICTIM/SRC/TGT its inode) and permissions already granted. */
+	int (*mknod)(struct vfs_inode *dir, const char *name, const struct vfs_node_attr *attr);
+	int (*link)(struct vfs_inode *dir, const char *name, struct vfs_inode *target);
+	int (*unlink)(struct vfs_inode *dir, const char *name, struct vfs_inode *victim);
+	/* -ENOTEMPTY unless VICTIM is empty. */
+	int (*rmdir)(struct vfs_inode *dir, const char *name, struct vfs_inode *victim);
+	/* FLAGS: RENAME_EXCHANGE (TGT then exists) or 0; TGT, if any, is replaced (a directory
+	 * TGT must be empty: -ENOTEMPTY). Both directories belong to this filesystem. */
+	int (*rename)(struct vfs_inode *odir, const char *oname, struct vfs_inode *src,
+		      struct vfs_inode *ndir, const char *nname, struct vfs_inode *tgt,
+		      unsigned int flags);
+	int (*setattr)(struct vfs_inode *ino, const struct vfs_setattr *attr);
+	int (*statfs)(struct vfs_inode *ino, struct statfs *buf);
 };
 
 struct vfs_inode {
@@ -64,6 +120,9 @@ struct vfs_dentry {
 	 * its mount, whose mountpoint ".." and vfs_path climb to. Neither holds a reference. */
 	struct vfs_mount *mounted;
 	struct vfs_mount *mount;
+	/* Set when the name was removed (unlink, rmdir, rename over it): the dentry is off its
+	 * parent's list but lives on while referenced (open files, a cwd). */
+	bool unhashed;
 };
 
 struct vfs_file_ops {
@@ -91,6 +150,11 @@ struct vfs_file_ops {
 	/* Optional: a file whose offset is kept outside F->pos (a wrapped host descriptor shares
 	 * it with host processes) seeks here; NULL means vfs_lseek works on F->pos. */
 	off_t (*llseek)(struct vfs_file *f, off_t off, int whence);
+	/* Optional: fallocate(2) MODE 0 or FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
+	int (*fallocate)(struct vfs_file *f, int mode, off_t off, off_t len);
+	/* Optional, for files whose data lives in the memory file: see vfs_file_mmap_range. */
+	int (*mmap_range)(struct vfs_file *f, off_t off, size_t len, struct mobj **mobj,
+			  uint64_t *mf_off);
 };
 
 /* An open file description. */
@@ -173,6 +237,17 @@ void vfs_umount_all(void);
  * otherwise (no controlling terminal). */
 int vfs_devfs_new(struct vfs_dentry **root);
 
+/* The writable root: an overlay whose lower layer is HOST_DIR, read-only (vfs_mount_host_root)
+ * and never modified, and whose upper layer is a memfs in the memory file. Lookups see upper
+ * then lower; the first change to a lower object copies it (and its parent directories) up;
+ * removing a lower name leaves a whiteout; a directory removed and created again is opaque.
+ * Renaming a directory that has lower contents gives -EXDEV (mv then copies). */
+int vfs_mount_overlay_root(const char *host_dir, struct vfs_dentry **root);
+
+/* A new tmpfs (file data in the memory file, which must be initialised before the first
+ * write). Returns its root dentry (mode 1777), the caller's reference, as vfs_devfs_new. */
+int vfs_tmpfs_new(struct vfs_dentry **root);
+
 /* Resolves PATH relative to START (a directory dentry; NULL means FS->cwd; absolute paths
  * start at FS->root). ".." never climbs above FS->root, and symlinks are followed by the
  * Sentry, absolute targets restarting at FS->root. Returns a referenced dentry. Errors:
@@ -186,6 +261,72 @@ int vfs_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char
  * -ELOOP; O_PATH gives a file that supports only fstat and use as a dirfd. */
 int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path, int flags,
 	     mode_t mode, struct vfs_file **out);
+
+/* vfs_open with the caller's credentials: O_CREAT creates a regular file owned by CRED with
+ * MODE (already masked by the umask) where the filesystem allows it, O_TRUNC truncates, and
+ * read/write permission and search permission on every directory are checked. vfs_open is
+ * this with a NULL CRED. */
+int vfs_open_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		  struct vfs_dentry *start, const char *path, int flags, mode_t mode,
+		  struct vfs_file **out);
+/* vfs_lookup with search permission checked against CRED. */
+int vfs_lookup_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		    struct vfs_dentry *start, const char *path, int lookup_flags,
+		    struct vfs_dentry **out);
+
+/* The write side of the tree. Each takes paths as vfs_lookup does (START NULL = cwd) and
+ * follows Linux's errors: EEXIST, ENOENT, ENOTDIR, EISDIR, ENOTEMPTY, EXDEV (across
+ * filesystems), EBUSY (a mountpoint, "/"), EINVAL (rmdir "." or a directory renamed into
+ * itself), EACCES/EPERM (CRED lacks write or search permission; the sticky bit), EROFS (a
+ * read-only filesystem), ELOOP, ENAMETOOLONG. MODE is the permission bits, umask applied. */
+int vfs_mkdir(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *start,
+	      const char *path, mode_t mode);
+/* MODE's type: S_IFREG (or 0), S_IFIFO or S_IFSOCK; device nodes give -EPERM. */
+int vfs_mknod(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *start,
+	      const char *path, mode_t mode, dev_t dev);
+int vfs_symlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, const char *target,
+		struct vfs_dentry *start, const char *path);
+/* A new name PATH for OLD (a non-directory, already resolved by the caller). */
+int vfs_link(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *old,
+	     struct vfs_dentry *start, const char *path);
+int vfs_unlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+	       struct vfs_dentry *start, const char *path);
+int vfs_rmdir(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *start,
+	      const char *path);
+/* FLAGS: RENAME_NOREPLACE, RENAME_EXCHANGE (not both; RENAME_WHITEOUT gives -EINVAL). */
+int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+	       struct vfs_dentry *ostart, const char *opath, struct vfs_dentry *nstart,
+	       const char *npath, unsigned int flags);
+
+/* chmod, chown (-1 leaves an id alone), truncate and utimensat on a resolved dentry, with
+ * Linux's permission rules (owner or root for chmod and explicit times; root for changing the
+ * owner; write permission for truncate and for setting both times to now). TIMES as
+ * utimensat's: NULL means both now, tv_nsec UTIME_NOW/UTIME_OMIT as documented. */
+int vfs_chmod(struct vfs_dentry *d, const struct vfs_cred *cred, mode_t mode);
+int vfs_chown(struct vfs_dentry *d, const struct vfs_cred *cred, uid_t uid, gid_t gid);
+int vfs_truncate(struct vfs_dentry *d, const struct vfs_cred *cred, off_t size);
+int vfs_utimens(struct vfs_dentry *d, const struct vfs_cred *cred, const struct timespec *times);
+/* ftruncate(2): -EBADF (O_PATH), -EINVAL (not open for writing, not a regular file, SIZE < 0). */
+int vfs_ftruncate(struct vfs_file *f, off_t size);
+/* fallocate(2): MODE 0 or FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE; -EBADF unless open for
+ * writing, -ENODEV on non-regular files, -EOPNOTSUPP where the filesystem has no support. */
+int vfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len);
+/* statfs(2) of the filesystem D lies on. */
+int vfs_statfs(struct vfs_dentry *d, struct statfs *buf);
+/* access(2) against CRED's ids (the real ones, for access(2) without AT_EACCESS). */
+int vfs_access_cred(struct vfs_dentry *d, const struct vfs_cred *cred, int mode);
+/* Permission MASK (R_OK|W_OK|X_OK) on D for CRED, without the read-only filesystem check. */
+int vfs_permission(struct vfs_dentry *d, const struct vfs_cred *cred, int mask);
+
+/* For a MAP_SHARED mapping of [OFF, OFF+LEN) of F (OFF page-aligned): the memory-file object
+ * holding the file's pages (*MOBJ, a new reference the caller puts) and the memory-file offset
+ * of byte OFF (*MF_OFF). The file's backing is grown as needed, so a mapping's writes are
+ * seen by read(2) and by every other mapper. If the file later grows past what was reserved
+ * its data moves, and older mappings keep the old pages (the file reserves generously).
+ * -ENODEV for files whose data is not in the memory file (the host lower layer: the caller
+ * copies with pread_kernel). */
+int vfs_file_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mobj **mobj,
+			uint64_t *mf_off);
 
 int vfs_stat(struct vfs_dentry *d, struct stat *st);
 int vfs_statx_fill(const struct stat *st, unsigned int mask, struct statx *stx);
@@ -261,5 +402,101 @@ void vfs_dentry_put(struct vfs_dentry *d);
 struct vfs_file *vfs_file_get(struct vfs_file *f);
 void vfs_file_put(struct vfs_file *f);
 bool vfs_is_dir(struct vfs_dentry *d);
+
+/* Unix domain sockets (vfs/unix.c) */
+
+/* A socket object behind a file; names resolve to it (vfs_unix_lookup_*), and it is only
+ * borrowed for the syscall that looked it up: the Sentry is single-threaded. */
+struct vfs_unix_sock;
+
+/* Credentials as SO_PEERCRED and SCM_CREDENTIALS carry them (struct ucred's layout). */
+struct vfs_unix_cred {
+	int32_t pid;
+	uint32_t uid, gid;
+};
+
+/* Room for any socket address these calls write: a sockaddr_un whose 108-byte path is
+ * followed by its NUL. */
+#define VFS_UNIX_ADDR_MAX 128
+
+/* One sendmsg/recvmsg at the object level. IOV points into Sentry memory. FLAGS are MSG_*
+ * (MSG_PEEK, MSG_TRUNC are honoured; the object never blocks: it returns -EAGAIN and the
+ * caller waits on the queue the file's poll op gives, or on *WQ where a call returns one).
+ *   send: NAMED says the caller gave an address; DEST is what it names (dgram only: stream
+ *     sockets refuse an address, seqpacket ignores it). FILES/NFILES are SCM_RIGHTS: the
+ *     references stay the caller's, the message takes its own. CRED is who sends (always
+ *     recorded; delivered to a receiver with SO_PASSCRED).
+ *   recv: FILES is a malloc'd array of NFILES references that become the caller's (NULL when
+ *     none); HAS_CRED is set (with CRED) when the socket has SO_PASSCRED; ADDR (if not NULL,
+ *     VFS_UNIX_ADDR_MAX bytes) gets the sender's address and ADDRLEN its length, 0 for an
+ *     unnamed sender; MSG_FLAGS gets MSG_TRUNC for a cut datagram. */
+struct vfs_unix_msg {
+	const struct iovec *iov;
+	int iovcnt;
+	int flags;
+	bool named;
+	struct vfs_unix_sock *dest;
+	struct vfs_file **files;
+	int nfiles;
+	struct vfs_unix_cred cred;
+	bool has_cred;
+	void *addr;
+	unsigned int addrlen;
+	int msg_flags;
+};
+
+/* socket(AF_UNIX, TYPE, 0): TYPE is SOCK_STREAM, SOCK_DGRAM (SOCK_RAW means it too) or
+ * SOCK_SEQPACKET, else -ESOCKTNOSUPPORT. FLAGS may hold O_NONBLOCK. OWNER (the creator's
+ * tgid, euid, egid) owns the inode fstat shows. */
+int vfs_unix_socket_new(int type, int flags, const struct vfs_unix_cred *owner,
+			struct vfs_file **out);
+/* socketpair(2): two connected sockets; each one's SO_PEERCRED is CRED. */
+int vfs_unix_socketpair(int type, int flags, const struct vfs_unix_cred *cred,
+			struct vfs_file **a, struct vfs_file **b);
+bool vfs_is_unix_socket(struct vfs_file *f);
+int vfs_unix_type(struct vfs_file *f);
+/* True if an -EPIPE from writing F raises SIGPIPE (SOCK_STREAM does; datagrams do not). */
+bool vfs_unix_sends_sigpipe(struct vfs_file *f);
+
+/* Names. Abstract names (sun_path[0] == 0) live in a Sentry-wide table, one namespace per
+ * socket type as in Linux; NAME/LEN are the bytes after the NUL. Filesystem names live, for
+ * now, in a registry keyed by ABS_PATH, the canonical absolute guest path (its directory
+ * resolved by the caller); SUN_PATH is the path as the guest gave it, which getsockname
+ * shows. A name goes when its socket is closed or vfs_unix_unbind_path removes it (unlink).
+ * When the VFS gets S_IFSOCK inodes, the path functions become: create the inode / find the
+ * socket through it. Errors: -EINVAL (already bound), -EADDRINUSE, -ENOMEM. */
+int vfs_unix_bind_abstract(struct vfs_file *f, const void *name, size_t len);
+int vfs_unix_bind_path(struct vfs_file *f, const char *abs_path, const char *sun_path);
+/* bind(2) with only a family, or an implicit bind: a free abstract name of 5 hex digits. */
+int vfs_unix_autobind(struct vfs_file *f);
+/* -ECONNREFUSED if no socket of TYPE has the abstract name. */
+int vfs_unix_lookup_abstract(int type, const void *name, size_t len, struct vfs_unix_sock **out);
+/* -ENOENT if no socket is bound at ABS_PATH. */
+int vfs_unix_lookup_path(const char *abs_path, struct vfs_unix_sock **out);
+int vfs_unix_unbind_path(const char *abs_path);
+
+/* listen(2) with BACKLOG already clamped to [0, somaxconn]; CRED becomes what connecting
+ * sockets see as SO_PEERCRED. */
+int vfs_unix_listen(struct vfs_file *f, int backlog, const struct vfs_unix_cred *cred);
+/* connect(2) to TARGET (NULL: AF_UNSPEC, which dissolves a datagram association). Stream and
+ * seqpacket sockets are queued on the listener and connected at once, as Linux does; CRED is
+ * what the accepted socket sees as SO_PEERCRED. -EAGAIN with *WQ set when the listener's
+ * backlog is full. Errors: EISCONN, EINVAL, EPROTOTYPE, ECONNREFUSED, EPERM. */
+int vfs_unix_connect(struct vfs_file *f, struct vfs_unix_sock *target,
+		     const struct vfs_unix_cred *cred, struct waitq **wq);
+/* accept4(2): FLAGS may hold O_NONBLOCK for the new file. -EAGAIN when nothing is queued. */
+int vfs_unix_accept(struct vfs_file *f, int flags, struct vfs_file **out);
+/* getsockname (PEER false) / getpeername: ADDR gets VFS_UNIX_ADDR_MAX bytes at most. */
+int vfs_unix_getname(struct vfs_file *f, bool peer, void *addr, unsigned int *len);
+/* Bytes sent (a stream send may be partial) or received, or a negative errno. */
+ssize_t vfs_unix_sendmsg(struct vfs_file *f, struct vfs_unix_msg *m);
+ssize_t vfs_unix_recvmsg(struct vfs_file *f, struct vfs_unix_msg *m);
+/* shutdown(2) with SHUT_RD, SHUT_WR or SHUT_RDWR. */
+int vfs_unix_shutdown(struct vfs_file *f, int how);
+/* SOL_SOCKET options. getsockopt fills VAL (at least 32 bytes) and sets *LEN to the value's
+ * natural size; the caller copies out what the guest has room for. */
+int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsigned int *len);
+int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val,
+			unsigned int len);
 
 #endif

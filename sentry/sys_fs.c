@@ -1,0 +1,579 @@
+/* Syscalls that change the filesystem tree or a file's attributes: mkdir, mknod, unlink,
+ * rmdir, rename, link, symlink, chmod, chown, truncate, fallocate, the utime family, creat,
+ * statfs, the sync family and chroot. Each fetches its arguments, resolves dirfds, and calls
+ * the VFS write side (vfs/namei.c) with the task's credentials. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+/* The credentials file operations are checked against: the effective ids (there is no
+ * separate fsuid yet). */
+static struct vfs_cred cred_of(struct task *t)
+{
+	return (struct vfs_cred){.uid = t->euid, .gid = t->egid};
+}
+
+static long path_in(struct task *t, uintptr_t addr, char *buf)
+{
+	long n = copy_string_in(t->mm, buf, addr, PATH_MAX);
+
+	return n < 0 ? n : 0;
+}
+
+/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD. */
+static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
+{
+	struct vfs_file *f;
+
+	*start = NULL;
+	if (path[0] == 0)
+		return -ENOENT;
+	if (path[0] == '/' || dirfd == AT_FDCWD)
+		return 0;
+	f = fdtable_get(t->files, dirfd);
+	if (!f)
+		return -EBADF;
+	if (!f->dentry || !vfs_is_dir(f->dentry))
+		return -ENOTDIR;
+	*start = f->dentry;
+	return 0;
+}
+
+/* Copies in PATH_ADDR and resolves DIRFD for it: the common start of the path calls. */
+static long path_at(struct task *t, int dirfd, uintptr_t path_addr, char *path,
+		    struct vfs_dentry **start)
+{
+	long err = path_in(t, path_addr, path);
+
+	return err ? err : start_dir(t, dirfd, path, start);
+}
+
+static long rlimit_nofile(struct task *t)
+{
+	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
+
+	return l > 1048576 ? 1048576 : (long)l;
+}
+
+/* Resolves a path for the attribute calls: FOLLOW for the last symlink, and an empty path
+ * with AT_EMPTY_PATH (or PATH_ADDR 0 for utimensat) naming DIRFD itself. */
+static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool follow,
+		       bool empty_ok, struct vfs_dentry **out)
+{
+	struct vfs_cred cred = cred_of(t);
+	char path[PATH_MAX];
+	struct vfs_dentry *start;
+	long err;
+
+	if (path_addr) {
+		err = path_in(t, path_addr, path);
+		if (err)
+			return err;
+	} else {
+		path[0] = '\0';
+	}
+	if (path[0] == '\0' && empty_ok) {
+		struct vfs_file *f;
+
+		if (dirfd == AT_FDCWD) {
+			*out = vfs_dentry_get(t->fs->cwd);
+			return 0;
+		}
+		f = fdtable_get(t->files, dirfd);
+		if (!f)
+			return -EBADF;
+		if (!f->dentry)
+			return -ENOENT;
+		*out = vfs_dentry_get(f->dentry);
+		return 0;
+	}
+	err = start_dir(t, dirfd, path, &start);
+	if (err)
+		return err;
+	return vfs_lookup_cred(t->fs, &cred, start, path, follow ? VFS_LOOKUP_FOLLOW : 0, out);
+}
+
+/* The file behind FD for the f*() attribute calls: O_PATH files are refused, as on Linux. */
+static long fd_dentry(struct task *t, int fd, struct vfs_dentry **out)
+{
+	struct vfs_file *f = fdtable_get(t->files, fd);
+
+	if (!f || (f->flags & O_PATH))
+		return -EBADF;
+	if (!f->dentry)
+		return -EINVAL; /* host stdio and anonymous files have no inode here */
+	*out = vfs_dentry_get(f->dentry);
+	return 0;
+}
+
+static long do_mkdirat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mode)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *start;
+	char path[PATH_MAX];
+	long err = path_at(t, dirfd, path_addr, path, &start);
+
+	if (err)
+		return err;
+	return vfs_mkdir(t->fs, &cred, start, path, mode & 07777 & ~t->fs->umask);
+}
+
+SYSCALL_DECL(mkdir)
+{
+	return do_mkdirat(t, AT_FDCWD, a[0], (mode_t)a[1]);
+}
+
+SYSCALL_DECL(mkdirat)
+{
+	return do_mkdirat(t, (int)a[0], a[1], (mode_t)a[2]);
+}
+
+static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mode, dev_t dev)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *start;
+	char path[PATH_MAX];
+	long err = path_at(t, dirfd, path_addr, path, &start);
+
+	if (err)
+		return err;
+	return vfs_mknod(t->fs, &cred, start, path, (mode & S_IFMT) | (mode & 07777 & ~t->fs->umask),
+			 dev);
+}
+
+SYSCALL_DECL(mknod)
+{
+	return do_mknodat(t, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
+}
+
+SYSCALL_DECL(mknodat)
+{
+	return do_mknodat(t, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
+}
+
+static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flags)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *start;
+	char path[PATH_MAX];
+	long err;
+
+	if (flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	err = path_at(t, dirfd, path_addr, path, &start);
+	if (err)
+		return err;
+	if (flags & AT_REMOVEDIR)
+		return vfs_rmdir(t->fs, &cred, start, path);
+	return vfs_unlink(t->fs, &cred, start, path);
+}
+
+SYSCALL_DECL(unlink)
+{
+	return do_unlinkat(t, AT_FDCWD, a[0], 0);
+}
+
+SYSCALL_DECL(unlinkat)
+{
+	return do_unlinkat(t, (int)a[0], a[1], (int)a[2]);
+}
+
+SYSCALL_DECL(rmdir)
+{
+	return do_unlinkat(t, AT_FDCWD, a[0], AT_REMOVEDIR);
+}
+
+static long do_renameat2(struct task *t, int ofd, uintptr_t opath_addr, int nfd,
+			 uintptr_t npath_addr, unsigned int flags)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *ostart, *nstart;
+	char opath[PATH_MAX], npath[PATH_MAX];
+	long err;
+
+	if ((err = path_at(t, ofd, opath_addr, opath, &ostart)) ||
+	    (err = path_at(t, nfd, npath_addr, npath, &nstart)))
+		return err;
+	return vfs_rename(t->fs, &cred, ostart, opath, nstart, npath, flags);
+}
+
+SYSCALL_DECL(rename)
+{
+	return do_renameat2(t, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+}
+
+SYSCALL_DECL(renameat)
+{
+	return do_renameat2(t, (int)a[0], a[1], (int)a[2], a[3], 0);
+}
+
+SYSCALL_DECL(renameat2)
+{
+	return do_renameat2(t, (int)a[0], a[1], (int)a[2], a[3], (unsigned int)a[4]);
+}
+
+static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, uintptr_t npath_addr,
+		      int flags)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *old, *nstart;
+	char npath[PATH_MAX];
+	long err;
+
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if ((flags & AT_EMPTY_PATH) && t->euid != 0)
+		return -ENOENT; /* Linux wants CAP_DAC_READ_SEARCH for it */
+	err = resolve_at(t, ofd, opath_addr, flags & AT_SYMLINK_FOLLOW, flags & AT_EMPTY_PATH, &old);
+	if (err)
+		return err;
+	err = path_at(t, nfd, npath_addr, npath, &nstart);
+	if (!err)
+		err = vfs_link(t->fs, &cred, old, nstart, npath);
+	vfs_dentry_put(old);
+	return err;
+}
+
+SYSCALL_DECL(link)
+{
+	return do_linkat(t, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
+}
+
+SYSCALL_DECL(linkat)
+{
+	return do_linkat(t, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
+}
+
+static long do_symlinkat(struct task *t, uintptr_t target_addr, int dirfd, uintptr_t path_addr)
+{
+	struct vfs_cred cred = cred_of(t);
+	char target[PATH_MAX], path[PATH_MAX];
+	struct vfs_dentry *start;
+	long err;
+
+	if ((err = path_in(t, target_addr, target)) ||
+	    (err = path_at(t, dirfd, path_addr, path, &start)))
+		return err;
+	return vfs_symlink(t->fs, &cred, target, start, path);
+}
+
+SYSCALL_DECL(symlink)
+{
+	return do_symlinkat(t, a[0], AT_FDCWD, a[1]);
+}
+
+SYSCALL_DECL(symlinkat)
+{
+	return do_symlinkat(t, a[0], (int)a[1], a[2]);
+}
+
+static long chmod_dentry(struct task *t, struct vfs_dentry *d, mode_t mode)
+{
+	struct vfs_cred cred = cred_of(t);
+	long err = vfs_chmod(d, &cred, mode);
+
+	vfs_dentry_put(d);
+	return err;
+}
+
+SYSCALL_DECL(chmod)
+{
+	struct vfs_dentry *d;
+	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+
+	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
+}
+
+SYSCALL_DECL(fchmodat)
+{
+	struct vfs_dentry *d;
+	long err = resolve_at(t, (int)a[0], a[1], true, false, &d);
+
+	return err ? err : chmod_dentry(t, d, (mode_t)a[2]);
+}
+
+SYSCALL_DECL(fchmod)
+{
+	struct vfs_dentry *d;
+	long err = fd_dentry(t, (int)a[0], &d);
+
+	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
+}
+
+static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t gid)
+{
+	struct vfs_cred cred = cred_of(t);
+	long err = vfs_chown(d, &cred, uid, gid);
+
+	vfs_dentry_put(d);
+	return err;
+}
+
+SYSCALL_DECL(chown)
+{
+	struct vfs_dentry *d;
+	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+
+	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+}
+
+SYSCALL_DECL(lchown)
+{
+	struct vfs_dentry *d;
+	long err = resolve_at(t, AT_FDCWD, a[0], false, false, &d);
+
+	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+}
+
+SYSCALL_DECL(fchownat)
+{
+	int flags = (int)a[4];
+	struct vfs_dentry *d;
+	long err;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	err = resolve_at(t, (int)a[0], a[1], !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH,
+			 &d);
+	return err ? err : chown_dentry(t, d, (uid_t)a[2], (gid_t)a[3]);
+}
+
+SYSCALL_DECL(fchown)
+{
+	struct vfs_dentry *d;
+	long err = fd_dentry(t, (int)a[0], &d);
+
+	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+}
+
+SYSCALL_DECL(truncate)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *d;
+	long err;
+
+	if ((long)a[1] < 0)
+		return -EINVAL;
+	err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	if (err)
+		return err;
+	err = vfs_truncate(d, &cred, (off_t)a[1]);
+	vfs_dentry_put(d);
+	return err;
+}
+
+SYSCALL_DECL(ftruncate)
+{
+	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	return vfs_ftruncate(f, (off_t)a[1]);
+}
+
+SYSCALL_DECL(fallocate)
+{
+	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	return vfs_fallocate(f, (int)a[1], (off_t)a[2], (off_t)a[3]);
+}
+
+/* TIMES is NULL for "both now". */
+static long utimens_at(struct task *t, int dirfd, uintptr_t path_addr, const struct timespec *times,
+		       int flags)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *d;
+	long err;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	/* utimensat(fd, NULL, ...) names FD itself (Linux's own extension). */
+	err = resolve_at(t, dirfd, path_addr, !(flags & AT_SYMLINK_NOFOLLOW),
+			 !path_addr || (flags & AT_EMPTY_PATH), &d);
+	if (err)
+		return err;
+	err = vfs_utimens(d, &cred, times);
+	vfs_dentry_put(d);
+	return err;
+}
+
+SYSCALL_DECL(utimensat)
+{
+	struct timespec ts[2];
+
+	if (a[2] && copy_in(t->mm, ts, a[2], sizeof(ts)))
+		return -EFAULT;
+	if (!a[1] && (a[3] & AT_SYMLINK_NOFOLLOW))
+		return -EINVAL;
+	if (!a[1] && (int)a[0] == AT_FDCWD)
+		return -EFAULT;
+	return utimens_at(t, (int)a[0], a[1], a[2] ? ts : NULL, (int)a[3]);
+}
+
+/* The timeval forms: microseconds within range, or -EINVAL. */
+static long utimes_at(struct task *t, int dirfd, uintptr_t path_addr, uintptr_t tv_addr)
+{
+	struct timeval tv[2];
+	struct timespec ts[2];
+
+	if (!tv_addr)
+		return utimens_at(t, dirfd, path_addr, NULL, 0);
+	if (copy_in(t->mm, tv, tv_addr, sizeof(tv)))
+		return -EFAULT;
+	for (int i = 0; i < 2; i++) {
+		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+			return -EINVAL;
+		ts[i].tv_sec = tv[i].tv_sec;
+		ts[i].tv_nsec = tv[i].tv_usec * 1000;
+	}
+	return utimens_at(t, dirfd, path_addr, ts, 0);
+}
+
+SYSCALL_DECL(futimesat)
+{
+	return utimes_at(t, (int)a[0], a[1], a[2]);
+}
+
+SYSCALL_DECL(utimes)
+{
+	return utimes_at(t, AT_FDCWD, a[0], a[1]);
+}
+
+SYSCALL_DECL(utime)
+{
+	struct utimbuf ub;
+	struct timespec ts[2];
+
+	if (!a[1])
+		return utimens_at(t, AT_FDCWD, a[0], NULL, 0);
+	if (copy_in(t->mm, &ub, a[1], sizeof(ub)))
+		return -EFAULT;
+	ts[0] = (struct timespec){.tv_sec = ub.actime};
+	ts[1] = (struct timespec){.tv_sec = ub.modtime};
+	return utimens_at(t, AT_FDCWD, a[0], ts, 0);
+}
+
+SYSCALL_DECL(creat)
+{
+	struct vfs_cred cred = cred_of(t);
+	int flags = O_CREAT | O_WRONLY | O_TRUNC;
+	struct vfs_dentry *start;
+	char path[PATH_MAX];
+	struct vfs_file *f;
+	long err;
+	int fd;
+
+	if ((err = path_at(t, AT_FDCWD, a[0], path, &start)))
+		return err;
+	err = vfs_open_cred(t->fs, &cred, start, path, flags, (mode_t)a[1] & 07777 & ~t->fs->umask,
+			    &f);
+	if (err)
+		return err;
+	fd = fdtable_install(t->files, f, false, 0, (int)rlimit_nofile(t));
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}
+
+static long statfs_out(struct task *t, struct vfs_dentry *d, uintptr_t buf)
+{
+	struct statfs sfs;
+	long err = vfs_statfs(d, &sfs);
+
+	vfs_dentry_put(d);
+	if (err)
+		return err;
+	return copy_out(t->mm, buf, &sfs, sizeof(sfs));
+}
+
+SYSCALL_DECL(statfs)
+{
+	struct vfs_dentry *d;
+	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+
+	return err ? err : statfs_out(t, d, a[1]);
+}
+
+SYSCALL_DECL(fstatfs)
+{
+	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	if (!f->dentry)
+		return -ENOSYS; /* pipes and anonymous files: their pseudo filesystems are not modelled */
+	return statfs_out(t, vfs_dentry_get(f->dentry), a[1]);
+}
+
+/* Everything lives in memory or on the read-only host tree: there is nothing to flush. */
+static long sync_fd(struct task *t, int fd)
+{
+	struct vfs_file *f = fdtable_get(t->files, fd);
+
+	if (!f || (f->flags & O_PATH))
+		return -EBADF;
+	if (!f->dentry)
+		return -EINVAL; /* pipes, sockets, eventfds */
+	return 0;
+}
+
+SYSCALL_DECL(fsync)
+{
+	return sync_fd(t, (int)a[0]);
+}
+
+SYSCALL_DECL(fdatasync)
+{
+	return sync_fd(t, (int)a[0]);
+}
+
+SYSCALL_DECL(sync)
+{
+	(void)t, (void)a;
+	return 0;
+}
+
+SYSCALL_DECL(syncfs)
+{
+	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+
+	return f && !(f->flags & O_PATH) ? 0 : -EBADF;
+}
+
+SYSCALL_DECL(chroot)
+{
+	struct vfs_cred cred = cred_of(t);
+	struct vfs_dentry *d;
+	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+
+	if (err)
+		return err;
+	if (!vfs_is_dir(d))
+		err = -ENOTDIR;
+	else if (!(err = vfs_permission(d, &cred, X_OK)) && t->euid != 0)
+		err = -EPERM;
+	if (err) {
+		vfs_dentry_put(d);
+		return err;
+	}
+	vfs_dentry_put(t->fs->root);
+	t->fs->root = d;
+	return 0;
+}

@@ -1,0 +1,980 @@
+/* memfs: the in-memory filesystem behind tmpfs and the overlay root's upper layer. Inodes live
+ * in the Sentry; a directory is an ordered array of (name, inode) entries; a regular file's
+ * data is one memory-file object (struct mobj) reserved larger than the file, so its pages can
+ * be mapped MAP_SHARED by the guest and grow in place. Bytes past the reservation, and holes
+ * punched in it, read as zeros. */
+#include "vfs/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "mem/memfile.h"
+#include "vfs/waitq.h"
+
+#define MEMFS_PAGE 4096ULL
+/* A file's first reservation of the memory file: address space only, the file is sparse. */
+#define MEMFS_MIN_RESERVE (64 * 1024ULL)
+/* What Linux's tmpfs counts per directory entry in a directory's st_size. */
+#define MEMFS_DIRENT_SIZE 20
+/* The first directory cookie of an entry: 0 and 1 are "." and "..". */
+#define MEMFS_FIRST_SEQ 2
+
+struct memfs_sb {
+	int refs; /* one per inode */
+	char *type;
+	dev_t dev;
+	ino_t next_ino;
+};
+
+struct memfs_entry {
+	char *name;
+	struct memfs_inode *ino; /* a reference; NULL for a whiteout */
+	uint64_t seq;		 /* the entry's directory cookie, increasing along the array */
+};
+
+struct memfs_inode {
+	struct vfs_inode vfs; /* vfs.mode is the whole mode, type and permissions */
+	struct memfs_sb *sb;
+	ino_t ino, origin_ino;
+	uid_t uid;
+	gid_t gid;
+	nlink_t nlink;
+	dev_t rdev;
+	struct timespec atime, mtime, ctime;
+	off_t size;
+	struct mobj *data; /* regular files: the reservation, NULL until the first write */
+	char *target;	   /* symlinks */
+	/* Directories. */
+	struct memfs_entry *ents;
+	size_t nents, cap;
+	uint64_t next_seq;
+	struct memfs_inode *parent; /* for ".."; no reference (the parent holds ours) */
+	bool opaque;		    /* overlay: lower entries are hidden */
+};
+
+static const struct vfs_inode_ops memfs_inode_ops;
+static const struct vfs_file_ops memfs_reg_ops, memfs_dir_ops;
+
+static struct memfs_inode *memfs_i(struct vfs_inode *ino)
+{
+	return ino->priv;
+}
+
+bool memfs_is(struct vfs_inode *ino)
+{
+	return ino && ino->ops == &memfs_inode_ops;
+}
+
+static void touch(struct timespec *a, struct timespec *b)
+{
+	struct timespec now = vfs_now();
+
+	if (a)
+		*a = now;
+	if (b)
+		*b = now;
+}
+
+static struct memfs_inode *memfs_inode_alloc(struct memfs_sb *sb, const struct vfs_node_attr *attr)
+{
+	struct memfs_inode *mi = calloc(1, sizeof(*mi));
+
+	if (!mi)
+		return NULL;
+	if (S_ISLNK(attr->mode) && !(mi->target = strdup(attr->target))) {
+		free(mi);
+		return NULL;
+	}
+	mi->vfs.ops = &memfs_inode_ops;
+	mi->vfs.refs = 1;
+	mi->vfs.mode = attr->mode;
+	mi->vfs.priv = mi;
+	mi->sb = sb;
+	sb->refs++;
+	mi->ino = sb->next_ino++;
+	mi->uid = attr->uid;
+	mi->gid = attr->gid;
+	mi->rdev = attr->rdev;
+	mi->nlink = S_ISDIR(attr->mode) ? 2 : 1;
+	mi->next_seq = MEMFS_FIRST_SEQ;
+	if (S_ISLNK(attr->mode))
+		mi->size = (off_t)strlen(attr->target);
+	touch(&mi->atime, &mi->mtime);
+	mi->ctime = mi->mtime;
+	return mi;
+}
+
+static void memfs_release(struct vfs_inode *ino)
+{
+	struct memfs_inode *mi = memfs_i(ino);
+	struct memfs_sb *sb = mi->sb;
+
+	for (size_t i = 0; i < mi->nents; i++) {
+		struct memfs_inode *child = mi->ents[i].ino;
+
+		free(mi->ents[i].name);
+		if (!child)
+			continue;
+		if (child->parent == mi)
+			child->parent = NULL; /* it may outlive us, held by an open file */
+		vfs_inode_put(&child->vfs);
+	}
+	free(mi->ents);
+	if (mi->data)
+		mobj_put(mi->data);
+	free(mi->target);
+	free(mi);
+	if (--sb->refs == 0) {
+		free(sb->type);
+		free(sb);
+	}
+}
+
+int memfs_new(const char *fs_type, mode_t mode, uint64_t ino_base, struct vfs_inode **root)
+{
+	struct vfs_node_attr attr = {.mode = S_IFDIR | (mode & 07777)};
+	struct memfs_sb *sb = calloc(1, sizeof(*sb));
+	struct memfs_inode *mi;
+
+	if (!sb || !(sb->type = strdup(fs_type))) {
+		free(sb);
+		return -ENOMEM;
+	}
+	sb->dev = vfs_anon_dev_new();
+	sb->next_ino = ino_base + 1;
+	mi = memfs_inode_alloc(sb, &attr);
+	if (!mi) {
+		free(sb->type);
+		free(sb);
+		return -ENOMEM;
+	}
+	mi->parent = mi;
+	*root = &mi->vfs;
+	return 0;
+}
+
+/* Directory entries. */
+
+static struct memfs_entry *find_entry(struct memfs_inode *dir, const char *name)
+{
+	for (size_t i = 0; i < dir->nents; i++)
+		if (strcmp(dir->ents[i].name, name) == 0)
+			return &dir->ents[i];
+	return NULL;
+}
+
+/* Appends NAME -> INO (whose reference the entry takes over; NULL for a whiteout). */
+static int add_entry(struct memfs_inode *dir, const char *name, struct memfs_inode *ino)
+{
+	struct memfs_entry *e;
+	char *copy = strdup(name);
+
+	if (!copy)
+		return -ENOMEM;
+	if (dir->nents == dir->cap) {
+		size_t cap = dir->cap ? 2 * dir->cap : 8;
+
+		e = realloc(dir->ents, cap * sizeof(*e));
+		if (!e) {
+			free(copy);
+			return -ENOMEM;
+		}
+		dir->ents = e;
+		dir->cap = cap;
+	}
+	e = &dir->ents[dir->nents++];
+	e->name = copy;
+	e->ino = ino;
+	e->seq = dir->next_seq++;
+	if (ino && S_ISDIR(ino->vfs.mode)) {
+		ino->parent = dir;
+		dir->nlink++;
+	}
+	return 0;
+}
+
+/* Removes entry E of DIR, returning the reference it held (NULL for a whiteout). */
+static struct memfs_inode *remove_entry(struct memfs_inode *dir, struct memfs_entry *e)
+{
+	struct memfs_inode *ino = e->ino;
+	size_t i = (size_t)(e - dir->ents);
+
+	free(e->name);
+	memmove(e, e + 1, (dir->nents - i - 1) * sizeof(*e));
+	dir->nents--;
+	if (ino && S_ISDIR(ino->vfs.mode))
+		dir->nlink--;
+	return ino;
+}
+
+static void changed(struct memfs_inode *mi)
+{
+	touch(&mi->mtime, &mi->ctime);
+}
+
+static bool dir_has_entries(struct memfs_inode *dir)
+{
+	for (size_t i = 0; i < dir->nents; i++)
+		if (dir->ents[i].ino)
+			return true;
+	return false;
+}
+
+static int memfs_lookup(struct vfs_inode *dir, const char *name, struct vfs_inode **out)
+{
+	struct memfs_entry *e = find_entry(memfs_i(dir), name);
+
+	if (!e || !e->ino)
+		return -ENOENT;
+	*out = vfs_inode_get(&e->ino->vfs);
+	return 0;
+}
+
+int memfs_lookup_entry(struct vfs_inode *dir, const char *name, bool *whiteout,
+		       struct vfs_inode **out)
+{
+	struct memfs_entry *e = find_entry(memfs_i(dir), name);
+
+	*whiteout = false;
+	*out = NULL;
+	if (!e)
+		return -ENOENT;
+	if (!e->ino) {
+		*whiteout = true;
+		return 0;
+	}
+	*out = vfs_inode_get(&e->ino->vfs);
+	return 0;
+}
+
+static int memfs_getattr(struct vfs_inode *ino, struct stat *st)
+{
+	struct memfs_inode *mi = memfs_i(ino);
+	uint64_t held = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->st_dev = mi->sb->dev;
+	st->st_ino = mi->ino;
+	st->st_mode = ino->mode;
+	st->st_nlink = mi->nlink;
+	st->st_uid = mi->uid;
+	st->st_gid = mi->gid;
+	st->st_rdev = mi->rdev;
+	st->st_size = S_ISDIR(ino->mode) ? (off_t)(mi->nents + 2) * MEMFS_DIRENT_SIZE : mi->size;
+	st->st_blksize = 4096;
+	if (mi->data) {
+		held = ((uint64_t)mi->size + MEMFS_PAGE - 1) & ~(MEMFS_PAGE - 1);
+		if (held > mi->data->len)
+			held = mi->data->len;
+	}
+	st->st_blocks = (blkcnt_t)(held / 512);
+	st->st_atim = mi->atime;
+	st->st_mtim = mi->mtime;
+	st->st_ctim = mi->ctime;
+	return 0;
+}
+
+static ssize_t memfs_readlink(struct vfs_inode *ino, char *buf, size_t size)
+{
+	struct memfs_inode *mi = memfs_i(ino);
+	size_t n = strlen(mi->target);
+
+	if (n > size)
+		n = size;
+	memcpy(buf, mi->target, n);
+	return (ssize_t)n;
+}
+
+static const char *memfs_fs_type(struct vfs_inode *ino)
+{
+	return memfs_i(ino)->sb->type;
+}
+
+/* A removed directory (nlink 0 after rmdir) takes no new entries, as on Linux. */
+static int memfs_mknod_inode(struct vfs_inode *dir, const char *name,
+			     const struct vfs_node_attr *attr, struct memfs_inode **out)
+{
+	struct memfs_inode *md = memfs_i(dir), *mi;
+	struct memfs_entry *e = find_entry(md, name);
+	int err;
+
+	if (md->nlink == 0)
+		return -ENOENT;
+	if (e && e->ino)
+		return -EEXIST;
+	mi = memfs_inode_alloc(md->sb, attr);
+	if (!mi)
+		return -ENOMEM;
+	if (e)
+		remove_entry(md, e); /* a whiteout */
+	err = add_entry(md, name, mi);
+	if (err) {
+		vfs_inode_put(&mi->vfs);
+		return err;
+	}
+	changed(md);
+	*out = mi;
+	return 0;
+}
+
+static int memfs_mknod(struct vfs_inode *dir, const char *name, const struct vfs_node_attr *attr)
+{
+	struct memfs_inode *mi;
+
+	return memfs_mknod_inode(dir, name, attr, &mi);
+}
+
+int memfs_mknod_get(struct vfs_inode *dir, const char *name, const struct vfs_node_attr *attr,
+		    struct vfs_inode **out)
+{
+	struct memfs_inode *mi;
+	int err = memfs_mknod_inode(dir, name, attr, &mi);
+
+	if (!err)
+		*out = vfs_inode_get(&mi->vfs);
+	return err;
+}
+
+static int memfs_link(struct vfs_inode *dir, const char *name, struct vfs_inode *target)
+{
+	struct memfs_inode *md = memfs_i(dir), *mt;
+	struct memfs_entry *e = find_entry(md, name);
+	int err;
+
+	if (!memfs_is(target) || memfs_i(target)->sb != md->sb)
+		return -EXDEV;
+	mt = memfs_i(target);
+	if (md->nlink == 0)
+		return -ENOENT;
+	if (mt->nlink == 0)
+		return -ENOENT; /* linking an unlinked file back in needs O_TMPFILE's rules */
+	if (e && e->ino)
+		return -EEXIST;
+	if (e)
+		remove_entry(md, e);
+	err = add_entry(md, name, memfs_i(vfs_inode_get(target)));
+	if (err) {
+		vfs_inode_put(target);
+		return err;
+	}
+	mt->nlink++;
+	touch(&mt->ctime, NULL);
+	changed(md);
+	return 0;
+}
+
+/* Drops one link to MI (an entry just removed, whose reference the caller passes). */
+static void unlinked(struct memfs_inode *mi)
+{
+	if (S_ISDIR(mi->vfs.mode)) {
+		mi->nlink = 0;
+		mi->parent = NULL;
+	} else if (mi->nlink)
+		mi->nlink--;
+	touch(&mi->ctime, NULL);
+	vfs_inode_put(&mi->vfs);
+}
+
+static int memfs_unlink(struct vfs_inode *dir, const char *name, struct vfs_inode *victim)
+{
+	struct memfs_inode *md = memfs_i(dir);
+	struct memfs_entry *e = find_entry(md, name);
+
+	if (!e || !e->ino)
+		return -ENOENT;
+	(void)victim;
+	if (S_ISDIR(e->ino->vfs.mode))
+		return -EISDIR;
+	unlinked(remove_entry(md, e));
+	changed(md);
+	return 0;
+}
+
+static int memfs_rmdir(struct vfs_inode *dir, const char *name, struct vfs_inode *victim)
+{
+	struct memfs_inode *md = memfs_i(dir);
+	struct memfs_entry *e = find_entry(md, name);
+
+	(void)victim;
+	if (!e || !e->ino)
+		return -ENOENT;
+	if (!S_ISDIR(e->ino->vfs.mode))
+		return -ENOTDIR;
+	if (dir_has_entries(e->ino))
+		return -ENOTEMPTY;
+	memfs_clear_whiteouts(&e->ino->vfs);
+	unlinked(remove_entry(md, e));
+	changed(md);
+	return 0;
+}
+
+/* Renames as Linux's simple_rename and shmem_exchange: the entries move, with their inodes
+ * and cookies renewed in the new directory; a replaced target loses a link. */
+static int memfs_rename(struct vfs_inode *odir, const char *oname, struct vfs_inode *src,
+			struct vfs_inode *ndir, const char *nname, struct vfs_inode *tgt,
+			unsigned int flags)
+{
+	struct memfs_inode *mo = memfs_i(odir), *mn = memfs_i(ndir), *ms, *mt = NULL;
+	struct memfs_entry *es = find_entry(mo, oname), *et;
+	int err;
+
+	(void)src, (void)tgt;
+	if (!es || !es->ino)
+		return -ENOENT;
+	ms = es->ino;
+	et = find_entry(mn, nname);
+	if (et && et->ino)
+		mt = et->ino;
+	if (flags & RENAME_EXCHANGE) {
+		if (!mt)
+			return -ENOENT;
+		es->ino = mt;
+		et->ino = ms;
+		if (S_ISDIR(ms->vfs.mode) != S_ISDIR(mt->vfs.mode)) {
+			/* The directory moves, and the link its ".." holds with it. */
+			struct memfs_inode *d = S_ISDIR(ms->vfs.mode) ? mn : mo;
+			struct memfs_inode *o = d == mn ? mo : mn;
+
+			d->nlink++;
+			o->nlink--;
+		}
+		if (S_ISDIR(ms->vfs.mode))
+			ms->parent = mn;
+		if (S_ISDIR(mt->vfs.mode))
+			mt->parent = mo;
+		touch(&ms->ctime, &mt->ctime);
+		changed(mo);
+		changed(mn);
+		return 0;
+	}
+	if (mt == ms)
+		return 0;
+	if (mt && S_ISDIR(mt->vfs.mode)) {
+		if (!S_ISDIR(ms->vfs.mode))
+			return -EISDIR;
+		if (dir_has_entries(mt))
+			return -ENOTEMPTY;
+	} else if (mt && S_ISDIR(ms->vfs.mode)) {
+		return -ENOTDIR;
+	}
+	if (mn->nlink == 0)
+		return -ENOENT;
+	/* Add the new name first (taking a reference), so a failure changes nothing. */
+	vfs_inode_get(&ms->vfs);
+	if (et) {
+		struct memfs_inode *old = et->ino;
+
+		if (S_ISDIR(ms->vfs.mode) && !(old && S_ISDIR(old->vfs.mode)))
+			mn->nlink++;
+		if (old && S_ISDIR(old->vfs.mode) && !S_ISDIR(ms->vfs.mode))
+			mn->nlink--;
+		et->ino = ms;
+		if (S_ISDIR(ms->vfs.mode))
+			ms->parent = mn;
+		if (old) {
+			memfs_clear_whiteouts(&old->vfs);
+			unlinked(old);
+		}
+	} else {
+		err = add_entry(mn, nname, ms);
+		if (err) {
+			vfs_inode_put(&ms->vfs);
+			return err;
+		}
+		es = find_entry(mo, oname); /* the array may have moved */
+	}
+	vfs_inode_put(&remove_entry(mo, es)->vfs);
+	touch(&ms->ctime, NULL);
+	changed(mo);
+	changed(mn);
+	return 0;
+}
+
+/* Data. The reservation is zero beyond the file's size at all times, so growing the size
+ * (truncate up, a write past the end) exposes zeros. */
+
+static void zero_range(struct mobj *m, uint64_t from, uint64_t to)
+{
+	uint64_t head_end, tail_start;
+
+	if (!m || from >= to)
+		return;
+	if (to > m->len)
+		to = m->len;
+	if (from >= to)
+		return;
+	head_end = (from + MEMFS_PAGE - 1) & ~(MEMFS_PAGE - 1);
+	tail_start = to & ~(MEMFS_PAGE - 1);
+	if (head_end >= tail_start) {
+		memset(memfile_ptr(m->off + from), 0, to - from);
+		return;
+	}
+	memset(memfile_ptr(m->off + from), 0, head_end - from);
+	memfile_zero(m->off + head_end, tail_start - head_end);
+	memset(memfile_ptr(m->off + tail_start), 0, to - tail_start);
+}
+
+/* Makes the reservation cover [0, END): a new, larger object with the old data copied over
+ * (holes stay holes). */
+static int reserve(struct memfs_inode *mi, uint64_t end)
+{
+	uint64_t cap = mi->data ? mi->data->len : 0, want = cap ? 2 * cap : MEMFS_MIN_RESERVE;
+	struct mobj *m;
+
+	if (end <= cap)
+		return 0;
+	end = (end + MEMFS_PAGE - 1) & ~(MEMFS_PAGE - 1);
+	if (want < end)
+		want = end;
+	m = mobj_new(want);
+	if (!m)
+		return -ENOSPC;
+	if (mi->data) {
+		uint64_t used = (uint64_t)mi->size < cap ? (uint64_t)mi->size : cap;
+
+		memfile_copy(m->off, mi->data->off, used);
+		mobj_put(mi->data);
+	}
+	mi->data = m;
+	return 0;
+}
+
+static int set_size(struct memfs_inode *mi, off_t size)
+{
+	if (size < mi->size)
+		zero_range(mi->data, (uint64_t)size, (uint64_t)mi->size);
+	mi->size = size;
+	return 0;
+}
+
+static ssize_t data_read(struct memfs_inode *mi, void *buf, size_t len, off_t off)
+{
+	uint64_t cap = mi->data ? mi->data->len : 0, end;
+	size_t n, inres;
+
+	if (off >= mi->size)
+		return 0;
+	n = (uint64_t)(mi->size - off) < len ? (size_t)(mi->size - off) : len;
+	end = (uint64_t)off + n;
+	inres = (uint64_t)off >= cap ? 0 : (size_t)((end < cap ? end : cap) - (uint64_t)off);
+	if (inres)
+		memcpy(buf, memfile_ptr(mi->data->off + (uint64_t)off), inres);
+	memset((char *)buf + inres, 0, n - inres);
+	return (ssize_t)n;
+}
+
+static int data_write(struct memfs_inode *mi, const void *buf, size_t len, off_t off)
+{
+	off_t end;
+	int err;
+
+	if (len == 0)
+		return 0;
+	if (__builtin_add_overflow(off, (off_t)len, &end))
+		return -EFBIG;
+	err = reserve(mi, (uint64_t)end);
+	if (err)
+		return err;
+	memcpy(memfile_ptr(mi->data->off + (uint64_t)off), buf, len);
+	if (end > mi->size)
+		mi->size = end;
+	return 0;
+}
+
+int memfs_write_kernel(struct vfs_inode *ino, const void *buf, size_t len, off_t off)
+{
+	return data_write(memfs_i(ino), buf, len, off);
+}
+
+static int memfs_setattr(struct vfs_inode *ino, const struct vfs_setattr *attr)
+{
+	struct memfs_inode *mi = memfs_i(ino);
+	int err;
+
+	if (attr->valid & VFS_ATTR_SIZE) {
+		if (S_ISDIR(ino->mode))
+			return -EISDIR;
+		if (!S_ISREG(ino->mode))
+			return -EINVAL;
+		err = set_size(mi, attr->size);
+		if (err)
+			return err;
+	}
+	if (attr->valid & VFS_ATTR_MODE)
+		ino->mode = (ino->mode & S_IFMT) | (attr->mode & 07777);
+	if (attr->valid & VFS_ATTR_UID)
+		mi->uid = attr->uid;
+	if (attr->valid & VFS_ATTR_GID)
+		mi->gid = attr->gid;
+	if (attr->valid & VFS_ATTR_ATIME)
+		mi->atime = attr->atime;
+	if (attr->valid & VFS_ATTR_MTIME)
+		mi->mtime = attr->mtime;
+	if (attr->valid & VFS_ATTR_CTIME)
+		mi->ctime = attr->ctime;
+	return 0;
+}
+
+static int memfs_statfs(struct vfs_inode *ino, struct statfs *buf)
+{
+	(void)ino;
+	buf->f_type = TMPFS_MAGIC;
+	buf->f_bsize = 4096;
+	buf->f_frsize = 4096;
+	buf->f_blocks = buf->f_bfree = buf->f_bavail = 1 << 20; /* 4 GiB, as a nominal size */
+	buf->f_files = buf->f_ffree = 1 << 20;
+	buf->f_namelen = NAME_MAX;
+	return 0;
+}
+
+/* Open files. */
+
+static ssize_t memfs_reg_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct memfs_inode *mi = f->priv;
+	ssize_t total = 0;
+
+	for (int i = 0; i < iovcnt; i++) {
+		ssize_t n = data_read(mi, iov[i].iov_base, iov[i].iov_len, *pos);
+
+		*pos += n;
+		total += n;
+		if ((size_t)n < iov[i].iov_len)
+			break;
+	}
+	touch(&mi->atime, NULL);
+	return total;
+}
+
+static ssize_t memfs_reg_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct memfs_inode *mi = f->priv;
+	ssize_t total = 0;
+	int err;
+
+	if (f->flags & O_APPEND)
+		*pos = mi->size;
+	for (int i = 0; i < iovcnt; i++) {
+		err = data_write(mi, iov[i].iov_base, iov[i].iov_len, *pos);
+		if (err)
+			return total ? total : err;
+		*pos += (off_t)iov[i].iov_len;
+		total += (ssize_t)iov[i].iov_len;
+	}
+	if (total)
+		changed(mi);
+	return total;
+}
+
+static ssize_t memfs_reg_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
+{
+	return data_read(f->priv, buf, len, off);
+}
+
+static ssize_t memfs_reg_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
+{
+	(void)f, (void)buf, (void)size, (void)pos;
+	return -ENOTDIR;
+}
+
+static long memfs_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	(void)f, (void)cmd, (void)arg;
+	return -ENOTTY;
+}
+
+/* Through the dentry when there is one, so an overlay file stats as the overlay shows it. */
+static int memfs_file_getattr(struct vfs_file *f, struct stat *st)
+{
+	if (f->dentry)
+		return vfs_stat(f->dentry, st);
+	return memfs_getattr(&((struct memfs_inode *)f->priv)->vfs, st);
+}
+
+static int memfs_host_fd(struct vfs_file *f)
+{
+	(void)f;
+	return -1;
+}
+
+static void memfs_file_release(struct vfs_file *f)
+{
+	vfs_inode_put(&((struct memfs_inode *)f->priv)->vfs);
+}
+
+static int memfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
+{
+	struct memfs_inode *mi = f->priv;
+	off_t end;
+	int err;
+
+	if (__builtin_add_overflow(off, len, &end))
+		return -EFBIG;
+	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
+		zero_range(mi->data, (uint64_t)off,
+			   (uint64_t)(end < mi->size ? end : mi->size));
+		changed(mi);
+		return 0;
+	}
+	if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE)
+		return -EOPNOTSUPP;
+	err = reserve(mi, (uint64_t)end);
+	if (err)
+		return err;
+	if (mode == 0 && end > mi->size) {
+		mi->size = end;
+		changed(mi);
+	}
+	return 0;
+}
+
+static int memfs_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mobj **mobj,
+			    uint64_t *mf_off)
+{
+	struct memfs_inode *mi = f->priv;
+	off_t end;
+	int err;
+
+	if (off < 0 || __builtin_add_overflow(off, (off_t)len, &end))
+		return -EINVAL;
+	err = reserve(mi, (uint64_t)end);
+	if (err)
+		return err;
+	*mobj = mobj_get(mi->data);
+	*mf_off = mi->data->off + (uint64_t)off;
+	return 0;
+}
+
+static const struct vfs_file_ops memfs_reg_ops = {
+    .read = memfs_reg_read,
+    .write = memfs_reg_write,
+    .getdents64 = memfs_reg_getdents64,
+    .ioctl = memfs_ioctl,
+    .getattr = memfs_file_getattr,
+    .host_fd = memfs_host_fd,
+    .pread_kernel = memfs_reg_pread_kernel,
+    .release = memfs_file_release,
+    .fallocate = memfs_fallocate,
+    .mmap_range = memfs_mmap_range,
+};
+
+/* linux_dirent64 */
+struct memfs_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	uint16_t d_reclen;
+	uint8_t d_type;
+	char d_name[];
+} __attribute__((packed));
+
+static int put_dirent(void *buf, size_t size, size_t *done, uint64_t ino, int64_t next,
+		      mode_t mode, const char *name)
+{
+	size_t nlen = strlen(name), reclen = (offsetof(struct memfs_dirent64, d_name) + nlen + 1 + 7) & ~7UL;
+	struct memfs_dirent64 *de;
+
+	if (*done + reclen > size)
+		return -1;
+	de = (struct memfs_dirent64 *)((char *)buf + *done);
+	memset(de, 0, reclen);
+	de->d_ino = ino;
+	de->d_off = next;
+	de->d_reclen = (uint16_t)reclen;
+	de->d_type = (uint8_t)IFTODT(mode);
+	memcpy(de->d_name, name, nlen);
+	*done += reclen;
+	return 0;
+}
+
+/* *POS is a cookie: 0 ".", 1 "..", then an entry's seq; an entry removed meanwhile is just
+ * skipped, and one added later is listed if its seq is still ahead. */
+static ssize_t memfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
+{
+	struct memfs_inode *md = f->priv;
+	size_t done = 0;
+
+	if (*pos == 0) {
+		if (put_dirent(buf, size, &done, md->ino, 1, S_IFDIR, "."))
+			return -EINVAL;
+		*pos = 1;
+	}
+	if (*pos == 1) {
+		struct memfs_inode *up = md->parent ? md->parent : md;
+
+		if (put_dirent(buf, size, &done, up->ino, MEMFS_FIRST_SEQ, S_IFDIR, ".."))
+			return done ? (ssize_t)done : -EINVAL;
+		*pos = MEMFS_FIRST_SEQ;
+	}
+	for (size_t i = 0; i < md->nents; i++) {
+		struct memfs_entry *e = &md->ents[i];
+
+		if (e->seq < (uint64_t)*pos || !e->ino)
+			continue;
+		if (put_dirent(buf, size, &done, e->ino->ino, (int64_t)e->seq + 1, e->ino->vfs.mode,
+			       e->name))
+			return done ? (ssize_t)done : -EINVAL;
+		*pos = (off_t)e->seq + 1;
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t memfs_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	(void)f, (void)iov, (void)iovcnt, (void)pos;
+	return -EISDIR;
+}
+
+static ssize_t memfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
+{
+	(void)f, (void)buf, (void)len, (void)off;
+	return -EISDIR;
+}
+
+static const struct vfs_file_ops memfs_dir_ops = {
+    .read = memfs_dir_read,
+    .write = memfs_dir_read,
+    .getdents64 = memfs_dir_getdents64,
+    .ioctl = memfs_ioctl,
+    .getattr = memfs_file_getattr,
+    .host_fd = memfs_host_fd,
+    .pread_kernel = memfs_dir_pread_kernel,
+    .release = memfs_file_release,
+};
+
+static int memfs_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
+{
+	(void)flags;
+	switch (ino->mode & S_IFMT) {
+	case S_IFREG:
+		f->ops = &memfs_reg_ops;
+		break;
+	case S_IFDIR:
+		f->ops = &memfs_dir_ops;
+		break;
+	case S_IFLNK:
+		return -ELOOP;
+	case S_IFCHR:
+	case S_IFBLK:
+		return -EACCES; /* device nodes copied up from the host: devices come from devfs */
+	default:
+		return -ENXIO; /* FIFOs and sockets: not connected yet */
+	}
+	f->priv = memfs_i(vfs_inode_get(ino));
+	return 0;
+}
+
+static const struct vfs_inode_ops memfs_inode_ops = {
+    .lookup = memfs_lookup,
+    .getattr = memfs_getattr,
+    .readlink = memfs_readlink,
+    .open = memfs_open,
+    .release = memfs_release,
+    .fs_type = memfs_fs_type,
+    .mknod = memfs_mknod,
+    .link = memfs_link,
+    .unlink = memfs_unlink,
+    .rmdir = memfs_rmdir,
+    .rename = memfs_rename,
+    .setattr = memfs_setattr,
+    .statfs = memfs_statfs,
+};
+
+/* The overlay's view. */
+
+int memfs_whiteout(struct vfs_inode *dir, const char *name)
+{
+	struct memfs_inode *md = memfs_i(dir);
+	struct memfs_entry *e = find_entry(md, name);
+
+	if (e && !e->ino)
+		return 0;
+	if (e) {
+		struct memfs_inode *old = remove_entry(md, e);
+
+		memfs_clear_whiteouts(&old->vfs);
+		unlinked(old);
+	}
+	changed(md);
+	return add_entry(md, name, NULL);
+}
+
+void memfs_drop_whiteout(struct vfs_inode *dir, const char *name)
+{
+	struct memfs_entry *e = find_entry(memfs_i(dir), name);
+
+	if (e && !e->ino)
+		remove_entry(memfs_i(dir), e);
+}
+
+void memfs_set_opaque(struct vfs_inode *dir, bool opaque)
+{
+	memfs_i(dir)->opaque = opaque;
+}
+
+bool memfs_is_opaque(struct vfs_inode *dir)
+{
+	return memfs_i(dir)->opaque;
+}
+
+void memfs_clear_whiteouts(struct vfs_inode *dir)
+{
+	struct memfs_inode *md = memfs_i(dir);
+
+	for (size_t i = 0; i < md->nents;) {
+		if (md->ents[i].ino)
+			i++;
+		else
+			remove_entry(md, &md->ents[i]);
+	}
+}
+
+int memfs_foreach(struct vfs_inode *dir,
+		  int (*fn)(const char *name, struct vfs_inode *ino, void *arg), void *arg)
+{
+	struct memfs_inode *md = memfs_i(dir);
+
+	for (size_t i = 0; i < md->nents; i++) {
+		struct memfs_entry *e = &md->ents[i];
+		int r = fn(e->name, e->ino ? &e->ino->vfs : NULL, arg);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+ino_t memfs_ino(struct vfs_inode *ino)
+{
+	return memfs_i(ino)->ino;
+}
+
+void memfs_set_origin_ino(struct vfs_inode *ino, ino_t origin)
+{
+	memfs_i(ino)->origin_ino = origin;
+}
+
+ino_t memfs_origin_ino(struct vfs_inode *ino)
+{
+	return memfs_i(ino)->origin_ino;
+}
+
+/* tmpfs: a memfs mounted on its own. */
+int vfs_tmpfs_new(struct vfs_dentry **root)
+{
+	struct vfs_inode *ino;
+	int err = memfs_new("tmpfs", 01777, 0, &ino);
+
+	if (err)
+		return err;
+	err = vfs_dentry_new_root(ino, root);
+	if (err)
+		vfs_inode_put(ino);
+	return err;
+}

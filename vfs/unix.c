@@ -1,0 +1,1104 @@
+/* Unix domain sockets: SOCK_STREAM, SOCK_DGRAM and SOCK_SEQPACKET objects as files, the
+ * Sentry-wide name table (abstract names, and filesystem names until the VFS has S_IFSOCK
+ * inodes), and messages carrying SCM_RIGHTS file references and credentials. Like pipes, the
+ * objects never block: they return -EAGAIN and wake their wait queue when that changes. The
+ * model is Linux's af_unix.c: a message is charged to its sender until it is read. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include "vfs/vfs.h"
+#include "vfs/waitq.h"
+
+#define RCV_SHUTDOWN 1
+#define SEND_SHUTDOWN 2
+#define SHUTDOWN_MASK 3
+
+/* Linux's defaults: net.core.wmem_default/rmem_default and the _max caps, and the minima
+ * SO_SNDBUF/SO_RCVBUF round up to (doubled values, as Linux stores them). */
+#define UNIX_BUF_DEFAULT 212992
+#define UNIX_BUF_MAX 212992
+#define UNIX_MIN_SNDBUF 4608
+#define UNIX_MIN_RCVBUF 2304
+/* What a queued datagram costs its sender beyond its bytes (Linux charges skb truesize). */
+#define UNIX_DGRAM_OVERHEAD 512
+#define UNIX_SOCKFS_DEV 0x8
+
+enum unix_state { UNIX_CLOSE, UNIX_LISTEN, UNIX_CONNECTED };
+
+struct unix_msg {
+	struct unix_msg *next;
+	struct vfs_unix_sock *sender; /* reference: charged COST in its wmem until freed */
+	size_t cost;
+	size_t len, off; /* OFF: bytes a stream reader already took */
+	struct vfs_file **files;
+	int nfiles;
+	struct vfs_unix_cred cred;
+	char data[];
+};
+
+struct unix_name {
+	struct unix_name *next;
+	bool abstract;
+	int type; /* abstract names are per type, as in Linux */
+	size_t keylen;
+	struct vfs_unix_sock *sock; /* no reference: the socket's release removes the name */
+	char key[];
+};
+
+struct vfs_unix_sock {
+	int refs; /* its file's (or an accept queue's), its peer's, its messages' */
+	int type;
+	enum unix_state state;
+	int shutdown; /* RCV_SHUTDOWN | SEND_SHUTDOWN, own and mirrored from the peer */
+	int err;      /* SO_ERROR: ECONNRESET when a peer went away with data unread */
+	bool dead;    /* its file is gone (or, for an embryo, its listener) */
+	struct vfs_file *file;
+	struct vfs_unix_sock *peer; /* reference */
+	struct unix_msg *rq, **rq_tail;
+	/* A listener's queue of embryos: server-side sockets connected to their clients and
+	 * waiting for accept (the queue holds their reference). */
+	struct vfs_unix_sock *acc_head, *acc_tail, *acc_next;
+	int acc_len, backlog;
+	struct unix_name *name;
+	char addr[VFS_UNIX_ADDR_MAX]; /* a sockaddr_un, ADDRLEN bytes; 0: unnamed */
+	unsigned int addrlen;
+	struct vfs_unix_cred owner, peercred;
+	bool has_peercred;
+	size_t wmem, sndbuf, rcvbuf;
+	bool passcred;
+	unsigned int bool_opts; /* SO_REUSEADDR & co: kept for getsockopt, no effect */
+	int rcvlowat;
+	char rcvtimeo[16], sndtimeo[16], linger[8]; /* kept for getsockopt */
+	struct waitq wq;
+	ino_t ino;
+	struct timespec created;
+};
+
+static const struct vfs_file_ops unix_ops;
+static struct unix_name *names;
+
+static size_t iov_total(const struct iovec *iov, int n)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* Copies LEN bytes from SRC into IOV starting SKIP bytes in. */
+static void iov_copy_to(const struct iovec *iov, int n, size_t skip, const char *src, size_t len)
+{
+	for (int i = 0; i < n && len; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		size_t c = iov[i].iov_len - skip;
+		if (c > len)
+			c = len;
+		memcpy((char *)iov[i].iov_base + skip, src, c);
+		src += c;
+		len -= c;
+		skip = 0;
+	}
+}
+
+static void iov_copy_from(char *dst, const struct iovec *iov, int n, size_t len)
+{
+	for (int i = 0; i < n && len; i++) {
+		size_t c = iov[i].iov_len < len ? iov[i].iov_len : len;
+		memcpy(dst, iov[i].iov_base, c);
+		dst += c;
+		len -= c;
+	}
+}
+
+static struct vfs_unix_sock *sock_get(struct vfs_unix_sock *s)
+{
+	s->refs++;
+	return s;
+}
+
+static void sock_put(struct vfs_unix_sock *s)
+{
+	if (!s || --s->refs > 0)
+		return;
+	waitq_detach_all(&s->wq);
+	free(s);
+}
+
+static struct vfs_unix_sock *sock_new(int type, const struct vfs_unix_cred *owner)
+{
+	static ino_t next_ino = 100000;
+	struct vfs_unix_sock *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->refs = 1;
+	s->type = type;
+	s->rq_tail = &s->rq;
+	s->sndbuf = s->rcvbuf = UNIX_BUF_DEFAULT;
+	s->rcvlowat = 1;
+	s->owner = *owner;
+	s->ino = next_ino++;
+	clock_gettime(CLOCK_REALTIME, &s->created);
+	return s;
+}
+
+/* Frees M: drops the files it still carries and uncharges its sender, who may write again. */
+static void msg_free(struct unix_msg *m)
+{
+	for (int i = 0; i < m->nfiles; i++)
+		vfs_file_put(m->files[i]);
+	free(m->files);
+	m->sender->wmem -= m->cost;
+	waitq_wake(&m->sender->wq, POLLOUT);
+	sock_put(m->sender);
+	free(m);
+}
+
+static void msg_dequeue(struct vfs_unix_sock *s)
+{
+	struct unix_msg *m = s->rq;
+
+	s->rq = m->next;
+	if (!s->rq)
+		s->rq_tail = &s->rq;
+}
+
+static void name_remove(struct vfs_unix_sock *s)
+{
+	for (struct unix_name **pp = &names; *pp; pp = &(*pp)->next)
+		if (*pp == s->name) {
+			*pp = s->name->next;
+			free(s->name);
+			break;
+		}
+	s->name = NULL;
+}
+
+/* The end of a socket: its file was closed, or it was an embryo whose listener was. The peer
+ * of a connection sees both directions shut (EOF, EPIPE), and ECONNRESET if this side had
+ * data it never read. Queued messages are freed last, since dropping the files they carry
+ * may release other sockets that look at this one. */
+static void sock_release(struct vfs_unix_sock *s, bool embryo)
+{
+	struct vfs_unix_sock *peer = s->peer;
+
+	s->dead = true;
+	s->file = NULL;
+	if (s->name)
+		name_remove(s);
+	s->state = UNIX_CLOSE;
+	s->shutdown = SHUTDOWN_MASK;
+	if (peer) {
+		if (s->type != SOCK_DGRAM) {
+			peer->shutdown = SHUTDOWN_MASK;
+			if (s->rq || embryo)
+				peer->err = ECONNRESET;
+		}
+		waitq_wake(&peer->wq, 0);
+		s->peer = NULL;
+		sock_put(peer);
+	}
+	while (s->acc_head) {
+		struct vfs_unix_sock *e = s->acc_head;
+		s->acc_head = e->acc_next;
+		sock_release(e, true);
+	}
+	s->acc_tail = NULL;
+	s->acc_len = 0;
+	struct unix_msg *m = s->rq;
+	s->rq = NULL;
+	s->rq_tail = &s->rq;
+	while (m) {
+		struct unix_msg *next = m->next;
+		msg_free(m);
+		m = next;
+	}
+	waitq_detach_all(&s->wq);
+	sock_put(s);
+}
+
+static struct vfs_file *sock_file(struct vfs_unix_sock *s, int flags)
+{
+	struct vfs_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->ops = &unix_ops;
+	f->refs = 1;
+	f->flags = O_RDWR | (flags & O_NONBLOCK);
+	f->priv = s;
+	s->file = f;
+	return f;
+}
+
+static bool connection_based(const struct vfs_unix_sock *s)
+{
+	return s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET;
+}
+
+/* --- names --------------------------------------------------------------------------------- */
+
+static struct unix_name *name_find(bool abstract, int type, const void *key, size_t len)
+{
+	for (struct unix_name *n = names; n; n = n->next)
+		if (n->abstract == abstract && (!abstract || n->type == type) && n->keylen == len &&
+		    memcmp(n->key, key, len) == 0)
+			return n;
+	return NULL;
+}
+
+static int name_add(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
+{
+	struct unix_name *n;
+
+	/* Linux finds a taken path before an already bound socket, and the reverse for
+	 * abstract names. */
+	if (!abstract && name_find(false, 0, key, len))
+		return -EADDRINUSE;
+	if (s->addrlen)
+		return -EINVAL;
+	if (name_find(abstract, s->type, key, len))
+		return -EADDRINUSE;
+	if (!(n = malloc(sizeof(*n) + len + 1)))
+		return -ENOMEM;
+	n->abstract = abstract;
+	n->type = s->type;
+	n->keylen = len;
+	memcpy(n->key, key, len);
+	n->key[len] = 0;
+	n->sock = s;
+	n->next = names;
+	names = n;
+	s->name = n;
+	return 0;
+}
+
+static int bind_abstract(struct vfs_unix_sock *s, const void *name, size_t len)
+{
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+
+	if (len > max)
+		return -EINVAL;
+	int err = name_add(s, true, name, len);
+	if (err)
+		return err;
+	struct sockaddr_un *sun = (struct sockaddr_un *)s->addr;
+	sun->sun_family = AF_UNIX;
+	sun->sun_path[0] = 0;
+	memcpy(sun->sun_path + 1, name, len);
+	s->addrlen = offsetof(struct sockaddr_un, sun_path) + 1 + len;
+	return 0;
+}
+
+int vfs_unix_bind_abstract(struct vfs_file *f, const void *name, size_t len)
+{
+	return bind_abstract(f->priv, name, len);
+}
+
+int vfs_unix_bind_path(struct vfs_file *f, const char *abs_path, const char *sun_path)
+{
+	struct vfs_unix_sock *s = f->priv;
+	size_t len = strlen(sun_path);
+
+	if (len == 0 || len > sizeof(((struct sockaddr_un *)0)->sun_path))
+		return -EINVAL;
+	int err = name_add(s, false, abs_path, strlen(abs_path));
+	if (err)
+		return err;
+	s->addr[0] = AF_UNIX & 0xff;
+	s->addr[1] = 0;
+	memcpy(s->addr + offsetof(struct sockaddr_un, sun_path), sun_path, len + 1);
+	s->addrlen = offsetof(struct sockaddr_un, sun_path) + len + 1;
+	return 0;
+}
+
+static int sock_autobind(struct vfs_unix_sock *s)
+{
+	static unsigned int order;
+	char name[6];
+
+	if (s->addrlen)
+		return 0;
+	for (unsigned int tries = 0; tries < 0x100000; tries++) {
+		snprintf(name, sizeof(name), "%05x", order++ & 0xfffff);
+		if (!name_find(true, s->type, name, 5))
+			return bind_abstract(s, name, 5);
+	}
+	return -ENOSPC;
+}
+
+int vfs_unix_autobind(struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	return s->addrlen ? -EINVAL : sock_autobind(s);
+}
+
+int vfs_unix_lookup_abstract(int type, const void *name, size_t len, struct vfs_unix_sock **out)
+{
+	struct unix_name *n = name_find(true, type, name, len);
+
+	if (!n)
+		return -ECONNREFUSED;
+	*out = n->sock;
+	return 0;
+}
+
+int vfs_unix_lookup_path(const char *abs_path, struct vfs_unix_sock **out)
+{
+	struct unix_name *n = name_find(false, 0, abs_path, strlen(abs_path));
+
+	if (!n)
+		return -ENOENT;
+	*out = n->sock;
+	return 0;
+}
+
+int vfs_unix_unbind_path(const char *abs_path)
+{
+	struct unix_name *n = name_find(false, 0, abs_path, strlen(abs_path));
+
+	if (!n)
+		return -ENOENT;
+	name_remove(n->sock); /* the socket keeps its address for getsockname */
+	return 0;
+}
+
+/* --- creation ------------------------------------------------------------------------------ */
+
+static int check_type(int *type)
+{
+	switch (*type) {
+	case SOCK_RAW:
+		*type = SOCK_DGRAM; /* as Linux does for AF_UNIX */
+		return 0;
+	case SOCK_STREAM:
+	case SOCK_DGRAM:
+	case SOCK_SEQPACKET:
+		return 0;
+	default:
+		return -ESOCKTNOSUPPORT;
+	}
+}
+
+int vfs_unix_socket_new(int type, int flags, const struct vfs_unix_cred *owner,
+			struct vfs_file **out)
+{
+	struct vfs_unix_sock *s;
+	int err = check_type(&type);
+
+	if (err)
+		return err;
+	if (!(s = sock_new(type, owner)))
+		return -ENOMEM;
+	if (!(*out = sock_file(s, flags))) {
+		free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int vfs_unix_socketpair(int type, int flags, const struct vfs_unix_cred *cred, struct vfs_file **a,
+			struct vfs_file **b)
+{
+	int err;
+
+	if ((err = vfs_unix_socket_new(type, flags, cred, a)))
+		return err;
+	if ((err = vfs_unix_socket_new(type, flags, cred, b))) {
+		vfs_file_put(*a);
+		return err;
+	}
+	struct vfs_unix_sock *sa = (*a)->priv, *sb = (*b)->priv;
+	sa->peer = sock_get(sb);
+	sb->peer = sock_get(sa);
+	sa->state = sb->state = UNIX_CONNECTED;
+	sa->peercred = sb->peercred = *cred;
+	sa->has_peercred = sb->has_peercred = true;
+	return 0;
+}
+
+bool vfs_is_unix_socket(struct vfs_file *f)
+{
+	return f->ops == &unix_ops;
+}
+
+int vfs_unix_type(struct vfs_file *f)
+{
+	return ((struct vfs_unix_sock *)f->priv)->type;
+}
+
+bool vfs_unix_sends_sigpipe(struct vfs_file *f)
+{
+	return vfs_is_unix_socket(f) && vfs_unix_type(f) == SOCK_STREAM;
+}
+
+/* --- connections --------------------------------------------------------------------------- */
+
+int vfs_unix_listen(struct vfs_file *f, int backlog, const struct vfs_unix_cred *cred)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	if (!connection_based(s))
+		return -EOPNOTSUPP;
+	if (!s->addrlen)
+		return -EINVAL;
+	if (s->state != UNIX_CLOSE && s->state != UNIX_LISTEN)
+		return -EINVAL;
+	if (backlog > s->backlog)
+		waitq_wake(&s->wq, POLLOUT); /* connects waiting for room */
+	s->backlog = backlog;
+	s->state = UNIX_LISTEN;
+	s->peercred = *cred;
+	s->has_peercred = true;
+	return 0;
+}
+
+/* Whether S may send to O: O is not associated with another socket. */
+static bool may_send(struct vfs_unix_sock *s, struct vfs_unix_sock *o)
+{
+	return !o->peer || o->peer == s;
+}
+
+static int dgram_connect(struct vfs_unix_sock *s, struct vfs_unix_sock *target)
+{
+	if (target) {
+		if (target->type != s->type)
+			return -EPROTOTYPE;
+		if (target->dead)
+			return -ECONNREFUSED;
+		if (!may_send(s, target))
+			return -EPERM;
+		if (s->passcred) {
+			int err = sock_autobind(s);
+			if (err)
+				return err;
+		}
+		sock_get(target);
+	}
+	if (s->peer) {
+		waitq_wake(&s->peer->wq, POLLOUT);
+		sock_put(s->peer);
+	}
+	s->peer = target;
+	s->state = target ? UNIX_CONNECTED : UNIX_CLOSE;
+	return 0;
+}
+
+int vfs_unix_connect(struct vfs_file *f, struct vfs_unix_sock *target,
+		     const struct vfs_unix_cred *cred, struct waitq **wq)
+{
+	struct vfs_unix_sock *s = f->priv, *e;
+	int err;
+
+	if (!connection_based(s))
+		return dgram_connect(s, target);
+	if (s->state == UNIX_CONNECTED)
+		return -EISCONN;
+	if (s->state != UNIX_CLOSE || !target)
+		return -EINVAL;
+	if (target->type != s->type)
+		return -EPROTOTYPE;
+	if (target->dead || target->state != UNIX_LISTEN || (target->shutdown & RCV_SHUTDOWN))
+		return -ECONNREFUSED;
+	if (target->acc_len > target->backlog) {
+		if (wq)
+			*wq = &target->wq;
+		return -EAGAIN;
+	}
+	if (s->passcred && (err = sock_autobind(s)))
+		return err;
+	if (!(e = sock_new(s->type, &target->owner)))
+		return -ENOMEM;
+	e->state = UNIX_CONNECTED;
+	memcpy(e->addr, target->addr, target->addrlen);
+	e->addrlen = target->addrlen;
+	e->passcred = target->passcred;
+	e->peercred = *cred;
+	e->has_peercred = true;
+	e->peer = sock_get(s);
+	s->peer = sock_get(e);
+	s->state = UNIX_CONNECTED;
+	s->peercred = target->peercred;
+	s->has_peercred = target->has_peercred;
+	if (target->acc_tail)
+		target->acc_tail->acc_next = e;
+	else
+		target->acc_head = e;
+	target->acc_tail = e;
+	target->acc_len++;
+	waitq_wake(&target->wq, POLLIN);
+	waitq_wake(&s->wq, POLLOUT);
+	return 0;
+}
+
+int vfs_unix_accept(struct vfs_file *f, int flags, struct vfs_file **out)
+{
+	struct vfs_unix_sock *s = f->priv, *e;
+
+	if (!connection_based(s))
+		return -EOPNOTSUPP;
+	if (s->state != UNIX_LISTEN)
+		return -EINVAL;
+	if (!(e = s->acc_head))
+		return -EAGAIN;
+	if (!(*out = sock_file(e, flags)))
+		return -ENOMEM;
+	s->acc_head = e->acc_next;
+	if (!s->acc_head)
+		s->acc_tail = NULL;
+	e->acc_next = NULL;
+	s->acc_len--;
+	waitq_wake(&s->wq, POLLOUT); /* room for a waiting connect */
+	return 0;
+}
+
+static void fill_name(const struct vfs_unix_sock *s, void *addr, unsigned int *len)
+{
+	if (s->addrlen) {
+		memcpy(addr, s->addr, s->addrlen);
+		*len = s->addrlen;
+	} else {
+		sa_family_t fam = AF_UNIX;
+		memcpy(addr, &fam, sizeof(fam));
+		*len = sizeof(fam);
+	}
+}
+
+int vfs_unix_getname(struct vfs_file *f, bool peer, void *addr, unsigned int *len)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	if (peer && !s->peer)
+		return -ENOTCONN;
+	fill_name(peer ? s->peer : s, addr, len);
+	return 0;
+}
+
+int vfs_unix_shutdown(struct vfs_file *f, int how)
+{
+	struct vfs_unix_sock *s = f->priv, *o = s->peer;
+
+	if (how < SHUT_RD || how > SHUT_RDWR)
+		return -EINVAL;
+	int mode = how + 1; /* SHUT_RD -> RCV_SHUTDOWN, SHUT_WR -> SEND_SHUTDOWN */
+	s->shutdown |= mode;
+	waitq_wake(&s->wq, 0);
+	if (o && connection_based(s)) {
+		int peer_mode = (mode & RCV_SHUTDOWN ? SEND_SHUTDOWN : 0) |
+				(mode & SEND_SHUTDOWN ? RCV_SHUTDOWN : 0);
+		o->shutdown |= peer_mode;
+		waitq_wake(&o->wq, 0);
+	}
+	return 0;
+}
+
+/* --- data ---------------------------------------------------------------------------------- */
+
+static struct unix_msg *msg_new(struct vfs_unix_sock *s, const struct vfs_unix_msg *m, size_t len,
+				bool with_files)
+{
+	struct unix_msg *msg = calloc(1, sizeof(*msg) + len);
+
+	if (!msg)
+		return NULL;
+	if (with_files && m->nfiles) {
+		msg->files = malloc(m->nfiles * sizeof(*msg->files));
+		if (!msg->files) {
+			free(msg);
+			return NULL;
+		}
+		for (int i = 0; i < m->nfiles; i++)
+			msg->files[i] = vfs_file_get(m->files[i]);
+		msg->nfiles = m->nfiles;
+	}
+	iov_copy_from(msg->data, m->iov, m->iovcnt, len);
+	msg->len = len;
+	msg->cred = m->cred;
+	msg->cost = len + (s->type == SOCK_STREAM ? 0 : UNIX_DGRAM_OVERHEAD);
+	msg->sender = sock_get(s);
+	s->wmem += msg->cost;
+	return msg;
+}
+
+static void msg_queue(struct vfs_unix_sock *o, struct unix_msg *msg)
+{
+	*o->rq_tail = msg;
+	o->rq_tail = &msg->next;
+	waitq_wake(&o->wq, POLLIN);
+}
+
+static ssize_t stream_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
+{
+	struct vfs_unix_sock *o = s->peer;
+	size_t total = iov_total(m->iov, m->iovcnt);
+
+	if (m->named)
+		return s->state == UNIX_CONNECTED ? -EISCONN : -EOPNOTSUPP;
+	if (!o)
+		return -ENOTCONN;
+	if ((s->shutdown & SEND_SHUTDOWN) || o->dead || (o->shutdown & RCV_SHUTDOWN))
+		return -EPIPE;
+	if (total == 0)
+		return 0;
+	if (s->wmem >= s->sndbuf)
+		return -EAGAIN;
+	size_t chunk = s->sndbuf - s->wmem;
+	if (chunk > total)
+		chunk = total;
+	struct unix_msg *msg = msg_new(s, m, chunk, true);
+	if (!msg)
+		return -ENOMEM;
+	msg_queue(o, msg);
+	return chunk;
+}
+
+static ssize_t dgram_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
+{
+	struct vfs_unix_sock *o;
+	size_t len = iov_total(m->iov, m->iovcnt);
+	int err;
+
+	if (s->type == SOCK_SEQPACKET) {
+		if (s->err) {
+			err = s->err;
+			s->err = 0;
+			return -err;
+		}
+		if (s->state != UNIX_CONNECTED)
+			return -ENOTCONN;
+		o = s->peer;
+	} else {
+		o = m->named ? m->dest : s->peer;
+		if (!o)
+			return -ENOTCONN;
+	}
+	if (s->shutdown & SEND_SHUTDOWN)
+		return -EPIPE;
+	if (len > s->sndbuf - 32)
+		return -EMSGSIZE;
+	if (m->named && s->type == SOCK_DGRAM && o->type != s->type)
+		return -EPROTOTYPE;
+	if (s->passcred && !s->addrlen && (err = sock_autobind(s)))
+		return err;
+	if (o->dead) {
+		if (s->type == SOCK_SEQPACKET)
+			return -EPIPE;
+		if (s->peer == o)
+			dgram_connect(s, NULL);
+		return -ECONNREFUSED;
+	}
+	if (!may_send(s, o))
+		return -EPERM;
+	if (o->shutdown & RCV_SHUTDOWN)
+		return -EPIPE;
+	if (s->wmem >= s->sndbuf)
+		return -EAGAIN;
+	struct unix_msg *msg = msg_new(s, m, len, true);
+	if (!msg)
+		return -ENOMEM;
+	msg_queue(o, msg);
+	return len;
+}
+
+ssize_t vfs_unix_sendmsg(struct vfs_file *f, struct vfs_unix_msg *m)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	if (m->flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	return s->type == SOCK_STREAM ? stream_send(s, m) : dgram_send(s, m);
+}
+
+/* Hands MSG's files to the receiver: moved out, or new references for a peek. */
+static int take_files(struct unix_msg *msg, struct vfs_unix_msg *m, bool peek)
+{
+	if (!msg->nfiles)
+		return 0;
+	if (peek) {
+		m->files = malloc(msg->nfiles * sizeof(*m->files));
+		if (!m->files)
+			return -ENOMEM;
+		for (int i = 0; i < msg->nfiles; i++)
+			m->files[i] = vfs_file_get(msg->files[i]);
+	} else {
+		m->files = msg->files;
+		msg->files = NULL;
+	}
+	m->nfiles = msg->nfiles;
+	if (!peek)
+		msg->nfiles = 0;
+	return 1;
+}
+
+static void sender_name(struct unix_msg *msg, struct vfs_unix_msg *m)
+{
+	if (!m->addr)
+		return;
+	m->addrlen = msg->sender->addrlen;
+	memcpy(m->addr, msg->sender->addr, msg->sender->addrlen);
+}
+
+static bool cred_eq(const struct vfs_unix_cred *a, const struct vfs_unix_cred *b)
+{
+	return a->pid == b->pid && a->uid == b->uid && a->gid == b->gid;
+}
+
+/* Nothing to read: a pending error, end of file, or wait. */
+static ssize_t empty_queue(struct vfs_unix_sock *s)
+{
+	if (s->err) {
+		int err = s->err;
+		s->err = 0;
+		return -err;
+	}
+	return (s->shutdown & RCV_SHUTDOWN) ? 0 : -EAGAIN;
+}
+
+/* Stream reads run across messages, but never glue data of different senders' credentials
+ * when they are asked for, and stop after a message that carried files (Linux's rules). */
+static ssize_t stream_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
+{
+	size_t room = iov_total(m->iov, m->iovcnt), copied = 0;
+	bool peek = m->flags & MSG_PEEK;
+	struct unix_msg *msg = s->rq;
+
+	if (s->state != UNIX_CONNECTED)
+		return -EINVAL;
+	if (!msg)
+		return empty_queue(s);
+	m->addrlen = 0;
+	sender_name(msg, m);
+	if (s->passcred) {
+		m->has_cred = true;
+		m->cred = msg->cred;
+	}
+	while (msg && (room > copied || copied == 0)) {
+		if (copied && s->passcred && !cred_eq(&msg->cred, &m->cred))
+			break;
+		size_t chunk = msg->len - msg->off;
+		if (chunk > room - copied)
+			chunk = room - copied;
+		iov_copy_to(m->iov, m->iovcnt, copied, msg->data + msg->off, chunk);
+		copied += chunk;
+		int got = take_files(msg, m, peek);
+		if (got < 0)
+			return copied ? (ssize_t)copied : got;
+		if (peek) {
+			if (got)
+				break;
+			msg = msg->next;
+			continue;
+		}
+		msg->off += chunk;
+		if (msg->off < msg->len)
+			break;
+		msg_dequeue(s);
+		msg_free(msg);
+		msg = s->rq;
+		if (got || room == 0)
+			break;
+	}
+	return copied;
+}
+
+static ssize_t dgram_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
+{
+	size_t room = iov_total(m->iov, m->iovcnt);
+	struct unix_msg *msg = s->rq;
+	bool peek = m->flags & MSG_PEEK;
+
+	if (s->type == SOCK_SEQPACKET && s->state != UNIX_CONNECTED)
+		return -ENOTCONN;
+	if (!msg)
+		return empty_queue(s);
+	size_t n = msg->len < room ? msg->len : room;
+	iov_copy_to(m->iov, m->iovcnt, 0, msg->data, n);
+	if (msg->len > room)
+		m->msg_flags |= MSG_TRUNC;
+	m->addrlen = 0;
+	sender_name(msg, m);
+	if (s->passcred) {
+		m->has_cred = true;
+		m->cred = msg->cred;
+	}
+	int got = take_files(msg, m, peek);
+	if (got < 0)
+		return got;
+	size_t len = msg->len;
+	if (!peek) {
+		msg_dequeue(s);
+		msg_free(msg);
+	}
+	return (m->flags & MSG_TRUNC) ? (ssize_t)len : (ssize_t)n;
+}
+
+ssize_t vfs_unix_recvmsg(struct vfs_file *f, struct vfs_unix_msg *m)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	m->files = NULL;
+	m->nfiles = 0;
+	m->has_cred = false;
+	m->addrlen = 0;
+	if (m->flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	return s->type == SOCK_STREAM ? stream_recv(s, m) : dgram_recv(s, m);
+}
+
+/* --- options ------------------------------------------------------------------------------- */
+
+static const int bool_opt_names[] = {SO_REUSEADDR, SO_KEEPALIVE, SO_BROADCAST, SO_DONTROUTE,
+				     SO_OOBINLINE, SO_REUSEPORT, SO_TIMESTAMP, SO_PASSSEC};
+
+static int bool_opt_bit(int name)
+{
+	for (size_t i = 0; i < sizeof(bool_opt_names) / sizeof(bool_opt_names[0]); i++)
+		if (bool_opt_names[i] == name)
+			return (int)i;
+	return -1;
+}
+
+int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsigned int *len)
+{
+	struct vfs_unix_sock *s = f->priv;
+	int v, bit;
+
+	if (level != SOL_SOCKET)
+		return -EOPNOTSUPP;
+	switch (name) {
+	case SO_TYPE:
+		v = s->type;
+		break;
+	case SO_DOMAIN:
+		v = AF_UNIX;
+		break;
+	case SO_PROTOCOL:
+		v = 0;
+		break;
+	case SO_ACCEPTCONN:
+		v = s->state == UNIX_LISTEN;
+		break;
+	case SO_ERROR:
+		v = s->err;
+		s->err = 0;
+		break;
+	case SO_PASSCRED:
+		v = s->passcred;
+		break;
+	case SO_SNDBUF:
+		v = (int)s->sndbuf;
+		break;
+	case SO_RCVBUF:
+		v = (int)s->rcvbuf;
+		break;
+	case SO_RCVLOWAT:
+		v = s->rcvlowat;
+		break;
+	case SO_SNDLOWAT:
+		v = 1;
+		break;
+	case SO_PEERCRED: {
+		struct vfs_unix_cred c = {0, (uint32_t)-1, (uint32_t)-1};
+		if (s->has_peercred)
+			c = s->peercred;
+		memcpy(val, &c, sizeof(c));
+		*len = sizeof(c);
+		return 0;
+	}
+	case SO_RCVTIMEO_OLD:
+	case SO_SNDTIMEO_OLD:
+		memcpy(val, name == SO_RCVTIMEO_OLD ? s->rcvtimeo : s->sndtimeo, 16);
+		*len = 16;
+		return 0;
+	case SO_LINGER:
+		memcpy(val, s->linger, 8);
+		*len = 8;
+		return 0;
+	default:
+		if ((bit = bool_opt_bit(name)) < 0)
+			return -ENOPROTOOPT;
+		v = !!(s->bool_opts & (1u << bit));
+	}
+	memcpy(val, &v, sizeof(v));
+	*len = sizeof(v);
+	return 0;
+}
+
+/* SO_SNDBUF/SO_RCVBUF as Linux sets them: capped at the sysctl maximum, then doubled. */
+static size_t buf_size(int v, size_t min)
+{
+	unsigned int u = (unsigned int)v;
+
+	if (u > UNIX_BUF_MAX)
+		u = UNIX_BUF_MAX;
+	return (size_t)u * 2 < min ? min : (size_t)u * 2;
+}
+
+int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val, unsigned int len)
+{
+	struct vfs_unix_sock *s = f->priv;
+	int v = 0, bit;
+
+	if (level != SOL_SOCKET)
+		return -EOPNOTSUPP;
+	if (name == SO_RCVTIMEO_OLD || name == SO_SNDTIMEO_OLD) {
+		if (len < 16)
+			return -EINVAL;
+		memcpy(name == SO_RCVTIMEO_OLD ? s->rcvtimeo : s->sndtimeo, val, 16);
+		return 0;
+	}
+	if (name == SO_LINGER) {
+		if (len < 8)
+			return -EINVAL;
+		memcpy(s->linger, val, 8);
+		return 0;
+	}
+	if (len < sizeof(int))
+		return -EINVAL;
+	memcpy(&v, val, sizeof(v));
+	switch (name) {
+	case SO_PASSCRED:
+		s->passcred = v != 0;
+		return 0;
+	case SO_SNDBUF:
+		s->sndbuf = buf_size(v, UNIX_MIN_SNDBUF);
+		waitq_wake(&s->wq, POLLOUT);
+		return 0;
+	case SO_RCVBUF:
+		s->rcvbuf = buf_size(v, UNIX_MIN_RCVBUF);
+		return 0;
+	case SO_RCVLOWAT:
+		s->rcvlowat = v < 0 ? 0x7fffffff : (v ? v : 1);
+		return 0;
+	default:
+		if ((bit = bool_opt_bit(name)) < 0)
+			return -ENOPROTOOPT;
+		if (v)
+			s->bool_opts |= 1u << bit;
+		else
+			s->bool_opts &= ~(1u << bit);
+		return 0;
+	}
+}
+
+/* --- file operations ------------------------------------------------------------------------ */
+
+static ssize_t unix_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct vfs_unix_msg m = {.iov = iov, .iovcnt = iovcnt};
+	ssize_t r;
+
+	(void)pos;
+	r = vfs_unix_recvmsg(f, &m);
+	for (int i = 0; i < m.nfiles; i++)
+		vfs_file_put(m.files[i]); /* read(2) has nowhere to put them */
+	free(m.files);
+	return r;
+}
+
+static ssize_t unix_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	struct vfs_unix_sock *s = f->priv;
+	struct vfs_unix_msg m = {.iov = iov, .iovcnt = iovcnt, .cred = s->owner};
+
+	(void)pos;
+	return vfs_unix_sendmsg(f, &m);
+}
+
+/* Linux's unix_writable: room while at most a quarter of the send buffer is in flight. */
+static bool writable(const struct vfs_unix_sock *s)
+{
+	return s->state != UNIX_LISTEN && s->wmem * 4 <= s->sndbuf;
+}
+
+static uint32_t unix_poll(struct vfs_file *f, struct waitq **wq)
+{
+	struct vfs_unix_sock *s = f->priv;
+	uint32_t m = 0;
+
+	*wq = &s->wq;
+	if (s->err)
+		m |= POLLERR;
+	if (s->shutdown == SHUTDOWN_MASK)
+		m |= POLLHUP;
+	if (s->shutdown & RCV_SHUTDOWN)
+		m |= POLLRDHUP | POLLIN | POLLRDNORM;
+	if (s->rq || s->acc_head)
+		m |= POLLIN | POLLRDNORM;
+	if (connection_based(s) && s->state == UNIX_CLOSE)
+		m |= POLLHUP;
+	if (writable(s))
+		m |= POLLOUT | POLLWRNORM | POLLWRBAND;
+	return m;
+}
+
+static long unix_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
+{
+	struct vfs_unix_sock *s = f->priv;
+	size_t n = 0;
+
+	switch (cmd) {
+	case FIONREAD:
+		if (s->state == UNIX_LISTEN)
+			return -EINVAL;
+		for (struct unix_msg *m = s->rq; m; m = m->next) {
+			n += m->len - m->off;
+			if (s->type == SOCK_DGRAM)
+				break;
+		}
+		*(int *)arg = (int)n;
+		return 0;
+	case TIOCOUTQ:
+		if (s->state == UNIX_LISTEN)
+			return -EINVAL;
+		*(int *)arg = (int)s->wmem;
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int unix_getattr(struct vfs_file *f, struct stat *st)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	memset(st, 0, sizeof(*st));
+	st->st_dev = UNIX_SOCKFS_DEV;
+	st->st_ino = s->ino;
+	st->st_mode = S_IFSOCK | 0777;
+	st->st_nlink = 1;
+	st->st_uid = s->owner.uid;
+	st->st_gid = s->owner.gid;
+	st->st_blksize = 4096;
+	st->st_atim = st->st_mtim = st->st_ctim = s->created;
+	return 0;
+}
+
+static void unix_release(struct vfs_file *f)
+{
+	sock_release(f->priv, false);
+}
+
+static const struct vfs_file_ops unix_ops = {
+	.read = unix_read,
+	.write = unix_write,
+	.ioctl = unix_ioctl,
+	.getattr = unix_getattr,
+	.poll = unix_poll,
+	.release = unix_release,
+};

@@ -364,6 +364,21 @@ static void mount_devfs(void)
 	vfs_dentry_put(dev);
 }
 
+/* A fresh tmpfs on PATH, when the tree has that directory. */
+static void mount_tmpfs(const char *path)
+{
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+	struct vfs_dentry *mp, *root;
+
+	if (vfs_lookup(&fs, NULL, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &mp))
+		return;
+	if (vfs_tmpfs_new(&root) == 0) {
+		vfs_mount_fs(mp, root, "tmpfs", "tmpfs", 0, NULL);
+		vfs_dentry_put(root);
+	}
+	vfs_dentry_put(mp);
+}
+
 int kernel_run(const struct kernel_config *cfg)
 {
 	int err;
@@ -376,16 +391,18 @@ int kernel_run(const struct kernel_config *cfg)
 	struct termios saved_tty;
 	bool tty = tcgetattr(0, &saved_tty) == 0;
 	kernel.tty_sid = tty ? 1 : 0;
-	if ((err = vfs_mount_host_root(cfg->rootfs, &kernel.root))) {
+	if ((err = vfs_mount_overlay_root(cfg->rootfs, &kernel.root))) {
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
-	mount_devfs();
 	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
 	    (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}
+	mount_devfs();
+	mount_tmpfs("/tmp");
+	mount_tmpfs("/dev/shm");
 	if (!(init = make_init()) || install_stdio(init)) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;

@@ -178,16 +178,13 @@ static int install(struct mm *mm, const struct vma *v)
 	return vma_insert(&mm->vmas, v);
 }
 
-long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct vfs_file *file,
-	    off_t off, size_t file_bytes, const char *name)
+/* Chooses where a LEN-byte mapping goes (LEN page-aligned): at ADDR for MAP_FIXED (after
+ * dropping the bookkeeping of what is there: the new host mapping replaces it), else near the
+ * hint or top-down in the mmap area. */
+static long place(struct mm *mm, uintptr_t addr, size_t len, int flags)
 {
 	int err;
 
-	if (len == 0 || (off & (PAGE_SIZE - 1)))
-		return -EINVAL;
-	if (PAGE_UP(len) < len)
-		return -ENOMEM;
-	len = PAGE_UP(len);
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (addr & (PAGE_SIZE - 1))
 			return -EINVAL;
@@ -209,6 +206,52 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		if (!addr)
 			return -ENOMEM;
 	}
+	return addr;
+}
+
+long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
+		 uint64_t mf_off, off_t file_off, uint64_t ino)
+{
+	if (len == 0)
+		return -EINVAL;
+	if (PAGE_UP(len) < len)
+		return -ENOMEM;
+	len = PAGE_UP(len);
+	long at = place(mm, addr, len, flags);
+	if (at < 0)
+		return at;
+	struct vma v = {
+		.start = at,
+		.end = at + len,
+		.prot = prot,
+		.flags = MAP_SHARED,
+		.mobj = mobj_get(mo),
+		.mf_off = mf_off,
+		.file_off = file_off,
+		.ino = ino,
+	};
+	int err = install(mm, &v);
+	if (err) {
+		mobj_put(mo);
+		return err;
+	}
+	return at;
+}
+
+long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct vfs_file *file,
+	    off_t off, size_t file_bytes, const char *name)
+{
+	int err;
+
+	if (len == 0 || (off & (PAGE_SIZE - 1)))
+		return -EINVAL;
+	if (PAGE_UP(len) < len)
+		return -ENOMEM;
+	len = PAGE_UP(len);
+	long at = place(mm, addr, len, flags);
+	if (at < 0)
+		return at;
+	addr = at;
 	struct mobj *mo = mobj_new(len);
 	if (!mo)
 		return -ENOMEM;

@@ -15,6 +15,7 @@
 
 struct platform_thread;
 struct vfs_file;
+struct mobj;
 
 #undef PAGE_SIZE
 #define PAGE_SIZE 4096UL
@@ -45,6 +46,10 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread);
 #define MM_SIGBUS_PAST_EOF 0x20000000
 long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct vfs_file *file,
 	    off_t off, size_t file_bytes, const char *name);
+/* A MAP_SHARED mapping of memory object MO from memory-file offset MF_OFF (a file's pages in
+ * the memory file: tmpfs and the overlay's upper layer); takes its own reference on MO. */
+long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
+		 uint64_t mf_off, off_t file_off, uint64_t ino);
 int mm_unmap(struct mm *mm, uintptr_t addr, size_t len);
 int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot);
 long mm_brk(struct mm *mm, uintptr_t addr);

@@ -245,7 +245,8 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 
 	if ((err = path_in(t, path_addr, path)) || (err = start_dir(t, dirfd, path, &start)))
 		return err;
-	if ((err = vfs_open(t->fs, start, path, flags, mode & ~t->fs->umask, &f)))
+	struct vfs_cred cred = {t->euid, t->egid};
+	if ((err = vfs_open_cred(t->fs, &cred, start, path, flags, mode & ~t->fs->umask, &f)))
 		return err;
 	int fd = fdtable_install(t->files, f, flags & O_CLOEXEC, 0, nofile_limit(t));
 	if (fd < 0)
@@ -450,7 +451,11 @@ static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, in
 		return -EINVAL;
 	if ((err = lookup_at(t, dirfd, path, flags, &d, NULL)))
 		return err;
-	err = vfs_access(d, mode);
+	/* access(2) asks with the real ids; AT_EACCESS with the effective ones. */
+	struct vfs_cred cred = {t->uid, t->gid};
+	if (flags & AT_EACCESS)
+		cred = (struct vfs_cred){t->euid, t->egid};
+	err = vfs_access_cred(d, &cred, mode);
 	vfs_dentry_put(d);
 	return err;
 }
@@ -490,7 +495,8 @@ static long set_cwd(struct task *t, struct vfs_dentry *d)
 		vfs_dentry_put(d);
 		return -ENOTDIR;
 	}
-	if ((err = vfs_access(d, X_OK))) {
+	struct vfs_cred cred = {t->euid, t->egid};
+	if ((err = vfs_permission(d, &cred, X_OK))) {
 		vfs_dentry_put(d);
 		return err;
 	}

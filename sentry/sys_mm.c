@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/mman.h>
 
+#include "mem/memfile.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -40,6 +41,22 @@ SYSCALL_DECL(mmap)
 			return -EACCES;
 		if (off < st.st_size)
 			file_bytes = st.st_size - off;
+	}
+	if (file && type != MAP_PRIVATE) {
+		/* Files whose data lives in the memory file are mapped in place: writes through the
+		 * mapping are the file's. Others (the host lower layer) get a copy. */
+		struct mobj *mo;
+		uint64_t mf_off;
+		struct stat st;
+		int err = vfs_file_mmap_range(file, off, PAGE_UP(len), &mo, &mf_off);
+		if (err == 0) {
+			file->ops->getattr(file, &st);
+			long r = mm_map_mobj(t->mm, addr, len, prot, flags, mo, mf_off, off, st.st_ino);
+			mobj_put(mo);
+			return r;
+		}
+		if (err != -ENODEV)
+			return err;
 	}
 	int vflags = (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
 		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0);

@@ -305,6 +305,8 @@ scenarios=(
 )
 # shellcheck source=tests/e2e/processes.sh
 source "$(dirname "$0")/processes.sh"
+# shellcheck source=tests/e2e/filesystem.sh
+source "$(dirname "$0")/filesystem.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then

@@ -37,6 +37,9 @@ cp "$build/getpid" "$ROOTFS/opt/bench/getpid"
 gcc -static -O2 -Wall -Wextra -Werror -pthread "$repo/bench/procs.c" -o "$build/procs" ||
   die "cannot build bench/procs.c"
 cp "$build/procs" "$ROOTFS/opt/bench/procs"
+gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/files.c" -o "$build/files" ||
+  die "cannot build bench/files.c"
+cp "$build/files" "$ROOTFS/opt/bench/files"
 
 # Native runs go through chroot (as the sandbox does) when we may; otherwise run directly.
 if [ "$(id -u)" -eq 0 ]; then
@@ -146,25 +149,32 @@ echo
 # Process operations: MODE, native N, sandbox N, unit. One number per run (bench/procs.c).
 PROC_RUNS=${BENCH_PROC_RUNS:-5}
 proc_rows=(
-  "fork:fork + exit + wait:2000:300:µs"
-  "exec:fork + exec /bin/true + wait:500:100:µs"
-  "thread:pthread create + join:2000:300:µs"
-  "pipe:pipe throughput, 64 KiB writes:512:128:MB/s"
+  "procs fork:fork + exit + wait:2000:300:µs"
+  "procs exec:fork + exec /bin/true + wait:500:100:µs"
+  "procs thread:pthread create + join:2000:300:µs"
+  "procs pipe:pipe throughput, 64 KiB writes:512:128:MB/s"
+  "files open:open + close of /etc/passwd:20000:2000:µs"
+  "files stat:stat of /etc/passwd:20000:2000:µs"
+  "files read4k:4 KiB pread of a rootfs file:20000:2000:µs"
+  "files read4ktmp:4 KiB pread of a /tmp file:20000:2000:µs"
+  "files seqread:sequential read of a 64 MiB /tmp file:64:64:MB/s"
 )
-echo "### processes, threads, pipes (median of $PROC_RUNS runs, --placement same)"
+echo "### processes, threads, pipes, files (median of $PROC_RUNS runs, --placement same)"
 echo
 echo "| operation | unit | native | minisentry | minisentry / native |"
 echo "|---|---|---:|---:|---:|"
 for row in "${proc_rows[@]}"; do
-  IFS=: read -r mode label n_native n_sandbox unit <<<"$row"
+  IFS=: read -r prog_mode label n_native n_sandbox unit <<<"$row"
+  prog=${prog_mode% *}
+  mode=${prog_mode#* }
   saved=$RUNS
   RUNS=$PROC_RUNS
   if [ "$(id -u)" -eq 0 ]; then
-    v_native=$(getpid_ns "$n_native" chroot "$ROOTFS" /opt/bench/procs "$mode") || bad=1
+    v_native=$(getpid_ns "$n_native" chroot "$ROOTFS" /opt/bench/"$prog" "$mode") || bad=1
   else
-    v_native=$(getpid_ns "$n_native" "$build/procs" "$mode") || bad=1
+    v_native=$(getpid_ns "$n_native" "$build/$prog" "$mode") || bad=1
   fi
-  v_sandbox=$(getpid_ns "$n_sandbox" "$MS" run "$ROOTFS" -- /opt/bench/procs "$mode") || bad=1
+  v_sandbox=$(getpid_ns "$n_sandbox" "$MS" run "$ROOTFS" -- /opt/bench/"$prog" "$mode") || bad=1
   RUNS=$saved
   r=$(ratio "$v_sandbox" "$v_native") # time: lower is better; MB/s: higher is better
   echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $r |"

@@ -44,6 +44,8 @@ SYSCALL_DECL(sched_get_priority_min); SYSCALL_DECL(getrusage); SYSCALL_DECL(time
 SYSCALL_DECL(signalfd); SYSCALL_DECL(signalfd4);
 /* futex.c */
 SYSCALL_DECL(futex);
+/* memfd.c */
+SYSCALL_DECL(memfd_create);
 /* sys_socket.c */
 SYSCALL_DECL(socket); SYSCALL_DECL(socketpair); SYSCALL_DECL(bind); SYSCALL_DECL(listen);
 SYSCALL_DECL(accept); SYSCALL_DECL(accept4); SYSCALL_DECL(connect); SYSCALL_DECL(getsockname);

@@ -1,0 +1,52 @@
+/* memfd_create: an anonymous tmpfs file. Each is created in a tmpfs instance that is mounted
+ * nowhere and unlinked at once, so it lives exactly as long as its open file description,
+ * its data is in the memory file (mmap shares it) and fstat shows a regular file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/mm.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+#define MFD_NAME_MAX 249
+
+static struct vfs_dentry *memfd_root;
+
+SYSCALL_DECL(memfd_create)
+{
+	static unsigned long seq;
+	char name[MFD_NAME_MAX + 1], path[MFD_NAME_MAX + 48];
+	unsigned int flags = (unsigned int)a[1];
+	struct vfs_file *f;
+	long err;
+
+	if (flags & ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING))
+		return -EINVAL; /* MFD_HUGETLB and the exec-seal flags are not offered */
+	long n = copy_string_in(t->mm, name, a[0], sizeof(name));
+	if (n == -ENAMETOOLONG)
+		return -EINVAL;
+	if (n < 0)
+		return n;
+	if (!memfd_root && (err = vfs_tmpfs_new(&memfd_root)))
+		return err;
+	struct vfs_fs_ctx fs = {.root = memfd_root, .cwd = memfd_root, .umask = 0};
+	struct vfs_cred cred = {t->euid, t->egid};
+	/* The name only has to be unique for the instant between create and unlink. */
+	snprintf(path, sizeof(path), "/%lu-%s", seq++, name);
+	for (char *p = path + 1; *p; p++)
+		if (*p == '/')
+			*p = '_';
+	if ((err = vfs_open_cred(&fs, &cred, NULL, path, O_RDWR | O_CREAT | O_EXCL, 0777, &f)))
+		return err;
+	vfs_unlink(&fs, &cred, NULL, path);
+	int fd = fdtable_install(t->files, f, flags & MFD_CLOEXEC, 0,
+				 (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}

@@ -17,6 +17,7 @@
 #include "sentry/task.h"
 #include "sentry/timer.h"
 #include "sentry/futex.h"
+#include "sentry/locks.h"
 
 static void record_cpu_time(struct task *t)
 {
@@ -127,6 +128,7 @@ void kernel_exit_group(struct task *t, int status)
 	}
 	kernel_vfork_release(leader);
 	timers_release(leader);
+	locks_on_exit(leader);
 	task_release(leader);
 	reparent_children(leader);
 	if (leader->tid == 1) {

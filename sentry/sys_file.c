@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include "sentry/fdtable.h"
+#include "sentry/locks.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
@@ -266,6 +267,10 @@ SYSCALL_DECL(openat)
 
 SYSCALL_DECL(close)
 {
+	struct vfs_file *f = file_of(t, (int)a[0]);
+
+	if (f)
+		locks_on_close(t, f);
 	return fdtable_close(t->files, (int)a[0]);
 }
 
@@ -564,6 +569,13 @@ SYSCALL_DECL(fcntl)
 	case F_SETFL:
 		e->file->flags = (e->file->flags & ~settable) | ((int)a[2] & settable);
 		return 0;
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		return locks_fcntl(t, e->file, cmd, a[2]);
 	default:
 		return -EINVAL;
 	}

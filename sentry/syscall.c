@@ -164,6 +164,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(syncfs, syncfs, "d"),
 	ROW(chroot, chroot, "s"),
 	ROW(memfd_create, memfd_create, "sx"),
+	ROW(flock, flock, "dx"),
 	ROW(nanosleep, nanosleep, "pp"),
 	ROW(clock_nanosleep, clock_nanosleep, "dxpp"),
 	ROW(rt_sigtimedwait, rt_sigtimedwait, "pppu"),

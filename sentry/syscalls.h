@@ -44,6 +44,8 @@ SYSCALL_DECL(sched_get_priority_min); SYSCALL_DECL(getrusage); SYSCALL_DECL(time
 SYSCALL_DECL(signalfd); SYSCALL_DECL(signalfd4);
 /* futex.c */
 SYSCALL_DECL(futex);
+/* locks.c */
+SYSCALL_DECL(flock);
 /* memfd.c */
 SYSCALL_DECL(memfd_create);
 /* sys_socket.c */

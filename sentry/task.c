@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sentry/fdtable.h"
+#include "sentry/locks.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -72,6 +73,10 @@ void task_release(struct task *t)
 	}
 	mm_put(t->mm);
 	t->mm = NULL;
+	if (t->files && t->files->refs == 1)
+		for (int fd = 0; fd < t->files->n; fd++)
+			if (t->files->fds[fd].file)
+				locks_on_close(t, t->files->fds[fd].file);
 	fdtable_put(t->files);
 	t->files = NULL;
 	fs_put(t->fs);

@@ -1,0 +1,306 @@
+/* Advisory locks as lists of byte ranges per inode. POSIX locks belong to a process and go
+ * when it closes any descriptor of the file or exits; OFD and flock locks belong to an open
+ * file description and go when it is released. Ranges are inclusive [start, end]. */
+#include "sentry/locks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+
+#include "sentry/fdtable.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/syscalls.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+#include "vfs/waitq.h"
+
+#define OFF_MAX INT64_MAX
+
+struct range_lock {
+	struct vfs_inode *ino;
+	int type; /* F_RDLCK or F_WRLCK */
+	off_t start, end;
+	void *owner; /* POSIX: the leader task; OFD: the file */
+	pid_t pid;   /* reported by F_GETLK: the owner's pid, -1 for OFD locks */
+	struct range_lock *next;
+};
+
+struct whole_lock {
+	struct vfs_inode *ino;
+	struct vfs_file *file;
+	bool exclusive;
+	struct whole_lock *next;
+};
+
+static struct range_lock *ranges;
+static struct whole_lock *wholes;
+static struct waitq unlocked; /* every release wakes the waiters, who look again */
+
+static struct vfs_inode *inode_of(struct vfs_file *f)
+{
+	return f->dentry ? f->dentry->inode : NULL;
+}
+
+static bool overlap(const struct range_lock *l, off_t start, off_t end)
+{
+	return l->start <= end && start <= l->end;
+}
+
+static struct range_lock *conflict(struct vfs_inode *ino, void *owner, int type, off_t start,
+				   off_t end)
+{
+	for (struct range_lock *l = ranges; l; l = l->next)
+		if (l->ino == ino && l->owner != owner && overlap(l, start, end) &&
+		    (type == F_WRLCK || l->type == F_WRLCK))
+			return l;
+	return NULL;
+}
+
+/* Removes OWNER's locks on INO within [start, end], splitting those that stick out. */
+static int cut(struct vfs_inode *ino, void *owner, off_t start, off_t end)
+{
+	for (struct range_lock **pp = &ranges; *pp;) {
+		struct range_lock *l = *pp;
+		if (l->ino != ino || l->owner != owner || !overlap(l, start, end)) {
+			pp = &l->next;
+			continue;
+		}
+		if (l->start < start && l->end > end) {
+			struct range_lock *tail = malloc(sizeof(*tail));
+			if (!tail)
+				return -ENOLCK;
+			*tail = *l;
+			tail->start = end + 1;
+			l->end = start - 1;
+			tail->next = l->next;
+			l->next = tail;
+			pp = &tail->next;
+		} else if (l->start < start) {
+			l->end = start - 1;
+			pp = &l->next;
+		} else if (l->end > end) {
+			l->start = end + 1;
+			pp = &l->next;
+		} else {
+			*pp = l->next;
+			free(l);
+		}
+	}
+	return 0;
+}
+
+static void release_where(bool (*match)(const struct range_lock *, void *), void *arg)
+{
+	bool any = false;
+
+	for (struct range_lock **pp = &ranges; *pp;) {
+		struct range_lock *l = *pp;
+		if (match(l, arg)) {
+			*pp = l->next;
+			free(l);
+			any = true;
+		} else {
+			pp = &l->next;
+		}
+	}
+	if (any)
+		waitq_wake(&unlocked, 0);
+}
+
+/* The guest's struct flock as an inclusive range; -EINVAL for a negative start. */
+static long to_range(struct vfs_file *f, const struct flock *fl, off_t *start, off_t *end)
+{
+	off_t base = 0;
+
+	switch (fl->l_whence) {
+	case SEEK_SET:
+		break;
+	case SEEK_CUR:
+		base = f->pos;
+		break;
+	case SEEK_END: {
+		struct stat st;
+		if (!f->ops->getattr || f->ops->getattr(f, &st))
+			return -EINVAL;
+		base = st.st_size;
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	off_t s = base + fl->l_start;
+	if (fl->l_len > 0) {
+		*start = s;
+		*end = s + fl->l_len - 1;
+	} else if (fl->l_len == 0) {
+		*start = s;
+		*end = OFF_MAX;
+	} else {
+		*start = s + fl->l_len;
+		*end = s - 1;
+	}
+	return *start < 0 ? -EINVAL : 0;
+}
+
+long locks_fcntl(struct task *t, struct vfs_file *f, int cmd, unsigned long arg)
+{
+	bool ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
+	bool wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
+	void *owner = ofd ? (void *)f : (void *)t->group_leader;
+	struct vfs_inode *ino = inode_of(f);
+	struct flock fl;
+	off_t start, end;
+	long err;
+
+	if (copy_in(t->mm, &fl, arg, sizeof(fl)))
+		return -EFAULT;
+	if (!ino)
+		return -EINVAL;
+	if (ofd && fl.l_pid != 0)
+		return -EINVAL;
+	if ((err = to_range(f, &fl, &start, &end)))
+		return err;
+	if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
+		if (fl.l_type != F_RDLCK && fl.l_type != F_WRLCK)
+			return -EINVAL;
+		struct range_lock *c = conflict(ino, owner, fl.l_type, start, end);
+		if (!c) {
+			fl.l_type = F_UNLCK;
+		} else {
+			fl.l_type = c->type;
+			fl.l_whence = SEEK_SET;
+			fl.l_start = c->start;
+			fl.l_len = c->end == OFF_MAX ? 0 : c->end - c->start + 1;
+			fl.l_pid = c->pid;
+		}
+		return copy_out(t->mm, arg, &fl, sizeof(fl));
+	}
+	switch (fl.l_type) {
+	case F_UNLCK:
+		err = cut(ino, owner, start, end);
+		waitq_wake(&unlocked, 0);
+		return err;
+	case F_RDLCK:
+		if ((f->flags & O_ACCMODE) == O_WRONLY)
+			return -EBADF;
+		break;
+	case F_WRLCK:
+		if ((f->flags & O_ACCMODE) == O_RDONLY)
+			return -EBADF;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (conflict(ino, owner, fl.l_type, start, end)) {
+		if (!wait)
+			return -EAGAIN;
+		if ((err = task_wait_queue(t, &unlocked, 0)))
+			return err;
+		return task_block(t); /* a signal ends it with EINTR (ERESTARTSYS) */
+	}
+	struct range_lock *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOLCK;
+	if ((err = cut(ino, owner, start, end))) {
+		free(l);
+		return err;
+	}
+	*l = (struct range_lock){ino, fl.l_type, start, end, owner, ofd ? -1 : t->tgid, ranges};
+	ranges = l;
+	waitq_wake(&unlocked, 0); /* a downgrade may let readers in */
+	return 0;
+}
+
+static bool posix_of(const struct range_lock *l, void *arg)
+{
+	void **key = arg; /* {leader, inode or NULL for all} */
+
+	return l->owner == key[0] && l->pid != -1 && (!key[1] || l->ino == key[1]);
+}
+
+static bool ofd_of(const struct range_lock *l, void *file)
+{
+	return l->owner == file;
+}
+
+static void drop_whole(struct vfs_file *f)
+{
+	for (struct whole_lock **pp = &wholes; *pp;) {
+		if ((*pp)->file == f) {
+			struct whole_lock *w = *pp;
+			*pp = w->next;
+			free(w);
+			waitq_wake(&unlocked, 0);
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+}
+
+long locks_flock(struct task *t, struct vfs_file *f, int op)
+{
+	struct vfs_inode *ino = inode_of(f);
+	int kind = op & ~LOCK_NB;
+
+	if (op & 32)
+		return 0; /* LOCK_MAND: Linux has ignored it since 5.15 */
+	if (kind != LOCK_SH && kind != LOCK_EX && kind != LOCK_UN)
+		return -EINVAL;
+	if (!ino)
+		return -EINVAL;
+	if (kind == LOCK_UN) {
+		drop_whole(f);
+		return 0;
+	}
+	for (struct whole_lock *w = wholes; w; w = w->next)
+		if (w->ino == ino && w->file != f && (w->exclusive || kind == LOCK_EX)) {
+			if (op & LOCK_NB)
+				return -EWOULDBLOCK;
+			long err = task_wait_queue(t, &unlocked, 0);
+			return err ? err : task_block(t);
+		}
+	for (struct whole_lock *w = wholes; w; w = w->next)
+		if (w->file == f) {
+			w->exclusive = kind == LOCK_EX; /* a conversion */
+			waitq_wake(&unlocked, 0);
+			return 0;
+		}
+	struct whole_lock *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOLCK;
+	*w = (struct whole_lock){ino, f, kind == LOCK_EX, wholes};
+	wholes = w;
+	return 0;
+}
+
+void locks_on_close(struct task *t, struct vfs_file *f)
+{
+	void *key[2] = {t->group_leader, inode_of(f)};
+
+	if (key[1])
+		release_where(posix_of, key);
+	if (f->refs == 1) { /* the description dies with this close */
+		release_where(ofd_of, f);
+		drop_whole(f);
+	}
+}
+
+void locks_on_exit(struct task *leader)
+{
+	void *key[2] = {leader, NULL};
+
+	release_where(posix_of, key);
+}
+
+SYSCALL_DECL(flock)
+{
+	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+
+	if (!f)
+		return -EBADF;
+	return locks_flock(t, f, (int)a[1]);
+}

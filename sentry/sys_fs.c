@@ -3,6 +3,7 @@
  * statfs, the sync family and chroot. Each fetches its arguments, resolves dirfds, and calls
  * the VFS write side (vfs/namei.c) with the task's credentials. */
 #include <errno.h>
+#include <sys/mount.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -576,4 +577,62 @@ SYSCALL_DECL(chroot)
 	vfs_dentry_put(t->fs->root);
 	t->fs->root = d;
 	return 0;
+}
+
+/* mount(2) of a fresh tmpfs; other filesystem types are not known (ENODEV), and bind, move
+ * and remount mounts are not offered yet (EOPNOTSUPP). */
+SYSCALL_DECL(mount)
+{
+	char target[PATH_MAX], type[64];
+	unsigned long flags = a[3];
+	struct vfs_dentry *mp, *root;
+	long err;
+
+	if (t->euid != 0)
+		return -EPERM;
+	if ((err = copy_string_in(t->mm, target, a[1], sizeof(target))) < 0)
+		return err;
+	if (flags & (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE |
+		     MS_UNBINDABLE))
+		return -EOPNOTSUPP;
+	if (!a[2])
+		return -EINVAL;
+	if ((err = copy_string_in(t->mm, type, a[2], sizeof(type))) < 0)
+		return err == -ENAMETOOLONG ? -ENODEV : err;
+	if (strcmp(type, "tmpfs"))
+		return -ENODEV;
+	if ((err = vfs_lookup(t->fs, NULL, target, VFS_LOOKUP_FOLLOW, &mp)))
+		return err;
+	err = -ENOTDIR;
+	if (vfs_is_dir(mp) && !(err = vfs_tmpfs_new(&root))) {
+		char source[64] = "none";
+		if (a[0] && copy_string_in(t->mm, source, a[0], sizeof(source)) < 0)
+			strcpy(source, "none");
+		err = vfs_mount_fs(mp, root, type, source, flags, NULL);
+		vfs_dentry_put(root);
+	}
+	vfs_dentry_put(mp);
+	return err;
+}
+
+SYSCALL_DECL(umount2)
+{
+	char target[PATH_MAX];
+	int flags = (int)a[1];
+	struct vfs_dentry *d;
+	long err;
+
+	if (t->euid != 0)
+		return -EPERM;
+	if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
+		return -EINVAL;
+	if ((err = copy_string_in(t->mm, target, a[0], sizeof(target))) < 0)
+		return err;
+	if ((err = vfs_lookup(t->fs, NULL, target,
+			      (flags & UMOUNT_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, &d)))
+		return err;
+	/* The sandbox's own root cannot go. */
+	err = d == t->fs->root ? -EINVAL : vfs_umount_at(d, flags & MNT_DETACH);
+	vfs_dentry_put(d);
+	return err;
 }

@@ -165,6 +165,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(chroot, chroot, "s"),
 	ROW(memfd_create, memfd_create, "sx"),
 	ROW(flock, flock, "dx"),
+	ROW(mount, mount, "sssxp"),
+	ROW(umount2, umount2, "sx"),
 	ROW(nanosleep, nanosleep, "pp"),
 	ROW(clock_nanosleep, clock_nanosleep, "dxpp"),
 	ROW(rt_sigtimedwait, rt_sigtimedwait, "pppu"),

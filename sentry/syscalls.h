@@ -63,6 +63,7 @@ SYSCALL_DECL(fchownat); SYSCALL_DECL(truncate); SYSCALL_DECL(ftruncate); SYSCALL
 SYSCALL_DECL(utimensat); SYSCALL_DECL(futimesat); SYSCALL_DECL(utimes); SYSCALL_DECL(utime);
 SYSCALL_DECL(creat); SYSCALL_DECL(statfs); SYSCALL_DECL(fstatfs); SYSCALL_DECL(fsync);
 SYSCALL_DECL(fdatasync); SYSCALL_DECL(sync); SYSCALL_DECL(syncfs); SYSCALL_DECL(chroot);
+SYSCALL_DECL(mount); SYSCALL_DECL(umount2);
 /* sys_poll.c */
 SYSCALL_DECL(poll); SYSCALL_DECL(ppoll); SYSCALL_DECL(select); SYSCALL_DECL(pselect6);
 SYSCALL_DECL(epoll_create); SYSCALL_DECL(epoll_create1); SYSCALL_DECL(epoll_ctl);

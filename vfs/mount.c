@@ -134,3 +134,28 @@ void vfs_umount_all(void)
 		free(m);
 	}
 }
+
+int vfs_umount_at(struct vfs_dentry *root, bool detach)
+{
+	struct vfs_mount *m = root->mount, **pp;
+
+	if (!m || m->root != root)
+		return -EINVAL;
+	/* Busy: anything besides the mount and the caller holds the tree (open files, a cwd,
+	 * a mount inside it). A lazy unmount detaches it anyway; holders keep what they hold. */
+	if (!detach && root->refs > 2)
+		return -EBUSY;
+	for (pp = &mounts; *pp != m; pp = &(*pp)->next)
+		;
+	*pp = m->next;
+	if (mounts_tail == &m->next)
+		mounts_tail = pp;
+	m->mountpoint->mounted = NULL;
+	root->mount = NULL;
+	vfs_dentry_put(m->root);
+	vfs_dentry_put(m->mountpoint);
+	free(m->fs_type);
+	free(m->source);
+	free(m);
+	return 0;
+}

@@ -236,6 +236,9 @@ void vfs_umount_all(void);
  * be). Opening tty or console gives the Sentry's own stdin when it is a terminal, -ENXIO
  * otherwise (no controlling terminal). */
 int vfs_devfs_new(struct vfs_dentry **root);
+/* Unmounts the tree whose root is ROOT (the caller holds one reference to it): -EINVAL if ROOT
+ * is not a mounted root, -EBUSY if anything else holds the tree, unless DETACH. */
+int vfs_umount_at(struct vfs_dentry *root, bool detach);
 
 /* The writable root: an overlay whose lower layer is HOST_DIR, read-only (vfs_mount_host_root)
  * and never modified, and whose upper layer is a memfs in the memory file. Lookups see upper

@@ -177,12 +177,25 @@ static long prw(struct task *t, int fd, uintptr_t buf, size_t len, off_t off, bo
 	return do_io(t, f, &one, 1, &off, is_read);
 }
 
-static long rwv(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_read)
+/* readv/writev and their positioned forms: OFF < 0 means the file's own offset (preadv2's
+ * -1), otherwise the file must be seekable. */
+static long rwv_at(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_read,
+		   bool positioned, off_t off)
 {
 	struct vfs_file *f = file_of(t, fd);
 
 	if (!f)
 		return -EBADF;
+	if (positioned && off != -1) {
+		if (f->flags & O_PATH)
+			return -EBADF;
+		if (!f->seekable)
+			return -ESPIPE;
+		if (off < 0)
+			return -EINVAL;
+	} else {
+		positioned = false;
+	}
 	if (cnt < 0 || cnt > IOV_MAX)
 		return -EINVAL;
 	if (cnt == 0)
@@ -202,9 +215,41 @@ static long rwv(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_re
 		}
 	}
 	if (r == 0)
-		r = do_io(t, f, giov, cnt, f->seekable ? &f->pos : NULL, is_read);
+		r = do_io(t, f, giov, cnt, positioned ? &off : (f->seekable ? &f->pos : NULL), is_read);
 	free(giov);
 	return r;
+}
+
+static long rwv(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_read)
+{
+	return rwv_at(t, fd, giov_addr, cnt, is_read, false, 0);
+}
+
+/* x86_64 passes the offset whole in the fourth argument (the fifth, pos_h, is unused). */
+SYSCALL_DECL(preadv)
+{
+	return rwv_at(t, (int)a[0], a[1], (int)a[2], true, true, (off_t)a[3]);
+}
+
+SYSCALL_DECL(pwritev)
+{
+	return rwv_at(t, (int)a[0], a[1], (int)a[2], false, true, (off_t)a[3]);
+}
+
+#define RWF_SUPPORTED (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND)
+
+SYSCALL_DECL(preadv2)
+{
+	if (a[5] & ~(unsigned long)RWF_SUPPORTED)
+		return -EOPNOTSUPP;
+	return rwv_at(t, (int)a[0], a[1], (int)a[2], true, true, (off_t)a[3]);
+}
+
+SYSCALL_DECL(pwritev2)
+{
+	if (a[5] & ~(unsigned long)RWF_SUPPORTED)
+		return -EOPNOTSUPP;
+	return rwv_at(t, (int)a[0], a[1], (int)a[2], false, true, (off_t)a[3]);
 }
 
 SYSCALL_DECL(read)

@@ -68,10 +68,10 @@ $(ROOTFS)/.stamp: scripts/mkrootfs.sh $(wildcard tests/rootfs-progs/*.c)
 run: deps
 	$(MAKE) all
 	$(MAKE) rootfs
-	./minisentry run $(ROOTFS) -- /bin/busybox echo "hello from the sandbox"
-	./minisentry run $(ROOTFS) -- /bin/busybox uname -a
-	./minisentry run $(ROOTFS) -- /bin/busybox ls -l /etc
-	./minisentry run $(ROOTFS) -- /usr/local/bin/hello
+	./minisentry run $(ROOTFS) -- /bin/sh -c 'echo "hello from $$(uname -sm) in the sandbox, pid $$$$"; \
+	  ls -l /etc | head -4; echo written inside > /etc/motd; cat /etc/motd; \
+	  for i in 1 2 3; do echo $$i; done | sort -r | tr "\n" " "; echo; /usr/local/bin/hello'
+	@test ! -e $(ROOTFS)/etc/motd && echo "(the host's $(ROOTFS)/etc is unchanged)"
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)

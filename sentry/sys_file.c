@@ -289,11 +289,32 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	struct vfs_file *f;
 	long err;
 
-	if ((err = path_in(t, path_addr, path)) || (err = start_dir(t, dirfd, path, &start)))
+	if (!(t->retry && t->pending_open) &&
+	    ((err = path_in(t, path_addr, path)) || (err = start_dir(t, dirfd, path, &start))))
 		return err;
-	struct vfs_cred cred = {t->euid, t->egid};
-	if ((err = vfs_open_cred(t->fs, &cred, start, path, flags, mode & ~t->fs->umask, &f)))
-		return err;
+	if (t->retry && t->pending_open) {
+		/* A FIFO open waiting for its partner. */
+		f = t->pending_open;
+		t->pending_open = NULL;
+		if (t->interrupted) {
+			vfs_file_put(f);
+			return -ERESTARTSYS;
+		}
+	} else {
+		struct vfs_cred cred = {t->euid, t->egid};
+		if ((err = vfs_open_cred(t->fs, &cred, start, path, flags, mode & ~t->fs->umask, &f)))
+			return err;
+	}
+	struct waitq *wq;
+	if (vfs_fifo_waiting(f, &wq)) {
+		t->pending_open = f;
+		if ((err = task_wait_queue(t, wq, 0))) {
+			t->pending_open = NULL;
+			vfs_file_put(f);
+			return err;
+		}
+		return task_block(t);
+	}
 	int fd = fdtable_install(t->files, f, flags & O_CLOEXEC, 0, nofile_limit(t));
 	if (fd < 0)
 		vfs_file_put(f);

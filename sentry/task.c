@@ -67,6 +67,10 @@ struct task *task_new(pid_t tid)
 void task_release(struct task *t)
 {
 	task_cancel_wait(t);
+	if (t->pending_open) {
+		vfs_file_put(t->pending_open);
+		t->pending_open = NULL;
+	}
 	if (t->pt) {
 		platform_thread_release(t->pt);
 		t->pt = NULL;

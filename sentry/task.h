@@ -96,6 +96,7 @@ struct task {
 	bool parked;               /* held in its stop while the group is stopped */
 	struct timespec sys_deadline;
 	size_t io_done;
+	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
 	bool futex_woken, futex_timed;
 
 	struct task *next; /* in the kernel's task list */

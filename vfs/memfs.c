@@ -57,6 +57,7 @@ struct memfs_inode {
 	uint64_t next_seq;
 	struct memfs_inode *parent; /* for ".."; no reference (the parent holds ours) */
 	bool opaque;		    /* overlay: lower entries are hidden */
+	void *fifo;		    /* FIFOs: the pipe while any end is open */
 };
 
 static const struct vfs_inode_ops memfs_inode_ops;
@@ -863,8 +864,10 @@ static int memfs_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 	case S_IFCHR:
 	case S_IFBLK:
 		return -EACCES; /* device nodes copied up from the host: devices come from devfs */
+	case S_IFIFO:
+		return vfs_fifo_open(&memfs_i(ino)->fifo, f, flags);
 	default:
-		return -ENXIO; /* FIFOs and sockets: not connected yet */
+		return -ENXIO; /* sockets are connected to, not opened */
 	}
 	f->priv = memfs_i(vfs_inode_get(ino));
 	return 0;

@@ -24,6 +24,7 @@ struct pipe {
 	struct waitq wq;
 	ino_t ino;
 	struct timespec created;
+	void **slot; /* a FIFO's: the inode's pointer to this pipe, cleared when it goes */
 };
 
 static const struct vfs_file_ops pipe_ops;
@@ -103,12 +104,13 @@ static uint32_t pipe_poll(struct vfs_file *f, struct waitq **wq)
 	uint32_t m = 0;
 
 	*wq = &p->wq;
-	if ((f->flags & O_ACCMODE) == O_RDONLY) {
+	if ((f->flags & O_ACCMODE) != O_WRONLY) {
 		if (p->len)
 			m |= POLLIN | POLLRDNORM;
 		if (!p->writers)
 			m |= POLLHUP;
-	} else {
+	}
+	if ((f->flags & O_ACCMODE) != O_RDONLY) {
 		if (p->cap - p->len >= PIPE_BUF || (p->cap - p->len > 0 && p->cap < PIPE_BUF))
 			m |= POLLOUT | POLLWRNORM;
 		if (!p->readers)
@@ -131,6 +133,10 @@ static int pipe_getattr(struct vfs_file *f, struct stat *st)
 {
 	struct pipe *p = f->priv;
 
+	/* A FIFO is its inode. */
+	if (f->dentry && f->dentry->inode && f->dentry->inode->ops->getattr)
+		return f->dentry->inode->ops->getattr(f->dentry->inode, st);
+
 	memset(st, 0, sizeof(*st));
 	st->st_dev = 0xc; /* Linux's pipefs device */
 	st->st_ino = p->ino;
@@ -145,14 +151,16 @@ static void pipe_release(struct vfs_file *f)
 {
 	struct pipe *p = f->priv;
 
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
+	if ((f->flags & O_ACCMODE) != O_WRONLY)
 		p->readers--;
-	else
+	if ((f->flags & O_ACCMODE) != O_RDONLY)
 		p->writers--;
 	/* The other end sees EOF or EPIPE now: wake everyone. */
 	waitq_wake(&p->wq, 0);
 	if (p->readers == 0 && p->writers == 0) {
 		waitq_detach_all(&p->wq);
+		if (p->slot)
+			*p->slot = NULL;
 		free(p->buf);
 		free(p);
 	}
@@ -180,18 +188,73 @@ static struct vfs_file *pipe_end(struct pipe *p, int accmode, int flags)
 	return f;
 }
 
-int vfs_pipe_new(int flags, struct vfs_file **rd, struct vfs_file **wr)
+static struct pipe *pipe_alloc(void)
 {
 	static ino_t next_ino = 4026531840u;
 	struct pipe *p = calloc(1, sizeof(*p));
 
 	if (!p || !(p->buf = malloc(PIPE_DEFAULT))) {
 		free(p);
-		return -ENOMEM;
+		return NULL;
 	}
 	p->cap = PIPE_DEFAULT;
 	p->ino = next_ino++;
 	clock_gettime(CLOCK_REALTIME, &p->created);
+	return p;
+}
+
+int vfs_fifo_open(void **slot, struct vfs_file *f, int flags)
+{
+	struct pipe *p = *slot;
+	int acc = flags & O_ACCMODE;
+
+	if (!p) {
+		if (!(p = pipe_alloc()))
+			return -ENOMEM;
+		p->slot = slot;
+		*slot = p;
+	}
+	if (acc == O_WRONLY && (flags & O_NONBLOCK) && p->readers == 0) {
+		if (p->writers == 0) {
+			*slot = NULL;
+			free(p->buf);
+			free(p);
+		}
+		return -ENXIO; /* no reader to write to */
+	}
+	f->ops = &pipe_ops;
+	f->priv = p;
+	if (acc != O_WRONLY)
+		p->readers++;
+	if (acc != O_RDONLY)
+		p->writers++;
+	waitq_wake(&p->wq, 0); /* an opener waiting for its partner */
+	return 0;
+}
+
+bool vfs_fifo_waiting(struct vfs_file *f, struct waitq **wq)
+{
+	struct pipe *p = f->priv;
+
+	if (f->ops != &pipe_ops || !p->slot || (f->flags & O_NONBLOCK))
+		return false;
+	*wq = &p->wq;
+	switch (f->flags & O_ACCMODE) {
+	case O_RDONLY:
+		return p->writers == 0;
+	case O_WRONLY:
+		return p->readers == 0;
+	default:
+		return false;
+	}
+}
+
+int vfs_pipe_new(int flags, struct vfs_file **rd, struct vfs_file **wr)
+{
+	struct pipe *p = pipe_alloc();
+
+	if (!p)
+		return -ENOMEM;
 	*rd = pipe_end(p, O_RDONLY, flags);
 	*wr = pipe_end(p, O_WRONLY, flags);
 	if (!*rd || !*wr) {

@@ -346,6 +346,13 @@ int vfs_path(struct vfs_dentry *root, struct vfs_dentry *d, char *buf, size_t si
 int vfs_pipe_new(int flags, struct vfs_file **rd, struct vfs_file **wr);
 /* F_GETPIPE_SZ (SIZE < 0) and F_SETPIPE_SZ; -EBADF if F is not a pipe. */
 long vfs_pipe_size(struct vfs_file *f, long size);
+/* Opens an end of the FIFO whose pipe the inode keeps in *SLOT (created on the first open,
+ * cleared when the last end goes): F gets the pipe's ops. O_WRONLY|O_NONBLOCK without a reader
+ * is -ENXIO. */
+int vfs_fifo_open(void **slot, struct vfs_file *f, int flags);
+/* A blocking FIFO open waits for its partner: true while F (just opened) has none, with *WQ
+ * the queue a partner's open wakes. */
+bool vfs_fifo_waiting(struct vfs_file *f, struct waitq **wq);
 /* True if F is one end of a pipe (writes there raise SIGPIPE when no reader is left). */
 bool vfs_is_pipe(struct vfs_file *f);
 

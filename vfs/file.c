@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -162,7 +163,8 @@ static int open_creat_lookup(const struct vfs_fs_ctx *fs, const struct vfs_cred 
 		if (err)
 			break;
 		if (last.type != VFS_LAST_NORM || last.trailing_slash) {
-			err = -EISDIR;
+			/* "." or "dir/" exists: O_EXCL says so first, as Linux's do_open does. */
+			err = (flags & O_EXCL) && last.type != VFS_LAST_NORM ? -EEXIST : -EISDIR;
 			goto out_dir;
 		}
 		err = vfs_may_lookup_cred(dir, cred);
@@ -222,19 +224,30 @@ static int open_truncate(struct vfs_dentry *d)
 }
 
 /* O_TMPFILE would create an unnamed file in the directory: never possible here. */
-static int open_tmpfile(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
-			int flags)
+/* O_TMPFILE: a file created in the directory and unlinked at once, so it has no name and
+ * goes with its last descriptor. Filesystems that cannot create files refuse (EOPNOTSUPP,
+ * or EROFS for the read-only host tree). */
+static int open_tmpfile(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+			struct vfs_dentry *start, const char *path, int flags, mode_t mode,
+			struct vfs_file **out)
 {
+	static unsigned long seq;
 	struct vfs_dentry *d;
+	char name[48];
 	int err;
 
 	if ((flags & (O_TMPFILE | O_CREAT)) != O_TMPFILE || (flags & O_ACCMODE) == O_RDONLY)
 		return -EINVAL;
-	err = vfs_lookup(fs, start, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+	err = vfs_lookup_cred(fs, cred, start, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
 	if (err)
 		return err;
+	snprintf(name, sizeof(name), ".minisentry-tmpfile-%lu", seq++);
+	int open_flags = (flags & ~O_TMPFILE) | O_CREAT | O_EXCL;
+	err = vfs_open_cred(fs, cred, d, name, open_flags, mode, out);
+	if (!err)
+		vfs_unlink(fs, cred, d, name);
 	vfs_dentry_put(d);
-	return -EROFS;
+	return err;
 }
 
 int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path, int flags,
@@ -262,7 +275,7 @@ int vfs_open_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		goto out_d;
 	}
 	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return open_tmpfile(fs, start, path, flags);
+		return open_tmpfile(fs, cred, start, path, flags, mode, out);
 	if ((flags & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY))
 		return -EINVAL;
 

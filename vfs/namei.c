@@ -618,6 +618,8 @@ int vfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
 		return -EBADF;
 	if (off < 0 || len <= 0)
 		return -EINVAL;
+	if (vfs_is_pipe(f))
+		return -ESPIPE;
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))

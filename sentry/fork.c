@@ -72,6 +72,12 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->sid = p->sid;
 	c->uid = p->uid, c->euid = p->euid, c->suid = p->suid;
 	c->gid = p->gid, c->egid = p->egid, c->sgid = p->sgid;
+	if (p->ngroups) {
+		if (!(c->groups = malloc(p->ngroups * sizeof(gid_t))))
+			goto out;
+		memcpy(c->groups, p->groups, p->ngroups * sizeof(gid_t));
+		c->ngroups = p->ngroups;
+	}
 	c->sigmask = p->sigmask;
 	c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;

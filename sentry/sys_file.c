@@ -380,7 +380,8 @@ static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	}
 	if ((err = start_dir(t, dirfd, path, &start)))
 		return err;
-	return vfs_lookup(t->fs, start, path,
+	struct vfs_cred cred = {t->euid, t->egid};
+	return vfs_lookup_cred(t->fs, &cred, start, path,
 			  (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
 }
 
@@ -584,7 +585,8 @@ SYSCALL_DECL(chdir)
 
 	if ((err = path_in(t, a[0], path)))
 		return err;
-	if ((err = vfs_lookup(t->fs, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
+	struct vfs_cred cred = {t->euid, t->egid};
+	if ((err = vfs_lookup_cred(t->fs, &cred, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
 		return err;
 	return set_cwd(t, d);
 }
@@ -737,7 +739,7 @@ SYSCALL_DECL(pipe2)
  * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
  * block, parks T on it (blocking files) or returns -EAGAIN. */
 static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
-		     off_t *in_off, size_t count)
+		     off_t *in_off, size_t count, bool nonblock)
 {
 	static char buf[XFER_CHUNK];
 	size_t done = 0;
@@ -746,8 +748,6 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 		return -EINVAL;
 	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
-	if ((out->flags & O_APPEND) && out_off)
-		return -EINVAL;
 	while (done < count) {
 		size_t want = count - done < XFER_CHUNK ? count - done : XFER_CHUNK;
 		/* Never read more than OUT takes now, so nothing read is ever lost. */
@@ -761,7 +761,9 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			return done; /* end of input */
 		if (n < 0) {
 			if (done == 0)
-				return n == -EAGAIN && !(in->flags & O_NONBLOCK) ? wait_for_file(t, in, POLLIN) : n;
+				return n == -EAGAIN && !nonblock && !(in->flags & O_NONBLOCK)
+					       ? wait_for_file(t, in, POLLIN)
+					       : n;
 			break;
 		}
 		struct iovec ov = {buf, n};
@@ -779,7 +781,7 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 		if (w < n)
 			break;
 	}
-	if (done == 0 && count > 0 && !(out->flags & O_NONBLOCK)) {
+	if (done == 0 && count > 0 && !nonblock && !(out->flags & O_NONBLOCK)) {
 		long b = wait_for_file(t, out, POLLOUT);
 		if (b != -EAGAIN)
 			return b;
@@ -812,7 +814,9 @@ SYSCALL_DECL(sendfile)
 		return r;
 	if (offp && !in->seekable)
 		return -ESPIPE;
-	r = transfer(t, out, NULL, in, offp, a[3] > MAX_RW_COUNT ? MAX_RW_COUNT : a[3]);
+	if (out->flags & O_APPEND)
+		return -EINVAL;
+	r = transfer(t, out, NULL, in, offp, a[3] > MAX_RW_COUNT ? MAX_RW_COUNT : a[3], false);
 	if (r >= 0 && offp && copy_out(t->mm, a[2], &off, sizeof(off)))
 		return -EFAULT;
 	return r;
@@ -830,9 +834,19 @@ SYSCALL_DECL(copy_file_range)
 		return -EINVAL;
 	if ((r = offset_arg(t, a[1], &ioff, &ip)) || (r = offset_arg(t, a[3], &ooff, &op)))
 		return r;
+	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY ||
+	    (out->flags & O_APPEND))
+		return -EBADF;
 	if (!in->seekable || !out->seekable)
 		return -EINVAL; /* copy_file_range is for regular files */
-	r = transfer(t, out, op, in, ip, a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4]);
+	size_t count = a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4];
+	if (in->dentry && in->dentry == out->dentry) {
+		/* Within one file the ranges must not overlap. */
+		off_t is = ip ? *ip : in->pos, os = op ? *op : out->pos;
+		if (is < os + (off_t)count && os < is + (off_t)count)
+			return -EINVAL;
+	}
+	r = transfer(t, out, op, in, ip, count, false);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
 		return -EFAULT;
@@ -853,9 +867,27 @@ SYSCALL_DECL(splice)
 		return r;
 	if ((ip && vfs_is_pipe(in)) || (op && vfs_is_pipe(out)))
 		return -ESPIPE;
-	r = transfer(t, out, op, in, ip, a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4]);
+	r = transfer(t, out, op, in, ip, a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4],
+		     a[5] & SPLICE_F_NONBLOCK);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
 		return -EFAULT;
 	return r;
+}
+
+SYSCALL_DECL(tee)
+{
+	struct vfs_file *in = file_of(t, (int)a[0]), *out = file_of(t, (int)a[1]);
+
+	if (!in || !out)
+		return -EBADF;
+	long r = vfs_pipe_tee(in, out, a[2] > MAX_RW_COUNT ? MAX_RW_COUNT : a[2]);
+	if (r != -EAGAIN || (a[3] & SPLICE_F_NONBLOCK))
+		return r;
+	struct waitq *wq;
+	/* Wait for data in IN, or for room in OUT. */
+	uint32_t ready = in->ops->poll(in, &wq);
+	if (ready & POLLIN)
+		return wait_for_file(t, out, POLLOUT);
+	return wait_for_file(t, in, POLLIN);
 }

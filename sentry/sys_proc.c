@@ -127,14 +127,6 @@ SYSCALL_DECL(getresgid)
 	return put_three_ids(t, a, t->gid, t->egid, t->sgid);
 }
 
-SYSCALL_DECL(getgroups)
-{
-	(void)t;
-	if ((int)a[0] < 0)
-		return -EINVAL;
-	return 0; /* no supplementary groups */
-}
-
 SYSCALL_DECL(getpgrp)
 {
 	(void)a;

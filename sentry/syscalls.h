@@ -16,7 +16,7 @@ SYSCALL_DECL(faccessat2); SYSCALL_DECL(getcwd); SYSCALL_DECL(chdir); SYSCALL_DEC
 SYSCALL_DECL(ioctl); SYSCALL_DECL(fcntl); SYSCALL_DECL(dup); SYSCALL_DECL(dup2);
 SYSCALL_DECL(dup3); SYSCALL_DECL(pipe); SYSCALL_DECL(pipe2); SYSCALL_DECL(sendfile);
 SYSCALL_DECL(copy_file_range); SYSCALL_DECL(splice); SYSCALL_DECL(preadv); SYSCALL_DECL(pwritev);
-SYSCALL_DECL(preadv2); SYSCALL_DECL(pwritev2);
+SYSCALL_DECL(preadv2); SYSCALL_DECL(pwritev2); SYSCALL_DECL(tee);
 /* sys_mm.c */
 SYSCALL_DECL(mmap); SYSCALL_DECL(munmap); SYSCALL_DECL(mprotect); SYSCALL_DECL(brk);
 SYSCALL_DECL(mremap); SYSCALL_DECL(madvise);
@@ -45,6 +45,10 @@ SYSCALL_DECL(sched_get_priority_min); SYSCALL_DECL(getrusage); SYSCALL_DECL(time
 SYSCALL_DECL(signalfd); SYSCALL_DECL(signalfd4);
 /* futex.c */
 SYSCALL_DECL(futex);
+/* sys_cred.c */
+SYSCALL_DECL(setuid); SYSCALL_DECL(setgid); SYSCALL_DECL(setreuid); SYSCALL_DECL(setregid);
+SYSCALL_DECL(setresuid); SYSCALL_DECL(setresgid); SYSCALL_DECL(setfsuid); SYSCALL_DECL(setfsgid);
+SYSCALL_DECL(setgroups);
 /* locks.c */
 SYSCALL_DECL(flock);
 /* memfd.c */

@@ -97,6 +97,7 @@ void task_free(struct task *t)
 	task_release(t);
 	signal_free_pending(&t->pending);
 	signal_free_pending(&t->shared_pending);
+	free(t->groups);
 	free(t);
 }
 

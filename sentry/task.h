@@ -42,6 +42,8 @@ struct task {
 	struct waitq child_wait;   /* woken when a child changes state (on the leader) */
 	uid_t uid, euid, suid;
 	gid_t gid, egid, sgid;
+	gid_t *groups; /* supplementary groups */
+	int ngroups;
 	struct platform_thread *pt;
 	struct mm *mm;
 	struct fdtable *files;

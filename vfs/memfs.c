@@ -801,6 +801,8 @@ static ssize_t memfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, 
 	struct memfs_inode *md = f->priv;
 	size_t done = 0;
 
+	if (md->nlink == 0)
+		return -ENOENT; /* a removed directory lists nothing, as on Linux */
 	if (*pos == 0) {
 		if (put_dirent(buf, size, &done, md->ino, 1, S_IFDIR, "."))
 			return -EINVAL;

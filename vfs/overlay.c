@@ -145,8 +145,14 @@ static int ovl_getattr(struct vfs_inode *ino, struct stat *st)
 	if (err)
 		return err;
 	st->st_dev = o->ofs->dev;
-	if (o->upper && o->lower && o->lower->ops->getattr(o->lower, &lst) == 0)
+	if (o->upper && o->lower && o->lower->ops->getattr(o->lower, &lst) == 0) {
 		st->st_ino = lst.st_ino;
+		/* A merged directory counts the lower's subdirectories (Linux's overlayfs says 1;
+		 * a guest expects a plain filesystem). Subdirectories added or removed in the
+		 * upper layer are not counted yet. */
+		if (S_ISDIR(st->st_mode) && lst.st_nlink > st->st_nlink)
+			st->st_nlink = lst.st_nlink;
+	}
 	else if (o->upper && memfs_origin_ino(o->upper))
 		st->st_ino = memfs_origin_ino(o->upper);
 	return 0;

@@ -301,3 +301,29 @@ long vfs_pipe_size(struct vfs_file *f, long size)
 	waitq_wake(&p->wq, POLLOUT);
 	return cap;
 }
+
+long vfs_pipe_tee(struct vfs_file *in, struct vfs_file *out, size_t len)
+{
+	struct pipe *src = in->priv, *dst = out->priv;
+
+	if (!vfs_is_pipe(in) || !vfs_is_pipe(out) || src == dst)
+		return -EINVAL;
+	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (src->len == 0)
+		return src->writers ? -EAGAIN : 0;
+	if (!dst->readers)
+		return -EPIPE;
+	size_t room = dst->cap - dst->len, n = src->len;
+	if (n > len)
+		n = len;
+	if (n > room)
+		n = room;
+	if (n == 0)
+		return -EAGAIN;
+	for (size_t i = 0; i < n; i++)
+		dst->buf[(dst->head + dst->len + i) % dst->cap] = src->buf[(src->head + i) % src->cap];
+	dst->len += n;
+	waitq_wake(&dst->wq, POLLIN);
+	return n;
+}

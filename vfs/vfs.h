@@ -353,6 +353,9 @@ int vfs_fifo_open(void **slot, struct vfs_file *f, int flags);
 /* A blocking FIFO open waits for its partner: true while F (just opened) has none, with *WQ
  * the queue a partner's open wakes. */
 bool vfs_fifo_waiting(struct vfs_file *f, struct waitq **wq);
+/* tee(2): copies up to LEN bytes from pipe IN to pipe OUT without consuming them; -EAGAIN when
+ * IN is empty (with writers) or OUT full, 0 at IN's end, -EINVAL unless two distinct pipes. */
+long vfs_pipe_tee(struct vfs_file *in, struct vfs_file *out, size_t len);
 /* True if F is one end of a pipe (writes there raise SIGPIPE when no reader is left). */
 bool vfs_is_pipe(struct vfs_file *f);
 

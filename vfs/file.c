@@ -244,8 +244,12 @@ static int open_tmpfile(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred
 	snprintf(name, sizeof(name), ".minisentry-tmpfile-%lu", seq++);
 	int open_flags = (flags & ~O_TMPFILE) | O_CREAT | O_EXCL;
 	err = vfs_open_cred(fs, cred, d, name, open_flags, mode, out);
-	if (!err)
+	if (!err) {
 		vfs_unlink(fs, cred, d, name);
+		/* Without O_EXCL, linkat(fd, "", ..., AT_EMPTY_PATH) may name it later. */
+		if (!(flags & O_EXCL) && (*out)->dentry)
+			memfs_set_linkable(vfs_memfs_inode((*out)->dentry->inode));
+	}
 	vfs_dentry_put(d);
 	return err;
 }

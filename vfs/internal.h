@@ -110,6 +110,10 @@ int memfs_whiteout(struct vfs_inode *dir, const char *name);
 void memfs_drop_whiteout(struct vfs_inode *dir, const char *name);
 void memfs_set_opaque(struct vfs_inode *dir, bool opaque);
 bool memfs_is_opaque(struct vfs_inode *dir);
+/* Lets unlinked memfs file INO be linked back in (O_TMPFILE without O_EXCL). */
+void memfs_set_linkable(struct vfs_inode *ino);
+/* The memfs inode behind INO: itself, or an overlay inode's upper one (NULL if none). */
+struct vfs_inode *vfs_memfs_inode(struct vfs_inode *ino);
 /* Removes every whiteout in DIR (before it is removed or replaced). */
 void memfs_clear_whiteouts(struct vfs_inode *dir);
 /* Calls FN for every entry of DIR in order, whiteouts included (INO NULL), until it returns

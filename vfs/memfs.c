@@ -58,6 +58,7 @@ struct memfs_inode {
 	struct memfs_inode *parent; /* for ".."; no reference (the parent holds ours) */
 	bool opaque;		    /* overlay: lower entries are hidden */
 	void *fifo;		    /* FIFOs: the pipe while any end is open */
+	bool linkable;		    /* an O_TMPFILE file: linkat may give it a name */
 };
 
 static const struct vfs_inode_ops memfs_inode_ops;
@@ -354,8 +355,9 @@ static int memfs_link(struct vfs_inode *dir, const char *name, struct vfs_inode 
 	mt = memfs_i(target);
 	if (md->nlink == 0)
 		return -ENOENT;
-	if (mt->nlink == 0)
-		return -ENOENT; /* linking an unlinked file back in needs O_TMPFILE's rules */
+	if (mt->nlink == 0 && !mt->linkable)
+		return -ENOENT; /* only an O_TMPFILE file may be linked back in */
+	mt->linkable = false;
 	if (e && e->ino)
 		return -EEXIST;
 	if (e)
@@ -921,6 +923,12 @@ void memfs_drop_whiteout(struct vfs_inode *dir, const char *name)
 void memfs_set_opaque(struct vfs_inode *dir, bool opaque)
 {
 	memfs_i(dir)->opaque = opaque;
+}
+
+void memfs_set_linkable(struct vfs_inode *ino)
+{
+	if (memfs_is(ino))
+		memfs_i(ino)->linkable = true;
 }
 
 bool memfs_is_opaque(struct vfs_inode *dir)

@@ -404,9 +404,16 @@ static int ovl_link(struct vfs_inode *dir, const char *name, struct vfs_inode *t
 	if (target->ops != &ovl_inode_ops)
 		return -EXDEV;
 	ot = ovl_i(target);
-	if ((err = copy_up(ot)) || (err = copy_up(od)))
+	if ((err = (ot->upper ? 0 : copy_up(ot))) || (err = copy_up(od)))
 		return err;
 	return od->upper->ops->link(od->upper, name, ot->upper);
+}
+
+struct vfs_inode *vfs_memfs_inode(struct vfs_inode *ino)
+{
+	if (ino && ino->ops == &ovl_inode_ops)
+		return ovl_i(ino)->upper;
+	return memfs_is(ino) ? ino : NULL;
 }
 
 /* Takes NAME out of view in DIR (copied up): a whiteout where a lower NAME would show

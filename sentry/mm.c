@@ -224,7 +224,7 @@ long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags,
 		.start = at,
 		.end = at + len,
 		.prot = prot,
-		.flags = MAP_SHARED,
+		.flags = MAP_SHARED | (flags & VMA_NO_WRITE),
 		.mobj = mobj_get(mo),
 		.mf_off = mf_off,
 		.file_off = file_off,
@@ -260,7 +260,7 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		.start = addr,
 		.end = addr + len,
 		.prot = prot,
-		.flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN),
+		.flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | VMA_NO_WRITE),
 		.mobj = mo,
 		.mf_off = mf,
 		.file_off = file ? off : 0,
@@ -342,6 +342,13 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 	len = PAGE_UP(len);
 	if (addr + len < addr || touches_reserved(mm, addr, addr + len))
 		return -ENOMEM;
+	if (!vma_range_covered(&mm->vmas, addr, addr + len))
+		return -ENOMEM;
+	/* A shared mapping of a file opened read-only never becomes writable. */
+	for (uintptr_t at = addr; (prot & PROT_WRITE) && at < addr + len;
+	     at = vma_find(&mm->vmas, at)->end)
+		if (vma_find(&mm->vmas, at)->flags & VMA_NO_WRITE)
+			return -EACCES;
 	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
 		return err;
 	/* Pages past a file's end stay inaccessible on the host whatever the guest asks. */
@@ -615,4 +622,17 @@ bool mm_past_eof(struct mm *mm, uintptr_t addr)
 	struct vma *v = vma_find(&mm->vmas, addr);
 
 	return v && (v->flags & VMA_PAST_EOF);
+}
+
+int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags)
+{
+	if ((addr & (PAGE_SIZE - 1)) || (flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) ||
+	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
+		return -EINVAL;
+	len = PAGE_UP(len);
+	if (addr + len < addr)
+		return -ENOMEM;
+	/* Shared file pages are the file's own pages in the memory file: nothing to write back.
+	 * The range must be mapped, though. */
+	return len == 0 || vma_range_covered(&mm->vmas, addr, addr + len) ? 0 : -ENOMEM;
 }

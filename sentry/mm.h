@@ -56,6 +56,8 @@ long mm_brk(struct mm *mm, uintptr_t addr);
 long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int flags,
 	      uintptr_t new_addr);
 int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice);
+/* msync(2): argument checks; the pages need no writing back. */
+int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags);
 /* True if ADDR lies in a file mapping past the end of its file (a fault there is SIGBUS). */
 bool mm_past_eof(struct mm *mm, uintptr_t addr);
 

@@ -51,7 +51,8 @@ SYSCALL_DECL(mmap)
 		int err = vfs_file_mmap_range(file, off, PAGE_UP(len), &mo, &mf_off);
 		if (err == 0) {
 			file->ops->getattr(file, &st);
-			long r = mm_map_mobj(t->mm, addr, len, prot, flags, mo, mf_off, off, st.st_ino);
+			int sflags = flags | ((file->flags & O_ACCMODE) == O_RDWR ? 0 : VMA_NO_WRITE);
+			long r = mm_map_mobj(t->mm, addr, len, prot, sflags, mo, mf_off, off, st.st_ino);
 			mobj_put(mo);
 			return r;
 		}
@@ -59,7 +60,8 @@ SYSCALL_DECL(mmap)
 			return err;
 	}
 	int vflags = (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
-		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0);
+		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0) |
+		     (file && type != MAP_PRIVATE && (file->flags & O_ACCMODE) != O_RDWR ? VMA_NO_WRITE : 0);
 	return mm_map(t->mm, addr, len, prot, vflags, file, file ? off : 0, file_bytes, NULL);
 }
 
@@ -86,4 +88,9 @@ SYSCALL_DECL(mremap)
 SYSCALL_DECL(madvise)
 {
 	return mm_advise(t->mm, a[0], a[1], (int)a[2]);
+}
+
+SYSCALL_DECL(msync)
+{
+	return mm_sync(t->mm, a[0], a[1], (int)a[2]);
 }

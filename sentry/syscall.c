@@ -41,6 +41,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(sched_yield, sched_yield, ""),
 	ROWX(mremap, mremap, "pxxxp"),
 	ROW(madvise, madvise, "pxd"),
+	ROW(msync, msync, "pxx"),
 	ROW(dup, dup, "d"),
 	ROW(dup2, dup2, "dd"),
 	ROW(getpid, getpid, ""),

@@ -19,7 +19,7 @@ SYSCALL_DECL(copy_file_range); SYSCALL_DECL(splice); SYSCALL_DECL(preadv); SYSCA
 SYSCALL_DECL(preadv2); SYSCALL_DECL(pwritev2); SYSCALL_DECL(tee);
 /* sys_mm.c */
 SYSCALL_DECL(mmap); SYSCALL_DECL(munmap); SYSCALL_DECL(mprotect); SYSCALL_DECL(brk);
-SYSCALL_DECL(mremap); SYSCALL_DECL(madvise);
+SYSCALL_DECL(mremap); SYSCALL_DECL(madvise); SYSCALL_DECL(msync);
 /* sys_proc.c */
 SYSCALL_DECL(getpid); SYSCALL_DECL(gettid); SYSCALL_DECL(getppid); SYSCALL_DECL(getuid);
 SYSCALL_DECL(geteuid); SYSCALL_DECL(getgid); SYSCALL_DECL(getegid); SYSCALL_DECL(getresuid);

@@ -13,6 +13,7 @@
 /* flags beyond mmap(2)'s MAP_SHARED/MAP_PRIVATE/MAP_ANONYMOUS */
 #define VMA_RESERVED 0x1000000 /* the stub page: never given to the guest */
 #define VMA_PAST_EOF 0x2000000 /* file pages past EOF: host PROT_NONE, access is SIGBUS */
+#define VMA_NO_WRITE 0x4000000 /* a shared mapping of a file not open for writing */
 
 struct mobj;
 

@@ -66,6 +66,8 @@ static void free_piece(const struct vma *v, void *ctx)
 	if (!(v->flags & MAP_SHARED) && v->mobj->refs > 1)
 		memfile_zero(v->mf_off, v->end - v->start);
 	mobj_put(v->mobj);
+	if (v->dentry)
+		vfs_dentry_put(v->dentry);
 }
 
 /* A piece that moved elsewhere (mremap): only its old reference goes. */
@@ -73,12 +75,17 @@ static void drop_piece_ref(const struct vma *v, void *ctx)
 {
 	(void)ctx;
 	mobj_put(v->mobj);
+	if (v->dentry)
+		vfs_dentry_put(v->dentry);
 }
 
+/* A new piece (a split, a copy for fork or a move) takes its own references. */
 static void split_ref(struct vma *piece)
 {
 	if (piece->mobj)
 		mobj_get(piece->mobj);
+	if (piece->dentry)
+		vfs_dentry_get(piece->dentry);
 }
 
 void mm_put(struct mm *mm)
@@ -110,6 +117,8 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 		size_t len = v.end - v.start;
 		if (v.flags & VMA_RESERVED)
 			continue;
+		if (v.dentry)
+			vfs_dentry_get(v.dentry);
 		if (v.flags & MAP_SHARED) {
 			mobj_get(v.mobj);
 		} else {
@@ -122,6 +131,8 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 		}
 		if (install(mm, &v)) {
 			mobj_put(v.mobj);
+			if (v.dentry)
+				vfs_dentry_put(v.dentry);
 			goto fail;
 		}
 	}
@@ -269,8 +280,12 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		snprintf(v.name, sizeof(v.name), "%s", name);
 	if (file) {
 		struct stat st;
-		if (file->ops->getattr && file->ops->getattr(file, &st) == 0)
+		if (file->ops->getattr && file->ops->getattr(file, &st) == 0) {
 			v.ino = st.st_ino;
+			v.dev = st.st_dev;
+		}
+		if (file->dentry)
+			v.dentry = vfs_dentry_get(file->dentry);
 		if (file_bytes > len)
 			file_bytes = len;
 		if ((err = fill_from_file(file, mf, off, file_bytes)))
@@ -293,10 +308,10 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		v.end = addr + eof;
 		if ((err = install(mm, &v)))
 			goto out_free;
-		mobj_get(mo);
+		split_ref(&tail);
 		if ((err = install(mm, &tail))) {
-			mobj_put(mo);
-			mm_unmap(mm, addr, eof); /* drops the head's reference */
+			drop_piece_ref(&tail, NULL);
+			mm_unmap(mm, addr, eof); /* drops the head's references */
 			return err;
 		}
 		return addr;
@@ -306,6 +321,8 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 	return addr;
 out_free:
 	mobj_put(mo);
+	if (v.dentry)
+		vfs_dentry_put(v.dentry);
 	return err;
 }
 
@@ -402,10 +419,10 @@ static int move_pieces(struct mm *mm, uintptr_t old, size_t len, uintptr_t new)
 		v.file_off += at - v.start;
 		v.start = new + (at - old);
 		v.end = v.start + n;
-		mobj_get(v.mobj);
+		split_ref(&v);
 		int err = install(mm, &v);
 		if (err) {
-			mobj_put(v.mobj);
+			drop_piece_ref(&v, NULL);
 			return err;
 		}
 		at += n;

@@ -16,6 +16,7 @@
 #define VMA_NO_WRITE 0x4000000 /* a shared mapping of a file not open for writing */
 
 struct mobj;
+struct vfs_dentry;
 
 struct vma {
 	uintptr_t start, end; /* page-aligned, [start, end) */
@@ -25,6 +26,8 @@ struct vma {
 	uint64_t mf_off;   /* memory-file offset backing START */
 	uint64_t file_off; /* for file mappings: file offset of START (shown in maps) */
 	uint64_t ino;      /* for file mappings: the inode number, else 0 */
+	uint64_t dev;      /* and its st_dev */
+	struct vfs_dentry *dentry; /* and its name (one reference per piece), for maps */
 	char name[VMA_NAME_MAX]; /* "[stack]", "[heap]", or empty */
 };
 

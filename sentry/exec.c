@@ -335,6 +335,9 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	t->pt = pt;
 	const char *base = strrchr(path, '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : path);
+	if (t->exe)
+		vfs_dentry_put(t->exe);
+	t->exe = exe.file->dentry ? vfs_dentry_get(exe.file->dentry) : NULL;
 	err = 0;
 	goto out_put;
 out_mm:

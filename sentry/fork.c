@@ -136,6 +136,9 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->clear_child_tid = child_tid;
 	if (flags & CLONE_VFORK)
 		c->vfork_parent = p;
+	if (p->exe)
+		c->exe = vfs_dentry_get(p->exe);
+	kernel.forks++;
 	task_link(c);
 	kernel_resume(c);
 	err = c->tid;

@@ -386,6 +386,8 @@ int kernel_run(const struct kernel_config *cfg)
 
 	kernel.cfg = *cfg;
 	kernel.next_pid = 2;
+	clock_gettime(CLOCK_MONOTONIC, &kernel.boot_mono);
+	clock_gettime(CLOCK_REALTIME, &kernel.boot_real);
 	kernel.tty_fg_pgid = 1;
 	/* A terminal on stdin is the sandbox's controlling terminal, init's session its own. */
 	struct termios saved_tty;

@@ -34,6 +34,8 @@ struct kernel {
 	bool done;
 	pid_t tty_sid, tty_fg_pgid; /* the sandbox terminal's session and foreground group */
 	int exit_status; /* minisentry run's exit status once init is gone */
+	struct timespec boot_mono, boot_real; /* when the sandbox started */
+	uint64_t forks;
 };
 
 extern struct kernel kernel;
@@ -54,6 +56,7 @@ void kernel_resume(struct task *t);
 void sched_default_affinity(struct task *t);
 struct timespec process_cpu_time(struct task *t);
 long process_maxrss(struct task *t);
+struct timespec thread_cpu_time(struct task *t);
 
 /* Frees the tasks that died while handling the last event. */
 void kernel_free_dead(void);

@@ -133,6 +133,10 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 		done += r;
 		r = -EAGAIN; /* the rest must wait for room */
 	} else if (r >= 0) {
+		if (is_read)
+			t->rchar += r, t->syscr++;
+		else
+			t->wchar += r, t->syscw++;
 		return done + r;
 	}
 	/* Pipes, FIFOs, host pipes and stream sockets raise SIGPIPE with EPIPE. */

@@ -132,7 +132,7 @@ struct timespec process_cpu_time(struct task *t)
 }
 
 /* The CPU time of T's own host thread, from the host's accounting (utime + stime). */
-static struct timespec thread_cpu_time(struct task *t)
+struct timespec thread_cpu_time(struct task *t)
 {
 	char path[64], buf[512];
 	unsigned long ut = 0, st = 0;

@@ -262,6 +262,7 @@ long syscall_dispatch(struct task *t)
 	long ret;
 
 	kernel.current = t;
+	t->nsyscalls++;
 	if (!t->sc.native) {
 		ret = -ENOSYS; /* i386 syscalls through int $0x80 are refused */
 	} else if (!def) {

@@ -55,6 +55,7 @@ struct task *task_new(pid_t tid)
 	if (!t)
 		return NULL;
 	t->tid = t->tgid = t->pgid = t->sid = tid;
+	clock_gettime(CLOCK_MONOTONIC, &t->start_time);
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &t->rlim[r]);
 	/* Linux's defaults for a fresh init, not whatever the Sentry was started with. */
@@ -85,6 +86,10 @@ void task_release(struct task *t)
 	t->files = NULL;
 	fs_put(t->fs);
 	t->fs = NULL;
+	if (t->exe) {
+		vfs_dentry_put(t->exe);
+		t->exe = NULL;
+	}
 	if (t->sighand && --t->sighand->refs == 0)
 		free(t->sighand);
 	t->sighand = NULL;

@@ -68,6 +68,10 @@ struct task {
 	uintptr_t robust_list;
 	bool no_new_privs;
 	char comm[16];
+	struct timespec start_time;   /* monotonic */
+	struct vfs_dentry *exe;       /* the executable (a reference) */
+	uint64_t rchar, wchar, syscr, syscw; /* /proc/PID/io */
+	uint64_t nsyscalls;
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */

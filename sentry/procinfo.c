@@ -1,0 +1,447 @@
+/* The kernel's side of procfs (fs-proc/procinfo.h): snapshots of tasks, mappings, descriptors
+ * and system figures, taken when a /proc file is opened. Only this file looks at kernel
+ * structures on procfs's behalf. */
+#include "fs-proc/procinfo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "mem/memfile.h"
+#include "sentry/fdtable.h"
+#include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/sched.h"
+#include "sentry/signal.h"
+#include "sentry/task.h"
+#include "vfs/vfs.h"
+
+static uint64_t ns(struct timespec ts)
+{
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static struct task *leader_of(pid_t pid)
+{
+	struct task *t = task_by_tid(pid);
+
+	return t && t->group_leader == t ? t : NULL;
+}
+
+/* A live thread of the process led by L that has an mm (the leader's own may be gone). */
+static struct task *mm_holder(struct task *l)
+{
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->tgid == l->tgid && t->mm)
+			return t;
+	return NULL;
+}
+
+static int pi_pids(pid_t *out, int max)
+{
+	int n = 0;
+
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->group_leader == t) {
+			if (n < max)
+				out[n] = t->tgid;
+			n++;
+		}
+	return n;
+}
+
+static int pi_tids(pid_t pid, pid_t *out, int max)
+{
+	int n = 0;
+
+	if (!leader_of(pid))
+		return -ESRCH;
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		if (t->tgid == pid && !t->thread_gone && !(t->zombie && t->tid != pid)) {
+			if (n < max)
+				out[n] = t->tid;
+			n++;
+		}
+	return n;
+}
+
+static pid_t pi_self_pid(void)
+{
+	return kernel.current ? kernel.current->tgid : 1;
+}
+
+static pid_t pi_self_tid(void)
+{
+	return kernel.current ? kernel.current->tid : 1;
+}
+
+static char state_of(struct task *t)
+{
+	if (t->zombie)
+		return 'Z';
+	if (t->group_leader->stopped)
+		return 'T';
+	if (t->running)
+		return 'R';
+	return t == kernel.current ? 'R' : 'S';
+}
+
+/* Address-space figures from the VMAs, in bytes. */
+static void fill_vm(struct mm *mm, struct procinfo_task *o)
+{
+	for (size_t i = 0; mm && i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		uint64_t len = v->end - v->start;
+		if (v->flags & VMA_RESERVED)
+			continue;
+		o->vsize += len;
+		if (!strcmp(v->name, "[stack]"))
+			o->vm_stack += len;
+		else if (v->dentry && (v->prot & PROT_EXEC))
+			o->vm_exe += len;
+		else if ((v->prot & PROT_WRITE) && !(v->flags & MAP_SHARED))
+			o->vm_data += len;
+	}
+	o->vm_peak = o->vsize;
+	if (mm) {
+		o->start_stack = mm->stack_top;
+		o->start_brk = mm->brk_start;
+		o->arg_start = mm->arg_start;
+		o->arg_end = mm->arg_end;
+		o->env_start = mm->env_start;
+		o->env_end = mm->env_end;
+	}
+}
+
+/* Resident pages: the stub's own count (guest memory is what it maps). */
+static uint64_t rss_pages(struct task *t)
+{
+	char path[64];
+	unsigned long size = 0, rss = 0;
+
+	if (!t || !t->pt)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/statm", t->pt->host_pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return rss;
+}
+
+static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
+{
+	struct task *l = leader_of(pid), *t = task_by_tid(tid);
+
+	if (!l || !t || t->tgid != pid)
+		return -ESRCH;
+	struct task *h = mm_holder(l);
+	memset(o, 0, sizeof(*o));
+	o->pid = pid;
+	o->tid = tid;
+	o->ppid = l->parent ? l->parent->tgid : 0;
+	o->pgid = l->pgid;
+	o->sid = l->sid;
+	o->tty_pgrp = l->sid == kernel.tty_sid ? kernel.tty_fg_pgid : -1;
+	o->tty_nr = l->sid == kernel.tty_sid && kernel.tty_sid ? (136 << 8) : 0;
+	memcpy(o->comm, t->comm, sizeof(o->comm));
+	o->state = state_of(t);
+	o->uid = t->uid, o->euid = t->euid, o->suid = t->suid;
+	o->gid = t->gid, o->egid = t->egid, o->sgid = t->sgid;
+	o->ngroups = t->ngroups < 32 ? t->ngroups : 32;
+	memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
+	for (struct task *x = kernel.tasks; x; x = x->next)
+		o->nthreads += x->tgid == pid && !x->thread_gone && !x->zombie;
+	if (o->nthreads == 0)
+		o->nthreads = 1;
+	o->start_time_ns = ns(ts_sub(l->start_time, kernel.boot_mono));
+	struct timespec cpu = tid == pid ? process_cpu_time(l) : thread_cpu_time(t);
+	o->utime_ns = ns(cpu);
+	o->cutime_ns = ns(l->cchild_time);
+	if (h && h->mm) {
+		fill_vm(h->mm, o);
+		o->rss_pages = rss_pages(h);
+	}
+	o->vm_hwm = (uint64_t)process_maxrss(l) * 1024;
+	o->sig_pending = t->pending.set;
+	o->sig_shared_pending = l->shared_pending.set;
+	o->sig_blocked = t->sigmask;
+	for (int s = 1; t->sighand && s <= NSIG_GUEST; s++) {
+		uint64_t h2 = t->sighand->act[s - 1].handler;
+		if (h2 == (uint64_t)SIG_IGN)
+			o->sig_ignored |= SIGBIT(s);
+		else if (h2 != (uint64_t)SIG_DFL)
+			o->sig_caught |= SIGBIT(s);
+	}
+	for (struct task *x = kernel.tasks; x; x = x->next)
+		if (x->tgid == pid && (x == t || tid == pid)) { /* the process: all its threads */
+			o->rchar += x->rchar, o->wchar += x->wchar;
+			o->syscr += x->syscr, o->syscw += x->syscw;
+			o->voluntary_ctxt += x->nsyscalls;
+		}
+	o->run_ns = o->utime_ns;
+	o->timeslices = o->voluntary_ctxt;
+	o->priority = 20;
+	o->exit_signal = l->exit_signal;
+	memcpy(o->cpus_allowed, t->affinity, sizeof(o->cpus_allowed));
+	o->umask = t->fs ? (int)t->fs->umask : 022;
+	o->no_new_privs = t->no_new_privs;
+	for (int r = 0; r < 16 && r < RLIM_NLIMITS; r++) {
+		o->rlim[r].cur = t->rlim[r].rlim_cur == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_cur;
+		o->rlim[r].max = t->rlim[r].rlim_max == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_max;
+	}
+	return 0;
+}
+
+static ssize_t copy_range(pid_t pid, bool env, char *buf, size_t size)
+{
+	struct task *l = leader_of(pid);
+	struct task *h = l ? mm_holder(l) : NULL;
+
+	if (!l)
+		return -ESRCH;
+	if (!h)
+		return 0; /* a zombie shows nothing */
+	uintptr_t start = env ? h->mm->env_start : h->mm->arg_start;
+	uintptr_t end = env ? h->mm->env_end : h->mm->arg_end;
+	size_t len = end > start ? end - start : 0;
+	if (len > size)
+		len = size;
+	return copy_in(h->mm, buf, start, len) ? 0 : (ssize_t)len;
+}
+
+static ssize_t pi_cmdline(pid_t pid, char *buf, size_t size)
+{
+	return copy_range(pid, false, buf, size);
+}
+
+static ssize_t pi_environ(pid_t pid, char *buf, size_t size)
+{
+	return copy_range(pid, true, buf, size);
+}
+
+static int pi_vmas(pid_t pid, struct procinfo_vma *out, int max)
+{
+	struct task *l = leader_of(pid), *h;
+	int n = 0;
+
+	if (!l)
+		return -ESRCH;
+	if (!(h = mm_holder(l)))
+		return 0;
+	struct vfs_dentry *root = kernel.current && kernel.current->fs ? kernel.current->fs->root
+									 : kernel.root;
+	for (size_t i = 0; i < h->mm->vmas.n; i++) {
+		const struct vma *v = &h->mm->vmas.v[i];
+		if (v->flags & VMA_RESERVED)
+			continue;
+		if (n < max) {
+			struct procinfo_vma *o = &out[n];
+			memset(o, 0, sizeof(*o));
+			o->start = v->start;
+			o->end = v->end;
+			o->prot = v->prot;
+			o->shared = v->flags & MAP_SHARED;
+			o->offset = v->dentry ? v->file_off : 0;
+			o->ino = v->ino;
+			o->dev_major = major(v->dev);
+			o->dev_minor = minor(v->dev);
+			if (v->dentry) {
+				if (vfs_path(root, v->dentry, o->name, sizeof(o->name)) < 0)
+					o->name[0] = 0;
+			} else {
+				snprintf(o->name, sizeof(o->name), "%s", v->name);
+			}
+		}
+		n++;
+	}
+	return n;
+}
+
+static int pi_fds(pid_t pid, int *out, int max)
+{
+	struct task *l = leader_of(pid), *h;
+	int n = 0;
+
+	if (!l)
+		return -ESRCH;
+	for (h = kernel.tasks; h && !(h->tgid == pid && h->files); h = h->next)
+		;
+	for (int fd = 0; h && fd < h->files->n; fd++)
+		if (h->files->fds[fd].file) {
+			if (n < max)
+				out[n] = fd;
+			n++;
+		}
+	return n;
+}
+
+static int pi_fd_file(pid_t pid, int fd, struct vfs_file **out, bool *cloexec)
+{
+	struct task *h;
+
+	for (h = kernel.tasks; h && !(h->tgid == pid && h->files); h = h->next)
+		;
+	struct fd_entry *e = h ? fdtable_entry(h->files, fd) : NULL;
+	if (!e)
+		return -ENOENT;
+	*out = vfs_file_get(e->file);
+	*cloexec = e->cloexec;
+	return 0;
+}
+
+static struct task *fs_holder(pid_t pid)
+{
+	for (struct task *h = kernel.tasks; h; h = h->next)
+		if (h->tgid == pid && h->fs)
+			return h;
+	return NULL;
+}
+
+static int pi_cwd(pid_t pid, struct vfs_dentry **out)
+{
+	struct task *h = fs_holder(pid);
+
+	if (!h)
+		return leader_of(pid) ? -ENOENT : -ESRCH;
+	*out = vfs_dentry_get(h->fs->cwd);
+	return 0;
+}
+
+static int pi_root(pid_t pid, struct vfs_dentry **out)
+{
+	struct task *h = fs_holder(pid);
+
+	if (!h)
+		return leader_of(pid) ? -ENOENT : -ESRCH;
+	*out = vfs_dentry_get(h->fs->root);
+	return 0;
+}
+
+static int pi_exe(pid_t pid, struct vfs_dentry **out)
+{
+	struct task *l = leader_of(pid);
+
+	if (!l)
+		return -ESRCH;
+	for (struct task *h = kernel.tasks; h; h = h->next)
+		if (h->tgid == pid && h->exe) {
+			*out = vfs_dentry_get(h->exe);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static struct vfs_dentry *pi_reader_root(void)
+{
+	return kernel.current && kernel.current->fs ? kernel.current->fs->root : kernel.root;
+}
+
+static uint64_t pi_boot_time_s(void)
+{
+	return kernel.boot_real.tv_sec;
+}
+
+static uint64_t pi_uptime_ns(void)
+{
+	return ns(ts_sub(mono_now(), kernel.boot_mono));
+}
+
+/* Idle time: the CPUs' time since boot less what the guest's processes used. */
+static uint64_t pi_idle_ns(void)
+{
+	uint64_t all = pi_uptime_ns() * (uint64_t)kernel.cfg.cpus, busy = 0;
+
+	for (struct task *l = kernel.tasks; l; l = l->next)
+		if (l->group_leader == l)
+			busy += ns(process_cpu_time(l)) + ns(l->cchild_time);
+	return busy < all ? all - busy : 0;
+}
+
+static int pi_cpus(void)
+{
+	return kernel.cfg.cpus;
+}
+
+static uint64_t pi_mem_total(void)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+}
+
+/* Guest memory in use: the memory file's resident size. */
+static uint64_t pi_mem_used(void)
+{
+	struct stat st;
+
+	return fstat(memfile_fd(), &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+static unsigned long pi_nr_running(void)
+{
+	unsigned long n = 0;
+
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		n += t->running || t == kernel.current;
+	return n;
+}
+
+static unsigned long pi_nr_threads(void)
+{
+	unsigned long n = 0;
+
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		n += !t->zombie && !t->thread_gone;
+	return n;
+}
+
+static pid_t pi_last_pid(void)
+{
+	return kernel.next_pid - 1;
+}
+
+static uint64_t pi_forks(void)
+{
+	return kernel.forks;
+}
+
+static const char *pi_hostname(void)
+{
+	return "minisentry";
+}
+
+const struct procinfo_ops kernel_procinfo = {
+	.pids = pi_pids,
+	.tids = pi_tids,
+	.self_pid = pi_self_pid,
+	.self_tid = pi_self_tid,
+	.task = pi_task,
+	.cmdline = pi_cmdline,
+	.environ = pi_environ,
+	.vmas = pi_vmas,
+	.fds = pi_fds,
+	.fd_file = pi_fd_file,
+	.cwd = pi_cwd,
+	.root = pi_root,
+	.exe = pi_exe,
+	.reader_root = pi_reader_root,
+	.boot_time_s = pi_boot_time_s,
+	.uptime_ns = pi_uptime_ns,
+	.idle_ns = pi_idle_ns,
+	.cpus = pi_cpus,
+	.mem_total = pi_mem_total,
+	.mem_used = pi_mem_used,
+	.nr_running = pi_nr_running,
+	.nr_threads = pi_nr_threads,
+	.last_pid = pi_last_pid,
+	.forks = pi_forks,
+	.hostname = pi_hostname,
+};

@@ -282,9 +282,23 @@ SYSCALL_DECL(bind)
 		return vfs_unix_bind_abstract(f, sun_path + 1, len - SUN_PATH_OFF - 1);
 	if ((err = canonical_path(t, sun_path, abs, sizeof(abs))))
 		return err;
-	if (path_exists(t, abs))
-		return -EADDRINUSE;
-	return vfs_unix_bind_path(f, abs, sun_path);
+	/* The name is a socket node in the filesystem, as on Linux: ls and stat see it, and it
+	 * stays after the socket closes (connecting to it is then ECONNREFUSED). */
+	struct vfs_cred cred = {t->euid, t->egid};
+	err = vfs_mknod(t->fs, &cred, NULL, abs, S_IFSOCK | (0777 & ~t->fs->umask), 0);
+	if (err)
+		return err == -EEXIST ? -EADDRINUSE : err;
+	if ((err = vfs_unix_bind_path(f, abs, sun_path)))
+		vfs_unlink(t->fs, &cred, NULL, abs);
+	return err;
+}
+
+void socket_path_unlinked(struct task *t, const char *path)
+{
+	char abs[PATH_MAX];
+
+	if (canonical_path(t, path, abs, sizeof(abs)) == 0)
+		vfs_unix_unbind_path(abs); /* connect by that name now fails */
 }
 
 SYSCALL_DECL(listen)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/times.h>
 #include <time.h>
 #include <unistd.h>
@@ -225,4 +226,20 @@ SYSCALL_DECL(times)
 	if (a[0] && copy_out(t->mm, a[0], &tms, sizeof(tms)))
 		return -EFAULT;
 	return to_ticks(mono_now());
+}
+
+/* sysinfo: the sandbox's uptime and process count; memory figures are the host's (the guest
+ * has no memory limit of its own yet). */
+SYSCALL_DECL(sysinfo)
+{
+	struct sysinfo si;
+	unsigned short procs = 0;
+
+	if (sysinfo(&si))
+		return -errno;
+	for (struct task *o = kernel.tasks; o; o = o->next)
+		procs += !o->zombie && !o->thread_gone;
+	si.uptime = ts_sub(mono_now(), kernel.boot_mono).tv_sec;
+	si.procs = procs;
+	return copy_out(t->mm, a[0], &si, sizeof(si));
 }

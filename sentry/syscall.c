@@ -196,6 +196,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(sched_get_priority_min, sched_get_priority_min, "d"),
 	ROW(getrusage, getrusage, "dp"),
 	ROW(times, times, "p"),
+	ROW(sysinfo, sysinfo, "p"),
 	ROW(poll, poll, "pud"),
 	ROW(epoll_create, epoll_create, "d"),
 	ROW(epoll_create1, epoll_create1, "x"),

@@ -41,6 +41,7 @@ SYSCALL_DECL(clock_nanosleep);
 SYSCALL_DECL(sched_getaffinity); SYSCALL_DECL(sched_setaffinity); SYSCALL_DECL(sched_getscheduler);
 SYSCALL_DECL(sched_getparam); SYSCALL_DECL(sched_get_priority_max);
 SYSCALL_DECL(sched_get_priority_min); SYSCALL_DECL(getrusage); SYSCALL_DECL(times);
+SYSCALL_DECL(sysinfo);
 /* signalfd.c */
 SYSCALL_DECL(signalfd); SYSCALL_DECL(signalfd4);
 /* futex.c */

@@ -40,6 +40,7 @@ struct procinfo_task {
 	uint64_t start_time_ns; /* since the sandbox booted */
 	uint64_t utime_ns, stime_ns, cutime_ns, cstime_ns;
 	uint64_t vsize, rss_pages;   /* bytes, pages */
+	uint64_t rss_file_pages;     /* of rss_pages, those backed by files (statm "shared") */
 	uint64_t vm_peak, vm_data, vm_stack, vm_exe, vm_lib, vm_hwm; /* bytes */
 	uint64_t sig_pending, sig_shared_pending, sig_blocked, sig_ignored, sig_caught;
 	uint64_t start_code, end_code, start_stack, start_data, end_data, start_brk;
@@ -99,6 +100,9 @@ struct procinfo_ops {
 	pid_t (*last_pid)(void);
 	uint64_t (*forks)(void);
 	const char *(*hostname)(void);
+	/* Optional (NULL: procfs takes them from task()): the effective uid and gid of process
+	 * PID, which own its /proc/PID tree; asked on every stat there, so it should be cheap. */
+	int (*owner)(pid_t pid, uid_t *uid, gid_t *gid);
 };
 
 #endif

@@ -23,6 +23,9 @@
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
+#include "fs-proc/procfs.h"
+#include "fs-sys/sysfs.h"
+#include "vfs/kernfs.h"
 #include "vfs/vfs.h"
 
 struct kernel kernel;
@@ -364,6 +367,39 @@ static void mount_devfs(void)
 	vfs_dentry_put(dev);
 }
 
+/* procfs on /proc and sysfs on /sys, when the rootfs has those directories. */
+static struct vfs_dentry *proc_root, *sys_root; /* for --stats; held by their mounts */
+
+static struct vfs_dentry *mount_kernfs(const char *path, bool proc)
+{
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+	struct vfs_dentry *mp, *root = NULL;
+	int err;
+
+	if (vfs_lookup(&fs, NULL, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &mp))
+		return NULL;
+	err = proc ? procfs_new(&kernel_procinfo, kernel.cfg.eager_kernfs, &root)
+		   : sysfs_new(kernel.cfg.cpus, kernel.cfg.eager_kernfs, &root);
+	if (!err && vfs_mount(mp, root))
+		err = -EBUSY;
+	if (root)
+		vfs_dentry_put(root);
+	vfs_dentry_put(mp);
+	return err ? NULL : root; /* the mount keeps it alive */
+}
+
+static void print_kernfs_stats(void)
+{
+	struct kernfs_stats st;
+
+	if (proc_root && kernfs_stats(proc_root, &st) == 0)
+		fprintf(stderr, "minisentry: stats: proc: %lu inodes, %lu dentries, %lu populated dirs\n",
+			st.inodes, st.dentries, st.populated_dirs);
+	if (sys_root && kernfs_stats(sys_root, &st) == 0)
+		fprintf(stderr, "minisentry: stats: sysfs: %lu inodes, %lu dentries, %lu populated dirs\n",
+			st.inodes, st.dentries, st.populated_dirs);
+}
+
 /* A fresh tmpfs on PATH, when the tree has that directory. */
 static void mount_tmpfs(const char *path)
 {
@@ -405,6 +441,8 @@ int kernel_run(const struct kernel_config *cfg)
 	mount_devfs();
 	mount_tmpfs("/tmp");
 	mount_tmpfs("/dev/shm");
+	proc_root = mount_kernfs("/proc", true);
+	sys_root = mount_kernfs("/sys", false);
 	if (!(init = make_init()) || install_stdio(init)) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;
@@ -417,6 +455,8 @@ int kernel_run(const struct kernel_config *cfg)
 	kernel_resume(init);
 	loop();
 	teardown();
+	if (kernel.cfg.stats)
+		print_kernfs_stats();
 	vfs_umount_all();
 	if (tty)
 		tcsetattr(0, TCSADRAIN, &saved_tty); /* whatever the guest left it in */

@@ -12,6 +12,7 @@
 
 struct task;
 struct vfs_dentry;
+struct procinfo_ops;
 
 struct kernel_config {
 	const char *rootfs;
@@ -20,6 +21,8 @@ struct kernel_config {
 	const char *cwd;
 	int cpus;
 	bool strace;
+	bool eager_kernfs; /* build /proc and /sys whole at start (for comparisons) */
+	bool stats;        /* print the synthetic filesystems' inode counts at exit */
 	enum platform_placement placement;
 };
 
@@ -57,6 +60,9 @@ void sched_default_affinity(struct task *t);
 struct timespec process_cpu_time(struct task *t);
 long process_maxrss(struct task *t);
 struct timespec thread_cpu_time(struct task *t);
+
+/* procinfo.c: what procfs reads of the kernel. */
+extern const struct procinfo_ops kernel_procinfo;
 
 /* Frees the tasks that died while handling the last event. */
 void kernel_free_dead(void);

@@ -23,7 +23,9 @@ static const char usage[] =
 	"  --env K=V             set an environment variable for CMD (repeatable)\n"
 	"  --cwd DIR             working directory inside the sandbox (default /)\n"
 	"  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
-	"  --placement same|other  run guest threads on the Sentry's CPU (default) or another\n";
+	"  --placement same|other  run guest threads on the Sentry's CPU (default) or another\n"
+	"  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
+	"  --stats               at exit, print the inode and dentry counts of /proc and /sys\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -62,6 +64,7 @@ static int cmd_run(int argc, char **argv)
 		{"strace", no_argument, NULL, 's'}, {"env", required_argument, NULL, 'e'},
 		{"cwd", required_argument, NULL, 'c'}, {"cpus", required_argument, NULL, 'n'},
 		{"placement", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+		{"eager-kernfs", no_argument, NULL, 'E'}, {"stats", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_SAME};
 	char *extra[argc], *env[argc + 4];
@@ -99,6 +102,12 @@ static int cmd_run(int argc, char **argv)
 				cfg.placement = PLACEMENT_OTHER;
 			else
 				return fail("run: --placement is 'same' or 'other', got", optarg);
+			break;
+		case 'E':
+			cfg.eager_kernfs = true;
+			break;
+		case 'S':
+			cfg.stats = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -200,6 +200,17 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	return 0;
 }
 
+static int pi_owner(pid_t pid, uid_t *uid, gid_t *gid)
+{
+	struct task *l = leader_of(pid);
+
+	if (!l)
+		return -ESRCH;
+	*uid = l->euid;
+	*gid = l->egid;
+	return 0;
+}
+
 static ssize_t copy_range(pid_t pid, bool env, char *buf, size_t size)
 {
 	struct task *l = leader_of(pid);
@@ -424,6 +435,7 @@ const struct procinfo_ops kernel_procinfo = {
 	.self_pid = pi_self_pid,
 	.self_tid = pi_self_tid,
 	.task = pi_task,
+	.owner = pi_owner,
 	.cmdline = pi_cmdline,
 	.environ = pi_environ,
 	.vmas = pi_vmas,

@@ -307,6 +307,8 @@ scenarios=(
 source "$(dirname "$0")/processes.sh"
 # shellcheck source=tests/e2e/filesystem.sh
 source "$(dirname "$0")/filesystem.sh"
+# shellcheck source=tests/e2e/procfs.sh
+source "$(dirname "$0")/procfs.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then

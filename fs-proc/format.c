@@ -1,0 +1,338 @@
+/* The per-process files of procfs, formatted exactly as Linux's fs/proc/array.c, base.c and
+ * task_mmu.c print them (field order, spacing, units), from one snapshot each. /proc/[pid]
+ * and /proc/all both print through these, so a /proc/all record is by construction what the
+ * per-pid file shows. */
+#include "fs-proc/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PAGE_SHIFT 12
+#define CAP_FULL 0x000001ffffffffffULL /* CAP_LAST_CAP 40 */
+#define MAX_NUMNODES 1024
+
+static uint64_t ticks(uint64_t ns)
+{
+	return ns / (1000000000ULL / PROCFS_USER_HZ);
+}
+
+void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t)
+{
+	bool zombie = t->state == 'Z';
+
+	kernfs_buf_printf(b, "%d (%.16s) %c %d %d %d %d %d %u", t->tid, t->comm, t->state, t->ppid,
+			  t->pgid, t->sid, t->tty_nr, t->tty_pgrp, 4194304U);
+	kernfs_buf_printf(b, " %llu 0 %llu 0", (unsigned long long)t->minflt,
+			  (unsigned long long)t->majflt);
+	kernfs_buf_printf(b, " %llu %llu %llu %llu", (unsigned long long)ticks(t->utime_ns),
+			  (unsigned long long)ticks(t->stime_ns),
+			  (unsigned long long)ticks(t->cutime_ns),
+			  (unsigned long long)ticks(t->cstime_ns));
+	kernfs_buf_printf(b, " %d %d %d 0 %llu %llu %llu %llu", t->priority, t->nice, t->nthreads,
+			  (unsigned long long)ticks(t->start_time_ns),
+			  (unsigned long long)(zombie ? 0 : t->vsize),
+			  (unsigned long long)(zombie ? 0 : t->rss_pages),
+			  (unsigned long long)t->rlim[5].cur);
+	kernfs_buf_printf(b, " %llu %llu %llu 0 0", (unsigned long long)t->start_code,
+			  (unsigned long long)t->end_code, (unsigned long long)t->start_stack);
+	kernfs_buf_printf(b, " %llu %llu %llu %llu 0 0 0 %d 0 0 0 0 0 0",
+			  (unsigned long long)(t->sig_pending & 0x7fffffffULL),
+			  (unsigned long long)(t->sig_blocked & 0x7fffffffULL),
+			  (unsigned long long)(t->sig_ignored & 0x7fffffffULL),
+			  (unsigned long long)(t->sig_caught & 0x7fffffffULL), t->exit_signal);
+	kernfs_buf_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
+			  (unsigned long long)t->start_data, (unsigned long long)t->end_data,
+			  (unsigned long long)t->start_brk, (unsigned long long)t->arg_start,
+			  (unsigned long long)t->arg_end, (unsigned long long)t->env_start,
+			  (unsigned long long)t->env_end);
+}
+
+void procfs_fmt_statm(struct kernfs_buf *b, const struct procinfo_task *t)
+{
+	kernfs_buf_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
+			  (unsigned long long)(t->vsize >> PAGE_SHIFT),
+			  (unsigned long long)t->rss_pages, (unsigned long long)t->rss_file_pages,
+			  (unsigned long long)(t->vm_exe >> PAGE_SHIFT),
+			  (unsigned long long)((t->vm_data + t->vm_stack) >> PAGE_SHIFT));
+}
+
+static const char *state_name(char s)
+{
+	switch (s) {
+	case 'R':
+		return "R (running)";
+	case 'D':
+		return "D (disk sleep)";
+	case 'T':
+		return "T (stopped)";
+	case 't':
+		return "t (tracing stop)";
+	case 'X':
+		return "X (dead)";
+	case 'Z':
+		return "Z (zombie)";
+	case 'I':
+		return "I (idle)";
+	default:
+		return "S (sleeping)";
+	}
+}
+
+static void kb_line(struct kernfs_buf *b, const char *label, uint64_t bytes)
+{
+	kernfs_buf_printf(b, "%s:\t%8llu kB\n", label, (unsigned long long)(bytes >> 10));
+}
+
+/* Linux escapes the name in status (proc_task_name with escape): backslash and newline. */
+static void put_escaped_comm(struct kernfs_buf *b, const char *comm)
+{
+	for (size_t i = 0; i < 16 && comm[i]; i++) {
+		if (comm[i] == '\\')
+			kernfs_buf_puts(b, "\\\\");
+		else if (comm[i] == '\n')
+			kernfs_buf_puts(b, "\\n");
+		else
+			kernfs_buf_putc(b, comm[i]);
+	}
+}
+
+void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int cpus)
+{
+	uint64_t rss = t->rss_pages << PAGE_SHIFT, rss_file = t->rss_file_pages << PAGE_SHIFT;
+	uint64_t nodes[MAX_NUMNODES / 64] = {1};
+	uint64_t cap = t->euid == 0 ? CAP_FULL : 0;
+
+	kernfs_buf_puts(b, "Name:\t");
+	put_escaped_comm(b, t->comm);
+	kernfs_buf_printf(b, "\nUmask:\t%04o\nState:\t%s\n", t->umask & 0777, state_name(t->state));
+	kernfs_buf_printf(b, "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n", t->pid,
+			  t->tid, t->ppid);
+	kernfs_buf_printf(b, "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n", t->uid, t->euid,
+			  t->suid, t->euid, t->gid, t->egid, t->sgid, t->egid);
+	kernfs_buf_puts(b, "FDSize:\t64\nGroups:\t");
+	for (int g = 0; g < t->ngroups && g < 32; g++)
+		kernfs_buf_printf(b, "%s%u", g ? " " : "", t->groups[g]);
+	kernfs_buf_printf(b, " \nNStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
+			  t->pid, t->tid, t->pgid, t->sid);
+	if (t->state != 'Z') {
+		kb_line(b, "VmPeak", t->vm_peak > t->vsize ? t->vm_peak : t->vsize);
+		kb_line(b, "VmSize", t->vsize);
+		kb_line(b, "VmLck", 0);
+		kb_line(b, "VmPin", 0);
+		kb_line(b, "VmHWM", t->vm_hwm > rss ? t->vm_hwm : rss);
+		kb_line(b, "VmRSS", rss);
+		kb_line(b, "RssAnon", rss > rss_file ? rss - rss_file : 0);
+		kb_line(b, "RssFile", rss_file);
+		kb_line(b, "RssShmem", 0);
+		kb_line(b, "VmData", t->vm_data);
+		kb_line(b, "VmStk", t->vm_stack);
+		kb_line(b, "VmExe", t->vm_exe);
+		kb_line(b, "VmLib", t->vm_lib);
+		kb_line(b, "VmPTE", t->vsize >> 9);
+		kb_line(b, "VmSwap", 0);
+		kb_line(b, "HugetlbPages", 0);
+		kernfs_buf_puts(
+		    b, "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\n");
+	}
+	kernfs_buf_printf(b, "Threads:\t%d\nSigQ:\t0/%llu\n", t->nthreads,
+			  (unsigned long long)t->rlim[11].cur);
+	kernfs_buf_printf(b, "SigPnd:\t%016llx\nShdPnd:\t%016llx\nSigBlk:\t%016llx\n",
+			  (unsigned long long)t->sig_pending,
+			  (unsigned long long)t->sig_shared_pending,
+			  (unsigned long long)t->sig_blocked);
+	kernfs_buf_printf(b, "SigIgn:\t%016llx\nSigCgt:\t%016llx\n",
+			  (unsigned long long)t->sig_ignored, (unsigned long long)t->sig_caught);
+	kernfs_buf_printf(b, "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n", 0ULL,
+			  (unsigned long long)cap, (unsigned long long)cap);
+	kernfs_buf_printf(b, "CapBnd:\t%016llx\nCapAmb:\t%016llx\n", CAP_FULL, 0ULL);
+	kernfs_buf_printf(b, "NoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n",
+			  t->no_new_privs ? 1 : 0);
+	kernfs_buf_puts(b, "Speculation_Store_Bypass:\tthread vulnerable\n"
+			   "SpeculationIndirectBranch:\tconditional enabled\n");
+	kernfs_buf_puts(b, "Cpus_allowed:\t");
+	kernfs_buf_bitmap(b, t->cpus_allowed, cpus);
+	kernfs_buf_puts(b, "\nCpus_allowed_list:\t");
+	kernfs_buf_bitmap_list(b, t->cpus_allowed, cpus);
+	kernfs_buf_puts(b, "\nMems_allowed:\t");
+	kernfs_buf_bitmap(b, nodes, MAX_NUMNODES);
+	kernfs_buf_puts(b, "\nMems_allowed_list:\t0\n");
+	kernfs_buf_printf(b, "voluntary_ctxt_switches:\t%llu\nnonvoluntary_ctxt_switches:\t%llu\n",
+			  (unsigned long long)t->voluntary_ctxt,
+			  (unsigned long long)t->nonvoluntary_ctxt);
+}
+
+void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t)
+{
+	kernfs_buf_printf(b,
+			  "rchar: %llu\nwchar: %llu\nsyscr: %llu\nsyscw: %llu\nread_bytes: %llu\n"
+			  "write_bytes: %llu\ncancelled_write_bytes: 0\n",
+			  (unsigned long long)t->rchar, (unsigned long long)t->wchar,
+			  (unsigned long long)t->syscr, (unsigned long long)t->syscw,
+			  (unsigned long long)t->read_bytes, (unsigned long long)t->write_bytes);
+}
+
+void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t)
+{
+	kernfs_buf_printf(b, "%llu %llu %llu\n", (unsigned long long)t->run_ns,
+			  (unsigned long long)t->wait_ns, (unsigned long long)t->timeslices);
+}
+
+void procfs_fmt_cpuset(struct kernfs_buf *b)
+{
+	kernfs_buf_puts(b, "/\n");
+}
+
+static const struct {
+	const char *name, *unit;
+} limit_names[16] = {
+    {"Max cpu time", "seconds"},     {"Max file size", "bytes"},
+    {"Max data size", "bytes"},	     {"Max stack size", "bytes"},
+    {"Max core file size", "bytes"}, {"Max resident set", "bytes"},
+    {"Max processes", "processes"},  {"Max open files", "files"},
+    {"Max locked memory", "bytes"},  {"Max address space", "bytes"},
+    {"Max file locks", "locks"},     {"Max pending signals", "signals"},
+    {"Max msgqueue size", "bytes"},  {"Max nice priority", NULL},
+    {"Max realtime priority", NULL}, {"Max realtime timeout", "us"},
+};
+
+void procfs_fmt_limits(struct kernfs_buf *b, const struct procinfo_task *t)
+{
+	kernfs_buf_printf(b, "%-25s %-20s %-20s %-10s\n", "Limit", "Soft Limit", "Hard Limit",
+			  "Units");
+	for (int i = 0; i < 16; i++) {
+		kernfs_buf_printf(b, "%-25s ", limit_names[i].name);
+		if (t->rlim[i].cur == UINT64_MAX)
+			kernfs_buf_printf(b, "%-20s ", "unlimited");
+		else
+			kernfs_buf_printf(b, "%-20llu ", (unsigned long long)t->rlim[i].cur);
+		if (t->rlim[i].max == UINT64_MAX)
+			kernfs_buf_printf(b, "%-20s ", "unlimited");
+		else
+			kernfs_buf_printf(b, "%-20llu ", (unsigned long long)t->rlim[i].max);
+		if (limit_names[i].unit)
+			kernfs_buf_printf(b, "%-10s\n", limit_names[i].unit);
+		else
+			kernfs_buf_putc(b, '\n');
+	}
+}
+
+/* show_vma_header_prefix, then the name padded to column 73 as seq_pad does. */
+static void map_line(struct kernfs_buf *b, uint64_t start, uint64_t end, const char *perms,
+		     uint64_t off, unsigned int maj, unsigned int min, uint64_t ino,
+		     const char *name)
+{
+	kernfs_buf_printf(b, "%08llx-%08llx %s %08llx %02x:%02x %llu ", (unsigned long long)start,
+			  (unsigned long long)end, perms, (unsigned long long)off, maj, min,
+			  (unsigned long long)ino);
+	if (name && name[0]) {
+		kernfs_buf_pad(b, 25 + 8 * 6 - 1);
+		kernfs_buf_putc(b, ' ');
+		kernfs_buf_puts(b, name);
+	}
+	kernfs_buf_putc(b, '\n');
+}
+
+void procfs_fmt_maps(struct kernfs_buf *b, const struct procinfo_vma *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char perms[5] = {v[i].prot & PROT_READ ? 'r' : '-',
+				 v[i].prot & PROT_WRITE ? 'w' : '-',
+				 v[i].prot & PROT_EXEC ? 'x' : '-', v[i].shared ? 's' : 'p', 0};
+
+		map_line(b, v[i].start, v[i].end, perms, v[i].offset, v[i].dev_major,
+			 v[i].dev_minor, v[i].ino, v[i].name);
+	}
+}
+
+static void smaps_line(struct kernfs_buf *b, const char *label, uint64_t bytes)
+{
+	size_t len = strlen(label);
+
+	if (len >= 16)
+		kernfs_buf_printf(b, "%s %7llu kB\n", label, (unsigned long long)(bytes >> 10));
+	else
+		kernfs_buf_printf(b, "%-16s%8llu kB\n", label, (unsigned long long)(bytes >> 10));
+}
+
+/* Approximate: the resident set is split into file and anonymous pages as the snapshot says,
+ * all of it private and referenced. */
+void procfs_fmt_smaps_rollup(struct kernfs_buf *b, const struct procinfo_vma *v, int n,
+			     const struct procinfo_task *t)
+{
+	uint64_t rss = t->rss_pages << PAGE_SHIFT, file = t->rss_file_pages << PAGE_SHIFT;
+	uint64_t anon = rss > file ? rss - file : 0;
+
+	if (n == 0)
+		return;
+	map_line(b, v[0].start, v[n - 1].end, "---p", 0, 0, 0, 0, "[rollup]");
+	smaps_line(b, "Rss:", rss);
+	smaps_line(b, "Pss:", rss);
+	smaps_line(b, "Pss_Dirty:", anon);
+	smaps_line(b, "Pss_Anon:", anon);
+	smaps_line(b, "Pss_File:", file);
+	smaps_line(b, "Pss_Shmem:", 0);
+	smaps_line(b, "Shared_Clean:", 0);
+	smaps_line(b, "Shared_Dirty:", 0);
+	smaps_line(b, "Private_Clean:", file);
+	smaps_line(b, "Private_Dirty:", anon);
+	smaps_line(b, "Referenced:", rss);
+	smaps_line(b, "Anonymous:", anon);
+	smaps_line(b, "KSM:", 0);
+	smaps_line(b, "LazyFree:", 0);
+	smaps_line(b, "AnonHugePages:", 0);
+	smaps_line(b, "ShmemPmdMapped:", 0);
+	smaps_line(b, "FilePmdMapped:", 0);
+	smaps_line(b, "Shared_Hugetlb:", 0);
+	smaps_line(b, "Private_Hugetlb:", 0);
+	smaps_line(b, "Swap:", 0);
+	smaps_line(b, "SwapPss:", 0);
+	smaps_line(b, "Locked:", 0);
+}
+
+int procfs_fmt_cmdline(struct kernfs_buf *b, const struct procinfo_ops *ops, pid_t pid, bool env)
+{
+	size_t size = 4096;
+	ssize_t n;
+	char *buf;
+
+	for (;;) {
+		buf = malloc(size);
+		if (!buf)
+			return -ENOMEM;
+		n = env ? ops->environ(pid, buf, size) : ops->cmdline(pid, buf, size);
+		if (n < 0 || (size_t)n < size || size >= (1u << 24))
+			break;
+		free(buf);
+		size *= 2;
+	}
+	if (n > 0)
+		kernfs_buf_write(b, buf, (size_t)n);
+	free(buf);
+	return n < 0 ? (int)n : 0;
+}
+
+int procfs_get_vmas(const struct procinfo_ops *ops, pid_t pid, struct procinfo_vma **out, int *n)
+{
+	int max = 64, got;
+	struct procinfo_vma *v;
+
+	for (;;) {
+		v = malloc((size_t)max * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		got = ops->vmas(pid, v, max);
+		if (got < 0) {
+			free(v);
+			return got;
+		}
+		if (got <= max)
+			break;
+		free(v);
+		max = got + 16;
+	}
+	*out = v;
+	*n = got;
+	return 0;
+}

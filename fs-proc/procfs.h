@@ -1,0 +1,18 @@
+/* fs-proc — procfs: /proc/[pid], /proc/self, /proc/sys, the system files and /proc/all
+ * (DESIGN.md §6), formatted as Linux formats them from the plain snapshots the kernel gives
+ * through struct procinfo_ops. */
+#ifndef FS_PROC_PROCFS_H
+#define FS_PROC_PROCFS_H
+
+#include <stdbool.h>
+
+#include "fs-proc/procinfo.h"
+#include "vfs/vfs.h"
+
+/* A new procfs reading the kernel through OPS (kept, not copied). EAGER builds /proc/sys and
+ * the other lazy directories now (--eager-kernfs); /proc/[pid] trees are always made on
+ * lookup and live while something holds them. *ROOT gets the root dentry, the caller's
+ * reference, to be mounted on /proc; its counters are kernfs_stats(*ROOT) (vfs/kernfs.h). */
+int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **root);
+
+#endif

@@ -55,3 +55,64 @@ scenarios+=(
   mount_and_df_see_the_sandbox_mounts
   proc_self_describes_the_reader
 )
+
+# The visible tree must not depend on laziness: names, modes, link counts, sizes, contents
+# and the errors of changing it, for /sys and /proc/sys with 96 CPUs. Volatile entries
+# (random/uuid, random/entropy_avail) are left out.
+walk_kernfs='
+  find /sys /proc/sys | sort | while read -r p; do
+    case $p in */random/uuid|*/random/entropy_avail|*/random/boot_id) continue;; esac
+    stat -c "%n %A %h %s" "$p"
+    [ -f "$p" ] && [ -r "$p" ] && { echo "= $(cat "$p" 2>&1 | head -3 | tr "\n" "|")"; }
+  done
+  rmdir /proc/sys/kernel 2>&1; mkdir /sys/devices/x 2>&1; rm /sys/devices/system/cpu/online 2>&1
+  echo x > /proc/sys/kernel/ostype 2>&1; echo 5 > /proc/sys/vm/swappiness; cat /proc/sys/vm/swappiness
+  true'
+
+lazy_and_eager_kernfs_show_the_same_tree() {
+  local lazy eager
+  ms run --cpus 96 "$ROOTFS" -- /bin/sh -c "$walk_kernfs"
+  expect_status 0 || return
+  lazy=$out
+  ms run --cpus 96 --eager-kernfs "$ROOTFS" -- /bin/sh -c "$walk_kernfs"
+  expect_status 0 || return
+  eager=$out
+  [ "$(wc -l <<<"$lazy")" -gt 2000 ] || fail "walk too short: $(wc -l <<<"$lazy") lines"
+  [ "$lazy" = "$eager" ] || fail "lazy and eager differ: $(diff <(echo "$lazy") <(echo "$eager") | head -5 | tr '\n' '|')"
+}
+
+stat_line() { grep "stats: $1:" <<<"$err" | sed 's/.*stats: //'; }
+
+kernfs_inode_counts_do_not_grow_with_cpus() {
+  local two
+  ms run --cpus 2 --stats "$ROOTFS" -- /bin/true
+  expect_status 0 || return
+  two="$(stat_line proc) / $(stat_line sysfs)"
+  ms run --cpus 96 --stats "$ROOTFS" -- /bin/true
+  expect_status 0 || return
+  [ "$two" = "$(stat_line proc) / $(stat_line sysfs)" ] ||
+    fail "cpus=2: $two; cpus=96: $(stat_line proc) / $(stat_line sysfs)"
+  [ -n "$(stat_line sysfs)" ] || fail "no stats printed$(err_hint)"
+}
+
+reading_one_cpu_populates_only_that_cpu() {
+  local base after
+  ms run --cpus 96 --stats "$ROOTFS" -- /bin/true
+  base=$(stat_line sysfs)
+  ms run --cpus 96 --stats "$ROOTFS" -- /bin/cat /sys/devices/system/cpu/cpu5/topology/core_id
+  expect_status 0 && expect_stdout 5 || return
+  after=$(stat_line sysfs)
+  local bi ai bp ap
+  bi=$(sed 's/.*: \([0-9]*\) inodes.*/\1/' <<<"$base")
+  ai=$(sed 's/.*: \([0-9]*\) inodes.*/\1/' <<<"$after")
+  bp=$(sed 's/.*dentries, \([0-9]*\) populated.*/\1/' <<<"$base")
+  ap=$(sed 's/.*dentries, \([0-9]*\) populated.*/\1/' <<<"$after")
+  [ $((ai - bi)) -gt 0 ] && [ $((ai - bi)) -le 8 ] || fail "inodes $bi -> $ai"
+  [ $((ap - bp)) -ge 1 ] && [ $((ap - bp)) -le 2 ] || fail "populated dirs $bp -> $ap"
+}
+
+scenarios+=(
+  lazy_and_eager_kernfs_show_the_same_tree
+  kernfs_inode_counts_do_not_grow_with_cpus
+  reading_one_cpu_populates_only_that_cpu
+)

@@ -140,6 +140,12 @@ for bin in "${bins[@]}"; do
 		case "$mode" in
 		native)
 			cmd=(env -i "${test_env[@]}" "${native[@]}" "$guest" "${test_args[@]}")
+			# `conformance: native-proc`: natively too in a fresh pid namespace with /proc
+			# mounted in the chroot (private to a new mount namespace), as in the sandbox.
+			if grep -q 'conformance: native-proc' "$here/$name.c" && [ "$(id -u)" -eq 0 ]; then
+				cmd=(env -i "${test_env[@]}" unshare -m -p -f "--mount-proc=$rootfs/proc"
+				     chroot "$rootfs" "$guest" "${test_args[@]}")
+			fi
 			;;
 		sandbox)
 			cmd=("$minisentry" run "${sandbox_flags[@]}")

@@ -40,6 +40,9 @@ cp "$build/procs" "$ROOTFS/opt/bench/procs"
 gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/files.c" -o "$build/files" ||
   die "cannot build bench/files.c"
 cp "$build/files" "$ROOTFS/opt/bench/files"
+gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/procall.c" -o "$build/procall" ||
+  die "cannot build bench/procall.c"
+cp "$build/procall" "$ROOTFS/opt/bench/procall"
 
 # Native runs go through chroot (as the sandbox does) when we may; otherwise run directly.
 if [ "$(id -u)" -eq 0 ]; then
@@ -178,6 +181,23 @@ for row in "${proc_rows[@]}"; do
   RUNS=$saved
   r=$(ratio "$v_sandbox" "$v_native") # time: lower is better; MB/s: higher is better
   echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $r |"
+done
+echo
+
+# /proc/all against walking /proc/[pid]: stat, statm, status and io of every process, with
+# N sleeping processes in the sandbox (one run each: the set-up dominates).
+echo "### /proc/all vs walking /proc/[pid]/{stat,statm,status,io} (sandbox)"
+echo
+echo "| processes | walk ms | walk syscalls | /proc/all ms | /proc/all syscalls | time ratio | syscall ratio |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+for n in ${BENCH_PROCALL_NS:-1000 5000}; do
+  if r=$(timeout -k 5 300 "$MS" run "$ROOTFS" -- /opt/bench/procall "$n" </dev/null 2>/dev/null); then
+    read -r wms wsc ams asc _ _ <<<"$r"
+    echo "| $n | $wms | $wsc | $ams | $asc | $(ratio "$wms" "$ams") | $(ratio "$wsc" "$asc") |"
+  else
+    echo "| $n | failed | | | | | |"
+    bad=1
+  fi
 done
 echo
 

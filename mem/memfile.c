@@ -165,3 +165,19 @@ void mobj_put(struct mobj *m)
 	memfile_free(m->off, m->len);
 	free(m);
 }
+
+uint64_t memfile_data_bytes(uint64_t off, uint64_t len)
+{
+	uint64_t at = off, end = off + len, bytes = 0;
+
+	while (at < end) {
+		off_t data = lseek(mf.fd, at, SEEK_DATA);
+		if (data < 0 || (uint64_t)data >= end)
+			break;
+		off_t hole = lseek(mf.fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		bytes += stop - data;
+		at = stop;
+	}
+	return bytes;
+}

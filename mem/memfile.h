@@ -21,6 +21,9 @@ void memfile_zero(uint64_t off, uint64_t len);
  * a copy costs only the pages that hold data. */
 void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
 
+/* Bytes of [OFF, OFF+LEN) that hold data (are not holes): resident memory. */
+uint64_t memfile_data_bytes(uint64_t off, uint64_t len);
+
 /* A memory object: one allocated range of the memory file, shared by every VMA piece that
  * maps part of it (pieces of one mapping after splits; every mm sharing a MAP_SHARED mapping
  * after fork). The range returns to the allocator when the last reference goes. */

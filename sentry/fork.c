@@ -60,6 +60,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		goto out;
 	kernel.next_pid++;
 	if (flags & CLONE_THREAD) {
+		p->group_leader->had_threads = true;
 		c->tgid = p->tgid;
 		c->group_leader = p->group_leader;
 		c->parent = p->group_leader->parent;

@@ -447,7 +447,7 @@ int kernel_run(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;
 	}
-	kernel.tasks = init;
+	task_link(init);
 	if ((err = start_init(init))) {
 		teardown();
 		return err;

@@ -36,6 +36,8 @@ static struct task *leader_of(pid_t pid)
 /* A live thread of the process led by L that has an mm (the leader's own may be gone). */
 static struct task *mm_holder(struct task *l)
 {
+	if (l->mm)
+		return l;
 	for (struct task *t = kernel.tasks; t; t = t->next)
 		if (t->tgid == l->tgid && t->mm)
 			return t;
@@ -57,10 +59,16 @@ static int pi_pids(pid_t *out, int max)
 
 static int pi_tids(pid_t pid, pid_t *out, int max)
 {
+	struct task *l = leader_of(pid);
 	int n = 0;
 
-	if (!leader_of(pid))
+	if (!l)
 		return -ESRCH;
+	if (!l->had_threads) { /* the common case: one thread, no list walk */
+		if (max > 0)
+			out[0] = pid;
+		return 1;
+	}
 	for (struct task *t = kernel.tasks; t; t = t->next)
 		if (t->tgid == pid && !t->thread_gone && !(t->zombie && t->tid != pid)) {
 			if (n < max)
@@ -118,22 +126,18 @@ static void fill_vm(struct mm *mm, struct procinfo_task *o)
 	}
 }
 
-/* Resident pages: the stub's own count (guest memory is what it maps). */
-static uint64_t rss_pages(struct task *t)
+/* Resident pages of MM: the memory-file pages behind its mappings that hold data (the file
+ * is sparse, so SEEK_DATA finds them in a few calls per mapping). */
+static uint64_t rss_pages(struct mm *mm)
 {
-	char path[64];
-	unsigned long size = 0, rss = 0;
+	uint64_t bytes = 0;
 
-	if (!t || !t->pt)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/statm", t->pt->host_pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%lu %lu", &size, &rss) != 2)
-		rss = 0;
-	fclose(f);
-	return rss;
+	for (size_t i = 0; mm && i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_RESERVED))
+			bytes += memfile_data_bytes(v->mf_off, v->end - v->start);
+	}
+	return bytes / PAGE_SIZE;
 }
 
 static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
@@ -157,7 +161,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->gid = t->gid, o->egid = t->egid, o->sgid = t->sgid;
 	o->ngroups = t->ngroups < 32 ? t->ngroups : 32;
 	memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
-	for (struct task *x = kernel.tasks; x; x = x->next)
+	/* Only a process that ever made threads needs the list walked. */
+	for (struct task *x = l->had_threads ? kernel.tasks : l; x; x = l->had_threads ? x->next : NULL)
 		o->nthreads += x->tgid == pid && !x->thread_gone && !x->zombie;
 	if (o->nthreads == 0)
 		o->nthreads = 1;
@@ -167,9 +172,12 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->cutime_ns = ns(l->cchild_time);
 	if (h && h->mm) {
 		fill_vm(h->mm, o);
-		o->rss_pages = rss_pages(h);
+		o->rss_pages = rss_pages(h->mm);
 	}
-	o->vm_hwm = (uint64_t)process_maxrss(l) * 1024;
+	/* The peak is what procfs has seen (or the stub's, at exit): no host file to read. */
+	if (o->rss_pages * PAGE_SIZE > l->rss_peak)
+		l->rss_peak = o->rss_pages * PAGE_SIZE;
+	o->vm_hwm = l->rss_peak;
 	o->sig_pending = t->pending.set;
 	o->sig_shared_pending = l->shared_pending.set;
 	o->sig_blocked = t->sigmask;
@@ -180,7 +188,7 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 		else if (h2 != (uint64_t)SIG_DFL)
 			o->sig_caught |= SIGBIT(s);
 	}
-	for (struct task *x = kernel.tasks; x; x = x->next)
+	for (struct task *x = l->had_threads ? kernel.tasks : t; x; x = l->had_threads ? x->next : NULL)
 		if (x->tgid == pid && (x == t || tid == pid)) { /* the process: all its threads */
 			o->rchar += x->rchar, o->wchar += x->wchar;
 			o->syscr += x->syscr, o->syscw += x->syscw;
@@ -310,6 +318,10 @@ static int pi_fd_file(pid_t pid, int fd, struct vfs_file **out, bool *cloexec)
 
 static struct task *fs_holder(pid_t pid)
 {
+	struct task *l = leader_of(pid);
+
+	if (l && l->fs)
+		return l;
 	for (struct task *h = kernel.tasks; h; h = h->next)
 		if (h->tgid == pid && h->fs)
 			return h;

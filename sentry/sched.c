@@ -33,6 +33,7 @@ static struct {
 	struct task *runq_head, *runq_tail;
 	struct host_watch *watches;
 	struct ktimer *timers; /* armed kernel timers */
+	int ndeadlines;        /* tasks with has_deadline: no scan of all tasks when zero */
 	int timer_tag; /* the address identifies the timer in epoll data */
 	struct timespec armed;
 } sched = {.timerfd = -1};
@@ -241,6 +242,8 @@ int task_wait_host_fd(struct task *t, int fd, uint32_t events)
 
 void task_wait_until(struct task *t, const struct timespec *deadline)
 {
+	if (!t->has_deadline)
+		sched.ndeadlines++;
 	t->has_deadline = true;
 	t->deadline = *deadline;
 }
@@ -278,6 +281,8 @@ void task_cancel_wait(struct task *t)
 		waitq_remove(&tw->w);
 		free(tw);
 	}
+	if (t->has_deadline)
+		sched.ndeadlines--;
 	t->has_deadline = false;
 	if (t->on_runq) {
 		struct task **pp = &sched.runq_head, *prev = NULL;
@@ -316,12 +321,7 @@ void sched_run_woken(void)
 
 bool sched_needs_events(void)
 {
-	if (sched.watches || sched.timers)
-		return true;
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->has_deadline)
-			return true;
-	return false;
+	return sched.watches || sched.timers || sched.ndeadlines > 0;
 }
 
 int sched_init(int epfd)
@@ -341,7 +341,7 @@ void sched_arm_timer(void)
 	struct timespec earliest = {0, 0};
 	bool any = false;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for (struct task *t = sched.ndeadlines ? kernel.tasks : NULL; t; t = t->next)
 		if (t->has_deadline && (!any || ts_cmp(t->deadline, earliest) < 0)) {
 			earliest = t->deadline;
 			any = true;

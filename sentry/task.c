@@ -106,6 +106,19 @@ void task_free(struct task *t)
 	free(t);
 }
 
+/* Tasks by tid: what kill, wait and procfs look up constantly. */
+#define TID_BUCKETS 4096
+static struct task *tid_hash[TID_BUCKETS];
+
+static void hash_remove(struct task *t)
+{
+	for (struct task **pp = &tid_hash[(unsigned)t->tid % TID_BUCKETS]; *pp; pp = &(*pp)->hash_next)
+		if (*pp == t) {
+			*pp = t->hash_next;
+			return;
+		}
+}
+
 void task_link(struct task *t)
 {
 	struct task **pp = &kernel.tasks;
@@ -114,6 +127,8 @@ void task_link(struct task *t)
 		pp = &(*pp)->next;
 	t->next = NULL;
 	*pp = t;
+	t->hash_next = tid_hash[(unsigned)t->tid % TID_BUCKETS];
+	tid_hash[(unsigned)t->tid % TID_BUCKETS] = t;
 }
 
 void task_unlink_free(struct task *t)
@@ -123,6 +138,7 @@ void task_unlink_free(struct task *t)
 			*pp = t->next;
 			break;
 		}
+	hash_remove(t);
 	/* Handlers and --strace may still look at T until the event is handled. */
 	t->exited = true;
 	t->next = kernel.dead;
@@ -139,8 +155,9 @@ struct task *task_by_host_tid(pid_t host_tid)
 
 struct task *task_by_tid(pid_t tid)
 {
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for (struct task *t = tid_hash[(unsigned)tid % TID_BUCKETS]; t; t = t->hash_next)
 		if (t->tid == tid)
 			return t;
 	return NULL;
 }
+

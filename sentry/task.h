@@ -61,6 +61,7 @@ struct task {
 	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
 	struct timespec cchild_time; /* CPU time of reaped children */
 	long maxrss, cchild_maxrss;  /* KiB: at exit; largest of reaped children */
+	uint64_t rss_peak;           /* bytes: the largest resident size procfs reported */
 	struct rlimit rlim[RLIM_NLIMITS];
 	uint64_t affinity[8]; /* of the --cpus CPUs (up to 512) */
 	bool did_exec;        /* setpgid on it then fails with EACCES */
@@ -96,6 +97,7 @@ struct task {
 	pid_t vfork_child;         /* the vfork parent: whom it waits for */
 	struct waitq vfork_wq;     /* the vfork parent sleeps here */
 	bool thread_gone;          /* the leader's own thread exited; the process lives on */
+	bool had_threads;          /* on the leader: a CLONE_THREAD child was ever made */
 	bool stopped;              /* on the leader: the group is stopped (SIGSTOP & co) */
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
@@ -106,6 +108,7 @@ struct task {
 	bool futex_woken, futex_timed;
 
 	struct task *next; /* in the kernel's task list */
+	struct task *hash_next; /* in the tid hash */
 };
 
 /* A filesystem context holding references on ROOT and CWD, with one reference on itself. */

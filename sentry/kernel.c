@@ -80,6 +80,7 @@ void kernel_resume(struct task *t)
 		return;
 	}
 	t->running = true;
+	t->resumes++;
 	platform_resume(t->pt, 0);
 }
 

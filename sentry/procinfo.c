@@ -167,12 +167,26 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	if (o->nthreads == 0)
 		o->nthreads = 1;
 	o->start_time_ns = ns(ts_sub(l->start_time, kernel.boot_mono));
-	struct timespec cpu = tid == pid ? process_cpu_time(l) : thread_cpu_time(t);
+	/* CPU time and resident size change only while the process runs: a process that has
+	 * not been let run since the last look gets the figures of that look, at no cost. */
+	uint64_t key = 1;
+	bool running = false;
+	for (struct task *x = l->had_threads ? kernel.tasks : l; x; x = l->had_threads ? x->next : NULL)
+		if (x->tgid == pid) {
+			key += x->resumes;
+			running |= x->running;
+		}
+	if (running || l->snap.key != key) {
+		l->snap.key = running ? 0 : key; /* a running process is measured every time */
+		l->snap.cpu = process_cpu_time(l);
+		l->snap.rss_pages = h && h->mm ? rss_pages(h->mm) : 0;
+	}
+	struct timespec cpu = tid == pid ? l->snap.cpu : thread_cpu_time(t);
 	o->utime_ns = ns(cpu);
 	o->cutime_ns = ns(l->cchild_time);
 	if (h && h->mm) {
 		fill_vm(h->mm, o);
-		o->rss_pages = rss_pages(h->mm);
+		o->rss_pages = l->snap.rss_pages;
 	}
 	/* The peak is what procfs has seen (or the stub's, at exit): no host file to read. */
 	if (o->rss_pages * PAGE_SIZE > l->rss_peak)

@@ -73,6 +73,12 @@ struct task {
 	struct vfs_dentry *exe;       /* the executable (a reference) */
 	uint64_t rchar, wchar, syscr, syscw; /* /proc/PID/io */
 	uint64_t nsyscalls;
+	uint64_t resumes; /* times it was let run: what procfs's cached figures are keyed on */
+	struct {
+		uint64_t key; /* the process's resumes when taken */
+		uint64_t rss_pages;
+		struct timespec cpu;
+	} snap; /* on the leader: figures that cannot change while the process does not run */
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */

@@ -5,6 +5,7 @@
 #include "fs-proc/internal.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,7 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 {
 	struct vfs_file *f;
 	struct stat st;
+	char tbuf[64];
 	bool cloexec;
 	int err = fd_file(n, &f, &cloexec);
 
@@ -304,6 +306,12 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 		   (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		kernfs_buf_printf(b, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",
 				  (unsigned long long)st.st_ino);
+	} else if (f->ops->ioctl && f->ops->ioctl(f, TCGETS, tbuf) == 0) {
+		kernfs_buf_puts(b, "/dev/tty"); /* the sandbox's terminal, as its devfs names it */
+	} else if (f->ops->host_fd && f->ops->host_fd(f) >= 0 && f->ops->getattr &&
+		   f->ops->getattr(f, &st) == 0) {
+		/* A host file handed in as stdio: its host path is not the guest's business. */
+		kernfs_buf_printf(b, "host:[%llu]", (unsigned long long)st.st_ino);
 	} else {
 		kernfs_buf_puts(b, "anon_inode:[unknown]");
 	}

@@ -57,9 +57,15 @@ scenarios+=(
 )
 
 # The visible tree must not depend on laziness: names, modes, link counts, sizes, contents
-# and the errors of changing it, for /sys and /proc/sys with 96 CPUs. Volatile entries
-# (random/uuid, random/entropy_avail) are left out.
+# and the errors of changing it, for /sys and /proc/sys with 96 CPUs; names, modes and link
+# counts for the rest of /proc with a second process running. Volatile: random/uuid,
+# random/entropy_avail, random/boot_id, and the sizes and contents of /proc/[pid] files.
 walk_kernfs='
+  sleep 30 & sp=$!
+  ls /proc | sort | while read -r p; do stat -c "%n %A %h" "/proc/$p"; done
+  find /proc/1 /proc/$sp -maxdepth 2 | grep -v "/fd/\|/fdinfo/\|/task/" | sort |
+    while read -r p; do stat -c "%n %A %h" "$p"; done
+  kill $sp
   find /sys /proc/sys | sort | while read -r p; do
     case $p in */random/uuid|*/random/entropy_avail|*/random/boot_id) continue;; esac
     stat -c "%n %A %h %s" "$p"

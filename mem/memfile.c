@@ -181,3 +181,12 @@ uint64_t memfile_data_bytes(uint64_t off, uint64_t len)
 	}
 	return bytes;
 }
+
+int64_t memfile_seek(uint64_t off, uint64_t end, bool data)
+{
+	off_t r = lseek(mf.fd, off, data ? SEEK_DATA : SEEK_HOLE);
+
+	if (r < 0)
+		return -errno;
+	return (uint64_t)r < end ? r : (data ? -ENXIO : (int64_t)end);
+}

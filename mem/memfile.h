@@ -5,6 +5,7 @@
 #define MEM_MEMFILE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 int memfile_init(void);
@@ -23,6 +24,10 @@ void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
 
 /* Bytes of [OFF, OFF+LEN) that hold data (are not holes): resident memory. */
 uint64_t memfile_data_bytes(uint64_t off, uint64_t len);
+
+/* The next data (DATA) or hole at or after OFF, before END: its offset, END for a hole that
+ * reaches it, or -ENXIO for no data. */
+int64_t memfile_seek(uint64_t off, uint64_t end, bool data);
 
 /* A memory object: one allocated range of the memory file, shared by every VMA piece that
  * maps part of it (pieces of one mapping after splits; every mm sharing a MAP_SHARED mapping

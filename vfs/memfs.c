@@ -755,7 +755,49 @@ static int memfs_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mo
 	return 0;
 }
 
+/* lseek, with SEEK_DATA and SEEK_HOLE answered from the memory file's own holes: a range
+ * never written (or punched) is a hole, as on tmpfs. The end of the file counts as a hole. */
+static off_t memfs_reg_llseek(struct vfs_file *f, off_t off, int whence)
+{
+	struct memfs_inode *mi = f->priv;
+	off_t res;
+
+	switch (whence) {
+	case SEEK_SET:
+		res = off;
+		break;
+	case SEEK_CUR:
+		res = f->pos + off;
+		break;
+	case SEEK_END:
+		res = mi->size + off;
+		break;
+	case SEEK_DATA:
+	case SEEK_HOLE:
+		if (off < 0 || off >= mi->size)
+			return -ENXIO;
+		if (!mi->data)
+			return whence == SEEK_DATA ? -ENXIO : off;
+		res = memfile_seek(mi->data->off + off, mi->data->off + mi->size, whence == SEEK_DATA);
+		if (res < 0)
+			return whence == SEEK_DATA ? -ENXIO : mi->size;
+		res -= mi->data->off;
+		if (res > mi->size)
+			res = whence == SEEK_DATA ? -ENXIO : mi->size;
+		if (res < 0)
+			return res;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (res < 0)
+		return -EINVAL;
+	f->pos = res;
+	return res;
+}
+
 static const struct vfs_file_ops memfs_reg_ops = {
+    .llseek = memfs_reg_llseek,
     .read = memfs_reg_read,
     .write = memfs_reg_write,
     .getdents64 = memfs_reg_getdents64,

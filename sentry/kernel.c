@@ -371,6 +371,16 @@ static void mount_devfs(void)
 /* procfs on /proc and sysfs on /sys, when the rootfs has those directories. */
 static struct vfs_dentry *proc_root, *sys_root; /* for --stats; held by their mounts */
 
+int kernel_new_procfs(struct vfs_dentry **root)
+{
+	return procfs_new(&kernel_procinfo, kernel.cfg.eager_kernfs, root);
+}
+
+int kernel_new_sysfs(struct vfs_dentry **root)
+{
+	return sysfs_new(kernel.cfg.cpus, kernel.cfg.eager_kernfs, root);
+}
+
 static struct vfs_dentry *mount_kernfs(const char *path, bool proc)
 {
 	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
@@ -379,8 +389,7 @@ static struct vfs_dentry *mount_kernfs(const char *path, bool proc)
 
 	if (vfs_lookup(&fs, NULL, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &mp))
 		return NULL;
-	err = proc ? procfs_new(&kernel_procinfo, kernel.cfg.eager_kernfs, &root)
-		   : sysfs_new(kernel.cfg.cpus, kernel.cfg.eager_kernfs, &root);
+	err = proc ? kernel_new_procfs(&root) : kernel_new_sysfs(&root);
 	if (!err && vfs_mount(mp, root))
 		err = -EBUSY;
 	if (root)

@@ -63,6 +63,9 @@ struct timespec thread_cpu_time(struct task *t);
 
 /* procinfo.c: what procfs reads of the kernel. */
 extern const struct procinfo_ops kernel_procinfo;
+/* A new procfs or sysfs for this kernel (the mounts at start, and mount(2) inside). */
+int kernel_new_procfs(struct vfs_dentry **root);
+int kernel_new_sysfs(struct vfs_dentry **root);
 
 /* Frees the tasks that died while handling the last event. */
 void kernel_free_dead(void);

@@ -16,6 +16,7 @@
 #include <utime.h>
 
 #include "sentry/fdtable.h"
+#include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -582,8 +583,8 @@ SYSCALL_DECL(chroot)
 	return 0;
 }
 
-/* mount(2) of a fresh tmpfs; other filesystem types are not known (ENODEV), and bind, move
- * and remount mounts are not offered yet (EOPNOTSUPP). */
+/* mount(2) of a fresh tmpfs, proc or sysfs; other filesystem types are not known (ENODEV),
+ * and bind, move and remount mounts are not offered yet (EOPNOTSUPP). */
 SYSCALL_DECL(mount)
 {
 	char target[PATH_MAX], type[64];
@@ -602,12 +603,19 @@ SYSCALL_DECL(mount)
 		return -EINVAL;
 	if ((err = copy_string_in(t->mm, type, a[2], sizeof(type))) < 0)
 		return err == -ENAMETOOLONG ? -ENODEV : err;
-	if (strcmp(type, "tmpfs"))
+	int (*make)(struct vfs_dentry **) = NULL;
+	if (!strcmp(type, "tmpfs"))
+		make = vfs_tmpfs_new;
+	else if (!strcmp(type, "proc"))
+		make = kernel_new_procfs;
+	else if (!strcmp(type, "sysfs"))
+		make = kernel_new_sysfs;
+	else
 		return -ENODEV;
 	if ((err = vfs_lookup(t->fs, NULL, target, VFS_LOOKUP_FOLLOW, &mp)))
 		return err;
 	err = -ENOTDIR;
-	if (vfs_is_dir(mp) && !(err = vfs_tmpfs_new(&root))) {
+	if (vfs_is_dir(mp) && !(err = make(&root))) {
 		char source[64] = "none";
 		if (a[0] && copy_string_in(t->mm, source, a[0], sizeof(source)) < 0)
 			strcpy(source, "none");

@@ -49,6 +49,13 @@ escapes_stay_inside_the_rootfs() {
     ln -s /../../../../.. /tmp/up && cat /tmp/up$marker 2>/dev/null && echo LEAK3
     ln -s ../../../../../../.. /tmp/rel && cat /tmp/rel$marker 2>/dev/null && echo LEAK4
     ls /tmp/up/ | grep -qx etc && echo root-is-root
+    cat /proc/self/root/../../..$marker 2>/dev/null && echo LEAK5
+    cat /proc/1/root$marker 2>/dev/null && echo LEAK6
+    cd /etc && cat /proc/self/cwd/../..$marker 2>/dev/null && echo LEAK7
+    mkdir -p /tmp/in && ln -s /tmp/in /tmp/l
+    (i=0; while [ \$i -lt 300 ]; do ln -sfn /tmp/in /tmp/l; ln -sfn /../../.. /tmp/l; i=\$((i+1)); done) &
+    i=0; while [ \$i -lt 300 ]; do cat /tmp/l$marker 2>/dev/null && echo LEAK8; i=\$((i+1)); done
+    wait
     echo done"
   rm -f "$marker"
   expect_status 0 && expect_stdout $'root-is-root\ndone'

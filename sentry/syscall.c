@@ -114,6 +114,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(splice, splice, "dpdpux"),
 	ROW(preadv, preadv, "dpdd"),
 	ROW(tee, tee, "ddux"),
+	ROW(openat2, openat2, "fspu"),
 	ROW(pwritev, pwritev, "dpdd"),
 	ROW(preadv2, preadv2, "dpddxx"),
 	ROW(pwritev2, pwritev2, "dpddxx"),

@@ -16,7 +16,7 @@ SYSCALL_DECL(faccessat2); SYSCALL_DECL(getcwd); SYSCALL_DECL(chdir); SYSCALL_DEC
 SYSCALL_DECL(ioctl); SYSCALL_DECL(fcntl); SYSCALL_DECL(dup); SYSCALL_DECL(dup2);
 SYSCALL_DECL(dup3); SYSCALL_DECL(pipe); SYSCALL_DECL(pipe2); SYSCALL_DECL(sendfile);
 SYSCALL_DECL(copy_file_range); SYSCALL_DECL(splice); SYSCALL_DECL(preadv); SYSCALL_DECL(pwritev);
-SYSCALL_DECL(preadv2); SYSCALL_DECL(pwritev2); SYSCALL_DECL(tee);
+SYSCALL_DECL(preadv2); SYSCALL_DECL(pwritev2); SYSCALL_DECL(tee); SYSCALL_DECL(openat2);
 /* sys_mm.c */
 SYSCALL_DECL(mmap); SYSCALL_DECL(munmap); SYSCALL_DECL(mprotect); SYSCALL_DECL(brk);
 SYSCALL_DECL(mremap); SYSCALL_DECL(madvise); SYSCALL_DECL(msync);

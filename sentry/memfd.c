@@ -44,9 +44,5 @@ SYSCALL_DECL(memfd_create)
 	if ((err = vfs_open_cred(&fs, &cred, NULL, path, O_RDWR | O_CREAT | O_EXCL, 0777, &f)))
 		return err;
 	vfs_unlink(&fs, &cred, NULL, path);
-	int fd = fdtable_install(t->files, f, flags & MFD_CLOEXEC, 0,
-				 (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
-	if (fd < 0)
-		vfs_file_put(f);
-	return fd;
+	return task_install_file(t, f, flags & MFD_CLOEXEC);
 }

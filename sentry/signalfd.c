@@ -150,11 +150,7 @@ static long do_signalfd(struct task *t, int fd, uintptr_t mask_addr, size_t size
 	f->refs = 1;
 	f->flags = O_RDWR | ((flags & SFD_NONBLOCK) ? O_NONBLOCK : 0);
 	f->priv = s;
-	int nfd = fdtable_install(t->files, f, flags & SFD_CLOEXEC, 0,
-				  (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
-	if (nfd < 0)
-		vfs_file_put(f);
-	return nfd;
+	return task_install_file(t, f, flags & SFD_CLOEXEC);
 }
 
 SYSCALL_DECL(signalfd4)

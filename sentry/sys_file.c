@@ -26,13 +26,6 @@
 #define MAX_RW_COUNT (INT_MAX & ~(PAGE_SIZE - 1))
 #define IOV_PIECES 64
 
-static int nofile_limit(struct task *t)
-{
-	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
-
-	return l > 1048576 ? 1048576 : (int)l;
-}
-
 static long path_in(struct task *t, uintptr_t addr, char *buf)
 {
 	long n = copy_string_in(t->mm, buf, addr, PATH_MAX);
@@ -319,15 +312,17 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 		}
 		return task_block(t);
 	}
-	int fd = fdtable_install(t->files, f, flags & O_CLOEXEC, 0, nofile_limit(t));
-	if (fd < 0)
-		vfs_file_put(f);
-	return fd;
+	return task_install_file(t, f, flags & O_CLOEXEC);
 }
 
 SYSCALL_DECL(open)
 {
 	return do_openat(t, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2]);
+}
+
+SYSCALL_DECL(creat)
+{
+	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1]);
 }
 
 SYSCALL_DECL(openat)
@@ -617,10 +612,10 @@ SYSCALL_DECL(fcntl)
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC: {
-		if ((long)a[2] < 0 || (long)a[2] >= nofile_limit(t))
+		if ((long)a[2] < 0 || (long)a[2] >= task_nofile_limit(t))
 			return -EINVAL;
 		int nfd = fdtable_install(t->files, vfs_file_get(e->file), cmd == F_DUPFD_CLOEXEC,
-					  (int)a[2], nofile_limit(t));
+					  (int)a[2], task_nofile_limit(t));
 		if (nfd < 0)
 			vfs_file_put(fdtable_get(t->files, fd));
 		return nfd;
@@ -659,10 +654,10 @@ static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
 
 	if (!f)
 		return -EBADF;
-	if (newfd < 0 || newfd >= nofile_limit(t))
+	if (newfd < 0 || newfd >= task_nofile_limit(t))
 		return -EBADF;
 	return fdtable_install_at(t->files, newfd, vfs_file_get(f), flags & O_CLOEXEC,
-				  nofile_limit(t));
+				  task_nofile_limit(t));
 }
 
 SYSCALL_DECL(dup)
@@ -671,7 +666,7 @@ SYSCALL_DECL(dup)
 
 	if (!f)
 		return -EBADF;
-	int fd = fdtable_install(t->files, vfs_file_get(f), false, 0, nofile_limit(t));
+	int fd = fdtable_install(t->files, vfs_file_get(f), false, 0, task_nofile_limit(t));
 	if (fd < 0)
 		vfs_file_put(f);
 	return fd;
@@ -705,13 +700,13 @@ static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
 		return -EINVAL;
 	if ((err = vfs_pipe_new(flags, &rd, &wr)))
 		return err;
-	fds[0] = fdtable_install(t->files, rd, flags & O_CLOEXEC, 0, nofile_limit(t));
+	fds[0] = fdtable_install(t->files, rd, flags & O_CLOEXEC, 0, task_nofile_limit(t));
 	if (fds[0] < 0) {
 		vfs_file_put(rd);
 		vfs_file_put(wr);
 		return fds[0];
 	}
-	fds[1] = fdtable_install(t->files, wr, flags & O_CLOEXEC, 0, nofile_limit(t));
+	fds[1] = fdtable_install(t->files, wr, flags & O_CLOEXEC, 0, task_nofile_limit(t));
 	if (fds[1] < 0) {
 		fdtable_close(t->files, fds[0]);
 		vfs_file_put(wr);

@@ -64,13 +64,6 @@ static long path_at(struct task *t, int dirfd, uintptr_t path_addr, char *path,
 	return err ? err : start_dir(t, dirfd, path, start);
 }
 
-static long rlimit_nofile(struct task *t)
-{
-	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
-
-	return l > 1048576 ? 1048576 : (long)l;
-}
-
 /* Resolves a path for the attribute calls: FOLLOW for the last symlink, and an empty path
  * with AT_EMPTY_PATH (or PATH_ADDR 0 for utimensat) naming DIRFD itself. */
 static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool follow,
@@ -473,28 +466,6 @@ SYSCALL_DECL(utime)
 	ts[0] = (struct timespec){.tv_sec = ub.actime};
 	ts[1] = (struct timespec){.tv_sec = ub.modtime};
 	return utimens_at(t, AT_FDCWD, a[0], ts, 0);
-}
-
-SYSCALL_DECL(creat)
-{
-	struct vfs_cred cred = cred_of(t);
-	int flags = O_CREAT | O_WRONLY | O_TRUNC;
-	struct vfs_dentry *start;
-	char path[PATH_MAX];
-	struct vfs_file *f;
-	long err;
-	int fd;
-
-	if ((err = path_at(t, AT_FDCWD, a[0], path, &start)))
-		return err;
-	err = vfs_open_cred(t->fs, &cred, start, path, flags, (mode_t)a[1] & 07777 & ~t->fs->umask,
-			    &f);
-	if (err)
-		return err;
-	fd = fdtable_install(t->files, f, false, 0, (int)rlimit_nofile(t));
-	if (fd < 0)
-		vfs_file_put(f);
-	return fd;
 }
 
 static long statfs_out(struct task *t, struct vfs_dentry *d, uintptr_t buf)

@@ -293,15 +293,6 @@ static long wait_epoll_host_fds(struct task *t, struct vfs_file *f)
 	return 0;
 }
 
-static long install_file(struct task *t, struct vfs_file *f, bool cloexec)
-{
-	int fd = fdtable_install(t->files, f, cloexec, 0, (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
-
-	if (fd < 0)
-		vfs_file_put(f);
-	return fd;
-}
-
 SYSCALL_DECL(epoll_create1)
 {
 	struct vfs_file *f;
@@ -311,7 +302,7 @@ SYSCALL_DECL(epoll_create1)
 		return -EINVAL;
 	if ((err = vfs_epoll_new((int)a[0], &f)))
 		return err;
-	return install_file(t, f, a[0] & EPOLL_CLOEXEC);
+	return task_install_file(t, f, a[0] & EPOLL_CLOEXEC);
 }
 
 SYSCALL_DECL(epoll_create)
@@ -398,7 +389,7 @@ SYSCALL_DECL(eventfd2)
 
 	if ((err = vfs_eventfd_new((unsigned int)a[0], (int)a[1], &f)))
 		return err;
-	return install_file(t, f, a[1] & EFD_CLOEXEC);
+	return task_install_file(t, f, a[1] & EFD_CLOEXEC);
 }
 
 SYSCALL_DECL(eventfd)

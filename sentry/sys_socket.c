@@ -35,13 +35,6 @@
 #define SOCK_IO_MAX (1024 * 1024)
 #define SUN_PATH_OFF offsetof(struct sockaddr_un, sun_path)
 
-static int nofile_limit(struct task *t)
-{
-	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
-
-	return l > 1048576 ? 1048576 : (int)l;
-}
-
 /* Who owns a socket and what SO_PEERCRED shows: the process and its effective ids. */
 static struct vfs_unix_cred owner_cred(struct task *t)
 {
@@ -225,10 +218,7 @@ SYSCALL_DECL(socket)
 		return err;
 	if ((err = vfs_unix_socket_new(type, flags & O_NONBLOCK, &cred, &f)))
 		return err;
-	int fd = fdtable_install(t->files, f, flags & SOCK_CLOEXEC, 0, nofile_limit(t));
-	if (fd < 0)
-		vfs_file_put(f);
-	return fd;
+	return task_install_file(t, f, flags & SOCK_CLOEXEC);
 }
 
 SYSCALL_DECL(socketpair)
@@ -243,13 +233,13 @@ SYSCALL_DECL(socketpair)
 		return err;
 	if ((err = vfs_unix_socketpair(type, flags & O_NONBLOCK, &cred, &fa, &fb)))
 		return err;
-	fds[0] = fdtable_install(t->files, fa, flags & SOCK_CLOEXEC, 0, nofile_limit(t));
+	fds[0] = fdtable_install(t->files, fa, flags & SOCK_CLOEXEC, 0, task_nofile_limit(t));
 	if (fds[0] < 0) {
 		vfs_file_put(fa);
 		vfs_file_put(fb);
 		return fds[0];
 	}
-	fds[1] = fdtable_install(t->files, fb, flags & SOCK_CLOEXEC, 0, nofile_limit(t));
+	fds[1] = fdtable_install(t->files, fb, flags & SOCK_CLOEXEC, 0, task_nofile_limit(t));
 	if (fds[1] < 0) {
 		fdtable_close(t->files, fds[0]);
 		vfs_file_put(fb);
@@ -343,7 +333,7 @@ static long do_accept(struct task *t, int fd, uintptr_t uaddr, uintptr_t ulen, i
 			return err;
 		}
 	}
-	int nfd = fdtable_install(t->files, nf, flags & SOCK_CLOEXEC, 0, nofile_limit(t));
+	int nfd = fdtable_install(t->files, nf, flags & SOCK_CLOEXEC, 0, task_nofile_limit(t));
 	if (nfd < 0)
 		vfs_file_put(nf);
 	return nfd;
@@ -705,7 +695,7 @@ static void put_rights(struct task *t, char *buf, size_t size, size_t *used, int
 	int i = 0;
 
 	for (; i < nfiles && i < max; i++) {
-		int fd = fdtable_install(t->files, files[i], cloexec, 0, nofile_limit(t));
+		int fd = fdtable_install(t->files, files[i], cloexec, 0, task_nofile_limit(t));
 		if (fd < 0)
 			break;
 		memcpy(buf + *used + CMSG_LEN(0) + i * sizeof(int), &fd, sizeof(fd));

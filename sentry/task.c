@@ -161,3 +161,19 @@ struct task *task_by_tid(pid_t tid)
 	return NULL;
 }
 
+
+int task_nofile_limit(struct task *t)
+{
+	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
+
+	return l > 1048576 ? 1048576 : (int)l;
+}
+
+int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)
+{
+	int fd = fdtable_install(t->files, f, cloexec, 0, task_nofile_limit(t));
+
+	if (fd < 0)
+		vfs_file_put(f);
+	return fd;
+}

@@ -122,6 +122,13 @@ struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_
 struct vfs_fs_ctx *fs_get(struct vfs_fs_ctx *fs);
 void fs_put(struct vfs_fs_ctx *fs);
 
+/* The highest descriptor number plus one that T may use (RLIMIT_NOFILE, capped as Linux's
+ * nr_open). */
+int task_nofile_limit(struct task *t);
+/* Installs new file F at T's lowest free descriptor; on failure F is put. Returns the fd or
+ * -EMFILE/-ENOMEM. */
+int task_install_file(struct task *t, struct vfs_file *f, bool cloexec);
+
 /* A task with default credentials, limits and signal state, no mm and no platform thread. */
 struct task *task_new(pid_t tid);
 void task_free(struct task *t);

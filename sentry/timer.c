@@ -546,11 +546,7 @@ SYSCALL_DECL(timerfd_create)
 	f->refs = 1;
 	f->flags = O_RDWR | (flags & TFD_NONBLOCK ? O_NONBLOCK : 0);
 	f->priv = tf;
-	int fd = fdtable_install(t->files, f, flags & TFD_CLOEXEC, 0,
-				 (int)t->rlim[RLIMIT_NOFILE].rlim_cur);
-	if (fd < 0)
-		vfs_file_put(f);
-	return fd;
+	return task_install_file(t, f, flags & TFD_CLOEXEC);
 }
 
 SYSCALL_DECL(timerfd_settime)

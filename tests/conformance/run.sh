@@ -63,15 +63,17 @@ fi
 
 mkdir -p "$build" "$rootfs/opt/conformance"
 
-# build_one SRC OUT COMPILER FLAGS...: make-like, rebuilds when the source, check.h or this
-# script is newer than OUT. A failed build removes OUT and leaves the errors in OUT.log.
+# build_one SRC OUT COMPILER FLAGS...: make-like, rebuilds when the source, a header of the
+# suite or this script is newer than OUT. A failed build removes OUT and leaves the errors in
+# OUT.log.
 build_one() {
 	local src=$1 out=$2 cc=$3
 	shift 3
-	if [ -e "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$here/check.h" ] &&
-		[ "$out" -nt "$self" ]; then
-		return 0
-	fi
+	local dep fresh=1
+	for dep in "$src" "$self" "$here"/*.h; do
+		[ -e "$out" ] && [ "$out" -nt "$dep" ] || fresh=0
+	done
+	[ $fresh = 1 ] && return 0
 	if "$cc" "$@" "$src" -o "$out.tmp" >"$out.log" 2>&1; then
 		mv -f "$out.tmp" "$out"
 	else

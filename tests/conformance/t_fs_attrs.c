@@ -6,6 +6,7 @@
  * (What an unprivileged uid is refused is t_fs_perms.)
  */
 #include "check.h"
+#include "scratch.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -34,33 +35,6 @@ struct kstatx {
 };
 
 #define KSTATX_BASIC_STATS 0x7ffU
-
-static char dir[64];
-
-static void rm_tree(const char *path)
-{
-	struct stat st;
-	char sub[512];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	chmod(path, 0700);
-	DIR *d = opendir(path);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static void make_file(const char *path, mode_t mode)
 {
@@ -397,11 +371,7 @@ static void test_root_access(void)
 
 int main(void)
 {
-	umask(022);
-	snprintf(dir, sizeof(dir), "/tmp/t_fs_attrs.%d", getpid());
-	rm_tree(dir);
-	CHECK_EQ(mkdir(dir, 0755), 0);
-	CHECK_EQ(chdir(dir), 0);
+	scratch_enter("t_fs_attrs");
 
 	test_chmod();
 	test_chown();
@@ -418,8 +388,6 @@ int main(void)
 	test_statfs();
 	test_root_access();
 
-	CHECK_EQ(chdir("/"), 0);
-	rm_tree(dir);
-	CHECK_ERR(access(dir, F_OK), ENOENT);
+	scratch_leave();
 	return check_done();
 }

@@ -5,36 +5,10 @@
  * and the errno cases EEXIST, EISDIR, ENOTDIR, ENOENT, ELOOP, ENAMETOOLONG and EINVAL.
  */
 #include "check.h"
+#include "scratch.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-
-static char dir[64];
-
-/* Removes what the test made, whatever state a failed check left it in. */
-static void rm_tree(const char *path)
-{
-	struct stat st;
-	char sub[512];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	DIR *d = opendir(path);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static mode_t mode_of(const char *path)
 {
@@ -329,11 +303,7 @@ static void test_tmpfile(void)
 
 int main(void)
 {
-	umask(022);
-	snprintf(dir, sizeof(dir), "/tmp/t_fs_create.%d", getpid());
-	rm_tree(dir);
-	CHECK_EQ(mkdir(dir, 0755), 0);
-	CHECK_EQ(chdir(dir), 0);
+	scratch_enter("t_fs_create");
 
 	test_create_modes_follow_umask();
 	test_excl_and_trunc();
@@ -349,8 +319,6 @@ int main(void)
 	test_cloexec();
 	test_tmpfile();
 
-	CHECK_EQ(chdir("/"), 0);
-	rm_tree(dir);
-	CHECK_ERR(access(dir, F_OK), ENOENT);
+	scratch_leave();
 	return check_done();
 }

@@ -5,35 +5,10 @@
  * trailing slash following the link, the 40-link limit and loops giving ELOOP).
  */
 #include "check.h"
+#include "scratch.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-
-static char dir[64];
-
-static void rm_tree(const char *path)
-{
-	struct stat st;
-	char sub[512];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	DIR *d = opendir(path);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static void make_file(const char *path, const char *text)
 {
@@ -182,7 +157,7 @@ static void test_symlinks(void)
 	/* A relative target is resolved from the link's directory, not the cwd. */
 	CHECK(holds("d/up", "shared+"));
 	char abs[128];
-	snprintf(abs, sizeof(abs), "%s/f", dir);
+	snprintf(abs, sizeof(abs), "%s/f", scratch_dir);
 	CHECK_EQ(symlink(abs, "d/abs"), 0);
 	CHECK(holds("d/abs", "shared+"));
 	CHECK_EQ(readlink("d/abs", buf, sizeof(buf)), (ssize_t)strlen(abs));
@@ -264,19 +239,13 @@ static void test_symlink_limits(void)
 
 int main(void)
 {
-	umask(022);
-	snprintf(dir, sizeof(dir), "/tmp/t_fs_links.%d", getpid());
-	rm_tree(dir);
-	CHECK_EQ(mkdir(dir, 0755), 0);
-	CHECK_EQ(chdir(dir), 0);
+	scratch_enter("t_fs_links");
 
 	test_hard_links();
 	test_linkat_symlink_follow();
 	test_symlinks();
 	test_symlink_limits();
 
-	CHECK_EQ(chdir("/"), 0);
-	rm_tree(dir);
-	CHECK_ERR(access(dir, F_OK), ENOENT);
+	scratch_leave();
 	return check_done();
 }

@@ -6,6 +6,7 @@
  * root, and copies of /etc's files written under /tmp read back identical.
  */
 #include "check.h"
+#include "scratch.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -20,32 +21,6 @@ struct linux_dirent64 {
 	unsigned char d_type;
 	char d_name[];
 };
-
-static char dir[64];
-
-static void rm_tree(const char *path)
-{
-	struct stat st;
-	char sub[512];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	DIR *d = opendir(path);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static unsigned char dtype_of(mode_t mode)
 {
@@ -227,7 +202,7 @@ static void test_no_climbing_out(void)
 	CHECK_EQ(chdir("../../.."), 0);
 	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
 	CHECK_STREQ(cwd, "/");
-	CHECK_EQ(chdir(dir), 0);
+	CHECK_EQ(chdir(scratch_dir), 0);
 
 	/* Where there is a /proc, a process's root is "/". */
 	if (access("/proc/self/root", F_OK) == 0) {
@@ -310,10 +285,7 @@ static int compare_etc(void)
 
 int main(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/t_fs_overlay.%d", getpid());
-	rm_tree(dir);
-	CHECK_EQ(mkdir(dir, 0755), 0);
-	CHECK_EQ(chdir(dir), 0);
+	scratch_enter("t_fs_overlay");
 
 	test_listings_match_stat();
 	test_one_device_stable_inodes();
@@ -337,8 +309,6 @@ int main(void)
 	test_one_device_stable_inodes();
 	CHECK(check_listing("/etc") > 3);
 
-	CHECK_EQ(chdir("/"), 0);
-	rm_tree(dir);
-	CHECK_ERR(access(dir, F_OK), ENOENT);
+	scratch_leave();
 	return check_done();
 }

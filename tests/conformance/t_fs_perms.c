@@ -7,6 +7,7 @@
  * `unshare -r`, where uid 65534 is not mapped, there is nothing to test.
  */
 #include "check.h"
+#include "scratch.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -15,33 +16,6 @@
 #include <time.h>
 
 #define NOBODY 65534
-
-static char dir[64];
-
-static void rm_tree(const char *path)
-{
-	struct stat st;
-	char sub[512];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	chmod(path, 0700);
-	DIR *d = opendir(path);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static void make_file(const char *path, mode_t mode)
 {
@@ -132,18 +106,12 @@ static void test_unprivileged(void)
 
 int main(void)
 {
-	umask(022);
-	snprintf(dir, sizeof(dir), "/tmp/t_fs_perms.%d", getpid());
-	rm_tree(dir);
-	CHECK_EQ(mkdir(dir, 0755), 0);
-	CHECK_EQ(chdir(dir), 0);
+	scratch_enter("t_fs_perms");
 	CHECK_EQ(mkdir("closed", 0700), 0);
 	make_file("closed/inside", 0644);
 	maybe_save();
 	test_unprivileged();
 
-	CHECK_EQ(chdir("/"), 0);
-	rm_tree(dir);
-	CHECK_ERR(access(dir, F_OK), ENOENT);
+	scratch_leave();
 	return check_done();
 }

@@ -5,6 +5,7 @@
  * ENOTDIR, ENOTEMPTY, EEXIST, EINVAL for a directory moved into itself, EBUSY for "." and "..".
  */
 #include "check.h"
+#include "scratch.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,32 +13,6 @@
 /* musl has no renameat2 wrapper and no <linux/fs.h>. */
 #define RENAME_NOREPLACE_ 1
 #define RENAME_EXCHANGE_ 2
-
-static char dir[64];
-
-static void rm_tree(const char *path)
-{
-	struct stat st;
-	char sub[512];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	DIR *d = opendir(path);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		rm_tree(sub);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
 
 static long renameat2_(int olddfd, const char *oldp, int newdfd, const char *newp, unsigned flags)
 {
@@ -302,11 +277,7 @@ static void test_renameat2(void)
 
 int main(void)
 {
-	umask(022);
-	snprintf(dir, sizeof(dir), "/tmp/t_fs_unlink_rename.%d", getpid());
-	rm_tree(dir);
-	CHECK_EQ(mkdir(dir, 0755), 0);
-	CHECK_EQ(chdir(dir), 0);
+	scratch_enter("t_fs_unlink_rename");
 
 	test_unlink();
 	test_open_file_survives_unlink();
@@ -314,8 +285,6 @@ int main(void)
 	test_rename_dirs();
 	test_renameat2();
 
-	CHECK_EQ(chdir("/"), 0);
-	rm_tree(dir);
-	CHECK_ERR(access(dir, F_OK), ENOENT);
+	scratch_leave();
 	return check_done();
 }

@@ -4,6 +4,7 @@
  * never resolves a guest path or follows a symlink. Opening for I/O re-opens that one name,
  * read-only, and checks it is still the object that was looked up. */
 #include "vfs/internal.h"
+#include "vfs/dirent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,15 +36,6 @@ struct hostfs_inode {
 struct hostfs_file {
 	int fd;
 	struct hostfs_inode *hi; /* a reference */
-};
-
-/* linux_dirent64; the host's and the guest's layouts are the same (both x86_64 Linux). */
-struct hostfs_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	uint16_t d_reclen;
-	uint8_t d_type;
-	char d_name[];
 };
 
 static struct hostfs_inode *hostfs_i(struct vfs_inode *ino)
@@ -290,7 +282,7 @@ static ssize_t hostfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size,
 		if (n == 0)
 			break;
 		for (off = 0; off < n;) {
-			struct hostfs_dirent64 *de = (struct hostfs_dirent64 *)(tmp + off);
+			struct vfs_dirent64 *de = (struct vfs_dirent64 *)(tmp + off);
 
 			if (is_root && strcmp(de->d_name, "..") == 0)
 				de->d_ino = hi->ino;

@@ -6,6 +6,7 @@
  * Every node holds its filesystem, which counts them for kernfs_stats. */
 #include "vfs/kernfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "vfs/internal.h"
+#include "vfs/dirent.h"
 
 struct kernfs_fs {
 	int refs; /* one per node */
@@ -53,15 +55,6 @@ struct kernfs_open {
 	struct kernfs_buf buf;
 	bool fresh;
 };
-
-/* linux_dirent64 */
-struct kernfs_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	uint16_t d_reclen;
-	uint8_t d_type;
-	char d_name[];
-} __attribute__((packed));
 
 static const struct vfs_inode_ops kernfs_inode_ops;
 static const struct vfs_file_ops kernfs_dir_ops, kernfs_file_ops;
@@ -744,29 +737,15 @@ struct dir_ctx {
 
 static int dir_emit(struct dir_ctx *c, const char *name, uint64_t ino, mode_t mode, off_t cookie)
 {
-	union {
-		struct kernfs_dirent64 de;
-		char bytes[sizeof(struct kernfs_dirent64) + NAME_MAX + 8];
-	} rec;
-	size_t namelen = strlen(name), reclen;
-
-	if (namelen > NAME_MAX) {
+	/* A name no lookup could reach is not listed. */
+	if (strlen(name) > NAME_MAX) {
 		*c->pos = cookie + 1;
 		return 0;
 	}
-	reclen = (offsetof(struct kernfs_dirent64, d_name) + namelen + 1 + 7) & ~(size_t)7;
-	if (c->done + reclen > c->size) {
+	if (!vfs_dirent_put(c->buf, c->size, &c->done, ino, cookie + 1, IFTODT(mode), name)) {
 		c->full = true;
 		return 1;
 	}
-	memset(rec.bytes, 0, reclen);
-	rec.de.d_ino = ino;
-	rec.de.d_off = cookie + 1;
-	rec.de.d_reclen = (uint16_t)reclen;
-	rec.de.d_type = (uint8_t)((mode & S_IFMT) >> 12); /* IFTODT */
-	memcpy(rec.de.d_name, name, namelen);
-	memcpy(c->buf + c->done, rec.bytes, reclen);
-	c->done += reclen;
 	*c->pos = cookie + 1;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mem/memfile.h"
+#include "vfs/dirent.h"
 #include "vfs/waitq.h"
 
 #define MEMFS_PAGE 4096ULL
@@ -810,34 +811,6 @@ static const struct vfs_file_ops memfs_reg_ops = {
     .mmap_range = memfs_mmap_range,
 };
 
-/* linux_dirent64 */
-struct memfs_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	uint16_t d_reclen;
-	uint8_t d_type;
-	char d_name[];
-} __attribute__((packed));
-
-static int put_dirent(void *buf, size_t size, size_t *done, uint64_t ino, int64_t next,
-		      mode_t mode, const char *name)
-{
-	size_t nlen = strlen(name), reclen = (offsetof(struct memfs_dirent64, d_name) + nlen + 1 + 7) & ~7UL;
-	struct memfs_dirent64 *de;
-
-	if (*done + reclen > size)
-		return -1;
-	de = (struct memfs_dirent64 *)((char *)buf + *done);
-	memset(de, 0, reclen);
-	de->d_ino = ino;
-	de->d_off = next;
-	de->d_reclen = (uint16_t)reclen;
-	de->d_type = (uint8_t)IFTODT(mode);
-	memcpy(de->d_name, name, nlen);
-	*done += reclen;
-	return 0;
-}
-
 /* *POS is a cookie: 0 ".", 1 "..", then an entry's seq; an entry removed meanwhile is just
  * skipped, and one added later is listed if its seq is still ahead. */
 static ssize_t memfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
@@ -848,14 +821,14 @@ static ssize_t memfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, 
 	if (md->nlink == 0)
 		return -ENOENT; /* a removed directory lists nothing, as on Linux */
 	if (*pos == 0) {
-		if (put_dirent(buf, size, &done, md->ino, 1, S_IFDIR, "."))
+		if (!vfs_dirent_put(buf, size, &done, md->ino, 1, DT_DIR, "."))
 			return -EINVAL;
 		*pos = 1;
 	}
 	if (*pos == 1) {
 		struct memfs_inode *up = md->parent ? md->parent : md;
 
-		if (put_dirent(buf, size, &done, up->ino, MEMFS_FIRST_SEQ, S_IFDIR, ".."))
+		if (!vfs_dirent_put(buf, size, &done, up->ino, MEMFS_FIRST_SEQ, DT_DIR, ".."))
 			return done ? (ssize_t)done : -EINVAL;
 		*pos = MEMFS_FIRST_SEQ;
 	}
@@ -864,8 +837,8 @@ static ssize_t memfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, 
 
 		if (e->seq < (uint64_t)*pos || !e->ino)
 			continue;
-		if (put_dirent(buf, size, &done, e->ino->ino, (int64_t)e->seq + 1, e->ino->vfs.mode,
-			       e->name))
+		if (!vfs_dirent_put(buf, size, &done, e->ino->ino, (int64_t)e->seq + 1,
+				    IFTODT(e->ino->vfs.mode), e->name))
 			return done ? (ssize_t)done : -EINVAL;
 		*pos = (off_t)e->seq + 1;
 	}

@@ -5,6 +5,7 @@
  * its parent directories, so the host tree is never written. Each overlay inode remembers its
  * parent and name for that: the dentry cache keeps one overlay inode per path alive. */
 #include "vfs/internal.h"
+#include "vfs/dirent.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,15 +33,6 @@ struct ovl_inode {
 	char *name;
 	struct vfs_inode *upper, *lower; /* references; at least one is set */
 };
-
-/* linux_dirent64 */
-struct ovl_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	uint16_t d_reclen;
-	uint8_t d_type;
-	char d_name[];
-} __attribute__((packed));
 
 static const struct vfs_inode_ops ovl_inode_ops;
 static const struct vfs_file_ops ovl_dir_ops;
@@ -326,7 +318,7 @@ static int lower_foreach(struct vfs_inode *lower,
 			break;
 		}
 		for (ssize_t off = 0; off < n;) {
-			struct ovl_dirent64 *de = (struct ovl_dirent64 *)(buf + off);
+			struct vfs_dirent64 *de = (struct vfs_dirent64 *)(buf + off);
 
 			off += de->d_reclen;
 			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -657,20 +649,9 @@ static ssize_t ovl_dir_getdents64(struct vfs_file *f, void *buf, size_t size, of
 		return err;
 	while ((size_t)*pos < d->n) {
 		struct ovl_dirent *e = &d->ents[*pos];
-		size_t nlen = strlen(e->name);
-		size_t reclen = (offsetof(struct ovl_dirent64, d_name) + nlen + 1 + 7) & ~7UL;
-		struct ovl_dirent64 *de;
 
-		if (done + reclen > size)
+		if (!vfs_dirent_put(buf, size, &done, e->ino, *pos + 1, e->type, e->name))
 			return done ? (ssize_t)done : -EINVAL;
-		de = (struct ovl_dirent64 *)((char *)buf + done);
-		memset(de, 0, reclen);
-		de->d_ino = e->ino;
-		de->d_off = *pos + 1;
-		de->d_reclen = (uint16_t)reclen;
-		de->d_type = e->type;
-		memcpy(de->d_name, e->name, nlen);
-		done += reclen;
 		(*pos)++;
 	}
 	return (ssize_t)done;

@@ -5,6 +5,7 @@
  * stable cookies: the position of the entry. */
 #include "vfs/synth.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #include "vfs/internal.h"
+#include "vfs/dirent.h"
 
 /* What Linux's tmpfs counts per directory entry in a directory's st_size. */
 #define SYNTH_DIRENT_SIZE 20
@@ -43,15 +45,6 @@ struct synth_inode {
 	struct synth_entry *entries; /* directories */
 	size_t nentries, nsubdirs;
 };
-
-/* linux_dirent64 */
-struct synth_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	uint16_t d_reclen;
-	uint8_t d_type;
-	char d_name[];
-} __attribute__((packed));
 
 static const struct vfs_inode_ops synth_inode_ops;
 
@@ -282,20 +275,15 @@ static ssize_t synth_dir_write(struct vfs_file *f, const struct iovec *iov, int 
 }
 
 /* Record *POS is "." at 0, ".." at 1, then entry *POS - 2; each record's d_off is the
- * position of the next. Records are assembled aside and copied, since BUF (guest memory) has
- * no alignment. A root's ".." shows the root itself, as Linux's readdir of a mounted root
- * does. */
+ * position of the next. A root's ".." shows the root itself, as Linux's readdir of a mounted
+ * root does. */
 static ssize_t synth_dir_getdents64(struct vfs_file *f, void *buf, size_t size, off_t *pos)
 {
 	struct synth_inode *sd = f->priv;
-	union {
-		struct synth_dirent64 de;
-		char bytes[sizeof(struct synth_dirent64) + NAME_MAX + 8];
-	} rec;
 	size_t done = 0;
 
 	while (*pos >= 0 && (size_t)*pos < 2 + sd->nentries) {
-		size_t at = (size_t)*pos, namelen, reclen;
+		size_t at = (size_t)*pos;
 		const char *name;
 		uint64_t ino;
 		mode_t mode;
@@ -309,18 +297,8 @@ static ssize_t synth_dir_getdents64(struct vfs_file *f, void *buf, size_t size, 
 			ino = sd->entries[at - 2].ino->ino;
 			mode = sd->entries[at - 2].ino->vfs.mode;
 		}
-		namelen = strlen(name);
-		reclen = (offsetof(struct synth_dirent64, d_name) + namelen + 1 + 7) & ~(size_t)7;
-		if (done + reclen > size)
+		if (!vfs_dirent_put(buf, size, &done, ino, (int64_t)at + 1, IFTODT(mode), name))
 			break;
-		memset(rec.bytes, 0, reclen);
-		rec.de.d_ino = ino;
-		rec.de.d_off = (int64_t)at + 1;
-		rec.de.d_reclen = (uint16_t)reclen;
-		rec.de.d_type = (uint8_t)((mode & S_IFMT) >> 12); /* IFTODT */
-		memcpy(rec.de.d_name, name, namelen);
-		memcpy((char *)buf + done, rec.bytes, reclen);
-		done += reclen;
 		++*pos;
 	}
 	if (done == 0 && *pos >= 0 && (size_t)*pos < 2 + sd->nentries)

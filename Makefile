@@ -4,7 +4,7 @@
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
-#   SAN=1           build unit tests with AddressSanitizer and UBSan
+#   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
 CC      ?= gcc
 ifeq ($(origin CC),default)
@@ -19,6 +19,8 @@ BUILD   := build-san
 BIN     := build-san/minisentry
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
+# Sanitized, the Sentry runs about 3.5 times slower (the /proc and /sys walk: 9.6 s -> 33 s).
+E2E_ENV := E2E_TIMEOUT=$${E2E_TIMEOUT:-120}
 else
 BUILD   := build
 BIN     := minisentry
@@ -84,7 +86,7 @@ conformance: $(BIN) rootfs
 	@bash tests/conformance/run.sh ./$(BIN) $(ROOTFS)
 
 e2e: $(BIN) rootfs
-	@bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
+	@$(E2E_ENV) bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
 
 test: deps
 	$(MAKE) all

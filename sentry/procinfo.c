@@ -160,7 +160,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->uid = t->uid, o->euid = t->euid, o->suid = t->suid;
 	o->gid = t->gid, o->egid = t->egid, o->sgid = t->sgid;
 	o->ngroups = t->ngroups < 32 ? t->ngroups : 32;
-	memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
+	if (o->ngroups) /* a task with no supplementary groups has no array */
+		memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
 	/* Only a process that ever made threads needs the list walked. */
 	for (struct task *x = l->had_threads ? kernel.tasks : l; x; x = l->had_threads ? x->next : NULL)
 		o->nthreads += x->tgid == pid && !x->thread_gone && !x->zombie;

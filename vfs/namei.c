@@ -113,44 +113,61 @@ int vfs_create_in(struct vfs_dentry *dir, const struct vfs_cred *cred, const cha
 	return make_node(dir, cred, name, &attr);
 }
 
-/* Linux's filename_create and what follows it: the parent of PATH, its last name checked to
- * be free (EEXIST first, then ENOENT for a trailing slash on a non-directory, then EROFS),
- * then the node made. */
-static int create_at(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
-		     struct vfs_dentry *start, const char *path, struct vfs_node_attr *attr)
+/* Linux's filename_create: the parent of PATH, returned referenced in *DIRP with the last name
+ * in *LAST, once that name is checked to be free (EEXIST first, then ENOENT for a trailing
+ * slash on what is not to be a directory, then EROFS). */
+static int create_parent(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+			 struct vfs_dentry *start, const char *path, bool is_dir,
+			 struct vfs_dentry **dirp, struct vfs_last *last)
 {
 	struct vfs_dentry *dir, *d;
-	struct vfs_last last;
 	int err;
 
-	err = walk_parent(fs, cred, start, path, &dir, &last);
+	err = walk_parent(fs, cred, start, path, &dir, last);
 	if (err)
 		return err;
-	if (last.type != VFS_LAST_NORM) {
+	if (last->type != VFS_LAST_NORM) {
 		err = -EEXIST;
-		goto out;
+		goto fail;
 	}
 	err = vfs_may_lookup_cred(dir, cred);
 	if (err)
-		goto out;
-	err = vfs_dentry_child(dir, last.name, &d);
+		goto fail;
+	err = vfs_dentry_child(dir, last->name, &d);
 	if (err == 0) {
 		vfs_dentry_put(d);
 		err = -EEXIST;
-		goto out;
+		goto fail;
 	}
 	if (err != -ENOENT)
-		goto out;
-	if (last.trailing_slash && !S_ISDIR(attr->mode)) {
+		goto fail;
+	if (last->trailing_slash && !is_dir) {
 		err = -ENOENT;
-		goto out;
+		goto fail;
 	}
 	if (!can_create(dir)) {
 		err = -EROFS;
-		goto out;
+		goto fail;
 	}
+	*dirp = dir;
+	return 0;
+fail:
+	vfs_dentry_put(dir);
+	return err;
+}
+
+/* mkdir, mknod and symlink: the free name, then the node made. */
+static int create_at(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		     struct vfs_dentry *start, const char *path, struct vfs_node_attr *attr)
+{
+	struct vfs_dentry *dir;
+	struct vfs_last last;
+	int err;
+
+	err = create_parent(fs, cred, start, path, S_ISDIR(attr->mode), &dir, &last);
+	if (err)
+		return err;
 	err = make_node(dir, cred, last.name, attr);
-out:
 	vfs_dentry_put(dir);
 	return err;
 }
@@ -202,36 +219,13 @@ int vfs_symlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, const 
 int vfs_link(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *old,
 	     struct vfs_dentry *start, const char *path)
 {
-	struct vfs_dentry *dir, *d;
+	struct vfs_dentry *dir;
 	struct vfs_last last;
 	int err;
 
-	err = walk_parent(fs, cred, start, path, &dir, &last);
+	err = create_parent(fs, cred, start, path, false, &dir, &last);
 	if (err)
 		return err;
-	if (last.type != VFS_LAST_NORM) {
-		err = -EEXIST;
-		goto out;
-	}
-	err = vfs_may_lookup_cred(dir, cred);
-	if (err)
-		goto out;
-	err = vfs_dentry_child(dir, last.name, &d);
-	if (err == 0) {
-		vfs_dentry_put(d);
-		err = -EEXIST;
-		goto out;
-	}
-	if (err != -ENOENT)
-		goto out;
-	if (last.trailing_slash) {
-		err = -ENOENT;
-		goto out;
-	}
-	if (!can_create(dir)) {
-		err = -EROFS;
-		goto out;
-	}
 	if (tree_top(old) != tree_top(dir)) {
 		err = -EXDEV;
 		goto out;

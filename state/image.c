@@ -1,0 +1,418 @@
+/* Reading and writing the image directory: the header file and one zlib file per section,
+ * with a CRC-32 per section and one over the header, so a truncated, corrupt or foreign image
+ * is refused before any of it is decoded. */
+#include "state/image.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define HEADER_FILE "header"
+#define SECTION_SUFFIX ".z"
+#define SEC_ENTRY_LEN (IMAGE_NAME_MAX + 8 + 8 + 8 + 4 + 4)
+#define HEADER_FIXED (8 + 4 + 4 + 4 + 4)
+
+static int fail(char **err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char **err, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+	return ret;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static int write_file(int dirfd, const char *name, const void *buf, size_t len)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	const char *p = buf;
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? -errno : -EIO;
+			close(fd);
+			return e;
+		}
+		p += n;
+		len -= n;
+	}
+	if (fsync(fd)) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return close(fd) ? -errno : 0;
+}
+
+/* The whole of file NAME in DIRFD, malloc'd. */
+static int read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	uint8_t *buf = malloc(st.st_size ? st.st_size : 1);
+	size_t got = 0;
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	if (!buf)
+		return -ENOMEM;
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+static void remove_tree(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *de;
+
+	if (!dir) {
+		unlink(path);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *sub;
+		if (asprintf(&sub, "%s/%s", path, de->d_name) < 0)
+			continue;
+		remove_tree(sub);
+		free(sub);
+	}
+	closedir(dir);
+	rmdir(path);
+}
+
+/* 1 if DIR exists and has entries, 0 if it is missing or empty, negative if unusable. */
+static int dir_state(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int full = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			full = 1;
+	closedir(d);
+	return full;
+}
+
+static bool valid_name(const char *name)
+{
+	size_t n = strnlen(name, IMAGE_NAME_MAX);
+
+	if (n == 0 || n == IMAGE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || name[i] == '-' ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+int image_write(const char *dir, struct image *img, bool force, char **err)
+{
+	char tmp[4096], old[4096];
+	uint8_t hdr[HEADER_FIXED + IMAGE_MAX_SECTIONS * SEC_ENTRY_LEN + 4];
+	int st = dir_state(dir), ret = 0, dirfd = -1;
+
+	*err = NULL;
+	if (st < 0)
+		return fail(err, st, "image directory '%s': %s", dir, strerror(-st));
+	if (st > 0 && !force)
+		return fail(err, -EEXIST, "image directory '%s' exists and is not empty (--force replaces it)", dir);
+	if (img->nsections > IMAGE_MAX_SECTIONS)
+		return fail(err, -EINVAL, "too many sections");
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dir, (int)getpid()) >= (int)sizeof(tmp) ||
+	    snprintf(old, sizeof(old), "%s.old.%d", dir, (int)getpid()) >= (int)sizeof(old))
+		return fail(err, -ENAMETOOLONG, "image directory name too long");
+	remove_tree(tmp);
+	if (mkdir(tmp, 0755))
+		return fail(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+	dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		ret = fail(err, -errno, "cannot open '%s': %s", tmp, strerror(errno));
+		goto out_remove;
+	}
+	memcpy(hdr, IMAGE_MAGIC, 8);
+	put32(hdr + 8, IMAGE_VERSION);
+	put32(hdr + 12, IMAGE_CODEC_ZLIB);
+	put32(hdr + 16, img->flags);
+	put32(hdr + 20, img->nsections);
+	for (int i = 0; i < img->nsections; i++) {
+		struct image_section *s = &img->sec[i];
+		char file[IMAGE_NAME_MAX + 4];
+		uLongf zlen = compressBound(s->len);
+		uint8_t *z = malloc(zlen);
+
+		if (!valid_name(s->name)) {
+			free(z);
+			ret = fail(err, -EINVAL, "bad section name");
+			goto out_close;
+		}
+		/* Level 1: a checkpoint is on the critical path; the size gain of higher levels on
+		 * guest memory is small. */
+		if (!z || compress2(z, &zlen, s->data ? s->data : (const uint8_t *)"", s->len, 1) != Z_OK) {
+			free(z);
+			ret = fail(err, -ENOMEM, "cannot compress section %s", s->name);
+			goto out_close;
+		}
+		s->stored = zlen;
+		s->crc = crc32(0, z, zlen);
+		snprintf(file, sizeof(file), "%s%s", s->name, SECTION_SUFFIX);
+		int e = write_file(dirfd, file, z, zlen);
+		free(z);
+		if (e) {
+			ret = fail(err, e, "cannot write section %s: %s", s->name, strerror(-e));
+			goto out_close;
+		}
+		uint8_t *p = hdr + HEADER_FIXED + i * SEC_ENTRY_LEN;
+		memset(p, 0, SEC_ENTRY_LEN);
+		memcpy(p, s->name, strlen(s->name));
+		put64(p + IMAGE_NAME_MAX, s->len);
+		put64(p + IMAGE_NAME_MAX + 8, s->stored);
+		put64(p + IMAGE_NAME_MAX + 16, s->count);
+		put32(p + IMAGE_NAME_MAX + 24, s->crc);
+	}
+	size_t hlen = HEADER_FIXED + img->nsections * SEC_ENTRY_LEN;
+	put32(hdr + hlen, crc32(0, hdr, hlen));
+	int e = write_file(dirfd, HEADER_FILE, hdr, hlen + 4);
+	if (e) {
+		ret = fail(err, e, "cannot write the image header: %s", strerror(-e));
+		goto out_close;
+	}
+	fsync(dirfd);
+	/* Into place: an empty target is replaced directly; a full one (--force) is moved aside
+	 * first and removed only once the new image is in. */
+	st = dir_state(dir);
+	if (st > 0) {
+		if (rename(dir, old)) {
+			ret = fail(err, -errno, "cannot replace '%s': %s", dir, strerror(errno));
+			goto out_close;
+		}
+	} else if (st == 0) {
+		rmdir(dir);
+	}
+	if (rename(tmp, dir)) {
+		ret = fail(err, -errno, "cannot create '%s': %s", dir, strerror(errno));
+		if (st > 0)
+			rename(old, dir);
+		goto out_close;
+	}
+	if (st > 0)
+		remove_tree(old);
+	close(dirfd);
+	return 0;
+out_close:
+	close(dirfd);
+out_remove:
+	remove_tree(tmp);
+	return ret;
+}
+
+static int parse_header(int dirfd, const char *dir, struct image *img, char **err)
+{
+	uint8_t *hdr;
+	size_t len;
+	int e = read_file(dirfd, HEADER_FILE, &hdr, &len);
+
+	if (e == -ENOENT)
+		return fail(err, e, "'%s' is not a minisentry image (no header)", dir);
+	if (e)
+		return fail(err, e, "cannot read the header of '%s': %s", dir, strerror(-e));
+	int ret = 0;
+	if (len < 8 || memcmp(hdr, IMAGE_MAGIC, 8)) {
+		ret = fail(err, -EINVAL, "'%s' is not a minisentry image (bad magic)", dir);
+		goto out;
+	}
+	if (len < HEADER_FIXED + 4) {
+		ret = fail(err, -EINVAL, "image '%s' is truncated (header)", dir);
+		goto out;
+	}
+	img->version = get32(hdr + 8);
+	img->codec = get32(hdr + 12);
+	img->flags = get32(hdr + 16);
+	uint32_t n = get32(hdr + 20);
+	if (n > IMAGE_MAX_SECTIONS || len != HEADER_FIXED + n * SEC_ENTRY_LEN + 4) {
+		ret = fail(err, -EINVAL, "image '%s' has a corrupt header", dir);
+		goto out;
+	}
+	if (get32(hdr + len - 4) != crc32(0, hdr, len - 4)) {
+		ret = fail(err, -EINVAL, "image '%s' has a corrupt header (checksum mismatch)", dir);
+		goto out;
+	}
+	if (img->version != IMAGE_VERSION) {
+		ret = fail(err, -EINVAL, "image '%s' has format version %u; this minisentry reads version %u",
+			   dir, img->version, IMAGE_VERSION);
+		goto out;
+	}
+	if (img->codec != IMAGE_CODEC_ZLIB) {
+		ret = fail(err, -EINVAL, "image '%s' uses unknown codec %u", dir, img->codec);
+		goto out;
+	}
+	img->nsections = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *p = hdr + HEADER_FIXED + i * SEC_ENTRY_LEN;
+		struct image_section *s = &img->sec[i];
+		memcpy(s->name, p, IMAGE_NAME_MAX);
+		s->name[IMAGE_NAME_MAX - 1] = 0;
+		s->len = get64(p + IMAGE_NAME_MAX);
+		s->stored = get64(p + IMAGE_NAME_MAX + 8);
+		s->count = get64(p + IMAGE_NAME_MAX + 16);
+		s->crc = get32(p + IMAGE_NAME_MAX + 24);
+		if (!valid_name(s->name)) {
+			ret = fail(err, -EINVAL, "image '%s' has a corrupt header (section name)", dir);
+			goto out;
+		}
+	}
+out:
+	free(hdr);
+	return ret;
+}
+
+int image_read_header(const char *dir, struct image *img, char **err)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*err = NULL;
+	memset(img, 0, sizeof(*img));
+	if (dirfd < 0)
+		return fail(err, -errno, "image '%s': %s", dir, strerror(errno));
+	int ret = parse_header(dirfd, dir, img, err);
+	close(dirfd);
+	return ret;
+}
+
+int image_read(const char *dir, struct image *img, char **err)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	*err = NULL;
+	memset(img, 0, sizeof(*img));
+	if (dirfd < 0)
+		return fail(err, -errno, "image '%s': %s", dir, strerror(errno));
+	if ((ret = parse_header(dirfd, dir, img, err)))
+		goto out;
+	for (int i = 0; i < img->nsections; i++) {
+		struct image_section *s = &img->sec[i];
+		char file[IMAGE_NAME_MAX + 4];
+		uint8_t *z;
+		size_t zlen;
+
+		snprintf(file, sizeof(file), "%s%s", s->name, SECTION_SUFFIX);
+		if ((ret = read_file(dirfd, file, &z, &zlen))) {
+			ret = fail(err, ret, "image '%s': section %s: %s", dir, s->name,
+				   ret == -ENOENT ? "missing" : strerror(-ret));
+			goto out;
+		}
+		if (zlen != s->stored) {
+			free(z);
+			ret = fail(err, -EINVAL, "image '%s' is truncated (section %s)", dir, s->name);
+			goto out;
+		}
+		if (crc32(0, z, zlen) != s->crc) {
+			free(z);
+			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: checksum mismatch)",
+				   dir, s->name);
+			goto out;
+		}
+		/* The length comes from a checksummed header, but bound it anyway. */
+		if (s->len > (1ULL << 40)) {
+			free(z);
+			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: size)", dir, s->name);
+			goto out;
+		}
+		s->data = malloc(s->len ? s->len : 1);
+		uLongf out_len = s->len;
+		int zr = s->data ? uncompress(s->data, &out_len, z, zlen) : Z_MEM_ERROR;
+		free(z);
+		if (zr != Z_OK || out_len != s->len) {
+			ret = fail(err, zr == Z_MEM_ERROR ? -ENOMEM : -EINVAL,
+				   "image '%s' is corrupt (section %s does not decompress)", dir, s->name);
+			goto out;
+		}
+	}
+out:
+	close(dirfd);
+	if (ret)
+		image_free(img);
+	return ret;
+}
+
+void image_free(struct image *img)
+{
+	for (int i = 0; i < img->nsections; i++) {
+		free(img->sec[i].data);
+		img->sec[i].data = NULL;
+	}
+}
+
+struct image_section *image_find(struct image *img, const char *name)
+{
+	for (int i = 0; i < img->nsections; i++)
+		if (!strcmp(img->sec[i].name, name))
+			return &img->sec[i];
+	return NULL;
+}

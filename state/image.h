@@ -1,0 +1,48 @@
+/* The image on disk (docs/image-format.md): a directory with a header file and one compressed
+ * file per section. Writing goes to a temporary directory beside the target that is renamed
+ * into place only when complete; reading checks the magic, the version, the codec and every
+ * section's length and checksum before anything is decoded. */
+#ifndef STATE_IMAGE_H
+#define STATE_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IMAGE_MAGIC "MSNTYIMG"
+#define IMAGE_VERSION 1
+#define IMAGE_CODEC_ZLIB 1
+#define IMAGE_NAME_MAX 16 /* a section name with its NUL */
+#define IMAGE_MAX_SECTIONS 32
+
+struct image_section {
+	char name[IMAGE_NAME_MAX];
+	uint8_t *data; /* uncompressed */
+	size_t len;
+	uint64_t count;     /* records (objects) in it */
+	uint64_t stored;    /* bytes on disk, compressed */
+	uint32_t crc;       /* of the stored bytes */
+};
+
+struct image {
+	uint32_t version, codec, flags;
+	int nsections;
+	struct image_section sec[IMAGE_MAX_SECTIONS];
+};
+
+/* Writes IMG's sections (data, len, count, name set) to DIR. DIR must not exist or be an empty
+ * directory, unless FORCE (an existing image is then replaced, only once the new one is
+ * complete). On failure nothing is left behind and *ERR (malloc'd) says why. */
+int image_write(const char *dir, struct image *img, bool force, char **err);
+
+/* Reads and checks the image in DIR: every section decompressed into memory. On failure *ERR
+ * (malloc'd) says what is wrong in one line. */
+int image_read(const char *dir, struct image *img, char **err);
+
+/* Reads only the header (sizes, counts), for inspect. */
+int image_read_header(const char *dir, struct image *img, char **err);
+
+void image_free(struct image *img);
+struct image_section *image_find(struct image *img, const char *name);
+
+#endif

@@ -10,8 +10,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "state/codec.h"
+
 /* Virtual size only: a sparse file and a MAP_NORESERVE view. */
 #define MEMFILE_SIZE (1ULL << 40)
+#define MEMFILE_PAGE 4096
 
 struct extent {
 	uint64_t off, len;
@@ -189,4 +192,124 @@ int64_t memfile_seek(uint64_t off, uint64_t end, bool data)
 	if (r < 0)
 		return -errno;
 	return (uint64_t)r < end ? r : (data ? -ENXIO : (int64_t)end);
+}
+
+/* Checkpoint: the allocator, then the file's data as runs of non-zero pages. Holes are found
+ * with SEEK_DATA/SEEK_HOLE, and pages of zeros inside data (touched, never written) are left
+ * out too: restore starts from an all-hole file. */
+static bool page_is_zero(const char *p)
+{
+	static const char zero[MEMFILE_PAGE];
+
+	return !memcmp(p, zero, MEMFILE_PAGE);
+}
+
+int memfile_save(struct enc *e, uint64_t *pages)
+{
+	uint64_t at = 0, end = mf.bump;
+
+	*pages = 0;
+	enc_u64(e, mf.bump);
+	enc_u64(e, mf.nfree);
+	for (size_t i = 0; i < mf.nfree; i++) {
+		enc_u64(e, mf.free[i].off);
+		enc_u64(e, mf.free[i].len);
+	}
+	while (at < end) {
+		off_t data = lseek(mf.fd, at, SEEK_DATA);
+		if (data < 0 || (uint64_t)data >= end)
+			break;
+		off_t hole = lseek(mf.fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		/* Holes are page-aligned on tmpfs-backed memfds; round anyway. */
+		uint64_t p = data & ~(uint64_t)(MEMFILE_PAGE - 1);
+		stop = (stop + MEMFILE_PAGE - 1) & ~(uint64_t)(MEMFILE_PAGE - 1);
+		while (p < stop) {
+			while (p < stop && page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			uint64_t run = p;
+			while (p < stop && !page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			if (p > run) {
+				enc_u64(e, run);
+				enc_u64(e, (p - run) / MEMFILE_PAGE);
+				enc_raw(e, mf.base + run, p - run);
+				*pages += (p - run) / MEMFILE_PAGE;
+			}
+		}
+		at = stop;
+	}
+	enc_u64(e, UINT64_MAX); /* the end of the runs */
+	return enc_ok(e) ? 0 : -ENOMEM;
+}
+
+int memfile_load(struct dec *d)
+{
+	uint64_t bump = dec_max(d, MEMFILE_SIZE, "memory size");
+	uint64_t nfree = dec_max(d, bump / MEMFILE_PAGE, "free list");
+	uint64_t prev_end = 0;
+
+	if (!dec_ok(d) || bump % MEMFILE_PAGE)
+		return dec_fail(d, "bad memory allocator state");
+	struct extent *fr = calloc(nfree ? nfree : 1, sizeof(*fr));
+	if (!fr)
+		return dec_fail(d, "out of memory");
+	for (uint64_t i = 0; i < nfree; i++) {
+		fr[i].off = dec_u64(d);
+		fr[i].len = dec_u64(d);
+		if (fr[i].off < prev_end || fr[i].off % MEMFILE_PAGE || fr[i].len % MEMFILE_PAGE ||
+		    !fr[i].len || fr[i].len > bump - fr[i].off) {
+			free(fr);
+			return dec_fail(d, "bad memory free list");
+		}
+		prev_end = fr[i].off + fr[i].len;
+	}
+	free(mf.free);
+	mf.free = fr;
+	mf.nfree = mf.capfree = nfree;
+	mf.bump = bump;
+	for (;;) {
+		uint64_t off = dec_u64(d);
+		if (off == UINT64_MAX || !dec_ok(d))
+			break;
+		uint64_t npages = dec_u64(d);
+		if (off % MEMFILE_PAGE || off > bump || npages > (bump - off) / MEMFILE_PAGE)
+			return dec_fail(d, "bad memory extent");
+		const void *p = dec_view(d, npages * MEMFILE_PAGE);
+		if (p)
+			memcpy(mf.base + off, p, npages * MEMFILE_PAGE);
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+int mobj_save(struct enc *e, const void *obj)
+{
+	const struct mobj *m = obj;
+
+	enc_u64(e, m->off);
+	enc_u64(e, m->len);
+	return 0;
+}
+
+void *mobj_load(struct dec *d)
+{
+	uint64_t off = dec_u64(d), len = dec_u64(d);
+
+	if (!dec_ok(d) || off % MEMFILE_PAGE || len % MEMFILE_PAGE || !len || off > mf.bump ||
+	    len > mf.bump - off) {
+		dec_fail(d, "bad memory object");
+		return NULL;
+	}
+	struct mobj *m = malloc(sizeof(*m));
+	if (!m) {
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	*m = (struct mobj){.off = off, .len = len, .refs = 1};
+	return m;
+}
+
+void mobj_drop(void *obj)
+{
+	mobj_put(obj);
 }

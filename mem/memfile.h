@@ -41,4 +41,16 @@ struct mobj *mobj_new(uint64_t len);
 struct mobj *mobj_get(struct mobj *m);
 void mobj_put(struct mobj *m);
 
+/* Checkpoint (state/codec.h): the allocator and every non-zero page of the file (*PAGES gets
+ * how many). memfile_load fills a freshly initialised file with them, at the same offsets, so
+ * every saved offset (VMAs, memory objects) stays valid. */
+struct enc;
+struct dec;
+int memfile_save(struct enc *e, uint64_t *pages);
+int memfile_load(struct dec *d);
+/* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
+int mobj_save(struct enc *e, const void *obj);
+void *mobj_load(struct dec *d);
+void mobj_drop(void *obj);
+
 #endif

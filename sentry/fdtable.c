@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "state/codec.h"
 #include "vfs/vfs.h"
 
 struct fdtable *fdtable_new(void)
@@ -98,4 +99,63 @@ int fdtable_close(struct fdtable *t, int fd)
 	e->cloexec = false;
 	vfs_file_put(f);
 	return 0;
+}
+
+/* Checkpoint (CK_FDTABLE): the used slots, each a descriptor number, its FD_CLOEXEC and the
+ * open file by reference. */
+int fdtable_save(struct enc *e, const void *obj)
+{
+	const struct fdtable *t = obj;
+	uint64_t used = 0;
+
+	for (int i = 0; i < t->n; i++)
+		used += t->fds[i].file != NULL;
+	enc_u64(e, used);
+	for (int i = 0; i < t->n; i++) {
+		if (!t->fds[i].file)
+			continue;
+		enc_u32(e, i);
+		enc_bool(e, t->fds[i].cloexec);
+		enc_ref(e, CK_FILE, t->fds[i].file);
+	}
+	return 0;
+}
+
+/* Descriptor numbers above Linux's nr_open cannot have been saved. */
+#define FD_MAX 1048576
+
+void *fdtable_load(struct dec *d)
+{
+	struct fdtable *t = fdtable_new();
+	uint64_t used = dec_max(d, FD_MAX, "descriptor count");
+
+	if (!t) {
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	for (uint64_t i = 0; i < used && dec_ok(d); i++) {
+		uint32_t fd = dec_u32(d);
+		bool cloexec = dec_bool(d);
+		struct vfs_file *f = dec_ref(d, CK_FILE);
+		if (!dec_ok(d))
+			break;
+		if (!f || fd >= FD_MAX || fdtable_get(t, (int)fd)) {
+			dec_fail(d, "bad descriptor table");
+			break;
+		}
+		if (fdtable_install_at(t, (int)fd, vfs_file_get(f), cloexec, FD_MAX) < 0) {
+			vfs_file_put(f);
+			dec_fail(d, "out of memory");
+		}
+	}
+	if (!dec_ok(d)) {
+		fdtable_put(t);
+		return NULL;
+	}
+	return t;
+}
+
+void fdtable_drop(void *t)
+{
+	fdtable_put(t);
 }

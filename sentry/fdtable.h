@@ -30,4 +30,11 @@ struct vfs_file *fdtable_get(struct fdtable *t, int fd);
 struct fd_entry *fdtable_entry(struct fdtable *t, int fd);
 int fdtable_close(struct fdtable *t, int fd);
 
+/* Checkpoint (CK_FDTABLE, state/codec.h). */
+struct enc;
+struct dec;
+int fdtable_save(struct enc *e, const void *t);
+void *fdtable_load(struct dec *d);
+void fdtable_drop(void *t);
+
 #endif

@@ -114,7 +114,7 @@ static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t 
 				return -EINVAL;
 			if (absolute) {
 				struct timespec now;
-				clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
+				clock_now(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
 				t->sys_deadline = ts_add(mono_now(), ts_sub(ts, now));
 			} else {
 				t->sys_deadline = ts_add(mono_now(), ts);

@@ -15,6 +15,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "sentry/checkpoint.h"
+#include "sentry/control.h"
 #include "sentry/exec.h"
 #include "sentry/fdtable.h"
 #include "mem/memfile.h"
@@ -26,6 +28,7 @@
 #include "fs-proc/procfs.h"
 #include "fs-sys/sysfs.h"
 #include "vfs/kernfs.h"
+#include "state/state.h"
 #include "vfs/vfs.h"
 
 struct kernel kernel;
@@ -198,7 +201,7 @@ static void loop(void)
 		if (kernel.done)
 			break;
 		/* The fast path: only guest stops can wake anyone, so wait for the guest only. */
-		if (!sched_needs_events()) {
+		if (!sched_needs_events() && !control_active()) {
 			r = platform_wait(&ev, true);
 			if (r == 0)
 				handle_event(&ev);
@@ -220,14 +223,14 @@ static void loop(void)
 				struct signalfd_siginfo si;
 				while (read(sigchld_fd, &si, sizeof(si)) == sizeof(si))
 					;
-			} else {
+			} else if (!control_handle_event(evs[i].data.ptr)) {
 				sched_handle_event(evs[i].data.ptr, evs[i].events);
 			}
 		}
 	}
 }
 
-static void teardown(void)
+void kernel_teardown(void)
 {
 	kernel_free_dead();
 	while (kernel.tasks) {
@@ -425,29 +428,57 @@ static void mount_tmpfs(const char *path)
 	vfs_dentry_put(mp);
 }
 
+/* What every sandbox needs before its first task: the memory file, the platform, the event
+ * loop's descriptors, and the control socket when it has a name. */
+static int setup_kernel(const struct kernel_config *cfg)
+{
+	int err;
+
+	kernel.cfg = *cfg;
+	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
+	    (err = setup_events())) {
+		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
+		return err;
+	}
+	if (cfg->id && (err = control_listen(cfg->id, kernel.epfd)))
+		return err; /* the message is printed */
+	return 0;
+}
+
+/* Runs the sandbox until init exits, then takes it down. */
+static int serve(bool tty, const struct termios *saved_tty)
+{
+	loop();
+	kernel_teardown();
+	control_close();
+	if (kernel.cfg.stats)
+		print_kernfs_stats();
+	vfs_umount_all();
+	if (tty)
+		tcsetattr(0, TCSADRAIN, saved_tty); /* whatever the guest left it in */
+	return kernel.exit_status;
+}
+
 int kernel_run(const struct kernel_config *cfg)
 {
 	int err;
 	struct task *init;
 
-	kernel.cfg = *cfg;
 	kernel.next_pid = 2;
-	clock_gettime(CLOCK_MONOTONIC, &kernel.boot_mono);
+	kernel.boot_mono = mono_now();
 	clock_gettime(CLOCK_REALTIME, &kernel.boot_real);
 	kernel.tty_fg_pgid = 1;
 	/* A terminal on stdin is the sandbox's controlling terminal, init's session its own. */
 	struct termios saved_tty;
 	bool tty = tcgetattr(0, &saved_tty) == 0;
 	kernel.tty_sid = tty ? 1 : 0;
+	kernel.cfg = *cfg;
 	if ((err = vfs_mount_overlay_root(cfg->rootfs, &kernel.root))) {
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
-	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
-	    (err = setup_events())) {
-		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
+	if ((err = setup_kernel(cfg)))
 		return err;
-	}
 	mount_devfs();
 	mount_tmpfs("/tmp");
 	mount_tmpfs("/dev/shm");
@@ -459,16 +490,32 @@ int kernel_run(const struct kernel_config *cfg)
 	}
 	task_link(init);
 	if ((err = start_init(init))) {
-		teardown();
+		kernel_teardown();
 		return err;
 	}
 	kernel_resume(init);
-	loop();
-	teardown();
-	if (kernel.cfg.stats)
-		print_kernfs_stats();
-	vfs_umount_all();
-	if (tty)
-		tcsetattr(0, TCSADRAIN, &saved_tty); /* whatever the guest left it in */
-	return kernel.exit_status;
+	return serve(tty, &saved_tty);
+}
+
+int kernel_restore(const struct kernel_config *cfg, const char *image,
+		   const struct kernel_restore_opts *o, bool delete_image)
+{
+	struct termios saved_tty;
+	bool tty = tcgetattr(0, &saved_tty) == 0;
+	char *err = NULL;
+	int ret;
+
+	if ((ret = setup_kernel(cfg)))
+		return ret;
+	ret = state_load(image, o, &err);
+	if (delete_image)
+		control_remove_image(image);
+	if (ret) {
+		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
+		free(err);
+		kernel_teardown();
+		control_close();
+		return ret;
+	}
+	return serve(tty, &saved_tty);
 }

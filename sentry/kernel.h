@@ -24,6 +24,10 @@ struct kernel_config {
 	bool eager_kernfs; /* build /proc and /sys whole at start (for comparisons) */
 	bool stats;        /* print the synthetic filesystems' inode counts at exit */
 	enum platform_placement placement;
+	/* The checkpoint-test syscall (tests/conformance/check.h's maybe_save) checkpoints,
+	 * tears down and restores the whole sandbox (DESIGN.md §8). */
+	bool save_restore_test;
+	const char *id; /* --id: the name the control socket is reached by, or NULL */
 };
 
 struct kernel {
@@ -47,6 +51,13 @@ extern struct kernel kernel;
  * errno before the guest started (the message is already printed). */
 int kernel_run(const struct kernel_config *cfg);
 
+struct kernel_restore_opts;
+/* Restores the sandbox in image directory IMAGE and runs it as kernel_run does; CFG gives the
+ * options of this run (strace, placement, id), the image the rest. DELETE_IMAGE removes the
+ * image once it is loaded (the save-restore test's own images). */
+int kernel_restore(const struct kernel_config *cfg, const char *image,
+		   const struct kernel_restore_opts *o, bool delete_image);
+
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
 void kernel_retry_syscall(struct task *t);
 
@@ -66,6 +77,9 @@ extern const struct procinfo_ops kernel_procinfo;
 /* A new procfs or sysfs for this kernel (the mounts at start, and mount(2) inside). */
 int kernel_new_procfs(struct vfs_dentry **root);
 int kernel_new_sysfs(struct vfs_dentry **root);
+
+/* Kills every guest thread and frees every task (the end of a sandbox). */
+void kernel_teardown(void);
 
 /* Frees the tasks that died while handling the last event. */
 void kernel_free_dead(void);

@@ -1,5 +1,6 @@
-/* The minisentry command line: `run` starts a sandbox; later milestones add checkpoint,
- * restore, inspect. Every user error is one line on stderr and a non-zero exit. */
+/* The minisentry command line: `run` starts a sandbox, `checkpoint` freezes a named one into an
+ * image, `restore` brings an image back, `list` and `inspect` show what there is. Every user
+ * error is one line on stderr and a non-zero exit. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,12 +8,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sentry/checkpoint.h"
+#include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "state/state.h"
 
 #define VERSION "0.1.0"
 
 static const char usage[] =
 	"usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
+	"       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
+	"       minisentry restore [options] --image DIR\n"
+	"       minisentry list\n"
+	"       minisentry inspect DIR\n"
 	"       minisentry --help | --version\n"
 	"\n"
 	"Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
@@ -25,7 +33,19 @@ static const char usage[] =
 	"  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
 	"  --placement same|other  run guest threads on the Sentry's CPU (default) or another\n"
 	"  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
-	"  --stats               at exit, print the inode and dentry counts of /proc and /sys\n";
+	"  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
+	"  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
+	"  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
+	"                        restores the whole sandbox\n"
+	"\n"
+	"checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
+	"unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
+	"\n"
+	"restore options:\n"
+	"  --id NAME             name the restored sandbox\n"
+	"  --rootfs PATH         the root filesystem to use instead of the image's\n"
+	"  --force               use a root filesystem that differs from the image's\n"
+	"  --strace, --placement, --stats, --save-restore-test as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -65,6 +85,7 @@ static int cmd_run(int argc, char **argv)
 		{"cwd", required_argument, NULL, 'c'}, {"cpus", required_argument, NULL, 'n'},
 		{"placement", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
 		{"eager-kernfs", no_argument, NULL, 'E'}, {"stats", no_argument, NULL, 'S'},
+		{"id", required_argument, NULL, 'i'}, {"save-restore-test", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_SAME};
 	char *extra[argc], *env[argc + 4];
@@ -109,6 +130,12 @@ static int cmd_run(int argc, char **argv)
 		case 'S':
 			cfg.stats = true;
 			break;
+		case 'i':
+			cfg.id = optarg;
+			break;
+		case 'T':
+			cfg.save_restore_test = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -138,6 +165,125 @@ static int cmd_run(int argc, char **argv)
 	return r == -ENOENT ? 127 : 126;
 }
 
+static int cmd_checkpoint(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"leave-running", no_argument, NULL, 'l'}, {"force", no_argument, NULL, 'f'},
+		{"image", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	bool leave = false, force = false;
+	const char *image = NULL;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			leave = true;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'i':
+			image = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			return fail("checkpoint: option needs a value:", argv[optind - 1]);
+		default:
+			return fail("checkpoint: unknown option", argv[optind - 1]);
+		}
+	}
+	if (!image)
+		return fail("checkpoint: missing --image DIR", NULL);
+	if (optind != argc - 1)
+		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
+	return control_checkpoint(argv[optind], image, leave, force);
+}
+
+static int cmd_restore(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"image", required_argument, NULL, 'm'}, {"id", required_argument, NULL, 'i'},
+		{"rootfs", required_argument, NULL, 'r'}, {"force", no_argument, NULL, 'f'},
+		{"strace", no_argument, NULL, 's'}, {"placement", required_argument, NULL, 'p'},
+		{"stats", no_argument, NULL, 'S'}, {"save-restore-test", no_argument, NULL, 'T'},
+		{"delete-image", no_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	struct kernel_config cfg = {.placement = PLACEMENT_SAME};
+	struct kernel_restore_opts o = {0};
+	const char *image = NULL;
+	bool delete_image = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			image = optarg;
+			break;
+		case 'i':
+			cfg.id = optarg;
+			break;
+		case 'r':
+			o.rootfs = optarg;
+			break;
+		case 'f':
+			o.force = true;
+			break;
+		case 's':
+			cfg.strace = true;
+			break;
+		case 'p':
+			if (!strcmp(optarg, "same"))
+				cfg.placement = PLACEMENT_SAME;
+			else if (!strcmp(optarg, "other"))
+				cfg.placement = PLACEMENT_OTHER;
+			else
+				return fail("restore: --placement is 'same' or 'other', got", optarg);
+			break;
+		case 'S':
+			cfg.stats = true;
+			break;
+		case 'T':
+			cfg.save_restore_test = true;
+			break;
+		case 'D':
+			delete_image = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			return fail("restore: option needs a value:", argv[optind - 1]);
+		default:
+			return fail("restore: unknown option", argv[optind - 1]);
+		}
+	}
+	if (!image)
+		return fail("restore: missing --image DIR", NULL);
+	if (optind != argc)
+		return fail("restore: unexpected argument", argv[optind]);
+	int r = kernel_restore(&cfg, image, &o, delete_image);
+	return r >= 0 ? r : 1;
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+	char *err = NULL;
+
+	if (argc != 2)
+		return fail("inspect: needs exactly one image DIR", NULL);
+	if (state_inspect(argv[1], stdout, &err)) {
+		fprintf(stderr, "minisentry: inspect: %s\n", err ? err : "cannot read the image");
+		free(err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -152,5 +298,16 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "checkpoint"))
+		return cmd_checkpoint(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "restore"))
+		return cmd_restore(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "inspect"))
+		return cmd_inspect(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list")) {
+		if (argc != 2)
+			return fail("list: takes no arguments", NULL);
+		return control_list();
+	}
 	return fail("unknown command", argv[1]);
 }

@@ -14,6 +14,7 @@
 #include "platform/platform.h"
 #include "mem/memfile.h"
 #include "vfs/vfs.h"
+#include "state/codec.h"
 
 #define MMAP_MIN_ADDR 0x10000UL
 #define STACK_RESERVE (8UL << 20)
@@ -652,4 +653,112 @@ int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags)
 	/* Shared file pages are the file's own pages in the memory file: nothing to write back.
 	 * The range must be mapped, though. */
 	return len == 0 || vma_range_covered(&mm->vmas, addr, addr + len) ? 0 : -ENOMEM;
+}
+
+/* Checkpoint: the layout and every VMA but the stub page, with their memory objects and file
+ * names by reference. Loading makes a new stub process for the address space and maps every
+ * VMA into it; its first thread is left in mm->via for a task to take (checkpoint.c). */
+int mm_save(struct enc *e, const void *obj)
+{
+	const struct mm *mm = obj;
+	uint64_t n = 0;
+
+	enc_u64(e, mm->mmap_base);
+	enc_u64(e, mm->stack_top);
+	enc_u64(e, mm->brk_start);
+	enc_u64(e, mm->brk);
+	enc_u64(e, mm->arg_start);
+	enc_u64(e, mm->arg_end);
+	enc_u64(e, mm->env_start);
+	enc_u64(e, mm->env_end);
+	for (size_t i = 0; i < mm->vmas.n; i++)
+		n += !(mm->vmas.v[i].flags & VMA_RESERVED);
+	enc_u64(e, n);
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (v->flags & VMA_RESERVED)
+			continue;
+		enc_u64(e, v->start);
+		enc_u64(e, v->end);
+		enc_ref(e, CK_MOBJ, v->mobj);
+		enc_u32(e, v->prot);
+		enc_u32(e, v->flags);
+		enc_u64(e, v->mf_off);
+		enc_u64(e, v->file_off);
+		enc_u64(e, v->ino);
+		enc_u64(e, v->dev);
+		enc_ref(e, CK_DENTRY, v->dentry);
+		enc_raw(e, v->name, sizeof(v->name));
+	}
+	return 0;
+}
+
+void *mm_load(struct dec *d)
+{
+	struct platform_thread *thread;
+	struct mm *mm;
+	int err;
+
+	if ((err = platform_stub_new(&thread))) {
+		dec_fail(d, "cannot start a stub process: %s", strerror(-err));
+		return NULL;
+	}
+	if (!(mm = mm_new(thread))) {
+		platform_thread_release(thread);
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	mm->mmap_base = dec_u64(d);
+	mm->stack_top = dec_u64(d);
+	mm->brk_start = dec_u64(d);
+	mm->brk = dec_u64(d);
+	mm->arg_start = dec_u64(d);
+	mm->arg_end = dec_u64(d);
+	mm->env_start = dec_u64(d);
+	mm->env_end = dec_u64(d);
+	uint64_t n = dec_max(d, 1 << 20, "VMA count");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct vma v = {0};
+		v.start = dec_u64(d);
+		v.end = dec_u64(d);
+		v.mobj = dec_ref(d, CK_MOBJ);
+		v.prot = (int)dec_u32(d);
+		v.flags = (int)dec_u32(d);
+		v.mf_off = dec_u64(d);
+		v.file_off = dec_u64(d);
+		v.ino = dec_u64(d);
+		v.dev = dec_u64(d);
+		v.dentry = dec_ref(d, CK_DENTRY);
+		dec_raw(d, v.name, sizeof(v.name));
+		v.name[VMA_NAME_MAX - 1] = 0;
+		if (!dec_ok(d))
+			break;
+		if (!v.mobj || v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||
+		    v.end > mm->stack_top || (v.flags & VMA_RESERVED) || v.mf_off < v.mobj->off ||
+		    v.end - v.start > v.mobj->off + v.mobj->len - v.mf_off ||
+		    !vma_range_free(&mm->vmas, v.start, v.end)) {
+			dec_fail(d, "bad VMA");
+			break;
+		}
+		mobj_get(v.mobj);
+		if (v.dentry)
+			vfs_dentry_get(v.dentry);
+		if ((err = install(mm, &v))) {
+			mobj_put(v.mobj);
+			if (v.dentry)
+				vfs_dentry_put(v.dentry);
+			dec_fail(d, "cannot map a VMA: %s", strerror(-err));
+		}
+	}
+	if (!dec_ok(d)) {
+		mm_put(mm);
+		platform_thread_release(thread);
+		return NULL;
+	}
+	return mm;
+}
+
+void mm_drop(void *obj)
+{
+	mm_put(obj);
 }

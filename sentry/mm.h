@@ -71,4 +71,12 @@ long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max);
  * longer than MAX iovecs is cut short (the caller moves what it got). */
 int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iovec *iov, int max);
 
+/* Checkpoint (CK_MM, state/codec.h). mm_load starts a new stub process for the address space
+ * and leaves its one thread, stopped, in mm->via for the first task of the mm to take. */
+struct enc;
+struct dec;
+int mm_save(struct enc *e, const void *mm);
+void *mm_load(struct dec *d);
+void mm_drop(void *mm);
+
 #endif

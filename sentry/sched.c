@@ -38,12 +38,49 @@ static struct {
 	struct timespec armed;
 } sched = {.timerfd = -1};
 
+/* Guest monotonic time is the host's plus an offset, set at a restore so that it goes on
+ * from the checkpoint's (DESIGN.md §4). Every deadline the Sentry keeps is in guest time; only
+ * arming the host timerfd converts back. */
+static int64_t mono_offset_ns;
+
+static struct timespec ts_add_ns(struct timespec a, int64_t ns)
+{
+	int64_t t = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec + ns;
+
+	return (struct timespec){t / 1000000000, t % 1000000000};
+}
+
 struct timespec mono_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts;
+	return ts_add_ns(ts, mono_offset_ns);
+}
+
+void mono_continue_from(struct timespec guest_now)
+{
+	struct timespec host;
+
+	mono_offset_ns = 0;
+	clock_gettime(CLOCK_MONOTONIC, &host);
+	mono_offset_ns = ((int64_t)guest_now.tv_sec - host.tv_sec) * 1000000000 +
+			 (guest_now.tv_nsec - host.tv_nsec);
+}
+
+int clock_now(clockid_t clk, struct timespec *ts)
+{
+	if (clock_gettime(clk, ts))
+		return -errno;
+	switch (clk) {
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_BOOTTIME:
+	case CLOCK_BOOTTIME_ALARM:
+		*ts = ts_add_ns(*ts, mono_offset_ns);
+	}
+	return 0;
 }
 
 struct timespec ts_add(struct timespec a, struct timespec b)
@@ -356,6 +393,11 @@ void sched_arm_timer(void)
 	if (ts_cmp(earliest, sched.armed) == 0)
 		return;
 	struct itimerspec its = {.it_value = earliest};
+	if (any && mono_offset_ns) {
+		its.it_value = ts_add_ns(earliest, -mono_offset_ns);
+		if (its.it_value.tv_sec < 0 || ts_is_zero(its.it_value))
+			its.it_value = (struct timespec){0, 1};
+	}
 	timerfd_settime(sched.timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 	sched.armed = earliest;
 }

@@ -42,7 +42,7 @@ static int guest_clock(struct task *t, clockid_t id, struct timespec *ts)
 		if (clock_getcpuclockid(t->pt->host_pid, &cid) == 0 && clock_gettime(cid, ts) == 0)
 			return 0;
 	}
-	return clock_gettime(id, ts) ? -errno : 0;
+	return clock_now(id, ts);
 }
 
 SYSCALL_DECL(clock_gettime)
@@ -151,7 +151,7 @@ SYSCALL_DECL(clock_nanosleep)
 			return -EINVAL;
 		if (flags & TIMER_ABSTIME) {
 			/* Convert to the monotonic deadline the scheduler keeps. */
-			clock_gettime(clk, &now);
+			clock_now(clk, &now);
 			t->sys_deadline = ts_add(mono_now(), ts_sub(req, now));
 		} else {
 			t->sys_deadline = ts_add(mono_now(), req);

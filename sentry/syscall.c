@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 
+#include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -267,6 +268,8 @@ long syscall_dispatch(struct task *t)
 	t->nsyscalls++;
 	if (!t->sc.native) {
 		ret = -ENOSYS; /* i386 syscalls through int $0x80 are refused */
+	} else if (t->sc.nr == SAVE_RESTORE_TEST_SYSCALL && kernel.cfg.save_restore_test) {
+		ret = control_save_restore_test(t);
 	} else if (!def) {
 		report_unimplemented(t->sc.nr);
 		ret = -ENOSYS;

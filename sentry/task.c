@@ -55,7 +55,7 @@ struct task *task_new(pid_t tid)
 	if (!t)
 		return NULL;
 	t->tid = t->tgid = t->pgid = t->sid = tid;
-	clock_gettime(CLOCK_MONOTONIC, &t->start_time);
+	t->start_time = mono_now();
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &t->rlim[r]);
 	/* Linux's defaults for a fresh init, not whatever the Sentry was started with. */

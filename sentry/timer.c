@@ -18,6 +18,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
 #include "sentry/timer.h"
+#include "state/codec.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -381,7 +382,7 @@ static void arm_from(struct ktimer *k, clockid_t clk, bool abs, const struct iti
 	struct timespec deadline;
 	if (abs) {
 		struct timespec now;
-		clock_gettime(clk, &now);
+		clock_now(clk, &now);
 		deadline = ts_add(mono_now(), ts_sub(v->it_value, now));
 	} else {
 		deadline = ts_add(mono_now(), v->it_value);
@@ -583,4 +584,120 @@ SYSCALL_DECL(timerfd_gettime)
 		return -EINVAL;
 	timer_value(&tf->k, &v);
 	return copy_out(t->mm, a[1], &v, sizeof(v));
+}
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* Deadlines are in guest monotonic time, which a restore continues (mono_continue_from), so
+ * they are saved as they are. */
+static void ktimer_save(struct enc *e, const struct ktimer *k)
+{
+	enc_bool(e, k->armed);
+	enc_i64(e, k->deadline.tv_sec);
+	enc_i64(e, k->deadline.tv_nsec);
+	enc_i64(e, k->interval.tv_sec);
+	enc_i64(e, k->interval.tv_nsec);
+}
+
+static void ktimer_load(struct dec *d, struct ktimer *k)
+{
+	bool armed = dec_bool(d);
+	struct timespec deadline = {dec_i64(d), dec_i64(d)};
+	struct timespec interval = {dec_i64(d), dec_i64(d)};
+
+	if (!valid_ts(deadline) || !valid_ts(interval))
+		dec_fail(d, "bad timer");
+	else if (armed && dec_ok(d))
+		ktimer_arm(k, deadline, interval);
+}
+
+static void cpu_itimer_save(struct enc *e, const struct cpu_itimer *c)
+{
+	enc_bool(e, c->armed);
+	enc_i64(e, c->expiry.tv_sec);
+	enc_i64(e, c->expiry.tv_nsec);
+	enc_i64(e, c->interval.tv_sec);
+	enc_i64(e, c->interval.tv_nsec);
+}
+
+static void cpu_itimer_load(struct dec *d, struct cpu_itimer *c)
+{
+	c->armed = dec_bool(d);
+	c->expiry = (struct timespec){dec_i64(d), dec_i64(d)};
+	c->interval = (struct timespec){dec_i64(d), dec_i64(d)};
+	if (!valid_ts(c->expiry) || !valid_ts(c->interval))
+		dec_fail(d, "bad CPU timer");
+}
+
+void timers_save(struct enc *e, const struct task *leader)
+{
+	const struct process_timers *pt = leader->timers;
+	uint64_t n = 0;
+
+	enc_bool(e, pt != NULL);
+	if (!pt)
+		return;
+	ktimer_save(e, &pt->real);
+	cpu_itimer_save(e, &pt->cpu[0]);
+	cpu_itimer_save(e, &pt->cpu[1]);
+	enc_u32(e, pt->next_id);
+	for (const struct posix_timer *p = pt->posix; p; p = p->next)
+		n++;
+	enc_u64(e, n);
+	for (const struct posix_timer *p = pt->posix; p; p = p->next) {
+		ktimer_save(e, &p->k);
+		cpu_itimer_save(e, &p->cpu);
+		enc_u32(e, p->id);
+		enc_u32(e, p->clock);
+		enc_u32(e, p->notify);
+		enc_u32(e, p->signo);
+		enc_u64(e, (uint64_t)(uintptr_t)p->value.sival_ptr);
+		enc_u32(e, p->tid);
+		enc_u32(e, p->overrun);
+		enc_u32(e, p->overrun_last);
+		enc_bool(e, p->queued);
+	}
+}
+
+int timers_load(struct dec *d, struct task *leader)
+{
+	if (!dec_bool(d))
+		return dec_ok(d) ? 0 : -EINVAL;
+	struct process_timers *pt = timers_of(leader);
+	if (!pt)
+		return dec_fail(d, "out of memory");
+	ktimer_load(d, &pt->real);
+	cpu_itimer_load(d, &pt->cpu[0]);
+	cpu_itimer_load(d, &pt->cpu[1]);
+	pt->next_id = (int)dec_u32(d);
+	uint64_t n = dec_max(d, 1 << 20, "timer count");
+	struct posix_timer **tail = &pt->posix;
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct posix_timer *p = calloc(1, sizeof(*p));
+		if (!p)
+			return dec_fail(d, "out of memory");
+		p->k.fn = posix_fired;
+		p->leader = leader;
+		*tail = p; /* on the list at once: timers_release frees it on failure */
+		tail = &p->next;
+		ktimer_load(d, &p->k);
+		cpu_itimer_load(d, &p->cpu);
+		p->id = (int)dec_u32(d);
+		p->clock = (clockid_t)dec_u32(d);
+		p->notify = (int)dec_u32(d);
+		p->signo = (int)dec_u32(d);
+		p->value.sival_ptr = (void *)(uintptr_t)dec_u64(d);
+		p->tid = (pid_t)dec_u32(d);
+		p->overrun = (int)dec_u32(d);
+		p->overrun_last = (int)dec_u32(d);
+		p->queued = dec_bool(d);
+		if (p->signo < 0 || p->signo > NSIG_GUEST)
+			dec_fail(d, "bad timer signal");
+	}
+	if (pt->cpu[0].armed || pt->cpu[1].armed)
+		cpu_poll_start(pt);
+	for (struct posix_timer *p = pt->posix; p; p = p->next)
+		if (p->cpu.armed)
+			cpu_poll_start(pt);
+	return dec_ok(d) ? 0 : -EINVAL;
 }

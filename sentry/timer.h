@@ -50,4 +50,11 @@ clockid_t timer_decode_clock(struct task *t, clockid_t clk);
 /* Cancels and frees the timers of the process LEADER leads (at its exit). */
 void timers_release(struct task *leader);
 
+/* Checkpoint: the timers of the process LEADER leads, saved with its task record. On a failed
+ * load the caller frees them with timers_release. */
+struct enc;
+struct dec;
+void timers_save(struct enc *e, const struct task *leader);
+int timers_load(struct dec *d, struct task *leader);
+
 #endif

@@ -1,0 +1,36 @@
+/* The control socket of a named sandbox (`run --id NAME`), the client side of `checkpoint` and
+ * `list`, and the save-restore test (DESIGN.md §7–8). */
+#ifndef SENTRY_CONTROL_H
+#define SENTRY_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct task;
+
+/* The syscall number of tests/conformance/check.h's maybe_save(): never valid on Linux. */
+#define SAVE_RESTORE_TEST_SYSCALL (-1 - 0x5a5)
+
+/* Listens on NAME's socket, watched by epoll set EPFD. Prints the error itself. */
+int control_listen(const char *name, int epfd);
+/* True while the loop must watch the control socket. */
+bool control_active(void);
+/* Handles an epoll event whose data is PTR; false if it is not the control socket's. */
+bool control_handle_event(void *ptr);
+/* Stops listening and removes the socket. */
+void control_close(void);
+
+/* The save-restore test: checkpoints the sandbox from inside task T's syscall, tears it down
+ * and replaces the Sentry with one restored from the image. Returns only on failure (the
+ * sandbox then ends with status 125). */
+long control_save_restore_test(struct task *t);
+/* Removes image directory DIR (the save-restore test's own images). */
+void control_remove_image(const char *dir);
+
+/* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */
+int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force);
+int control_list(void);
+/* The socket path of NAME into BUF; false if NAME is not a valid sandbox name. */
+bool control_socket_path(const char *name, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,252 @@
+/* Assembling and taking apart an image: which sections there are, in which order they are
+ * loaded, and the framing of the object records in them. Every object is saved and loaded by
+ * its own subsystem; the tables below are the whole list. */
+#include "state/state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem/memfile.h"
+#include "sentry/fdtable.h"
+#include "sentry/mm.h"
+#include "state/codec.h"
+#include "state/image.h"
+#include "vfs/save.h"
+
+/* Kinds of shared objects: one section each, records framed as [id][length][payload]. */
+static const struct kind_ops {
+	const char *section;
+	int (*save)(struct enc *e, const void *obj);
+	void *(*load)(struct dec *d);
+	void (*drop)(void *obj); /* drops the load's own reference; NULL: nothing to drop */
+} kinds[CK_NKINDS] = {
+	[CK_MOBJ] = {"mobjs", mobj_save, mobj_load, mobj_drop},
+	[CK_DENTRY] = {"dentries", vfs_dentry_save, vfs_dentry_load, vfs_dentry_drop},
+	[CK_FILE] = {"files", vfs_file_save, vfs_file_load, vfs_file_drop},
+	[CK_FILE_LINKS] = {"file-links", vfs_file_links_save, vfs_file_links_load, NULL},
+	[CK_FDTABLE] = {"fdtables", fdtable_save, fdtable_load, fdtable_drop},
+	[CK_FSCTX] = {"fs-contexts", fsctx_save, fsctx_load, fsctx_drop},
+	[CK_SIGHAND] = {"sighands", sighand_save, sighand_load, sighand_drop},
+	[CK_MM] = {"mms", mm_save, mm_load, mm_drop},
+	[CK_TASK] = {"tasks", task_save, task_load, NULL},
+};
+
+/* The sections in load order: "kernel" first (configuration, clocks, rootfs check), then the
+ * memory file (so memory objects are valid), memory objects, the file system, and the kinds. */
+enum { SEC_KERNEL, SEC_MEMORY, SEC_MOBJS, SEC_VFS, SEC_KINDS };
+#define NSECTIONS (SEC_KINDS + CK_NKINDS - 1)
+
+static const char *section_name(int i)
+{
+	static const char *fixed[] = {"kernel", "memory", "mobjs", "vfs"};
+
+	if (i < SEC_KINDS)
+		return fixed[i];
+	return kinds[i - SEC_KINDS + 1].section; /* CK_MOBJ is SEC_MOBJS */
+}
+
+/* Appends one framed record of kind K for OBJ to E. */
+static int save_record(struct enc *e, enum ckpt_kind k, uint64_t id, const void *obj)
+{
+	enc_u64(e, id);
+	size_t at = e->len;
+	enc_u64(e, 0); /* the length, patched below */
+	if (!enc_ok(e))
+		return -ENOMEM;
+	int err = kinds[k].save(e, obj);
+	if (err || !enc_ok(e))
+		return err ? err : -ENOMEM;
+	uint64_t len = e->len - at - 8;
+	for (int i = 0; i < 8; i++)
+		e->buf[at + i] = len >> (8 * i);
+	return 0;
+}
+
+static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
+{
+	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
+}
+
+int state_save(const char *dir, bool force, struct state_save_stats *stats, char **err)
+{
+	struct ckpt_refs *refs = ckpt_refs_new();
+	struct enc secs[NSECTIONS];
+	uint64_t counts[NSECTIONS] = {0}, pages = 0;
+	struct image img = {0};
+	int ret = 0;
+
+	*err = NULL;
+	for (int i = 0; i < NSECTIONS; i++)
+		enc_init(&secs[i], refs);
+	if (!refs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) || (ret = kernel_vfs_save(&secs[SEC_VFS])))
+		goto out;
+	counts[SEC_KERNEL] = counts[SEC_VFS] = 1;
+	/* Saving an object queues what it refers to; go round until nothing new is queued. */
+	for (bool progress = true; progress;) {
+		progress = false;
+		for (int k = CK_NKINDS - 1; k >= 0; k--) {
+			uint64_t id;
+			const void *obj;
+			while ((obj = ckpt_refs_next(refs, k, &id))) {
+				struct enc *e = kind_enc(secs, k);
+				if ((ret = save_record(e, k, id, obj)))
+					goto out;
+				counts[k == CK_MOBJ ? SEC_MOBJS : SEC_KINDS + k - 1]++;
+				progress = true;
+			}
+		}
+	}
+	if ((ret = memfile_save(&secs[SEC_MEMORY], &pages)))
+		goto out;
+	counts[SEC_MEMORY] = pages;
+	img.nsections = NSECTIONS;
+	for (int i = 0; i < NSECTIONS; i++) {
+		snprintf(img.sec[i].name, sizeof(img.sec[i].name), "%s", section_name(i));
+		img.sec[i].data = secs[i].buf;
+		img.sec[i].len = secs[i].len;
+		img.sec[i].count = counts[i];
+	}
+	ret = image_write(dir, &img, force, err);
+	if (!ret && stats) {
+		stats->pages = pages;
+		stats->bytes = 0;
+		for (int i = 0; i < NSECTIONS; i++)
+			stats->bytes += img.sec[i].stored;
+	}
+out:
+	if (ret && !*err) {
+		const char *why = NULL;
+		for (int i = 0; i < NSECTIONS && !why; i++)
+			why = secs[i].error;
+		if (asprintf(err, "cannot checkpoint: %s", why ? why : strerror(-ret)) < 0)
+			*err = NULL;
+	}
+	for (int i = 0; i < NSECTIONS; i++)
+		enc_free(&secs[i]);
+	ckpt_refs_free(refs);
+	return ret;
+}
+
+/* Loads every framed record of kind K from D into REFS. */
+static int load_records(struct dec *d, enum ckpt_kind k)
+{
+	while (!dec_at_end(d) && dec_ok(d)) {
+		uint64_t id = dec_u64(d);
+		uint64_t len = dec_u64(d);
+		if (!dec_ok(d) || len > d->len - d->off)
+			return dec_fail(d, "truncated record");
+		struct dec sub = dec_sub(d, len);
+		void *obj = kinds[k].load(&sub);
+		if (!obj || !dec_ok(d))
+			return dec_fail(d, "bad record %llu", (unsigned long long)id);
+		if (!dec_at_end(&sub)) {
+			if (kinds[k].drop)
+				kinds[k].drop(obj);
+			return dec_fail(d, "bad record %llu (trailing bytes)", (unsigned long long)id);
+		}
+		if (ckpt_refs_put(d->refs, k, id, obj)) {
+			if (kinds[k].drop)
+				kinds[k].drop(obj);
+			return dec_fail(d, "bad record id %llu", (unsigned long long)id);
+		}
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+int state_load(const char *dir, const struct kernel_restore_opts *o, char **err)
+{
+	struct image img;
+	int ret = image_read(dir, &img, err);
+
+	if (ret)
+		return ret;
+	struct ckpt_refs *refs = ckpt_refs_new();
+	if (!refs) {
+		image_free(&img);
+		*err = strdup("out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < NSECTIONS && !ret; i++) {
+		const char *name = section_name(i);
+		struct image_section *s = image_find(&img, name);
+		struct dec d;
+		if (!s) {
+			if (asprintf(err, "image '%s' has no %s section", dir, name) < 0)
+				*err = NULL;
+			ret = -EINVAL;
+			break;
+		}
+		dec_init(&d, s->data, s->len, refs);
+		switch (i) {
+		case SEC_KERNEL:
+			ret = kernel_ckpt_load(&d, o);
+			break;
+		case SEC_MEMORY:
+			ret = memfile_load(&d);
+			break;
+		case SEC_VFS:
+			ret = kernel_vfs_load(&d);
+			break;
+		default:
+			ret = load_records(&d, i == SEC_MOBJS ? CK_MOBJ : (enum ckpt_kind)(i - SEC_KINDS + 1));
+		}
+		if (!ret && i != SEC_MOBJS && i < SEC_KINDS && !dec_at_end(&d))
+			ret = dec_fail(&d, "trailing bytes");
+		if (ret || !dec_ok(&d)) {
+			if (!ret)
+				ret = -EINVAL;
+			/* Messages that name the problem for the user (a missing rootfs) are kept as
+			 * they are; the rest say where the image is bad. */
+			if (i == SEC_KERNEL) {
+				if (asprintf(err, "%s", d.error ? d.error : "bad kernel record") < 0)
+					*err = NULL;
+			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", dir, name,
+					    d.error ? d.error : strerror(-ret)) < 0) {
+				*err = NULL;
+			}
+		}
+		dec_free(&d);
+	}
+	/* The load's own references go; what the restored kernel holds stays. */
+	for (int k = 0; k < CK_NKINDS; k++)
+		if (kinds[k].drop)
+			ckpt_refs_foreach(refs, k, kinds[k].drop);
+	ckpt_refs_free(refs);
+	image_free(&img);
+	if (!ret)
+		ret = kernel_restore_finish(err);
+	return ret;
+}
+
+int state_inspect(const char *dir, FILE *out, char **err)
+{
+	struct image img;
+	uint64_t raw = 0, stored = 0;
+	int ret = image_read(dir, &img, err);
+
+	if (ret)
+		return ret;
+	fprintf(out, "image %s: format version %u, codec zlib, %d sections\n", dir, img.version,
+		img.nsections);
+	fprintf(out, "%-12s %10s %12s %12s\n", "section", "objects", "bytes", "stored");
+	for (int i = 0; i < img.nsections; i++) {
+		struct image_section *s = &img.sec[i];
+		fprintf(out, "%-12s %10llu %12zu %12llu\n", s->name, (unsigned long long)s->count,
+			s->len, (unsigned long long)s->stored);
+		raw += s->len;
+		stored += s->stored;
+	}
+	fprintf(out, "%-12s %10s %12llu %12llu\n", "total", "", (unsigned long long)raw,
+		(unsigned long long)stored);
+	struct image_section *mem = image_find(&img, "memory");
+	if (mem)
+		fprintf(out, "memory pages saved: %llu (%llu KiB)\n", (unsigned long long)mem->count,
+			(unsigned long long)mem->count * 4);
+	image_free(&img);
+	return 0;
+}

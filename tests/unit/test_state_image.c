@@ -1,0 +1,367 @@
+/* Unit tests for the checkpoint codec and the image directory: records round-trip, a decoder
+ * never reads past its record, references resolve by id, and a truncated, corrupt or foreign
+ * image is refused with a message while a failed write leaves nothing behind. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "state/codec.h"
+#include "state/image.h"
+
+static void test_records_round_trip(void **state)
+{
+	struct enc e;
+	struct dec d;
+	char buf[16];
+	(void)state;
+
+	enc_init(&e, NULL);
+	enc_u8(&e, 7);
+	enc_u32(&e, 0xdeadbeef);
+	enc_u64(&e, UINT64_MAX - 1);
+	enc_i64(&e, -5);
+	enc_bool(&e, true);
+	enc_str(&e, "hello");
+	enc_str(&e, NULL);
+	enc_bytes(&e, "\0\1\2", 3);
+	assert_true(enc_ok(&e));
+	dec_init(&d, e.buf, e.len, NULL);
+	assert_int_equal(dec_u8(&d), 7);
+	assert_int_equal(dec_u32(&d), 0xdeadbeef);
+	assert_true(dec_u64(&d) == UINT64_MAX - 1);
+	assert_int_equal(dec_i64(&d), -5);
+	assert_true(dec_bool(&d));
+	assert_string_equal(dec_str_buf(&d, buf, sizeof(buf)), "hello");
+	assert_null(dec_str(&d));
+	size_t n;
+	const char *b = dec_bytes(&d, &n);
+	assert_int_equal(n, 3);
+	assert_memory_equal(b, "\0\1\2", 3);
+	assert_true(dec_ok(&d));
+	assert_true(dec_at_end(&d));
+	dec_free(&d);
+	enc_free(&e);
+}
+
+static void test_a_truncated_record_fails_without_reading_past_it(void **state)
+{
+	struct enc e;
+	struct dec d;
+	(void)state;
+
+	enc_init(&e, NULL);
+	enc_u64(&e, 1);
+	enc_str(&e, "a long string");
+	for (size_t cut = 0; cut < e.len; cut++) {
+		dec_init(&d, e.buf, cut, NULL);
+		dec_u64(&d);
+		char *s = dec_str(&d);
+		assert_null(s);
+		assert_false(dec_ok(&d));
+		dec_free(&d);
+	}
+	enc_free(&e);
+}
+
+static void test_a_string_longer_than_its_buffer_or_with_a_nul_fails(void **state)
+{
+	struct enc e;
+	struct dec d;
+	char small[4];
+	(void)state;
+
+	enc_init(&e, NULL);
+	enc_str(&e, "abcdef");
+	enc_bytes(&e, "a\0b", 3);
+	dec_init(&d, e.buf, e.len, NULL);
+	assert_null(dec_str_buf(&d, small, sizeof(small)));
+	assert_false(dec_ok(&d));
+	dec_free(&d);
+	enc_free(&e);
+}
+
+static void test_references_are_saved_once_and_resolve_by_id(void **state)
+{
+	struct ckpt_refs *save = ckpt_refs_new(), *load = ckpt_refs_new();
+	int a, b;
+	uint64_t id;
+	struct enc e;
+	struct dec d;
+	(void)state;
+
+	enc_init(&e, save);
+	enc_ref(&e, CK_FILE, &a);
+	enc_ref(&e, CK_FILE, &b);
+	enc_ref(&e, CK_FILE, &a);
+	enc_ref(&e, CK_FILE, NULL);
+	enc_ref(&e, CK_MM, &a); /* ids are per kind */
+	assert_ptr_equal(ckpt_refs_next(save, CK_FILE, &id), &a);
+	assert_int_equal(id, 1);
+	assert_ptr_equal(ckpt_refs_next(save, CK_FILE, &id), &b);
+	assert_int_equal(id, 2);
+	assert_null(ckpt_refs_next(save, CK_FILE, &id));
+	assert_ptr_equal(ckpt_refs_next(save, CK_MM, &id), &a);
+	assert_int_equal(id, 1);
+
+	int la, lb;
+	assert_int_equal(ckpt_refs_put(load, CK_FILE, 2, &lb), -EINVAL); /* out of order */
+	assert_int_equal(ckpt_refs_put(load, CK_FILE, 1, &la), 0);
+	assert_int_equal(ckpt_refs_put(load, CK_FILE, 2, &lb), 0);
+	assert_int_equal(ckpt_refs_put(load, CK_MM, 1, &la), 0);
+	dec_init(&d, e.buf, e.len, load);
+	assert_ptr_equal(dec_ref(&d, CK_FILE), &la);
+	assert_ptr_equal(dec_ref(&d, CK_FILE), &lb);
+	assert_ptr_equal(dec_ref(&d, CK_FILE), &la);
+	assert_null(dec_ref(&d, CK_FILE));
+	assert_ptr_equal(dec_ref(&d, CK_MM), &la);
+	assert_true(dec_ok(&d));
+	dec_free(&d);
+
+	/* An id nothing was loaded under is an error, not a NULL. */
+	struct enc bad;
+	enc_init(&bad, NULL);
+	enc_u64(&bad, 9);
+	dec_init(&d, bad.buf, bad.len, load);
+	assert_null(dec_ref(&d, CK_FILE));
+	assert_false(dec_ok(&d));
+	dec_free(&d);
+	enc_free(&bad);
+	enc_free(&e);
+	ckpt_refs_free(save);
+	ckpt_refs_free(load);
+}
+
+/* --- images -------------------------------------------------------------------------------- */
+
+static char base[256];
+
+static int setup_dir(void **state)
+{
+	(void)state;
+	snprintf(base, sizeof(base), "/tmp/minisentry-unit-image.%d", (int)getpid());
+	mkdir(base, 0755);
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	char cmd[512];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void make_image(struct image *img, uint8_t *a, size_t alen, uint8_t *b, size_t blen)
+{
+	memset(img, 0, sizeof(*img));
+	img->nsections = 2;
+	strcpy(img->sec[0].name, "alpha");
+	img->sec[0].data = a;
+	img->sec[0].len = alen;
+	img->sec[0].count = 3;
+	strcpy(img->sec[1].name, "beta");
+	img->sec[1].data = b;
+	img->sec[1].len = blen;
+	img->sec[1].count = 1;
+}
+
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void test_an_image_round_trips(void **state)
+{
+	uint8_t a[10000], b[3] = {1, 2, 3};
+	struct image img, back;
+	char dir[300], *err;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 7);
+	snprintf(dir, sizeof(dir), "%s/round", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	assert_int_equal(back.nsections, 2);
+	struct image_section *s = image_find(&back, "alpha");
+	assert_non_null(s);
+	assert_int_equal(s->len, sizeof(a));
+	assert_int_equal(s->count, 3);
+	assert_memory_equal(s->data, a, sizeof(a));
+	assert_memory_equal(image_find(&back, "beta")->data, b, 3);
+	image_free(&back);
+	/* Only the image is left: no temporary directory beside it. */
+	assert_int_equal(entries(base), 1);
+}
+
+static void test_a_full_directory_is_refused_unless_forced(void **state)
+{
+	uint8_t a[1] = {1}, b[1] = {2}, c[1] = {3};
+	struct image img, back;
+	char dir[300], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/full", base);
+	make_image(&img, a, 1, b, 1);
+	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	make_image(&img, c, 1, b, 1);
+	assert_int_equal(image_write(dir, &img, false, &err), -EEXIST);
+	assert_non_null(strstr(err, "not empty"));
+	free(err);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	assert_int_equal(back.sec[0].data[0], 1); /* the old image is untouched */
+	image_free(&back);
+	assert_int_equal(image_write(dir, &img, true, &err), 0);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	assert_int_equal(back.sec[0].data[0], 3);
+	image_free(&back);
+	char old[320];
+	snprintf(old, sizeof(old), "%s.old.%d", dir, (int)getpid());
+	assert_int_not_equal(access(old, F_OK), 0);
+}
+
+static void flip_byte(const char *path, off_t at)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char c;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, at), 1);
+	c ^= 0x40;
+	assert_int_equal(pwrite(fd, &c, 1, at), 1);
+	close(fd);
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void test_every_flipped_byte_is_caught(void **state)
+{
+	uint8_t a[300], b[40];
+	struct image img, back;
+	char dir[300], path[400], *err = NULL;
+	const char *files[] = {"header", "alpha.z", "beta.z"};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)i;
+	memset(b, 9, sizeof(b));
+	snprintf(dir, sizeof(dir), "%s/flip", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	for (size_t f = 0; f < 3; f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[f]);
+		off_t size = file_size(path);
+		for (off_t at = 0; at < size; at++) {
+			flip_byte(path, at);
+			assert_int_not_equal(image_read(dir, &back, &err), 0);
+			assert_non_null(err);
+			free(err);
+			err = NULL;
+			flip_byte(path, at);
+		}
+	}
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	image_free(&back);
+}
+
+static void test_truncated_missing_and_foreign_images_are_refused(void **state)
+{
+	uint8_t a[300] = {1}, b[40] = {2};
+	struct image img, back;
+	char dir[300], path[400], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/trunc", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	snprintf(path, sizeof(path), "%s/alpha.z", dir);
+	assert_int_equal(truncate(path, file_size(path) - 1), 0);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "truncated"));
+	free(err);
+	unlink(path);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "missing"));
+	free(err);
+
+	snprintf(path, sizeof(path), "%s/header", dir);
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);
+	close(fd);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "not a minisentry image"));
+	free(err);
+	assert_int_not_equal(image_read(base, &back, &err), 0); /* no header at all */
+	free(err);
+}
+
+static void test_another_format_version_is_named(void **state)
+{
+	uint8_t a[1] = {1}, b[1] = {2};
+	struct image img, back;
+	char dir[300], path[400], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/version", base);
+	make_image(&img, a, 1, b, 1);
+	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	snprintf(path, sizeof(path), "%s/header", dir);
+	/* Rewrite the version and fix the header checksum, as a newer minisentry would write. */
+	int fd = open(path, O_RDWR);
+	uint8_t hdr[512];
+	ssize_t n = read(fd, hdr, sizeof(hdr));
+	assert_true(n > 12);
+	hdr[8] = 99;
+	uint32_t crc = crc32(0, hdr, n - 4);
+	for (int i = 0; i < 4; i++)
+		hdr[n - 4 + i] = crc >> (8 * i);
+	assert_int_equal(pwrite(fd, hdr, n, 0), n);
+	close(fd);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "version 99"));
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_records_round_trip),
+	    cmocka_unit_test(test_a_truncated_record_fails_without_reading_past_it),
+	    cmocka_unit_test(test_a_string_longer_than_its_buffer_or_with_a_nul_fails),
+	    cmocka_unit_test(test_references_are_saved_once_and_resolve_by_id),
+	    cmocka_unit_test(test_an_image_round_trips),
+	    cmocka_unit_test(test_a_full_directory_is_refused_unless_forced),
+	    cmocka_unit_test(test_every_flipped_byte_is_caught),
+	    cmocka_unit_test(test_truncated_missing_and_foreign_images_are_refused),
+	    cmocka_unit_test(test_another_format_version_is_named),
+	};
+	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The syscall conformance suite: builds every tests/conformance/t_*.c as a glibc-static guest
 # (NAME.static) and a musl-dynamic one (NAME.musl), installs them in ROOTFS/opt/conformance/
-# and runs each natively (chroot) and under `minisentry run`; both runs must pass.
+# and runs each natively (chroot), under `minisentry run`, and under `minisentry run
+# --save-restore-test` (every maybe_save() checkpoints, tears down and restores the sandbox);
+# every run must pass.
 #
 #   run.sh MINISENTRY ROOTFS [t_name ...]
 #
 # A run passes when it exits with the expected status (0, or N for a test whose source says
 # `conformance: expect-exit N`), prints `ok NAME` and prints no FAIL. A test whose source says
 # `conformance: no-musl` is built static only. Environment knobs:
-#   CONFORMANCE_MODES          modes to run (default "native sandbox")
+#   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore")
 #   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
 set -uo pipefail
 
@@ -149,8 +151,10 @@ for bin in "${bins[@]}"; do
 				     chroot "$rootfs" "$guest" "${test_args[@]}")
 			fi
 			;;
-		sandbox)
+		sandbox | save-restore)
 			cmd=("$minisentry" run "${sandbox_flags[@]}")
+			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it.
+			[ "$mode" = save-restore ] && cmd+=(--save-restore-test)
 			for kv in "${test_env[@]}"; do
 				cmd+=(--env "$kv")
 			done

@@ -98,7 +98,8 @@ test: deps
 	exit $$fail
 
 bench: $(BIN) rootfs
-	@bash bench/run.sh ./minisentry $(ROOTFS)
+	@fail=0; bash bench/run.sh ./minisentry $(ROOTFS) || fail=1; \
+	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; exit $$fail
 
 format:
 	clang-format -i $(SRCS) $(wildcard */*.h)

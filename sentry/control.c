@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sentry/checkpoint.h"
@@ -167,7 +168,13 @@ static void reply(int fd, const char *fmt, ...)
 	}
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR" or "ping". */
+static long long us_between(struct timespec a, struct timespec b)
+{
+	return (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
+}
+
+/* One request line: "checkpoint LEAVE FORCE DIR" or "ping". The answer: "ok BYTES PAGES
+ * WALL_US CPU_US" (the checkpoint's wall and CPU time in the Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
 	char req[PATH_MAX + 64];
@@ -198,7 +205,10 @@ static void serve_request(int fd)
 	}
 	const char *dir = req + off;
 	struct state_save_stats stats;
+	struct timespec w0, w1, c0, c1;
 	char *err = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	int r = kernel_quiesce();
 	if (!r) {
 		kernel_ckpt_set_caller(NULL, 0);
@@ -210,7 +220,10 @@ static void serve_request(int fd)
 		kernel_unquiesce();
 		return;
 	}
-	reply(fd, "ok %llu %llu\n", (unsigned long long)stats.bytes, (unsigned long long)stats.pages);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	reply(fd, "ok %llu %llu %lld %lld\n", (unsigned long long)stats.bytes,
+	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1));
 	if (leave) {
 		kernel_unquiesce();
 	} else {
@@ -359,9 +372,10 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
-	unsigned long long bytes, pages;
-	if (sscanf(resp, "ok %llu %llu", &bytes, &pages) == 2) {
-		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages\n", name, dir, bytes, pages);
+	unsigned long long bytes, pages, wall, cpu;
+	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
+		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f ms)\n",
+		       name, dir, bytes, pages, wall / 1000.0, cpu / 1000.0);
 		return 0;
 	}
 	if (!strncmp(resp, "error ", 6))

@@ -497,6 +497,30 @@ int kernel_run(const struct kernel_config *cfg)
 	return serve(tty, &saved_tty);
 }
 
+/* --stats of a restore: its wall time since main() began, the process's CPU time, and the
+ * resident size of the restored Sentry. */
+static void print_restore_stats(void)
+{
+	struct timespec now, cpu;
+	long rss = -1;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &rss) == 1)
+			break;
+	if (f)
+		fclose(f);
+	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
+		(now.tv_sec - kernel_main_start.tv_sec) * 1e3 +
+			(now.tv_nsec - kernel_main_start.tv_nsec) / 1e6,
+		cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6, rss);
+}
+
+struct timespec kernel_main_start;
+
 int kernel_restore(const struct kernel_config *cfg, const char *image,
 		   const struct kernel_restore_opts *o, bool delete_image)
 {
@@ -517,5 +541,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		control_close();
 		return ret;
 	}
+	if (cfg->stats)
+		print_restore_stats();
 	return serve(tty, &saved_tty);
 }

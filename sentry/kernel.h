@@ -52,6 +52,8 @@ extern struct kernel kernel;
 int kernel_run(const struct kernel_config *cfg);
 
 struct kernel_restore_opts;
+/* When main() began (host monotonic): restore's --stats measure from it. */
+extern struct timespec kernel_main_start;
 /* Restores the sandbox in image directory IMAGE and runs it as kernel_run does; CFG gives the
  * options of this run (strace, placement, id), the image the rest. DELETE_IMAGE removes the
  * image once it is loaded (the save-restore test's own images). */

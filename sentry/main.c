@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sentry/checkpoint.h"
@@ -286,6 +287,7 @@ static int cmd_inspect(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	clock_gettime(CLOCK_MONOTONIC, &kernel_main_start);
 	if (argc < 2)
 		return fail("missing command (see minisentry --help)", NULL);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

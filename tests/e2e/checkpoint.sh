@@ -1,0 +1,279 @@
+# Checkpoint and restore scenarios (sourced by run.sh). Each workload is checkpointed while it
+# runs, restored, checkpointed again from the restored sandbox, and then both images are
+# restored (the first one a second time): every restore must go on exactly where the
+# checkpoint left it.
+
+# ms_bg OUT ARGS...: starts MINISENTRY ARGS in the background, stdout to OUT, stderr to
+# OUT.err; its pid in $bg_pid.
+ms_bg() {
+  local o=$1
+  shift
+  timeout -k 5 "$TIMEOUT" "$MS" "$@" </dev/null >"$o" 2>"$o.err" &
+  bg_pid=$!
+}
+
+# wait_line FILE REGEX: waits (up to $TIMEOUT s) until FILE has a line matching REGEX.
+wait_line() {
+  local i
+  for ((i = 0; i < TIMEOUT * 20; i++)); do
+    grep -qE -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "no line matching '$2' in $(basename "$1"): '$(head -c 200 "$1" | tr '\n' '|')'$(
+    [ -s "$1.err" ] && printf '; stderr: %s' "$(head -n1 "$1.err")")"
+}
+
+# bg_status PID: waits for it; its exit status in $status.
+bg_status() {
+  wait "$1"
+  status=$?
+}
+
+# checkpoint NAME IMAGE [OPTIONS]: checkpoints sandbox NAME into IMAGE.
+checkpoint() {
+  local name=$1 img=$2
+  shift 2
+  if ! timeout -k 5 "$TIMEOUT" "$MS" checkpoint "$@" --image "$img" "$name" >"$WORK/ck.out" 2>"$WORK/ck.err"; then
+    fail "checkpoint of $name failed: $(head -n1 "$WORK/ck.err")"
+    return 1
+  fi
+}
+
+# The shared cycle. Runs CMD (a `run` command line after ROOTFS) with --id; once its output
+# matches READY, checkpoints it into img1 (the run must end with status 0) and restores img1
+# as run 2; once run 2's output matches READY2 (which may be empty: checkpoint at once),
+# checkpoints it into img2. Then restores img1 again (run 3) and img2 (run 4), to completion
+# unless KILL_AFTER matches, in which case they are stopped once their output matches it.
+# Outputs: $WORK/cyc.{1,2,3,4}. Sets $status to run 4's exit status.
+cycle() {
+  local ready=$1 ready2=$2 kill_after=$3
+  shift 3
+  local id="e2e-$$-$RANDOM" c=$WORK/cyc
+  rm -rf "$c".* "$WORK/img1" "$WORK/img2"
+  ms_bg "$c.1" run --id "$id-a" "$ROOTFS" -- "$@"
+  wait_line "$c.1" "$ready" || { kill "$bg_pid" 2>/dev/null; return 1; }
+  checkpoint "$id-a" "$WORK/img1" || { kill "$bg_pid" 2>/dev/null; return 1; }
+  bg_status "$bg_pid"
+  [ "$status" -eq 0 ] || fail "the checkpointed run exited with $status, want 0" || return
+  ms_bg "$c.2" restore --id "$id-b" --image "$WORK/img1"
+  local p2=$bg_pid
+  if [ -n "$ready2" ]; then
+    wait_line "$c.2" "$ready2" || { kill "$p2" 2>/dev/null; return 1; }
+  fi
+  checkpoint "$id-b" "$WORK/img2" || { kill "$p2" 2>/dev/null; return 1; }
+  bg_status "$p2"
+  [ "$status" -eq 0 ] || fail "the checkpointed restore exited with $status, want 0$(
+    [ -s "$c.2.err" ] && printf '; stderr: %s' "$(head -n1 "$c.2.err")")" || return
+  local n img
+  for n in 3 4; do
+    img=$WORK/img1
+    [ "$n" = 4 ] && img=$WORK/img2
+    ms_bg "$c.$n" restore --image "$img"
+    if [ -n "$kill_after" ]; then
+      wait_line "$c.$n" "$kill_after" || { kill "$bg_pid" 2>/dev/null; return 1; }
+      kill "$bg_pid" 2>/dev/null
+      wait "$bg_pid" 2>/dev/null
+      status=0
+    else
+      bg_status "$bg_pid"
+      [ "$status" -eq 0 ] || fail "restore $n exited with $status$(
+        [ -s "$c.$n.err" ] && printf '; stderr: %s' "$(head -n1 "$c.$n.err")")" || return
+    fi
+  done
+}
+
+# The lines of run N's output.
+cyc_out() { cat "$WORK/cyc.$1"; }
+
+counter_loop_continues_across_checkpoints() {
+  cycle '^5$' '^12$' '^25$' /bin/sh -c 'i=0; while :; do echo $i; i=$((i+1)); sleep 0.1; done' || return
+  local last1 first2 last2 first3 first4
+  last1=$(tail -n1 "$WORK/cyc.1")
+  first2=$(head -n1 "$WORK/cyc.2")
+  last2=$(tail -n1 "$WORK/cyc.2")
+  first3=$(head -n1 "$WORK/cyc.3")
+  first4=$(head -n1 "$WORK/cyc.4")
+  # No repeat and no gap beyond one tick: the restore starts at last+1 (or last+2).
+  { [ "$first2" -gt "$last1" ] && [ "$first2" -le $((last1 + 2)) ]; } ||
+    fail "run 1 ended at $last1, the restore started at $first2" || return
+  { [ "$first3" -gt "$last1" ] && [ "$first3" -le $((last1 + 2)) ]; } ||
+    fail "run 1 ended at $last1, the second restore of the same image started at $first3" || return
+  { [ "$first4" -gt "$last2" ] && [ "$first4" -le $((last2 + 2)) ]; } ||
+    fail "run 2 ended at $last2, the restore of its image started at $first4" || return
+  # Within each run, the counter goes up one by one.
+  local n
+  for n in 1 2 3 4; do
+    awk 'NR > 1 && $1 != prev + 1 { bad = 1 } { prev = $1 } END { exit bad }' "$WORK/cyc.$n" ||
+      fail "run $n's counter skips: '$(tr '\n' ' ' <"$WORK/cyc.$n" | cut -c1-120)'" || return
+  done
+}
+
+pipeline_with_bytes_in_the_pipe_survives() {
+  cycle '^ready$' '' '' /bin/sh -c 'echo ready; seq 1 50000 | (sleep 2; wc -l)' || return
+  local n
+  for n in 2 3 4; do
+    [ "$(tail -n1 "$WORK/cyc.$n")" = 50000 ] ||
+      fail "run $n printed '$(tail -n1 "$WORK/cyc.$n")', want 50000" || return
+  done
+}
+
+threads_mid_computation_give_the_uninterrupted_result() {
+  need_in_rootfs /usr/local/bin/scene || return
+  ms run "$ROOTFS" -- /usr/local/bin/scene threads
+  expect_status 0 || return
+  local want
+  want=$(grep '^sum' <<<"$out")
+  cycle '^ready$' '' '' /usr/local/bin/scene threads || return
+  local n
+  for n in 2 3 4; do
+    [ "$(grep '^sum' "$WORK/cyc.$n")" = "$want" ] ||
+      fail "run $n: '$(grep '^sum' "$WORK/cyc.$n")', want '$want'" || return
+  done
+}
+
+zombie_child_is_still_a_zombie_after_restore() {
+  need_in_rootfs /usr/local/bin/scene || return
+  cycle '^ready$' '' '' /usr/local/bin/scene zombie 2 || return
+  local n
+  for n in 2 3 4; do
+    [ "$(tail -n2 "$WORK/cyc.$n" | tr '\n' ' ')" = "child state Z child exit 7 " ] ||
+      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
+  done
+}
+
+files_in_tmp_and_over_etc_are_in_the_image() {
+  cycle '^ready$' '' '' /bin/sh -c 'echo tmpdata > /tmp/f; echo etcdata > /etc/hostname; rm /etc/group; echo ready; sleep 2; cat /tmp/f /etc/hostname; ls /etc/group 2>&1 | grep -c "No such"' || return
+  local n
+  for n in 2 3 4; do
+    [ "$(tail -n3 "$WORK/cyc.$n" | tr '\n' ' ')" = "tmpdata etcdata 1 " ] ||
+      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
+  done
+}
+
+mapped_tmpfs_file_and_fd_offset_survive() {
+  need_in_rootfs /usr/local/bin/scene || return
+  cycle '^ready$' '' '' /usr/local/bin/scene mmap 2 || return
+  local n
+  for n in 2 3 4; do
+    [ "$(tail -n1 "$WORK/cyc.$n")" = "offset 8 read deXYh map abcXYfgh" ] ||
+      fail "run $n: '$(tail -n1 "$WORK/cyc.$n")'" || return
+  done
+}
+
+socket_pair_keeps_its_queued_messages() {
+  need_in_rootfs /usr/local/bin/scene || return
+  cycle '^ready$' '' '' /usr/local/bin/scene socket 2 || return
+  local n
+  for n in 2 3 4; do
+    [ "$(tail -n2 "$WORK/cyc.$n" | tr '\n' ' ')" = "got first got second " ] ||
+      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
+  done
+}
+
+timer_fires_after_restore() {
+  need_in_rootfs /usr/local/bin/scene || return
+  cycle '^ready$' '' '' /usr/local/bin/scene timer 2 || return
+  local n
+  for n in 2 3 4; do
+    [ "$(tail -n1 "$WORK/cyc.$n")" = "fired after its time" ] ||
+      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
+  done
+}
+
+# --- the CLI and bad images ------------------------------------------------------------------
+
+checkpoint_of_an_unknown_sandbox_is_a_one_line_error() {
+  ms checkpoint --image "$WORK/never" "no-such-sandbox-$$"
+  expect_one_line_error || return
+  [ ! -e "$WORK/never" ] || fail "an image directory was left behind"
+}
+
+checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone() {
+  local id="e2e-$$-full"
+  mkdir -p "$WORK/full"
+  echo keep >"$WORK/full/precious"
+  ms_bg "$WORK/full.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 5'
+  local p=$bg_pid
+  wait_line "$WORK/full.out" '^ready$' || { kill "$p"; return 1; }
+  ms checkpoint --image "$WORK/full" "$id"
+  kill "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  expect_one_line_error || return
+  [ "$(cat "$WORK/full/precious")" = keep ] && [ "$(ls "$WORK/full")" = precious ] ||
+    fail "the directory was changed: $(ls "$WORK/full" | tr '\n' ' ')"
+}
+
+leave_running_keeps_the_sandbox_going_and_list_shows_it() {
+  local id="e2e-$$-leave"
+  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 1; echo still-here'
+  local p=$bg_pid
+  wait_line "$WORK/leave.out" '^ready$' || { kill "$p"; return 1; }
+  ms list
+  grep -qxF "$id" <<<"$out" || { kill "$p"; fail "list does not show $id: $(out_hint)"; return; }
+  checkpoint "$id" "$WORK/leave-img" --leave-running || { kill "$p"; return 1; }
+  bg_status "$p"
+  [ "$status" -eq 0 ] && grep -qx still-here "$WORK/leave.out" ||
+    fail "the sandbox did not go on: status $status, '$(tr '\n' ' ' <"$WORK/leave.out")'" || return
+  ms restore --image "$WORK/leave-img"
+  expect_status 0 && expect_stdout still-here
+}
+
+inspect_shows_sections_and_pages() {
+  [ -d "$WORK/leave-img" ] || skip "needs leave_running_keeps_the_sandbox_going_and_list_shows_it" || return
+  ms inspect "$WORK/leave-img"
+  expect_status 0 || return
+  local s
+  for s in kernel memory mobjs vfs dentries files fdtables mms tasks; do
+    grep -qE "^$s " <<<"$out" || fail "inspect shows no $s section: $(out_hint)" || return
+  done
+  grep -qE '^memory pages saved: [1-9]' <<<"$out" || fail "inspect shows no pages: $(out_hint)"
+}
+
+# Every kind of damage to an image is one line of error and no sandbox.
+bad_images_are_refused_with_one_line() {
+  [ -d "$WORK/leave-img" ] || skip "needs leave_running_keeps_the_sandbox_going_and_list_shows_it" || return
+  local f bad=$WORK/bad-img size
+  for f in "$WORK/leave-img"/*; do
+    rm -rf "$bad"
+    cp -a "$WORK/leave-img" "$bad"
+    size=$(stat -c %s "$bad/${f##*/}")
+    # A flipped byte in the middle of every file.
+    printf '\x5a' | dd of="$bad/${f##*/}" bs=1 seek=$((size / 2)) conv=notrunc status=none
+    ms restore --image "$bad"
+    expect_one_line_error || { why="${f##*/} flipped: $why"; return 1; }
+    # And each file cut short.
+    rm -rf "$bad"
+    cp -a "$WORK/leave-img" "$bad"
+    truncate -s $((size - 1)) "$bad/${f##*/}"
+    ms restore --image "$bad"
+    expect_one_line_error || { why="${f##*/} truncated: $why"; return 1; }
+  done
+  rm -rf "$bad"
+  ms restore --image "$WORK/no-such-image"
+  expect_one_line_error || return
+  cp -a "$WORK/leave-img" "$bad"
+  copy_rootfs moved-rootfs
+  echo extra >"$WORK/moved-rootfs/etc/extra-file"
+  ms restore --rootfs "$WORK/moved-rootfs" --image "$bad"
+  expect_one_line_error || { why="a different rootfs: $why"; return 1; }
+  grep -q 'not the one' <<<"$err" || fail "stderr '$err' does not say the rootfs differs" || return
+  ms restore --rootfs "$WORK/no-such-rootfs" --image "$bad"
+  expect_one_line_error || { why="a missing rootfs: $why"; return 1; }
+  rm -rf "$bad" "$WORK/moved-rootfs"
+}
+
+scenarios+=(
+  counter_loop_continues_across_checkpoints
+  pipeline_with_bytes_in_the_pipe_survives
+  threads_mid_computation_give_the_uninterrupted_result
+  zombie_child_is_still_a_zombie_after_restore
+  files_in_tmp_and_over_etc_are_in_the_image
+  mapped_tmpfs_file_and_fd_offset_survive
+  socket_pair_keeps_its_queued_messages
+  timer_fires_after_restore
+  checkpoint_of_an_unknown_sandbox_is_a_one_line_error
+  checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone
+  leave_running_keeps_the_sandbox_going_and_list_shows_it
+  inspect_shows_sections_and_pages
+  bad_images_are_refused_with_one_line
+)

@@ -361,7 +361,9 @@ int vfs_load(struct dec *d, const char *rootfs, vfs_make_fs_fn make_fs, struct v
 	if ((err = ovl_load(d, rootfs, &r)))
 		return err;
 	load_root = vfs_dentry_get(r);
-	n = (uint32_t)dec_max(d, VFS_SAVE_MAX_MOUNTS, "mount count");
+	n = dec_u32(d);
+	if (n > VFS_SAVE_MAX_MOUNTS)
+		dec_fail(d, "bad mount count");
 	for (uint32_t i = 0; !err && i < n && dec_ok(d); i++)
 		err = load_mount(d, make_fs, &last_id, (int)next_id);
 	if (err || !dec_ok(d)) {

@@ -784,10 +784,23 @@ static void test_a_sandbox_restores_as_it_was(void **state)
 	}
 }
 
+/* Damages a copy of REC: a truncation for the first ROUNDs, then a few flipped bits. */
+static size_t damage(const struct rec *rec, uint8_t *copy, size_t round, unsigned int *seed)
+{
+	memcpy(copy, rec->buf, rec->len);
+	if (round < rec->len)
+		return round;
+	for (int k = 0; k < 1 + (int)(round % 3); k++)
+		copy[rand_r(seed) % rec->len] ^= (uint8_t)(1u << (rand_r(seed) % 8));
+	return rec->len;
+}
+
 /* Every truncation of the vfs record, and random damage to it, fails or loads without a crash
- * or a leak; a failed load leaves the VFS empty. */
+ * or a leak; a failed load leaves the VFS empty. The same for dentry and file records. */
 static void test_a_corrupt_image_fails_cleanly(void **state)
 {
+	struct vfs_dentry *dents[2];
+	struct vfs_file *files[4];
 	struct image im;
 	struct ckpt_refs *refs;
 	unsigned int seed = 12345;
@@ -795,7 +808,27 @@ static void test_a_corrupt_image_fails_cleanly(void **state)
 
 	(void)state;
 	build_sandbox();
-	image_save(&im, NULL, 0, NULL, 0);
+	assert_int_equal(vfs_mkdir(&fs, NULL, NULL, "/etc/ogone", 0755), 0);
+	dents[0] = lookup_ok("/etc/ogone");
+	assert_int_equal(vfs_rmdir(&fs, NULL, NULL, "/etc/ogone"), 0);
+	dents[1] = lookup_ok("/sys/devices/system/cpu");
+	files[0] = open_ok("/tmp/unlinked", O_RDWR | O_CREAT);
+	write_at(files[0], "gone but open", NULL);
+	assert_int_equal(vfs_unlink(&fs, NULL, NULL, "/tmp/unlinked"), 0);
+	files[1] = open_ok("/", O_RDONLY | O_DIRECTORY);
+	{
+		char names[256];
+
+		start_listing(files[1], names, sizeof(names));
+	}
+	files[2] = open_ok("/sys/devices/system/cpu/online", O_RDONLY);
+	files[3] = open_ok("/tmp/trunc.2", O_RDONLY);
+	assert_int_equal(vfs_unlink(&fs, NULL, NULL, "/tmp/trunc.2"), 0);
+	image_save(&im, dents, 2, files, 4);
+	for (int i = 0; i < 2; i++)
+		vfs_dentry_put(dents[i]);
+	for (int i = 0; i < 4; i++)
+		vfs_file_put(files[i]);
 	teardown_sandbox();
 
 	refs = ckpt_refs_new();
@@ -804,17 +837,10 @@ static void test_a_corrupt_image_fails_cleanly(void **state)
 	uint8_t *copy = malloc(im.vfs.len);
 	assert_non_null(copy);
 	for (size_t round = 0; round < im.vfs.len + 3000; round++) {
-		size_t len = im.vfs.len;
+		size_t len = damage(&im.vfs, copy, round, &seed);
 		struct vfs_dentry *root = NULL;
 		struct dec d;
 
-		memcpy(copy, im.vfs.buf, len);
-		if (round < im.vfs.len) {
-			len = round;
-		} else {
-			for (int k = 0; k < 1 + (int)(round % 3); k++)
-				copy[rand_r(&seed) % len] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
-		}
 		dec_init(&d, copy, len, refs);
 		if (vfs_load(&d, host_dir, make_fs, &root) == 0) {
 			loaded++;
@@ -829,6 +855,48 @@ static void test_a_corrupt_image_fails_cleanly(void **state)
 	}
 	assert_true(loaded < 3000);
 	free(copy);
+
+	/* Dentries and files, over a good load of the trees (and of the dentries, for files). */
+	struct vfs_dentry *root = NULL;
+	struct dec d;
+
+	dec_init(&d, im.vfs.buf, im.vfs.len, refs);
+	assert_int_equal(vfs_load(&d, host_dir, make_fs, &root), 0);
+	dec_free(&d);
+	for (int k = CK_DENTRY; k <= CK_FILE; k++) {
+		for (size_t i = 0; i < im.nrecs[k]; i++) {
+			struct rec *rec = &im.recs[k][i];
+
+			copy = malloc(rec->len);
+			assert_non_null(copy);
+			for (size_t round = 0; round < rec->len + 500; round++) {
+				size_t len = damage(rec, copy, round, &seed);
+				void *obj;
+
+				dec_init(&d, copy, len, refs);
+				obj = k == CK_DENTRY ? vfs_dentry_load(&d) : vfs_file_load(&d);
+				assert_true(!obj == !dec_ok(&d));
+				if (obj && k == CK_DENTRY)
+					vfs_dentry_drop(obj);
+				else if (obj)
+					vfs_file_drop(obj);
+				dec_free(&d);
+			}
+			free(copy);
+		}
+		/* The good ones, for the files to refer to. */
+		for (size_t i = 0; k == CK_DENTRY && i < im.nrecs[k]; i++) {
+			dec_init(&d, im.recs[k][i].buf, im.recs[k][i].len, refs);
+			void *obj = vfs_dentry_load(&d);
+			assert_non_null(obj);
+			assert_int_equal(ckpt_refs_put(refs, CK_DENTRY, i + 1, obj), 0);
+			dec_free(&d);
+		}
+	}
+	ckpt_refs_foreach(refs, CK_DENTRY, vfs_dentry_drop);
+	vfs_load_finish();
+	vfs_umount_all();
+	vfs_dentry_put(root);
 	ckpt_refs_free(refs);
 	image_free(&im);
 }

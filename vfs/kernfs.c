@@ -279,6 +279,21 @@ static int row_desc(struct kernfs_node *dir, size_t i, struct kernfs_child_desc 
 	return e->gen->row(dir, i, desc);
 }
 
+/* Rows get inode numbers derived from their directory's and their position, as dynamic
+ * children do from their key: the same whatever order lazy directories are populated in, so
+ * an eager and a lazy tree stat alike, and a tree rebuilt by a restore (saved unpopulated)
+ * shows the numbers the guest saw. Bit 61 set and bit 62 clear keep them apart from dynamic
+ * children (bit 62) and the root (1). */
+static ino_t row_ino(struct kernfs_node *dir, size_t i)
+{
+	uint64_t x = (uint64_t)dir->ino * 0xd1b54a32d192ed03ULL + (uint64_t)i + 1;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (ino_t)((x & ((1ULL << 61) - 1)) | (1ULL << 61));
+}
+
 static int instantiate(struct kernfs_node *dir, size_t i, struct kernfs_node **out)
 {
 	struct kernfs_child_desc desc;
@@ -294,8 +309,8 @@ static int instantiate(struct kernfs_node *dir, size_t i, struct kernfs_node **o
 		err = row_desc(dir, i, &desc);
 		if (err)
 			return err;
-		err =
-		    node_new(dir->fs, dir, desc.entry, desc.name, desc.key, desc.arg, 0, NULL, &n);
+		err = node_new(dir->fs, dir, desc.entry, desc.name, desc.key, desc.arg,
+			       row_ino(dir, i), NULL, &n);
 		if (err)
 			return err;
 		dir->slots[i] = n;

@@ -921,12 +921,48 @@ static void test_a_dentry_of_an_unmounted_tree_refuses_to_save(void **state)
 	teardown_sandbox();
 }
 
+static ino_t sysfs_ino(struct vfs_dentry *root, const char *path)
+{
+	struct vfs_fs_ctx sfs = {.root = root, .cwd = root};
+	struct vfs_dentry *d;
+	struct stat st;
+
+	assert_int_equal(vfs_lookup(&sfs, NULL, path, 0, &d), 0);
+	assert_int_equal(vfs_stat(d, &st), 0);
+	vfs_dentry_put(d);
+	return st.st_ino;
+}
+
+/* A /sys or /proc tree is saved unpopulated and rebuilt on demand, so its inode numbers must
+ * not depend on the order its lazy directories are filled in. */
+static void test_kernfs_inode_numbers_do_not_depend_on_lookup_order(void **state)
+{
+	static const char *paths[] = {"/devices/system/cpu/cpu3/topology/core_id",
+				      "/devices/system/cpu/cpu0/topology", "/devices/system/cpu/online",
+				      "/devices/system/cpu/cpu1"};
+	struct vfs_dentry *a, *b;
+	ino_t ia[4], ib[4];
+
+	(void)state;
+	assert_int_equal(sysfs_new(4, false, &a), 0);
+	assert_int_equal(sysfs_new(4, false, &b), 0);
+	for (int i = 0; i < 4; i++)
+		ia[i] = sysfs_ino(a, paths[i]);
+	for (int i = 3; i >= 0; i--)
+		ib[i] = sysfs_ino(b, paths[i]);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(ia[i], ib[i]);
+	vfs_dentry_put(a);
+	vfs_dentry_put(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_sandbox_restores_as_it_was),
 	    cmocka_unit_test(test_a_corrupt_image_fails_cleanly),
 	    cmocka_unit_test(test_a_dentry_of_an_unmounted_tree_refuses_to_save),
+	    cmocka_unit_test(test_kernfs_inode_numbers_do_not_depend_on_lookup_order),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -114,6 +114,19 @@ int vfs_dentry_child(struct vfs_dentry *dir, const char *name, struct vfs_dentry
 	return 0;
 }
 
+int vfs_dentry_new_detached(struct vfs_dentry *parent, const char *name, struct vfs_inode *ino,
+			    struct vfs_dentry **out)
+{
+	struct vfs_dentry *d = dentry_alloc(name, ino);
+
+	if (!d)
+		return -ENOMEM;
+	d->parent = vfs_dentry_get(parent);
+	d->unhashed = true;
+	*out = d;
+	return 0;
+}
+
 struct vfs_dentry *vfs_dentry_cached(struct vfs_dentry *dir, const char *name)
 {
 	struct vfs_dentry *d;

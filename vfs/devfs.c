@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "vfs/internal.h"
+#include "vfs/save.h"
 
 /* What the entropy count ioctl reports: a fully seeded pool, as on any running Linux. */
 #define DEVFS_ENTROPY_BITS 256
@@ -251,6 +252,22 @@ static const struct vfs_synth_node devfs_nodes[] = {
     VFS_SYNTH_EMPTY_DIR("pts", 0755),
     VFS_SYNTH_EMPTY_DIR("shm", 01777),
 };
+
+/* Devices keep no state: a restored file opens its device node again. (tty and console files
+ * wrap a host descriptor, and are saved as such.) */
+#define DEVFS_KIND(KIND, NAME, OPS)                                                                \
+	const struct vfs_file_kind KIND = {                                                        \
+	    .name = (NAME),                                                                        \
+	    .ops = (OPS),                                                                          \
+	    .save = vfs_file_save_none,                                                            \
+	    .load = vfs_file_reopen,                                                               \
+	}
+
+DEVFS_KIND(devfs_null_kind, "dev-null", &null_ops);
+DEVFS_KIND(devfs_zero_kind, "dev-zero", &zero_ops);
+DEVFS_KIND(devfs_full_kind, "dev-full", &full_ops);
+DEVFS_KIND(devfs_random_kind, "dev-random", &random_ops);
+DEVFS_KIND(devfs_urandom_kind, "dev-urandom", &urandom_ops);
 
 int vfs_devfs_new(struct vfs_dentry **root)
 {

@@ -4,6 +4,7 @@
  * the host. Creating and truncating go through the filesystem's write-side inode operations;
  * a filesystem without them is read-only and answers -EROFS. */
 #include "vfs/internal.h"
+#include "vfs/save.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +84,14 @@ static const struct vfs_file_ops path_file_ops = {
     .getattr = path_file_getattr,
     .host_fd = path_file_host_fd,
     .pread_kernel = path_file_pread_kernel,
+};
+
+/* An O_PATH file is its dentry and flags, which vfs_file_save writes. */
+const struct vfs_file_kind vfs_path_file_kind = {
+    .name = "path",
+    .ops = &path_file_ops,
+    .save = vfs_file_save_none,
+    .load = vfs_file_load_none,
 };
 
 /* A new file on D (taking a reference of its own) with F_GETFL flags FLAGS. */

@@ -5,6 +5,8 @@
  * read-only, and checks it is still the object that was looked up. */
 #include "vfs/internal.h"
 #include "vfs/dirent.h"
+#include "vfs/save.h"
+#include "state/codec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -397,3 +399,75 @@ int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root)
 		vfs_inode_put(ino);
 	return err;
 }
+
+/* Checkpoint and restore. A host object is found again by its path under the host root, as
+ * the lower layer is the same host directory on restore. */
+
+int hostfs_path_of(struct vfs_inode *ino, char **path)
+{
+	struct hostfs_inode *hi;
+	size_t len = 0, at;
+	char *p;
+
+	if (ino->ops != &hostfs_inode_ops)
+		return -EINVAL;
+	for (hi = hostfs_i(ino); hi->parent; hi = hi->parent)
+		len += strlen(hi->name) + 1;
+	p = malloc(len + 1);
+	if (!p)
+		return -ENOMEM;
+	at = len;
+	p[at] = '\0';
+	for (hi = hostfs_i(ino); hi->parent; hi = hi->parent) {
+		size_t n = strlen(hi->name);
+
+		at -= n;
+		memcpy(p + at, hi->name, n);
+		if (at)
+			p[--at] = '/';
+	}
+	*path = p;
+	return 0;
+}
+
+int hostfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out)
+{
+	struct vfs_inode *cur = vfs_inode_get(root), *next;
+	char name[NAME_MAX + 1];
+	int r;
+
+	if (root->ops != &hostfs_inode_ops) {
+		vfs_inode_put(cur);
+		return -EINVAL;
+	}
+	while ((r = vfs_path_next(&path, name)) > 0) {
+		r = S_ISDIR(cur->mode) ? hostfs_lookup(cur, name, &next) : -ENOTDIR;
+		vfs_inode_put(cur);
+		if (r)
+			return r;
+		cur = next;
+	}
+	if (r < 0) {
+		vfs_inode_put(cur);
+		return r;
+	}
+	*out = cur;
+	return 0;
+}
+
+/* Open host files keep nothing but their offset (a directory's is the host's d_off cookie,
+ * valid for the same directory opened again); the restore opens the object again through its
+ * dentry. A file opened before its object was copied up reads the copy after a restore. */
+const struct vfs_file_kind hostfs_reg_kind = {
+    .name = "hostfs-reg",
+    .ops = &hostfs_reg_ops,
+    .save = vfs_file_save_none,
+    .load = vfs_file_reopen,
+};
+
+const struct vfs_file_kind hostfs_dir_kind = {
+    .name = "hostfs-dir",
+    .ops = &hostfs_dir_ops,
+    .save = vfs_file_save_none,
+    .load = vfs_file_reopen,
+};

@@ -127,4 +127,93 @@ ino_t memfs_ino(struct vfs_inode *ino);
 void memfs_set_origin_ino(struct vfs_inode *ino, ino_t origin);
 ino_t memfs_origin_ino(struct vfs_inode *ino);
 
+/* Checkpoint and restore (vfs/save.c drives these; the record layouts are in
+ * docs/image-format.md, section "vfs"). Each filesystem saves and loads its own objects. */
+
+struct enc;
+struct dec;
+struct vfs_file_kind;
+
+/* save.c: the next component of a saved path at *P ("a/b/c", separators repeated or leading
+ * are skipped) into NAME, advancing *P. 1: a component; 0: the end; -EINVAL: ".", "..", or
+ * longer than NAME_MAX. */
+int vfs_path_next(const char **p, char name[NAME_MAX + 1]);
+
+/* mount.c: the allocators' positions, so a restore continues numbering where the checkpoint
+ * stopped (st_dev and mount ids the guest saw stay the same), and a mount by id. */
+unsigned int vfs_anon_dev_next(void);
+void vfs_anon_dev_set_next(unsigned int minor);
+int vfs_mount_next_id(void);
+void vfs_mount_set_next_id(int id);
+struct vfs_mount *vfs_mount_by_id(int id);
+
+/* dentry.c: a dentry for INO (whose reference it takes over) named NAME under PARENT (a
+ * reference is taken) that is not in PARENT's list: what an unlinked name held open looks
+ * like, rebuilt by a restore. */
+int vfs_dentry_new_detached(struct vfs_dentry *parent, const char *name, struct vfs_inode *ino,
+			    struct vfs_dentry **out);
+
+/* memfs.c. A tree: the filesystem's identity and every inode under ROOT, hard links, whiteouts
+ * and opaque directories, file data as CK_MOBJ references. */
+int memfs_save_tree(struct enc *e, struct vfs_inode *root);
+/* A new memfs with the saved identity; *ROOT is its root inode (the caller's reference). */
+int memfs_load_tree(struct dec *d, struct vfs_inode **root);
+/* One inode on its own (an unlinked file held open) with its filesystem's identity; a
+ * directory's entries are left out when SHALLOW. */
+int memfs_save_inline(struct enc *e, struct vfs_inode *ino, bool shallow);
+/* Loads what memfs_save_inline wrote, in SB_OF's filesystem if it is a memfs with the saved
+ * st_dev, else in a new one with the saved identity. */
+int memfs_load_inline(struct dec *d, struct vfs_inode *sb_of, struct vfs_inode **out);
+bool memfs_same_fs(struct vfs_inode *a, struct vfs_inode *b);
+nlink_t memfs_nlink(struct vfs_inode *ino);
+/* The path ("a/b") under memfs directory ROOT at which INO is linked (malloc'd into *PATH), or
+ * -ENOENT. */
+int memfs_path_of(struct vfs_inode *root, struct vfs_inode *ino, char **path);
+/* The inode at PATH under memfs directory ROOT (a new reference), or a negative errno. */
+int memfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out);
+
+/* overlay.c */
+/* The root inode of the overlay root filesystem, or NULL (borrowed). */
+struct vfs_inode *ovl_root_inode(void);
+bool ovl_is(struct vfs_inode *ino);
+struct vfs_inode *ovl_upper(struct vfs_inode *ino);
+struct vfs_inode *ovl_lower(struct vfs_inode *ino);
+/* The overlay's st_dev and its upper layer. */
+int ovl_save(struct enc *e, struct vfs_inode *root);
+/* Rebuilds the overlay over host directory ROOTFS; *ROOT gets its root dentry. */
+int ovl_load(struct dec *d, const char *rootfs, struct vfs_dentry **root);
+/* An overlay inode named NAME under overlay directory PARENT made of UPPER and LOWER (either
+ * may be NULL, not both; their references are taken over, also on failure): an unlinked
+ * name held open, rebuilt. */
+int ovl_inode_detached(struct vfs_inode *parent, const char *name, struct vfs_inode *upper,
+		       struct vfs_inode *lower, struct vfs_inode **out);
+
+/* hostfs.c: the path of INO under its host root ("" for the root), and the reverse. */
+int hostfs_path_of(struct vfs_inode *ino, char **path);
+int hostfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out);
+
+/* synth.c and kernfs.c: the identity of the filesystem INO belongs to (the st_dev and the time
+ * its nodes are dated from, and for kernfs its type), read for a checkpoint and given back to
+ * the filesystem rebuilt by a restore. -EINVAL if INO is not of that kind. */
+int vfs_synth_identity(struct vfs_inode *ino, dev_t *dev, struct timespec *built);
+int vfs_synth_set_identity(struct vfs_inode *ino, dev_t dev, struct timespec built);
+int kernfs_identity(struct vfs_inode *ino, const char **type, dev_t *dev, struct timespec *built);
+int kernfs_set_identity(struct vfs_inode *ino, dev_t dev, struct timespec built);
+
+/* The kinds of open files each filesystem defines (vfs/save.h), listed in save.c. */
+extern const struct vfs_file_kind vfs_path_file_kind;
+extern const struct vfs_file_kind memfs_reg_kind, memfs_dir_kind;
+extern const struct vfs_file_kind ovl_dir_kind;
+extern const struct vfs_file_kind hostfs_reg_kind, hostfs_dir_kind;
+extern const struct vfs_file_kind devfs_null_kind, devfs_zero_kind, devfs_full_kind,
+    devfs_random_kind, devfs_urandom_kind;
+extern const struct vfs_file_kind synth_dir_kind;
+extern const struct vfs_file_kind kernfs_file_kind, kernfs_dir_kind;
+/* save.c: the LOAD of kinds that keep nothing of their own: F is opened again on its
+ * restored dentry's inode with its saved flags. */
+int vfs_file_reopen(struct dec *d, struct vfs_file *f);
+/* The SAVE of kinds with nothing of their own to save. */
+int vfs_file_save_none(struct enc *e, struct vfs_file *f);
+int vfs_file_load_none(struct dec *d, struct vfs_file *f);
+
 #endif

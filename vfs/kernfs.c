@@ -18,6 +18,8 @@
 
 #include "vfs/internal.h"
 #include "vfs/dirent.h"
+#include "vfs/save.h"
+#include "state/codec.h"
 
 struct kernfs_fs {
 	int refs; /* one per node */
@@ -277,6 +279,21 @@ static int row_desc(struct kernfs_node *dir, size_t i, struct kernfs_child_desc 
 	return e->gen->row(dir, i, desc);
 }
 
+/* Rows get inode numbers derived from their directory's and their position, as dynamic
+ * children do from their key: the same whatever order lazy directories are populated in, so
+ * an eager and a lazy tree stat alike, and a tree rebuilt by a restore (saved unpopulated)
+ * shows the numbers the guest saw. Bit 61 set and bit 62 clear keep them apart from dynamic
+ * children (bit 62) and the root (1). */
+static ino_t row_ino(struct kernfs_node *dir, size_t i)
+{
+	uint64_t x = (uint64_t)dir->ino * 0xd1b54a32d192ed03ULL + (uint64_t)i + 1;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (ino_t)((x & ((1ULL << 61) - 1)) | (1ULL << 61));
+}
+
 static int instantiate(struct kernfs_node *dir, size_t i, struct kernfs_node **out)
 {
 	struct kernfs_child_desc desc;
@@ -292,8 +309,8 @@ static int instantiate(struct kernfs_node *dir, size_t i, struct kernfs_node **o
 		err = row_desc(dir, i, &desc);
 		if (err)
 			return err;
-		err =
-		    node_new(dir->fs, dir, desc.entry, desc.name, desc.key, desc.arg, 0, NULL, &n);
+		err = node_new(dir->fs, dir, desc.entry, desc.name, desc.key, desc.arg,
+			       row_ino(dir, i), NULL, &n);
 		if (err)
 			return err;
 		dir->slots[i] = n;
@@ -921,3 +938,87 @@ void kernfs_buf_bitmap_list(struct kernfs_buf *b, const uint64_t *bits, int nbit
 		i = j + 1;
 	}
 }
+
+/* Checkpoint and restore. A kernfs tree is saved as unpopulated: the restore makes a new one
+ * (the kernel's make_fs) and gives it the old one's st_dev and build time; dentries below are
+ * found again by path through its lazy directories. */
+
+int kernfs_identity(struct vfs_inode *ino, const char **type, dev_t *dev, struct timespec *built)
+{
+	struct kernfs_node *n = kernfs_node_of(ino);
+
+	if (!n)
+		return -EINVAL;
+	*type = n->fs->type;
+	*dev = n->fs->dev;
+	*built = n->fs->built;
+	return 0;
+}
+
+int kernfs_set_identity(struct vfs_inode *ino, dev_t dev, struct timespec built)
+{
+	struct kernfs_node *n = kernfs_node_of(ino);
+
+	if (!n)
+		return -EINVAL;
+	n->fs->dev = dev;
+	n->fs->built = built;
+	return 0;
+}
+
+/* An open generated file keeps the snapshot its reader is part way through: the restore
+ * gives it back rather than generating it again (the processes a show describes are not
+ * restored yet when files are, and a reader must not see two halves of different contents). */
+#define KERNFS_SAVE_MAX_SNAPSHOT (1u << 30)
+
+static int kernfs_file_save(struct enc *e, struct vfs_file *f)
+{
+	struct kernfs_open *o = f->priv;
+
+	if (!f->dentry || kn(f->dentry->inode) != o->node)
+		return enc_fail(e, "a /proc or /sys file open on a node its name does not show");
+	enc_bool(e, o->fresh);
+	enc_bytes(e, o->buf.data, o->buf.len);
+	return 0;
+}
+
+static int kernfs_file_load(struct dec *d, struct vfs_file *f)
+{
+	struct kernfs_node *n = f->dentry ? kernfs_node_of(f->dentry->inode) : NULL;
+	bool fresh = dec_bool(d);
+	size_t len;
+	const void *data = dec_bytes(d, &len);
+	struct kernfs_open *o;
+
+	if (!dec_ok(d) || !n || !S_ISREG(n->entry->mode) || len > KERNFS_SAVE_MAX_SNAPSHOT)
+		return dec_fail(d, "bad /proc or /sys file");
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return dec_fail(d, "out of memory");
+	o->node = n;
+	o->fresh = fresh;
+	kernfs_buf_write(&o->buf, data, len);
+	if (o->buf.oom) {
+		kernfs_buf_free(&o->buf);
+		free(o);
+		return dec_fail(d, "out of memory");
+	}
+	f->ops = &kernfs_file_ops;
+	f->priv = o;
+	return 0;
+}
+
+const struct vfs_file_kind kernfs_file_kind = {
+    .name = "kernfs-file",
+    .ops = &kernfs_file_ops,
+    .save = kernfs_file_save,
+    .load = kernfs_file_load,
+};
+
+/* A listing's cookie is a row index or a dynamic child's key: both stable. */
+const struct vfs_file_kind kernfs_dir_kind = {
+    .name = "kernfs-dir",
+    .ops = &kernfs_dir_ops,
+    .save = vfs_file_save_none,
+    .load = vfs_file_reopen,
+};

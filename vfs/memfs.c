@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "mem/memfile.h"
+#include "state/codec.h"
 #include "vfs/dirent.h"
+#include "vfs/save.h"
 #include "vfs/waitq.h"
 
 #define MEMFS_PAGE 4096ULL
@@ -60,6 +62,9 @@ struct memfs_inode {
 	bool opaque;		    /* overlay: lower entries are hidden */
 	void *fifo;		    /* FIFOs: the pipe while any end is open */
 	bool linkable;		    /* an O_TMPFILE file: linkat may give it a name */
+	/* A checkpoint numbers the inodes of a tree to save hard links once: SAVE_IDX is valid
+	 * while SAVE_GEN is the current save's. */
+	uint64_t save_gen, save_idx;
 };
 
 static const struct vfs_inode_ops memfs_inode_ops;
@@ -1006,3 +1011,492 @@ int vfs_tmpfs_new(struct vfs_dentry **root)
 		vfs_inode_put(ino);
 	return err;
 }
+
+/* Checkpoint and restore (docs/image-format.md, "vfs"). A tree is written depth first, each
+ * inode once: the first entry naming it carries it, later ones (hard links) refer to its
+ * index in that order. File data stays where it is in the memory file, which the restore
+ * reloads at the same offsets: a file records its reservation as a CK_MOBJ reference. */
+
+#define MEMFS_SAVE_MAX_DEPTH 2048
+#define MEMFS_SAVE_MAX_ENTRIES (1u << 24)
+#define MEMFS_SAVE_MAX_NLINK (1u << 24)
+#define MEMFS_ENT_WHITEOUT 0
+#define MEMFS_ENT_NODE 1
+#define MEMFS_ENT_LINK 2
+#define MEMFS_SAVE_OPAQUE 0x1
+#define MEMFS_SAVE_LINKABLE 0x2
+
+struct memfs_saver {
+	struct enc *e;
+	uint64_t gen, next_idx;
+	bool shallow;
+};
+
+static uint64_t memfs_save_gen;
+
+static void save_time(struct enc *e, struct timespec t)
+{
+	enc_i64(e, t.tv_sec);
+	enc_i64(e, t.tv_nsec);
+}
+
+static int save_node(struct memfs_saver *s, struct memfs_inode *mi, unsigned int depth)
+{
+	struct enc *e = s->e;
+	int err;
+
+	if (depth > MEMFS_SAVE_MAX_DEPTH)
+		return enc_fail(e, "a tmpfs tree more than %d directories deep",
+				MEMFS_SAVE_MAX_DEPTH);
+	mi->save_gen = s->gen;
+	mi->save_idx = s->next_idx++;
+	enc_u32(e, (uint32_t)mi->vfs.mode);
+	enc_u32(e, (uint32_t)mi->uid);
+	enc_u32(e, (uint32_t)mi->gid);
+	enc_u64(e, (uint64_t)mi->ino);
+	enc_u64(e, (uint64_t)mi->origin_ino);
+	enc_u32(e, (uint32_t)mi->nlink);
+	enc_u64(e, (uint64_t)mi->rdev);
+	save_time(e, mi->atime);
+	save_time(e, mi->mtime);
+	save_time(e, mi->ctime);
+	enc_u8(e, (mi->opaque ? MEMFS_SAVE_OPAQUE : 0) | (mi->linkable ? MEMFS_SAVE_LINKABLE : 0));
+	switch (mi->vfs.mode & S_IFMT) {
+	case S_IFREG:
+		enc_i64(e, mi->size);
+		enc_ref(e, CK_MOBJ, mi->data);
+		break;
+	case S_IFLNK:
+		enc_str(e, mi->target);
+		break;
+	case S_IFDIR:
+		enc_u64(e, mi->next_seq);
+		enc_u64(e, s->shallow ? 0 : mi->nents);
+		for (size_t i = 0; !s->shallow && i < mi->nents; i++) {
+			struct memfs_entry *ent = &mi->ents[i];
+
+			enc_str(e, ent->name);
+			enc_u64(e, ent->seq);
+			if (!ent->ino) {
+				enc_u8(e, MEMFS_ENT_WHITEOUT);
+			} else if (ent->ino->save_gen == s->gen) {
+				if (S_ISDIR(ent->ino->vfs.mode))
+					return enc_fail(e, "a tmpfs directory linked twice");
+				enc_u8(e, MEMFS_ENT_LINK);
+				enc_u64(e, ent->ino->save_idx);
+			} else {
+				enc_u8(e, MEMFS_ENT_NODE);
+				if ((err = save_node(s, ent->ino, depth + 1)))
+					return err;
+			}
+		}
+		break;
+	default:
+		break; /* FIFOs, sockets and device nodes are nodes only */
+	}
+	return enc_ok(e) ? 0 : -ENOMEM;
+}
+
+static void save_sb(struct enc *e, struct memfs_sb *sb)
+{
+	enc_str(e, sb->type);
+	enc_u64(e, (uint64_t)sb->dev);
+	enc_u64(e, (uint64_t)sb->next_ino);
+}
+
+static int save_from(struct enc *e, struct memfs_inode *mi, bool shallow)
+{
+	struct memfs_saver s = {.e = e, .gen = ++memfs_save_gen, .shallow = shallow};
+
+	save_sb(e, mi->sb);
+	return save_node(&s, mi, 0);
+}
+
+int memfs_save_tree(struct enc *e, struct vfs_inode *root)
+{
+	if (!memfs_is(root) || !S_ISDIR(root->mode))
+		return enc_fail(e, "a tmpfs whose root is not a tmpfs directory");
+	return save_from(e, memfs_i(root), false);
+}
+
+int memfs_save_inline(struct enc *e, struct vfs_inode *ino, bool shallow)
+{
+	if (!memfs_is(ino))
+		return enc_fail(e, "an inode that is not a tmpfs one saved as tmpfs");
+	return save_from(e, memfs_i(ino), shallow);
+}
+
+struct memfs_loader {
+	struct dec *d;
+	struct memfs_sb *sb;
+	struct memfs_inode **inos; /* by index, borrowed: the tree holds them */
+	uint32_t *links;	   /* entries naming each, counted while loading */
+	size_t n, cap;
+};
+
+static bool load_time(struct dec *d, struct timespec *t)
+{
+	t->tv_sec = dec_i64(d);
+	t->tv_nsec = dec_i64(d);
+	return t->tv_nsec >= 0 && t->tv_nsec < 1000000000;
+}
+
+static bool valid_name(const char *name)
+{
+	return name[0] && strcmp(name, ".") && strcmp(name, "..") && !strchr(name, '/');
+}
+
+static bool valid_mode(uint32_t mode)
+{
+	if (mode & ~(uint32_t)(S_IFMT | 07777))
+		return false;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFDIR:
+	case S_IFLNK:
+	case S_IFIFO:
+	case S_IFSOCK:
+	case S_IFCHR:
+	case S_IFBLK:
+		return true;
+	}
+	return false;
+}
+
+static int loader_add(struct memfs_loader *l, struct memfs_inode *mi)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct memfs_inode **inos = realloc(l->inos, cap * sizeof(*inos));
+		uint32_t *links;
+
+		if (!inos)
+			return -ENOMEM;
+		l->inos = inos;
+		links = realloc(l->links, cap * sizeof(*links));
+		if (!links)
+			return -ENOMEM;
+		l->links = links;
+		l->cap = cap;
+	}
+	l->inos[l->n] = mi;
+	l->links[l->n] = 0;
+	l->n++;
+	return 0;
+}
+
+static int load_entries(struct memfs_loader *l, struct memfs_inode *dir, unsigned int depth);
+
+/* Loads one inode into *OUT, which is set (the caller's reference) as soon as the inode
+ * exists, so a failure further down is cleaned up by the caller's put. */
+static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_inode **out)
+{
+	struct dec *d = l->d;
+	struct memfs_inode *mi;
+	uint32_t mode, nlink;
+	char target[PATH_MAX];
+
+	*out = NULL;
+	if (depth > MEMFS_SAVE_MAX_DEPTH)
+		return dec_fail(d, "a tmpfs tree too deep");
+	mi = calloc(1, sizeof(*mi));
+	if (!mi)
+		return dec_fail(d, "out of memory");
+	mode = dec_u32(d);
+	mi->uid = dec_u32(d);
+	mi->gid = dec_u32(d);
+	mi->ino = dec_u64(d);
+	mi->origin_ino = dec_u64(d);
+	nlink = dec_u32(d);
+	mi->rdev = dec_u64(d);
+	bool times_ok = load_time(d, &mi->atime) & load_time(d, &mi->mtime) &
+			load_time(d, &mi->ctime);
+	uint8_t flags = dec_u8(d);
+	if (!dec_ok(d) || !valid_mode(mode) || !times_ok || nlink > MEMFS_SAVE_MAX_NLINK ||
+	    (flags & ~(MEMFS_SAVE_OPAQUE | MEMFS_SAVE_LINKABLE))) {
+		free(mi);
+		return dec_fail(d, "bad tmpfs inode");
+	}
+	mi->vfs.ops = &memfs_inode_ops;
+	mi->vfs.refs = 1;
+	mi->vfs.mode = mode;
+	mi->vfs.priv = mi;
+	mi->sb = l->sb;
+	l->sb->refs++;
+	/* Directories count their links from their entries, as add_entry keeps them. */
+	mi->nlink = S_ISDIR(mode) ? 2 : nlink;
+	mi->opaque = flags & MEMFS_SAVE_OPAQUE;
+	mi->linkable = flags & MEMFS_SAVE_LINKABLE;
+	mi->next_seq = MEMFS_FIRST_SEQ;
+	*out = mi;
+	if (loader_add(l, mi))
+		return dec_fail(d, "out of memory");
+
+	switch (mode & S_IFMT) {
+	case S_IFREG: {
+		struct mobj *m;
+
+		mi->size = dec_i64(d);
+		m = dec_ref(d, CK_MOBJ);
+		if (!dec_ok(d) || mi->size < 0)
+			return dec_fail(d, "bad tmpfs file");
+		mi->data = m ? mobj_get(m) : NULL;
+		return 0;
+	}
+	case S_IFLNK:
+		if (!dec_str_buf(d, target, sizeof(target)) || !target[0])
+			return dec_fail(d, "bad tmpfs symlink");
+		mi->target = strdup(target);
+		if (!mi->target)
+			return dec_fail(d, "out of memory");
+		mi->size = (off_t)strlen(target);
+		return 0;
+	case S_IFDIR:
+		return load_entries(l, mi, depth);
+	default:
+		return 0;
+	}
+}
+
+static int load_entries(struct memfs_loader *l, struct memfs_inode *dir, unsigned int depth)
+{
+	struct dec *d = l->d;
+	uint64_t next_seq = dec_u64(d), last = MEMFS_FIRST_SEQ - 1;
+	uint64_t n = dec_max(d, MEMFS_SAVE_MAX_ENTRIES, "tmpfs directory size");
+	char name[NAME_MAX + 1];
+	int err;
+
+	if (!dec_ok(d) || next_seq < MEMFS_FIRST_SEQ || next_seq > (UINT64_MAX >> 2))
+		return dec_fail(d, "bad tmpfs directory");
+	for (uint64_t i = 0; i < n; i++) {
+		struct memfs_inode *child = NULL;
+		uint64_t seq;
+		uint8_t kind;
+
+		if (!dec_str_buf(d, name, sizeof(name)) || !valid_name(name))
+			return dec_fail(d, "bad name in a tmpfs directory");
+		seq = dec_u64(d);
+		kind = dec_u8(d);
+		if (!dec_ok(d) || seq <= last || seq >= next_seq || find_entry(dir, name))
+			return dec_fail(d, "bad entry '%s' in a tmpfs directory", name);
+		last = seq;
+		switch (kind) {
+		case MEMFS_ENT_WHITEOUT:
+			break;
+		case MEMFS_ENT_LINK: {
+			uint64_t idx = dec_u64(d);
+
+			if (!dec_ok(d) || idx >= l->n || S_ISDIR(l->inos[idx]->vfs.mode))
+				return dec_fail(d, "bad hard link '%s' in a tmpfs directory", name);
+			child = memfs_i(vfs_inode_get(&l->inos[idx]->vfs));
+			l->links[idx]++;
+			break;
+		}
+		case MEMFS_ENT_NODE: {
+			size_t idx = l->n;
+
+			err = load_node(l, depth + 1, &child);
+			if (err) {
+				if (child)
+					vfs_inode_put(&child->vfs);
+				return err;
+			}
+			l->links[idx]++;
+			break;
+		}
+		default:
+			return dec_fail(d, "bad entry kind in a tmpfs directory");
+		}
+		if (add_entry(dir, name, child)) {
+			if (child)
+				vfs_inode_put(&child->vfs);
+			return dec_fail(d, "out of memory");
+		}
+		dir->ents[dir->nents - 1].seq = seq;
+	}
+	dir->next_seq = next_seq;
+	return 0;
+}
+
+/* Every link a non-directory had must be in the tree: a count that disagrees is a corrupt
+ * image (or one saved from a broken tree), never silently repaired. Index 0 is the top, which
+ * no entry of the tree names. */
+static int check_links(struct memfs_loader *l)
+{
+	for (size_t i = 1; i < l->n; i++) {
+		struct memfs_inode *mi = l->inos[i];
+
+		if (!S_ISDIR(mi->vfs.mode) && mi->nlink != l->links[i])
+			return dec_fail(l->d, "tmpfs inode %lu has %u links, %lu saved",
+					(unsigned long)mi->ino, l->links[i], (unsigned long)mi->nlink);
+	}
+	return 0;
+}
+
+static struct memfs_sb *load_sb(struct dec *d, struct vfs_inode *sb_of)
+{
+	char type[64];
+	struct memfs_sb *sb;
+	dev_t dev;
+	ino_t next_ino;
+
+	if (!dec_str_buf(d, type, sizeof(type)))
+		dec_fail(d, "bad tmpfs");
+	dev = dec_u64(d);
+	next_ino = dec_u64(d);
+	if (!dec_ok(d))
+		return NULL;
+	if (sb_of && memfs_is(sb_of) && memfs_i(sb_of)->sb->dev == dev) {
+		sb = memfs_i(sb_of)->sb;
+		sb->refs++;
+		return sb;
+	}
+	sb = calloc(1, sizeof(*sb));
+	if (!sb || !(sb->type = strdup(type))) {
+		free(sb);
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	sb->refs = 1;
+	sb->dev = dev;
+	sb->next_ino = next_ino;
+	return sb;
+}
+
+static void sb_put(struct memfs_sb *sb)
+{
+	if (--sb->refs == 0) {
+		free(sb->type);
+		free(sb);
+	}
+}
+
+/* The loader holds a reference on the filesystem while it builds, so an inode that fails
+ * early cannot free it under us. */
+static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct vfs_inode **out)
+{
+	struct memfs_loader l = {.d = d};
+	struct memfs_inode *top;
+	int err;
+
+	l.sb = load_sb(d, sb_of);
+	if (!l.sb)
+		return -EINVAL;
+	err = load_node(&l, 0, &top);
+	if (!err && tree && !S_ISDIR(top->vfs.mode))
+		err = dec_fail(d, "a tmpfs whose root is not a directory");
+	if (!err)
+		err = check_links(&l);
+	if (!err && tree)
+		top->parent = top;
+	if (err && top)
+		vfs_inode_put(&top->vfs);
+	if (!err)
+		*out = &top->vfs;
+	free(l.inos);
+	free(l.links);
+	sb_put(l.sb);
+	return err;
+}
+
+int memfs_load_tree(struct dec *d, struct vfs_inode **root)
+{
+	return load_from(d, NULL, true, root);
+}
+
+int memfs_load_inline(struct dec *d, struct vfs_inode *sb_of, struct vfs_inode **out)
+{
+	int err = load_from(d, sb_of, false, out);
+
+	/* An unlinked directory keeps its saved count (0): nothing names it any more. */
+	if (!err && S_ISDIR((*out)->mode))
+		memfs_i(*out)->nlink = 0;
+	return err;
+}
+
+bool memfs_same_fs(struct vfs_inode *a, struct vfs_inode *b)
+{
+	return memfs_is(a) && memfs_is(b) && memfs_i(a)->sb == memfs_i(b)->sb;
+}
+
+nlink_t memfs_nlink(struct vfs_inode *ino)
+{
+	return memfs_i(ino)->nlink;
+}
+
+static int find_path(struct memfs_inode *dir, struct memfs_inode *target, unsigned int depth,
+		     char **path)
+{
+	for (size_t i = 0; i < dir->nents; i++) {
+		struct memfs_inode *c = dir->ents[i].ino;
+		char *sub;
+		int err;
+
+		if (c == target)
+			return (*path = strdup(dir->ents[i].name)) ? 0 : -ENOMEM;
+		if (!c || !S_ISDIR(c->vfs.mode) || depth >= MEMFS_SAVE_MAX_DEPTH)
+			continue;
+		err = find_path(c, target, depth + 1, &sub);
+		if (err == -ENOENT)
+			continue;
+		if (err)
+			return err;
+		err = asprintf(path, "%s/%s", dir->ents[i].name, sub) < 0 ? -ENOMEM : 0;
+		free(sub);
+		return err;
+	}
+	return -ENOENT;
+}
+
+int memfs_path_of(struct vfs_inode *root, struct vfs_inode *ino, char **path)
+{
+	if (root == ino)
+		return (*path = strdup("")) ? 0 : -ENOMEM;
+	return find_path(memfs_i(root), memfs_i(ino), 0, path);
+}
+
+int memfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out)
+{
+	struct memfs_inode *cur = memfs_i(root);
+	char name[NAME_MAX + 1];
+	int r;
+
+	while ((r = vfs_path_next(&path, name)) > 0) {
+		struct memfs_entry *e;
+
+		if (!S_ISDIR(cur->vfs.mode))
+			return -ENOTDIR;
+		e = find_entry(cur, name);
+		if (!e || !e->ino)
+			return -ENOENT;
+		cur = e->ino;
+	}
+	if (r < 0)
+		return r;
+	*out = vfs_inode_get(&cur->vfs);
+	return 0;
+}
+
+/* Open files need nothing of their own: the inode holds the data, and a directory's offset is
+ * an entry's cookie, which the restored directory keeps. The file must be on the inode its
+ * dentry shows, which the reopen will find. */
+static int memfs_file_save(struct enc *e, struct vfs_file *f)
+{
+	if (!f->dentry || vfs_memfs_inode(f->dentry->inode) != &((struct memfs_inode *)f->priv)->vfs)
+		return enc_fail(e, "a tmpfs file open on an inode its name no longer shows");
+	return 0;
+}
+
+const struct vfs_file_kind memfs_reg_kind = {
+    .name = "memfs-reg",
+    .ops = &memfs_reg_ops,
+    .save = memfs_file_save,
+    .load = vfs_file_reopen,
+};
+
+const struct vfs_file_kind memfs_dir_kind = {
+    .name = "memfs-dir",
+    .ops = &memfs_dir_ops,
+    .save = memfs_file_save,
+    .load = vfs_file_reopen,
+};

@@ -159,3 +159,31 @@ int vfs_umount_at(struct vfs_dentry *root, bool detach)
 	free(m);
 	return 0;
 }
+
+unsigned int vfs_anon_dev_next(void)
+{
+	return next_anon_minor;
+}
+
+void vfs_anon_dev_set_next(unsigned int minor)
+{
+	next_anon_minor = minor;
+}
+
+int vfs_mount_next_id(void)
+{
+	return next_mount_id;
+}
+
+void vfs_mount_set_next_id(int id)
+{
+	next_mount_id = id;
+}
+
+struct vfs_mount *vfs_mount_by_id(int id)
+{
+	for (struct vfs_mount *m = mounts; m; m = m->next)
+		if (m->id == id)
+			return m;
+	return NULL;
+}

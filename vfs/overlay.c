@@ -6,6 +6,8 @@
  * parent and name for that: the dentry cache keeps one overlay inode per path alive. */
 #include "vfs/internal.h"
 #include "vfs/dirent.h"
+#include "vfs/save.h"
+#include "state/codec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +38,10 @@ struct ovl_inode {
 
 static const struct vfs_inode_ops ovl_inode_ops;
 static const struct vfs_file_ops ovl_dir_ops;
+
+/* The root inode of the overlay (there is one root filesystem), for a checkpoint to find the
+ * upper layer; borrowed, cleared when it goes. */
+static struct ovl_inode *ovl_root;
 
 static struct ovl_inode *ovl_i(struct vfs_inode *ino)
 {
@@ -79,6 +85,8 @@ static void ovl_release(struct vfs_inode *ino)
 {
 	struct ovl_inode *o = ovl_i(ino);
 
+	if (o == ovl_root)
+		ovl_root = NULL;
 	vfs_inode_put(o->upper);
 	vfs_inode_put(o->lower);
 	if (o->parent)
@@ -567,6 +575,11 @@ static void dir_clear(struct ovl_dir *d)
 	d->n = d->cap = d->nupper = 0;
 }
 
+static bool valid_ovl_name(const char *name)
+{
+	return strcmp(name, ".") && strcmp(name, "..");
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -746,13 +759,45 @@ static const struct vfs_inode_ops ovl_inode_ops = {
     .statfs = ovl_statfs,
 };
 
+/* The root of an overlay of LOWER (a host root) and UPPER (a memfs root) on device DEV; the
+ * references to both are taken over, also on failure. */
+static int ovl_root_new(struct vfs_inode *lower, struct vfs_inode *upper, dev_t dev,
+			struct vfs_dentry **root)
+{
+	struct vfs_inode *ino;
+	struct ovl_fs *ofs = calloc(1, sizeof(*ofs));
+	int err;
+
+	if (!ofs) {
+		vfs_inode_put(upper);
+		vfs_inode_put(lower);
+		return -ENOMEM;
+	}
+	ofs->dev = dev;
+	ofs->refs = 1; /* dropped below, once the root inode holds its own */
+	err = ovl_inode_new(ofs, NULL, "/", upper, lower, &ino);
+	if (--ofs->refs == 0 && err)
+		free(ofs);
+	if (err) {
+		vfs_inode_put(upper);
+		vfs_inode_put(lower);
+		return err;
+	}
+	err = vfs_dentry_new_root(ino, root);
+	if (err) {
+		vfs_inode_put(ino);
+		return err;
+	}
+	ovl_root = ovl_i(ino);
+	return 0;
+}
+
 int vfs_mount_overlay_root(const char *host_dir, struct vfs_dentry **root)
 {
 	struct vfs_setattr attr = {.valid = VFS_ATTR_MODE | VFS_ATTR_UID | VFS_ATTR_GID |
 					    VFS_ATTR_ATIME | VFS_ATTR_MTIME | VFS_ATTR_CTIME};
-	struct vfs_inode *lower, *upper, *ino;
+	struct vfs_inode *lower, *upper;
 	struct vfs_dentry *host;
-	struct ovl_fs *ofs;
 	struct stat st;
 	int err;
 
@@ -774,26 +819,138 @@ int vfs_mount_overlay_root(const char *host_dir, struct vfs_dentry **root)
 	attr.mtime = st.st_mtim;
 	attr.ctime = st.st_ctim;
 	upper->ops->setattr(upper, &attr);
-	ofs = calloc(1, sizeof(*ofs));
-	if (!ofs) {
-		err = -ENOMEM;
-		goto out_upper;
-	}
-	ofs->dev = vfs_anon_dev_new();
-	ofs->refs = 1; /* dropped below, once the root inode holds its own */
-	err = ovl_inode_new(ofs, NULL, "/", upper, lower, &ino);
-	if (--ofs->refs == 0 && err)
-		free(ofs);
-	if (err)
-		goto out_upper;
-	err = vfs_dentry_new_root(ino, root);
-	if (err)
-		vfs_inode_put(ino);
-	return err;
+	return ovl_root_new(lower, upper, vfs_anon_dev_new(), root);
 
-out_upper:
-	vfs_inode_put(upper);
 out_lower:
 	vfs_inode_put(lower);
 	return err;
 }
+
+/* Checkpoint and restore (docs/image-format.md, "vfs"). The lower layer is the host directory
+ * the restore is given; the upper layer is saved whole. Overlay inodes below the root are
+ * rebuilt by lookups, as they are made in the first place. */
+
+struct vfs_inode *ovl_root_inode(void)
+{
+	return ovl_root ? &ovl_root->vfs : NULL;
+}
+
+bool ovl_is(struct vfs_inode *ino)
+{
+	return ino && ino->ops == &ovl_inode_ops;
+}
+
+struct vfs_inode *ovl_upper(struct vfs_inode *ino)
+{
+	return ovl_i(ino)->upper;
+}
+
+struct vfs_inode *ovl_lower(struct vfs_inode *ino)
+{
+	return ovl_i(ino)->lower;
+}
+
+int ovl_save(struct enc *e, struct vfs_inode *root)
+{
+	struct ovl_inode *o = ovl_i(root);
+
+	if (!o->upper || !o->lower)
+		return enc_fail(e, "an overlay root without both layers");
+	enc_u64(e, (uint64_t)o->ofs->dev);
+	return memfs_save_tree(e, o->upper);
+}
+
+int ovl_load(struct dec *d, const char *rootfs, struct vfs_dentry **root)
+{
+	struct vfs_inode *lower, *upper;
+	struct vfs_dentry *host;
+	dev_t dev = dec_u64(d);
+	int err;
+
+	if (!dec_ok(d))
+		return -EINVAL;
+	err = vfs_mount_host_root(rootfs, &host);
+	if (err)
+		return dec_fail(d, "rootfs '%s': %s", rootfs, strerror(-err));
+	lower = vfs_inode_get(host->inode);
+	vfs_dentry_put(host);
+	err = memfs_load_tree(d, &upper);
+	if (err) {
+		vfs_inode_put(lower);
+		return err;
+	}
+	err = ovl_root_new(lower, upper, dev, root);
+	return err ? dec_fail(d, "out of memory") : 0;
+}
+
+int ovl_inode_detached(struct vfs_inode *parent, const char *name, struct vfs_inode *upper,
+		       struct vfs_inode *lower, struct vfs_inode **out)
+{
+	int err = -EINVAL;
+
+	if (ovl_is(parent) && (upper || lower) && (!upper || memfs_is(upper)))
+		err = ovl_inode_new(ovl_i(parent)->ofs, ovl_i(parent), name, upper, lower, out);
+	if (err) {
+		vfs_inode_put(upper);
+		vfs_inode_put(lower);
+	}
+	return err;
+}
+
+/* A merged listing is a snapshot taken when it started, with the index as the cookie: the
+ * snapshot is saved, so a listing goes on where it was, as if nothing had happened. */
+#define OVL_SAVE_MAX_DIRENTS (1u << 24)
+
+static int ovl_dir_save(struct enc *e, struct vfs_file *f)
+{
+	struct ovl_dir *d = f->priv;
+
+	if (!f->dentry || f->dentry->inode != &d->o->vfs)
+		return enc_fail(e, "an overlay directory open on an inode its name does not show");
+	enc_u64(e, d->n);
+	for (size_t i = 0; i < d->n; i++) {
+		enc_str(e, d->ents[i].name);
+		enc_u64(e, d->ents[i].ino);
+		enc_u8(e, d->ents[i].type);
+	}
+	return 0;
+}
+
+static int ovl_dir_load(struct dec *dec, struct vfs_file *f)
+{
+	uint64_t n = dec_max(dec, OVL_SAVE_MAX_DIRENTS, "overlay listing size");
+	char name[NAME_MAX + 1];
+	struct ovl_dir *d;
+	int err;
+
+	if (!dec_ok(dec) || !f->dentry || !ovl_is(f->dentry->inode) ||
+	    !S_ISDIR(f->dentry->inode->mode))
+		return dec_fail(dec, "bad overlay directory file");
+	err = ovl_open(f->dentry->inode, f, O_RDONLY | O_DIRECTORY);
+	if (err)
+		return dec_fail(dec, "cannot open an overlay directory again: %s", strerror(-err));
+	d = f->priv;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t ino;
+		uint8_t type;
+
+		/* "." and ".." lead the snapshot: only those two may be dot names. */
+		bool ok = dec_str_buf(dec, name, sizeof(name)) && name[0] && !strchr(name, '/') &&
+			  (i < 2 ? !strcmp(name, i ? ".." : ".") : valid_ovl_name(name));
+		ino = dec_u64(dec);
+		type = dec_u8(dec);
+		if (!ok || !dec_ok(dec) || dir_add(d, name, ino, type)) {
+			ovl_dir_release(f);
+			f->priv = NULL;
+			return dec_fail(dec, "bad overlay directory listing");
+		}
+	}
+	return 0;
+}
+
+const struct vfs_file_kind ovl_dir_kind = {
+    .name = "overlay-dir",
+    .ops = &ovl_dir_ops,
+    .save = ovl_dir_save,
+    .load = ovl_dir_load,
+};

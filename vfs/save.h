@@ -24,6 +24,10 @@ typedef int (*vfs_make_fs_fn)(const char *fs_type, struct vfs_dentry **root);
  * lower layer (the caller has checked it is the saved one). *ROOT gets the root dentry (the
  * caller's reference). Returns 0 or a negative errno with D's error set. */
 int vfs_load(struct dec *d, const char *rootfs, vfs_make_fs_fn make_fs, struct vfs_dentry **root);
+/* Ends what vfs_load began: CK_DENTRY loads find the root filesystem through a reference
+ * vfs_load keeps until this is called, once every dentry and file is loaded (or the restore
+ * has failed). */
+void vfs_load_finish(void);
 
 /* CK_DENTRY */
 int vfs_dentry_save(struct enc *e, const void *dentry);

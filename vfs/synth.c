@@ -15,6 +15,7 @@
 
 #include "vfs/internal.h"
 #include "vfs/dirent.h"
+#include "vfs/save.h"
 
 /* What Linux's tmpfs counts per directory entry in a directory's st_size. */
 #define SYNTH_DIRENT_SIZE 20
@@ -369,4 +370,33 @@ static const struct vfs_inode_ops synth_inode_ops = {
     .open = synth_open,
     .release = synth_release,
     .fs_type = synth_fs_type,
+};
+
+/* Checkpoint and restore: a synthetic tree is built again from its table, and only what the
+ * build cannot know is carried over, its st_dev and the time its nodes are dated from. */
+
+int vfs_synth_identity(struct vfs_inode *ino, dev_t *dev, struct timespec *built)
+{
+	if (ino->ops != &synth_inode_ops)
+		return -EINVAL;
+	*dev = synth_i(ino)->fs->dev;
+	*built = synth_i(ino)->fs->built;
+	return 0;
+}
+
+int vfs_synth_set_identity(struct vfs_inode *ino, dev_t dev, struct timespec built)
+{
+	if (ino->ops != &synth_inode_ops)
+		return -EINVAL;
+	synth_i(ino)->fs->dev = dev;
+	synth_i(ino)->fs->built = built;
+	return 0;
+}
+
+/* A listing's cookie is an entry's position in a table that does not change. */
+const struct vfs_file_kind synth_dir_kind = {
+    .name = "synth-dir",
+    .ops = &synth_dir_ops,
+    .save = vfs_file_save_none,
+    .load = vfs_file_reopen,
 };

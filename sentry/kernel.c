@@ -276,12 +276,10 @@ static int install_stdio(struct task *t)
 		int flags = fcntl(fd, F_GETFL);
 		if (flags < 0)
 			continue; /* closed on the host: closed in the guest */
-		int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (dup < 0)
-			return -errno;
-		struct vfs_file *f = vfs_file_host_fd(dup, flags & ~O_CLOEXEC, true);
-		if (!f)
-			return -ENOMEM;
+		struct vfs_file *f;
+		int err = vfs_file_host_stdio(fd, flags & ~O_CLOEXEC, &f);
+		if (err)
+			return err;
 		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
 			return -ENOMEM;
 	}

@@ -127,4 +127,12 @@ ino_t memfs_ino(struct vfs_inode *ino);
 void memfs_set_origin_ino(struct vfs_inode *ino, ino_t origin);
 ino_t memfs_origin_ino(struct vfs_inode *ino);
 
+/* Checkpoint kinds of the files outside the tree (vfs/save.c's table; vfs/save.h). */
+struct vfs_file_kind;
+extern const struct vfs_file_kind vfs_pipe_kind;    /* pipe.c: pipes and FIFOs */
+extern const struct vfs_file_kind vfs_eventfd_kind; /* eventfd.c */
+extern const struct vfs_file_kind vfs_epoll_kind;   /* epoll.c */
+extern const struct vfs_file_kind vfs_unix_kind;    /* unix.c */
+extern const struct vfs_file_kind vfs_hostfd_kind;  /* hostfd.c: the sandbox's stdio */
+
 #endif

@@ -3,6 +3,8 @@
  * message rather than writing a partial image. */
 #include "vfs/save.h"
 
+#include "vfs/internal.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,12 @@ void vfs_dentry_drop(void *dentry)
 /* The kinds of open files. vfs/'s own are listed here (each defined beside its ops); the
  * Sentry registers its own. */
 static const struct vfs_file_kind *builtin_kinds[] = {
+    /* Files outside the tree (or FIFOs on it): pipe.c, eventfd.c, epoll.c, unix.c, hostfd.c. */
+    &vfs_pipe_kind,
+    &vfs_eventfd_kind,
+    &vfs_epoll_kind,
+    &vfs_unix_kind,
+    &vfs_hostfd_kind,
     NULL, /* the list ends at the first NULL */
 };
 
@@ -135,14 +143,31 @@ void vfs_file_drop(void *file)
 	vfs_file_put(file);
 }
 
+/* A CK_FILE_LINKS record: the file (a CK_FILE reference, loaded already), then what its kind's
+ * SAVE_LINKS wrote. */
 int vfs_file_links_save(struct enc *e, const void *file)
 {
-	(void)file;
-	return enc_fail(e, "file links are not saved yet");
+	struct vfs_file *f = (struct vfs_file *)file;
+	const struct vfs_file_kind *kind = kind_by_ops(f->ops);
+
+	if (!kind || !kind->save_links)
+		return enc_fail(e, "links of an open file of a kind that has none");
+	enc_ref(e, CK_FILE, f);
+	return kind->save_links(e, f);
 }
 
 void *vfs_file_links_load(struct dec *d)
 {
-	dec_fail(d, "file links are not loaded yet");
-	return NULL;
+	struct vfs_file *f = dec_ref(d, CK_FILE);
+	const struct vfs_file_kind *kind = f ? kind_by_ops(f->ops) : NULL;
+
+	if (!kind || !kind->load_links) {
+		dec_fail(d, "file links of a file that has none");
+		return NULL;
+	}
+	if (kind->load_links(d, f) || !dec_ok(d)) {
+		dec_fail(d, "bad %s file links record", kind->name);
+		return NULL;
+	}
+	return f;
 }

@@ -52,6 +52,14 @@ struct vfs_file_kind {
 	const struct vfs_file_ops *ops;
 	int (*save)(struct enc *e, struct vfs_file *f);
 	int (*load)(struct dec *d, struct vfs_file *f);
+	/* Optional, for kinds whose files refer to other files (an epoll's targets, a socket's
+	 * peer and the files in flight in its queue): SAVE queues F with
+	 * enc_ref(e, CK_FILE_LINKS, f), and SAVE_LINKS writes those references in F's
+	 * CK_FILE_LINKS record, which LOAD_LINKS reads once every file is loaded. A failed
+	 * LOAD_LINKS leaves F whole (what it linked is undone by F's release) and returns
+	 * non-zero. */
+	int (*save_links)(struct enc *e, struct vfs_file *f);
+	int (*load_links)(struct dec *d, struct vfs_file *f);
 };
 /* -EEXIST if a kind of that name or ops is registered already (harmless), -ENOMEM. */
 int vfs_file_kind_register(const struct vfs_file_kind *kind);

@@ -23,6 +23,7 @@
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 #include "fs-proc/procfs.h"
 #include "fs-sys/sysfs.h"
 #include "vfs/kernfs.h"
@@ -430,6 +431,8 @@ int kernel_run(const struct kernel_config *cfg)
 
 	kernel.cfg = *cfg;
 	kernel.next_pid = 2;
+	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
+	timerfd_register_kind();
 	clock_gettime(CLOCK_MONOTONIC, &kernel.boot_mono);
 	clock_gettime(CLOCK_REALTIME, &kernel.boot_real);
 	kernel.tty_fg_pgid = 1;

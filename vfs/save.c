@@ -100,7 +100,18 @@ int vfs_file_save(struct enc *e, const void *file)
 	enc_i64(e, f->pos);
 	enc_bool(e, f->seekable);
 	enc_ref(e, CK_DENTRY, f->dentry);
-	return kind->save(e, f);
+	int err = kind->save(e, f);
+	if (err || !kind->save_links)
+		return err;
+	/* The links record will refer to other files: queue them now, while the files are being
+	 * saved, so that writing the links never adds to a section already written. */
+	struct enc scratch;
+	enc_init(&scratch, e->refs);
+	err = kind->save_links(&scratch, f);
+	if (!enc_ok(&scratch))
+		err = enc_fail(e, "%s", scratch.error);
+	enc_free(&scratch);
+	return err;
 }
 
 void *vfs_file_load(struct dec *d)

@@ -103,9 +103,11 @@ int vfs_file_save(struct enc *e, const void *file)
 	int err = kind->save(e, f);
 	if (err || !kind->save_links)
 		return err;
-	/* The links record will refer to other files: queue them now, while the files are being
-	 * saved, so that writing the links never adds to a section already written. */
+	/* F gets a links record; the files it will refer to are queued now, while the files are
+	 * being saved, so that writing the links never adds to a section already written. */
 	struct enc scratch;
+	if (!e->refs || !ckpt_refs_id(e->refs, CK_FILE_LINKS, f))
+		return enc_fail(e, "file links outside a checkpoint");
 	enc_init(&scratch, e->refs);
 	err = kind->save_links(&scratch, f);
 	if (!enc_ok(&scratch))

@@ -1271,7 +1271,6 @@ static int unix_save(struct enc *e, struct vfs_file *f)
 	enc_u64(e, (uint64_t)s->acc_len);
 	for (struct vfs_unix_sock *em = s->acc_head; em; em = em->acc_next)
 		sock_state_save(e, em);
-	enc_ref(e, CK_FILE_LINKS, f);
 	return 0;
 }
 

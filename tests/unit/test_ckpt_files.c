@@ -31,6 +31,10 @@
  * the files the test keeps (as enc_ref writes them). */
 struct image {
 	struct enc files, links, roots;
+	/* Dentries are another engineer's section: the tests keep the saved ones (a reference
+	 * each) and hand them to the load as if restored. */
+	struct vfs_dentry *dentries[4];
+	int ndentries;
 };
 
 static void image_free(struct image *img)
@@ -38,6 +42,8 @@ static void image_free(struct image *img)
 	enc_free(&img->files);
 	enc_free(&img->links);
 	enc_free(&img->roots);
+	for (int i = 0; i < img->ndentries; i++)
+		vfs_dentry_put(img->dentries[i]);
 }
 
 /* Saves ROOTS and everything they reach, then puts the caller's references on ROOTS. */
@@ -75,7 +81,11 @@ static void save(struct vfs_file **roots, int n, struct image *img)
 			more = true;
 		}
 	}
-	/* Links never queue a file the file section has not seen (vfs_file_save queues them). */
+	img->ndentries = 0;
+	while ((obj = ckpt_refs_next(refs, CK_DENTRY, &id))) {
+		assert_true(img->ndentries < 4);
+		img->dentries[img->ndentries++] = vfs_dentry_get((struct vfs_dentry *)obj);
+	}
 	img->roots.refs = NULL;
 	ckpt_refs_free(refs);
 	for (int i = 0; i < n; i++)
@@ -92,6 +102,8 @@ static int load(const struct image *img, struct vfs_file **roots, int n)
 	int err = 0;
 
 	assert_non_null(refs);
+	for (int i = 0; i < img->ndentries; i++)
+		assert_int_equal(ckpt_refs_put(refs, CK_DENTRY, i + 1, img->dentries[i]), 0);
 	dec_init(&sec, img->files.buf, img->files.len, refs);
 	while (!err && dec_ok(&sec) && !dec_at_end(&sec)) {
 		size_t len;
@@ -249,6 +261,39 @@ static void test_pipe_without_reader_still_gives_epipe(void **state)
 	assert_int_equal(file_write(f[0], "y", 1), -EPIPE);
 	assert_int_equal(file_poll(f[0]) & POLLERR, POLLERR);
 	vfs_file_put(f[0]);
+}
+
+static void test_fifo_is_reattached_to_its_inode(void **state)
+{
+	struct vfs_dentry *root;
+	struct vfs_file *f[2], *w2;
+	char buf[16];
+
+	(void)state;
+	assert_int_equal(vfs_tmpfs_new(&root), 0);
+	struct vfs_fs_ctx fs = {root, root, 022};
+	assert_int_equal(vfs_mknod(&fs, NULL, NULL, "/fifo", S_IFIFO | 0644, 0), 0);
+	assert_int_equal(vfs_open(&fs, NULL, "/fifo", O_RDONLY | O_NONBLOCK, 0, &f[0]), 0);
+	assert_int_equal(vfs_open(&fs, NULL, "/fifo", O_WRONLY, 0, &f[1]), 0);
+	assert_int_equal(file_write(f[1], "fifo", 4), 4);
+
+	roundtrip(f, 2); /* the originals are closed first: the inode's slot is empty */
+	assert_ptr_equal(f[0]->priv, f[1]->priv);
+	assert_int_equal(file_read(f[0], buf, 2), 2);
+	assert_memory_equal(buf, "fi", 2);
+	/* A new open of the FIFO finds the restored pipe through the inode. */
+	assert_int_equal(vfs_open(&fs, NULL, "/fifo", O_WRONLY | O_NONBLOCK, 0, &w2), 0);
+	assert_ptr_equal(w2->priv, f[0]->priv);
+	assert_int_equal(file_write(w2, "!", 1), 1);
+	assert_int_equal(file_read(f[0], buf, sizeof(buf)), 3);
+	assert_memory_equal(buf, "fo!", 3);
+	vfs_file_put(w2);
+	vfs_file_put(f[1]);
+	assert_int_equal(file_read(f[0], buf, sizeof(buf)), 0); /* no writer left */
+	vfs_file_put(f[0]);
+	/* The last end gone, the slot is empty again: a non-blocking writer finds no reader. */
+	assert_int_equal(vfs_open(&fs, NULL, "/fifo", O_WRONLY | O_NONBLOCK, 0, &w2), -ENXIO);
+	vfs_dentry_put(root);
 }
 
 /* --- eventfd and epoll ---------------------------------------------------------------------- */
@@ -573,6 +618,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pipe_keeps_bytes_capacity_and_one_shared_pipe),
 	    cmocka_unit_test(test_pipe_without_reader_still_gives_epipe),
+	    cmocka_unit_test(test_fifo_is_reattached_to_its_inode),
 	    cmocka_unit_test(test_eventfd_keeps_count_and_semaphore_mode),
 	    cmocka_unit_test(test_epoll_interest_list_reports_the_same_readiness),
 	    cmocka_unit_test(test_socketpair_messages_rights_and_credentials_survive),

@@ -25,6 +25,7 @@
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 #include "fs-proc/procfs.h"
 #include "fs-sys/sysfs.h"
 #include "vfs/kernfs.h"
@@ -279,12 +280,10 @@ static int install_stdio(struct task *t)
 		int flags = fcntl(fd, F_GETFL);
 		if (flags < 0)
 			continue; /* closed on the host: closed in the guest */
-		int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (dup < 0)
-			return -errno;
-		struct vfs_file *f = vfs_file_host_fd(dup, flags & ~O_CLOEXEC, true);
-		if (!f)
-			return -ENOMEM;
+		struct vfs_file *f;
+		int err = vfs_file_host_stdio(fd, flags & ~O_CLOEXEC, &f);
+		if (err)
+			return err;
 		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
 			return -ENOMEM;
 	}
@@ -435,6 +434,8 @@ static int setup_kernel(const struct kernel_config *cfg)
 	int err;
 
 	kernel.cfg = *cfg;
+	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
+	timerfd_register_kind();
 	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
 	    (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));

@@ -11,10 +11,12 @@
 #include <sys/file.h>
 
 #include "sentry/fdtable.h"
+#include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
+#include "state/codec.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -303,4 +305,140 @@ SYSCALL_DECL(flock)
 	if (!f)
 		return -EBADF;
 	return locks_flock(t, f, (int)a[1]);
+}
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* Range locks, in list order (F_GETLK reports the first conflict):
+ *	u8 posix, then u32 tgid (POSIX) or nothing (OFD: the file below is the owner),
+ *	CK_FILE ref of a file on the locked inode, u32 type, i64 start, i64 end;
+ * then flock locks: CK_FILE ref of the owner, bool exclusive. */
+
+/* A file open on INO in some fd table, those of LEADER's process first; NULL if none. */
+static struct vfs_file *file_on(struct vfs_inode *ino, struct task *leader)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (struct task *t = kernel.tasks; t; t = t->next) {
+			if ((t->group_leader == leader) != (pass == 0) || !t->files)
+				continue;
+			for (int fd = 0; fd < t->files->n; fd++) {
+				struct vfs_file *f = t->files->fds[fd].file;
+				if (f && inode_of(f) == ino)
+					return f;
+			}
+		}
+	return NULL;
+}
+
+int locks_save(struct enc *e)
+{
+	uint64_t n = 0;
+
+	for (struct range_lock *l = ranges; l; l = l->next)
+		n++;
+	enc_u64(e, n);
+	for (struct range_lock *l = ranges; l; l = l->next) {
+		bool posix = l->pid != -1;
+		struct vfs_file *f = posix ? file_on(l->ino, l->owner) : l->owner;
+		if (!f)
+			return enc_fail(e, "a POSIX lock on a file no process has open");
+		enc_bool(e, posix);
+		if (posix)
+			enc_u32(e, (uint32_t)((struct task *)l->owner)->tgid);
+		enc_ref(e, CK_FILE, f);
+		enc_u32(e, (uint32_t)l->type);
+		enc_i64(e, l->start);
+		enc_i64(e, l->end);
+	}
+	n = 0;
+	for (struct whole_lock *w = wholes; w; w = w->next)
+		n++;
+	enc_u64(e, n);
+	for (struct whole_lock *w = wholes; w; w = w->next) {
+		enc_ref(e, CK_FILE, w->file);
+		enc_bool(e, w->exclusive);
+	}
+	return enc_ok(e) ? 0 : -EOPNOTSUPP;
+}
+
+static void drop_all(void)
+{
+	while (ranges) {
+		struct range_lock *l = ranges;
+		ranges = l->next;
+		free(l);
+	}
+	while (wholes) {
+		struct whole_lock *w = wholes;
+		wholes = w->next;
+		free(w);
+	}
+}
+
+static int load_ranges(struct dec *d)
+{
+	struct range_lock **tail = &ranges;
+	uint64_t n = dec_u64(d);
+
+	while (*tail)
+		tail = &(*tail)->next;
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		bool posix = dec_bool(d);
+		pid_t tgid = posix ? (pid_t)dec_u32(d) : -1;
+		struct vfs_file *f = dec_ref(d, CK_FILE);
+		int type = (int)dec_u32(d);
+		off_t start = dec_i64(d), end = dec_i64(d);
+		struct task *leader = posix ? task_by_tid(tgid) : NULL;
+		struct range_lock *l;
+
+		if (!dec_ok(d))
+			break;
+		if (!f || !inode_of(f) || (type != F_RDLCK && type != F_WRLCK) || start < 0 ||
+		    end < start || (posix && (!leader || leader->group_leader != leader)))
+			return dec_fail(d, "bad record lock");
+		if (!(l = malloc(sizeof(*l))))
+			return dec_fail(d, "out of memory");
+		*l = (struct range_lock){inode_of(f), type, start, end,
+					 posix ? (void *)leader : (void *)f, tgid, NULL};
+		*tail = l;
+		tail = &l->next;
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+static int load_wholes(struct dec *d)
+{
+	struct whole_lock **tail = &wholes;
+	uint64_t n = dec_u64(d);
+
+	while (*tail)
+		tail = &(*tail)->next;
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct vfs_file *f = dec_ref(d, CK_FILE);
+		bool exclusive = dec_bool(d);
+		struct whole_lock *w;
+
+		if (!dec_ok(d))
+			break;
+		if (!f || !inode_of(f))
+			return dec_fail(d, "bad flock lock");
+		for (w = wholes; w; w = w->next)
+			if (w->file == f)
+				return dec_fail(d, "a file with two flock locks");
+		if (!(w = malloc(sizeof(*w))))
+			return dec_fail(d, "out of memory");
+		*w = (struct whole_lock){inode_of(f), f, exclusive, NULL};
+		*tail = w;
+		tail = &w->next;
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+int locks_load(struct dec *d)
+{
+	if (load_ranges(d) || load_wholes(d) || !dec_ok(d)) {
+		drop_all();
+		return dec_fail(d, "bad file lock record");
+	}
+	return 0;
 }

@@ -51,6 +51,9 @@ void signal_fault(struct task *t, int sig);
 void signal_free_pending(struct sigpending *p);
 /* signalfd.c: a signal was queued somewhere; signalfd readers look again. */
 void signalfd_notify(void);
+/* Makes signalfd files checkpointable (vfs_file_kind_register): called once at start, before
+ * a checkpoint or a restore; 0 or -EEXIST when registered already, -ENOMEM. */
+int signalfd_register_kind(void);
 /* After a sigaction: if SIG is now ignored, its pending instances in T's process go. */
 void signal_flush_ignored(struct task *t, int sig);
 

@@ -1,6 +1,7 @@
 /* signalfd: a file that reads the reading task's pending signals in its mask as
  * signalfd_siginfo records. Readiness depends on who asks (kernel.current), as on Linux; any
- * newly queued signal wakes the readers so they look again. */
+ * newly queued signal wakes the readers so they look again. A checkpoint saves the mask (the
+ * pending signals are the tasks'). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -161,4 +163,36 @@ SYSCALL_DECL(signalfd4)
 SYSCALL_DECL(signalfd)
 {
 	return do_signalfd(t, (int)a[0], a[1], a[2], 0);
+}
+
+static int sigfd_save(struct enc *e, struct vfs_file *f)
+{
+	enc_u64(e, ((struct sigfd *)f->priv)->mask);
+	return 0;
+}
+
+static int sigfd_load(struct dec *d, struct vfs_file *f)
+{
+	uint64_t mask = dec_u64(d);
+	struct sigfd *s;
+
+	if (!dec_ok(d) || (mask & UNBLOCKABLE))
+		return dec_fail(d, "bad signalfd record");
+	if (!(s = calloc(1, sizeof(*s))))
+		return dec_fail(d, "out of memory");
+	s->mask = mask;
+	f->priv = s;
+	return 0;
+}
+
+static const struct vfs_file_kind sigfd_kind = {
+    .name = "signalfd",
+    .ops = &sigfd_ops,
+    .save = sigfd_save,
+    .load = sigfd_load,
+};
+
+int signalfd_register_kind(void)
+{
+	return vfs_file_kind_register(&sigfd_kind);
 }

@@ -19,6 +19,7 @@
 #include "sentry/task.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -457,6 +458,7 @@ struct timerfd {
 	struct ktimer k;
 	clockid_t clock;
 	uint64_t ticks; /* expirations not yet read */
+	bool abs_realtime; /* armed with TFD_TIMER_ABSTIME on CLOCK_REALTIME */
 	struct waitq wq;
 };
 
@@ -569,6 +571,7 @@ SYSCALL_DECL(timerfd_settime)
 	if (a[3] && copy_out(t->mm, a[3], &old, sizeof(old)))
 		return -EFAULT;
 	tf->ticks = 0;
+	tf->abs_realtime = (a[1] & TFD_TIMER_ABSTIME) && tf->clock == CLOCK_REALTIME;
 	arm_from(&tf->k, tf->clock, a[1] & TFD_TIMER_ABSTIME, &nv);
 	return 0;
 }
@@ -700,4 +703,127 @@ int timers_load(struct dec *d, struct task *leader)
 		if (p->cpu.armed)
 			cpu_poll_start(pt);
 	return dec_ok(d) ? 0 : -EINVAL;
+/* --- timerfd checkpoint -------------------------------------------------------------------- */
+
+/* The record: clock, unread expirations, and if armed the interval and the next expiry. The
+ * expiry is saved as time remaining (monotonic and boottime clocks, and relative timers: the
+ * restoring process's monotonic clock has another origin), or for a CLOCK_REALTIME timer
+ * armed with TFD_TIMER_ABSTIME as the absolute wall-clock time, which it keeps: expiries the
+ * wall clock passed while no Sentry ran are counted as expirations at restore. */
+
+#define NSEC 1000000000LL
+/* Saved times beyond this (about 146 years) are refused: nanoseconds stay within 63 bits. */
+#define TIMERFD_MAX_SEC (INT64_MAX / NSEC / 2)
+
+static void enc_ts(struct enc *e, struct timespec ts)
+{
+	enc_i64(e, ts.tv_sec);
+	enc_i64(e, ts.tv_nsec);
+}
+
+static struct timespec dec_ts(struct dec *d)
+{
+	struct timespec ts;
+
+	ts.tv_sec = dec_i64(d);
+	ts.tv_nsec = dec_i64(d);
+	if (ts.tv_sec < 0 || ts.tv_sec > TIMERFD_MAX_SEC || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC)
+		dec_fail(d, "bad time");
+	return ts;
+}
+
+static int64_t ts_ns(struct timespec ts)
+{
+	return ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+static struct timespec ns_ts(int64_t ns)
+{
+	return (struct timespec){ns / NSEC, ns % NSEC};
+}
+
+static int timerfd_save(struct enc *e, struct vfs_file *f)
+{
+	struct timerfd *tf = f->priv;
+	struct timespec left = ktimer_remaining(&tf->k);
+
+	enc_u32(e, (uint32_t)tf->clock);
+	enc_u64(e, tf->ticks);
+	enc_bool(e, tf->k.armed);
+	if (!tf->k.armed)
+		return 0;
+	if (left.tv_sec > TIMERFD_MAX_SEC / 2 || tf->k.interval.tv_sec > TIMERFD_MAX_SEC)
+		return enc_fail(e, "a timerfd armed for more than a century");
+	enc_bool(e, tf->abs_realtime);
+	if (tf->abs_realtime) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		enc_ts(e, ts_add(now, left));
+	} else {
+		enc_ts(e, left);
+	}
+	enc_ts(e, tf->k.interval);
+	return 0;
+}
+
+/* Arms TF for an absolute CLOCK_REALTIME expiry AT, counting the periods already past. */
+static void timerfd_arm_realtime(struct timerfd *tf, struct timespec at, struct timespec interval)
+{
+	struct timespec now;
+	int64_t at_ns = ts_ns(at), now_ns, iv = ts_ns(interval);
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	now_ns = ts_ns(now);
+	if (at_ns <= now_ns) {
+		if (!iv) {
+			tf->ticks++;
+			return;
+		}
+		int64_t n = (now_ns - at_ns) / iv + 1;
+		tf->ticks += (uint64_t)n;
+		at_ns += n * iv; /* < now + interval: no overflow */
+	}
+	ktimer_arm(&tf->k, ts_add(mono_now(), ns_ts(at_ns - now_ns)), interval);
+}
+
+static int timerfd_load(struct dec *d, struct vfs_file *f)
+{
+	clockid_t clock = (clockid_t)dec_u32(d);
+	uint64_t ticks = dec_u64(d);
+	bool armed = dec_bool(d), abs_realtime = armed && dec_bool(d);
+	struct timespec value = {0, 0}, interval = {0, 0};
+	struct timerfd *tf;
+
+	if (armed) {
+		value = dec_ts(d);
+		interval = dec_ts(d);
+	}
+	if (!dec_ok(d) ||
+	    (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC && clock != CLOCK_BOOTTIME) ||
+	    (abs_realtime && clock != CLOCK_REALTIME) || (armed && ts_is_zero(value)))
+		return dec_fail(d, "bad timerfd record");
+	if (!(tf = calloc(1, sizeof(*tf))))
+		return dec_fail(d, "out of memory");
+	tf->clock = clock;
+	tf->ticks = ticks;
+	tf->abs_realtime = abs_realtime;
+	tf->k.fn = timerfd_fired;
+	if (abs_realtime)
+		timerfd_arm_realtime(tf, value, interval);
+	else if (armed)
+		ktimer_arm(&tf->k, ts_add(mono_now(), value), interval);
+	f->priv = tf;
+	return 0;
+}
+
+static const struct vfs_file_kind timerfd_kind = {
+    .name = "timerfd",
+    .ops = &timerfd_ops,
+    .save = timerfd_save,
+    .load = timerfd_load,
+};
+
+int timerfd_register_kind(void)
+{
+	return vfs_file_kind_register(&timerfd_kind);
 }

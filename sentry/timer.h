@@ -47,6 +47,10 @@ void timer_signal_dequeued(siginfo_t *info);
  * CLOCK_THREAD_CPUTIME_ID; others are returned as they are (-EINVAL if not a clock). */
 clockid_t timer_decode_clock(struct task *t, clockid_t clk);
 
+/* Makes timerfd files checkpointable (vfs_file_kind_register): called once at start, before a
+ * checkpoint or a restore; 0 or -EEXIST when registered already, -ENOMEM. */
+int timerfd_register_kind(void);
+
 /* Cancels and frees the timers of the process LEADER leads (at its exit). */
 void timers_release(struct task *leader);
 

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "vfs/internal.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -458,3 +460,75 @@ bool vfs_is_epoll(struct vfs_file *f)
 {
 	return f->ops == &epoll_ops;
 }
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* An epoll's file record is empty: its items point at other files, so they are its
+ * CK_FILE_LINKS record, in list order. Readiness is not saved: each item is armed again as
+ * EPOLL_CTL_ADD arms it, so a level-triggered item reports what its target has now, and an
+ * edge-triggered one whose target is ready reports one edge (possibly again). A disabled
+ * EPOLLONESHOT item comes back disabled (its saved events have no poll bits). */
+static int epoll_save(struct enc *e, struct vfs_file *f)
+{
+	(void)e, (void)f;
+	return 0;
+}
+
+static int epoll_load(struct dec *d, struct vfs_file *f)
+{
+	struct epoll *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return dec_fail(d, "out of memory");
+	ep->file = f;
+	f->priv = ep;
+	return 0;
+}
+
+static int epoll_save_links(struct enc *e, struct vfs_file *f)
+{
+	struct epoll *ep = f->priv;
+
+	enc_u64(e, (uint64_t)ep->nitems);
+	for (struct vfs_epitem *it = ep->head; it; it = it->next) {
+		enc_u32(e, (uint32_t)it->fd);
+		enc_ref(e, CK_FILE, it->target);
+		enc_u32(e, it->events);
+		enc_u64(e, it->data.u64);
+	}
+	return 0;
+}
+
+static int epoll_load_links(struct dec *d, struct vfs_file *f)
+{
+	struct epoll *ep = f->priv;
+	uint64_t n = dec_max(d, INT_MAX, "epoll item count");
+
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		int fd = (int)dec_u32(d);
+		struct vfs_file *target = dec_ref(d, CK_FILE);
+		uint32_t events = dec_u32(d);
+		epoll_data_t data = {.u64 = dec_u64(d)};
+		int err;
+
+		if (!dec_ok(d))
+			break;
+		if (fd < 0 || !target || target == f || !can_poll(target) ||
+		    item_find(ep, fd, target))
+			return dec_fail(d, "bad epoll item");
+		if (vfs_is_epoll(target) && loop_check(ep, target->priv))
+			return dec_fail(d, "epoll items nested in a loop or too deep");
+		if ((err = item_add(ep, fd, target, events, data)))
+			return dec_fail(d, "cannot add an epoll item (%d)", err);
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+const struct vfs_file_kind vfs_epoll_kind = {
+    .name = "epoll",
+    .ops = &epoll_ops,
+    .save = epoll_save,
+    .load = epoll_load,
+    .save_links = epoll_save_links,
+    .load_links = epoll_load_links,
+};

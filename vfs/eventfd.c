@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
+#include "vfs/internal.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -162,3 +164,37 @@ uint64_t vfs_eventfd_count(struct vfs_file *f)
 {
 	return ((struct eventfd *)f->priv)->count;
 }
+
+/* Checkpoint: the counter and the semaphore mode (EFD_NONBLOCK is the file's O_NONBLOCK). Who
+ * waits is not saved: blocked tasks wait again when their syscall is retried. */
+static int efd_save(struct enc *e, struct vfs_file *f)
+{
+	struct eventfd *efd = f->priv;
+
+	enc_u64(e, efd->count);
+	enc_bool(e, efd->semaphore);
+	return 0;
+}
+
+static int efd_load(struct dec *d, struct vfs_file *f)
+{
+	struct eventfd *e;
+	uint64_t count = dec_u64(d);
+	bool semaphore = dec_bool(d);
+
+	if (!dec_ok(d))
+		return -EINVAL;
+	if (!(e = calloc(1, sizeof(*e))))
+		return dec_fail(d, "out of memory");
+	e->count = count;
+	e->semaphore = semaphore;
+	f->priv = e;
+	return 0;
+}
+
+const struct vfs_file_kind vfs_eventfd_kind = {
+    .name = "eventfd",
+    .ops = &efd_ops,
+    .save = efd_save,
+    .load = efd_load,
+};

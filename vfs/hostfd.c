@@ -2,18 +2,22 @@
  * a file. Reads never block the Sentry: with no input ready they return -EAGAIN and the caller
  * waits for host_fd() in its epoll loop, then retries. The host descriptor's own offset is
  * the file's offset (it is shared with the host processes that handed it over), so read,
- * write and lseek go to it and F->pos is unused. */
+ * write and lseek go to it and F->pos is unused. A checkpoint saves which of the Sentry's
+ * descriptors 0-2 a file wraps; a restore wraps the restoring Sentry's own. */
 #include "vfs/internal.h"
+#include "vfs/save.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 struct hostfd_file {
-	int fd;
+	int fd;	    /* -1: restored without a host descriptor to wrap (EBADF) */
 	bool owned; /* closed with the file */
+	int std_fd; /* the Sentry's descriptor 0, 1 or 2 that FD is a dup of, or -1 */
 };
 
 static int hostfd_fd(struct vfs_file *f)
@@ -34,6 +38,8 @@ static ssize_t hostfd_read(struct vfs_file *f, const struct iovec *iov, int iovc
 	ssize_t n;
 	int r;
 
+	if (pfd.fd < 0)
+		return -EBADF;
 	do
 		r = poll(&pfd, 1, 0);
 	while (r < 0 && errno == EINTR);
@@ -125,6 +131,8 @@ static uint32_t hostfd_poll(struct vfs_file *f, struct waitq **wq)
 	int r;
 
 	*wq = NULL;
+	if (pfd.fd < 0)
+		return POLLERR | POLLHUP; /* nothing to wait for */
 	do
 		r = poll(&pfd, 1, 0);
 	while (r < 0 && errno == EINTR);
@@ -147,7 +155,7 @@ static void hostfd_release(struct vfs_file *f)
 {
 	struct hostfd_file *hf = f->priv;
 
-	if (hf->owned)
+	if (hf->owned && hf->fd >= 0)
 		close(hf->fd);
 	free(hf);
 }
@@ -180,6 +188,7 @@ int vfs_host_fd_attach(struct vfs_file *f, int fd, bool owned)
 		return -ENOMEM;
 	hf->fd = fd;
 	hf->owned = owned;
+	hf->std_fd = -1;
 	f->ops = &hostfd_ops;
 	f->seekable = lseek(fd, 0, SEEK_CUR) >= 0;
 	f->priv = hf;
@@ -200,3 +209,66 @@ struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned)
 	f->flags = flags;
 	return f;
 }
+
+int vfs_file_host_stdio(int std_fd, int flags, struct vfs_file **out)
+{
+	int fd = fcntl(std_fd, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return -errno;
+	if (!(*out = vfs_file_host_fd(fd, flags, true))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	((struct hostfd_file *)(*out)->priv)->std_fd = std_fd;
+	return 0;
+}
+
+void vfs_host_fd_set_stdio(struct vfs_file *f, int std_fd)
+{
+	((struct hostfd_file *)f->priv)->std_fd = std_fd;
+}
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* The record is the number (0, 1 or 2) of the Sentry descriptor the file wrapped a dup of. A
+ * restore wraps a new dup of that descriptor of the restoring process (whose stdio the guest's
+ * becomes); if the restoring process has it closed, the file still loads, detached: reads,
+ * writes and fstat give EBADF, and poll reports POLLERR|POLLHUP so nothing waits for it.
+ * The offset and seekability are the new descriptor's. Other host descriptors cannot be
+ * saved. */
+static int hostfd_save(struct enc *e, struct vfs_file *f)
+{
+	struct hostfd_file *hf = f->priv;
+
+	if (hf->std_fd < 0)
+		return enc_fail(e, "a host descriptor that is not the sandbox's stdio");
+	enc_u32(e, (uint32_t)hf->std_fd);
+	return 0;
+}
+
+static int hostfd_load(struct dec *d, struct vfs_file *f)
+{
+	uint32_t std_fd = dec_u32(d);
+	int fd;
+
+	if (!dec_ok(d) || std_fd > 2)
+		return dec_fail(d, "bad host stdio record");
+	fd = fcntl((int)std_fd, F_DUPFD_CLOEXEC, 3);
+	if (vfs_host_fd_attach(f, fd, true)) {
+		if (fd >= 0)
+			close(fd);
+		return dec_fail(d, "out of memory");
+	}
+	if (fd < 0)
+		f->seekable = false;
+	((struct hostfd_file *)f->priv)->std_fd = (int)std_fd;
+	return 0;
+}
+
+const struct vfs_file_kind vfs_hostfd_kind = {
+    .name = "hostfd",
+    .ops = &hostfd_ops,
+    .save = hostfd_save,
+    .load = hostfd_load,
+};

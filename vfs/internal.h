@@ -215,5 +215,12 @@ int vfs_file_reopen(struct dec *d, struct vfs_file *f);
 /* The SAVE of kinds with nothing of their own to save. */
 int vfs_file_save_none(struct enc *e, struct vfs_file *f);
 int vfs_file_load_none(struct dec *d, struct vfs_file *f);
+/* Checkpoint kinds of the files outside the tree (vfs/save.c's table; vfs/save.h). */
+struct vfs_file_kind;
+extern const struct vfs_file_kind vfs_pipe_kind;    /* pipe.c: pipes and FIFOs */
+extern const struct vfs_file_kind vfs_eventfd_kind; /* eventfd.c */
+extern const struct vfs_file_kind vfs_epoll_kind;   /* epoll.c */
+extern const struct vfs_file_kind vfs_unix_kind;    /* unix.c */
+extern const struct vfs_file_kind vfs_hostfd_kind;  /* hostfd.c: the sandbox's stdio */
 
 #endif

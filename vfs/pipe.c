@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "vfs/internal.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -25,9 +27,13 @@ struct pipe {
 	ino_t ino;
 	struct timespec created;
 	void **slot; /* a FIFO's: the inode's pointer to this pipe, cleared when it goes */
+	/* Checkpoint: the CK_FILE id of the end saved with the pipe, in the last checkpoint
+	 * that saved one (a hint, checked against the checkpoint's table). */
+	uint64_t saved_as;
 };
 
 static const struct vfs_file_ops pipe_ops;
+static ino_t next_ino = 4026531840u; /* st_ino of anonymous pipes, as Linux's pipefs numbers */
 
 static size_t iov_total(const struct iovec *iov, int n)
 {
@@ -190,7 +196,6 @@ static struct vfs_file *pipe_end(struct pipe *p, int accmode, int flags)
 
 static struct pipe *pipe_alloc(void)
 {
-	static ino_t next_ino = 4026531840u;
 	struct pipe *p = calloc(1, sizeof(*p));
 
 	if (!p || !(p->buf = malloc(PIPE_DEFAULT))) {
@@ -327,3 +332,148 @@ long vfs_pipe_tee(struct vfs_file *in, struct vfs_file *out, size_t len)
 	waitq_wake(&dst->wq, POLLIN);
 	return n;
 }
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* Both ends of a pipe (and every open of a FIFO) are files of their own sharing one pipe. The
+ * first end saved carries the pipe (PIPE_REC_OWN: capacity, bytes, inode number, creation
+ * time); every later one refers to that end (PIPE_REC_SHARED and its CK_FILE id), which is
+ * loaded before it, so the ends come back sharing one pipe. Reader and writer counts are not
+ * saved: each loaded end counts itself again. */
+enum { PIPE_REC_OWN, PIPE_REC_SHARED };
+
+static int pipe_save(struct enc *e, struct vfs_file *f)
+{
+	struct pipe *p = f->priv;
+	uint64_t self = e->refs ? ckpt_refs_id(e->refs, CK_FILE, f) : 0;
+
+	if (!self)
+		return enc_fail(e, "a pipe outside a checkpoint");
+	/* Files are saved in id order: an end with a smaller id that is on this pipe has been
+	 * saved with it already. */
+	struct vfs_file *g = p->saved_as && p->saved_as < self
+				 ? ckpt_refs_get(e->refs, CK_FILE, p->saved_as)
+				 : NULL;
+	if (g && g->ops == &pipe_ops && g->priv == p) {
+		enc_u8(e, PIPE_REC_SHARED);
+		enc_ref(e, CK_FILE, g);
+		return 0;
+	}
+	p->saved_as = self;
+	enc_u8(e, PIPE_REC_OWN);
+	enc_u64(e, p->cap);
+	size_t first = p->cap - p->head < p->len ? p->cap - p->head : p->len;
+	enc_u64(e, p->len); /* enc_bytes' layout, from the two halves of the ring */
+	enc_raw(e, p->buf + p->head, first);
+	enc_raw(e, p->buf, p->len - first);
+	enc_u64(e, p->ino);
+	enc_i64(e, p->created.tv_sec);
+	enc_i64(e, p->created.tv_nsec);
+	return 0;
+}
+
+static void pipe_attach(struct pipe *p, struct vfs_file *f)
+{
+	f->ops = &pipe_ops;
+	f->priv = p;
+	if ((f->flags & O_ACCMODE) != O_WRONLY)
+		p->readers++;
+	if ((f->flags & O_ACCMODE) != O_RDONLY)
+		p->writers++;
+}
+
+/* The memfs inode a FIFO file was opened on (hard links and the overlay share it). */
+static struct vfs_inode *fifo_inode(struct vfs_file *f)
+{
+	return f->dentry && f->dentry->inode ? vfs_memfs_inode(f->dentry->inode) : NULL;
+}
+
+static int pipe_load_shared(struct dec *d, struct vfs_file *f)
+{
+	struct vfs_file *g = dec_ref(d, CK_FILE);
+
+	if (!g || g->ops != &pipe_ops || !g->priv || fifo_inode(g) != fifo_inode(f) ||
+	    !f->dentry != !g->dentry)
+		return dec_fail(d, "a pipe end sharing the pipe of a file that is none");
+	pipe_attach(g->priv, f);
+	return 0;
+}
+
+/* A FIFO end is opened again through its (restored) inode, which puts a new pipe in the
+ * inode's slot; that pipe then gets the saved contents. */
+static int fifo_reopen(struct dec *d, struct vfs_file *f)
+{
+	struct vfs_inode *ino = f->dentry->inode;
+	int acc = f->flags & O_ACCMODE, err;
+
+	if (!ino || !S_ISFIFO(ino->mode) || !ino->ops->open)
+		return dec_fail(d, "a FIFO end on a node that is not a FIFO");
+	/* Without O_NONBLOCK: a writer whose reader is gone is restored as it was. */
+	if ((err = ino->ops->open(ino, f, acc)) || f->ops != &pipe_ops) {
+		f->priv = NULL;
+		return dec_fail(d, "cannot reopen a FIFO (%d)", err);
+	}
+	struct pipe *p = f->priv;
+	if (p->readers + p->writers != (acc != O_WRONLY) + (acc != O_RDONLY)) {
+		pipe_release(f); /* the FIFO was open already: not a fresh restore */
+		f->priv = NULL;
+		return dec_fail(d, "a FIFO restored twice");
+	}
+	return 0;
+}
+
+static int pipe_load(struct dec *d, struct vfs_file *f)
+{
+	if ((f->flags & O_ACCMODE) == O_ACCMODE || (!f->dentry && (f->flags & O_ACCMODE) == O_RDWR))
+		return dec_fail(d, "bad pipe end access mode");
+	uint8_t form = dec_u8(d);
+	if (form == PIPE_REC_SHARED)
+		return pipe_load_shared(d, f);
+	if (form != PIPE_REC_OWN)
+		return dec_fail(d, "bad pipe record");
+
+	size_t cap = dec_max(d, PIPE_MAX_SIZE, "pipe capacity"), len;
+	const char *data = dec_bytes(d, &len);
+	ino_t ino = dec_u64(d);
+	struct timespec created;
+	created.tv_sec = dec_i64(d);
+	created.tv_nsec = dec_i64(d);
+	if (!dec_ok(d) || cap < 4096 || (cap & (cap - 1)) || len > cap || created.tv_nsec < 0 ||
+	    created.tv_nsec >= 1000000000)
+		return dec_fail(d, "bad pipe record");
+	char *buf = malloc(cap);
+	if (!buf)
+		return dec_fail(d, "out of memory");
+	struct pipe *p;
+	if (f->dentry) {
+		if (fifo_reopen(d, f)) {
+			free(buf);
+			return -EINVAL;
+		}
+		p = f->priv;
+		free(p->buf);
+	} else {
+		if (!(p = calloc(1, sizeof(*p)))) {
+			free(buf);
+			return dec_fail(d, "out of memory");
+		}
+		pipe_attach(p, f);
+	}
+	memcpy(buf, data, len);
+	p->buf = buf;
+	p->cap = cap;
+	p->head = 0;
+	p->len = len;
+	p->ino = ino;
+	p->created = created;
+	if (ino >= next_ino && !f->dentry)
+		next_ino = ino + 1;
+	return 0;
+}
+
+const struct vfs_file_kind vfs_pipe_kind = {
+    .name = "pipe",
+    .ops = &pipe_ops,
+    .save = pipe_save,
+    .load = pipe_load,
+};

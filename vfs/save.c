@@ -6,6 +6,8 @@
  * refuses with a message, so a checkpoint fails rather than writing a wrong image. */
 #include "vfs/save.h"
 
+#include "vfs/internal.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -649,6 +651,12 @@ static const struct vfs_file_kind *builtin_kinds[] = {
     &synth_dir_kind,
     &kernfs_file_kind,
     &kernfs_dir_kind,
+    /* Files outside the tree (or FIFOs on it): pipe.c, eventfd.c, epoll.c, unix.c, hostfd.c. */
+    &vfs_pipe_kind,
+    &vfs_eventfd_kind,
+    &vfs_epoll_kind,
+    &vfs_unix_kind,
+    &vfs_hostfd_kind,
     NULL, /* the list ends at the first NULL */
 };
 
@@ -701,7 +709,20 @@ int vfs_file_save(struct enc *e, const void *file)
 	enc_i64(e, f->pos);
 	enc_bool(e, f->seekable);
 	enc_ref(e, CK_DENTRY, f->dentry);
-	return kind->save(e, f);
+	int err = kind->save(e, f);
+	if (err || !kind->save_links)
+		return err;
+	/* F gets a links record; the files it will refer to are queued now, while the files are
+	 * being saved, so that writing the links never adds to a section already written. */
+	struct enc scratch;
+	if (!e->refs || !ckpt_refs_id(e->refs, CK_FILE_LINKS, f))
+		return enc_fail(e, "file links outside a checkpoint");
+	enc_init(&scratch, e->refs);
+	err = kind->save_links(&scratch, f);
+	if (!enc_ok(&scratch))
+		err = enc_fail(e, "%s", scratch.error);
+	enc_free(&scratch);
+	return err;
 }
 
 void *vfs_file_load(struct dec *d)
@@ -744,16 +765,33 @@ void vfs_file_drop(void *file)
 	vfs_file_put(file);
 }
 
+/* A CK_FILE_LINKS record: the file (a CK_FILE reference, loaded already), then what its kind's
+ * SAVE_LINKS wrote. */
 int vfs_file_links_save(struct enc *e, const void *file)
 {
-	(void)file;
-	return enc_fail(e, "file links are not saved yet");
+	struct vfs_file *f = (struct vfs_file *)file;
+	const struct vfs_file_kind *kind = kind_by_ops(f->ops);
+
+	if (!kind || !kind->save_links)
+		return enc_fail(e, "links of an open file of a kind that has none");
+	enc_ref(e, CK_FILE, f);
+	return kind->save_links(e, f);
 }
 
 void *vfs_file_links_load(struct dec *d)
 {
-	dec_fail(d, "file links are not loaded yet");
-	return NULL;
+	struct vfs_file *f = dec_ref(d, CK_FILE);
+	const struct vfs_file_kind *kind = f ? kind_by_ops(f->ops) : NULL;
+
+	if (!kind || !kind->load_links) {
+		dec_fail(d, "file links of a file that has none");
+		return NULL;
+	}
+	if (kind->load_links(d, f) || !dec_ok(d)) {
+		dec_fail(d, "bad %s file links record", kind->name);
+		return NULL;
+	}
+	return f;
 }
 
 /* Kinds that keep nothing of their own open the restored inode again with the saved flags.

@@ -40,8 +40,10 @@ void *vfs_file_load(struct dec *d);
 void vfs_file_drop(void *file);
 
 /* CK_FILE_LINKS: a file's references to other files (an epoll's interest list, descriptors in
- * flight in a socket's queue), loaded after every file. A file that has them queues itself
- * with enc_ref(e, CK_FILE_LINKS, f) when it is saved. Load returns the file (borrowed). */
+ * flight in a socket's queue), loaded after every file. vfs_file_save queues a file whose kind
+ * has links (save_links) for this section, and queues the files those links name at once, so
+ * the links never add a file to a CK_FILE section already written. Load returns the file
+ * (borrowed). */
 int vfs_file_links_save(struct enc *e, const void *file);
 void *vfs_file_links_load(struct dec *d);
 
@@ -56,6 +58,14 @@ struct vfs_file_kind {
 	const struct vfs_file_ops *ops;
 	int (*save)(struct enc *e, struct vfs_file *f);
 	int (*load)(struct dec *d, struct vfs_file *f);
+	/* Optional, for kinds whose files refer to other files (an epoll's targets, a socket's
+	 * peer and the files in flight in its queue): SAVE_LINKS writes those references in F's
+	 * CK_FILE_LINKS record (vfs_file_save queues it), which LOAD_LINKS reads once every file
+	 * is loaded. A failed
+	 * LOAD_LINKS leaves F whole (what it linked is undone by F's release) and returns
+	 * non-zero. */
+	int (*save_links)(struct enc *e, struct vfs_file *f);
+	int (*load_links)(struct dec *d, struct vfs_file *f);
 };
 /* -EEXIST if a kind of that name or ops is registered already (harmless), -ENOMEM. */
 int vfs_file_kind_register(const struct vfs_file_kind *kind);

@@ -16,6 +16,8 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "vfs/internal.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -69,6 +71,7 @@ struct vfs_unix_sock {
 	 * waiting for accept (the queue holds their reference). */
 	struct vfs_unix_sock *acc_head, *acc_tail, *acc_next;
 	int acc_len, backlog;
+	struct vfs_unix_sock *listener; /* an embryo's: whose queue holds it (no reference) */
 	struct unix_name *name;
 	char addr[VFS_UNIX_ADDR_MAX]; /* a sockaddr_un, ADDRLEN bytes; 0: unnamed */
 	unsigned int addrlen;
@@ -86,6 +89,7 @@ struct vfs_unix_sock {
 
 static const struct vfs_file_ops unix_ops;
 static struct unix_name *names;
+static ino_t next_ino = 100000; /* st_ino of sockets */
 
 static size_t iov_total(const struct iovec *iov, int n)
 {
@@ -140,7 +144,6 @@ static void sock_put(struct vfs_unix_sock *s)
 
 static struct vfs_unix_sock *sock_new(int type, const struct vfs_unix_cred *owner)
 {
-	static ino_t next_ino = 100000;
 	struct vfs_unix_sock *s = calloc(1, sizeof(*s));
 
 	if (!s)
@@ -215,6 +218,7 @@ static void sock_release(struct vfs_unix_sock *s, bool embryo)
 	while (s->acc_head) {
 		struct vfs_unix_sock *e = s->acc_head;
 		s->acc_head = e->acc_next;
+		e->listener = NULL;
 		sock_release(e, true);
 	}
 	s->acc_tail = NULL;
@@ -541,6 +545,7 @@ int vfs_unix_connect(struct vfs_file *f, struct vfs_unix_sock *target,
 		target->acc_head = e;
 	target->acc_tail = e;
 	target->acc_len++;
+	e->listener = target;
 	waitq_wake(&target->wq, POLLIN);
 	waitq_wake(&s->wq, POLLOUT);
 	return 0;
@@ -562,6 +567,7 @@ int vfs_unix_accept(struct vfs_file *f, int flags, struct vfs_file **out)
 	if (!s->acc_head)
 		s->acc_tail = NULL;
 	e->acc_next = NULL;
+	e->listener = NULL;
 	s->acc_len--;
 	waitq_wake(&s->wq, POLLOUT); /* room for a waiting connect */
 	return 0;
@@ -1101,4 +1107,404 @@ static const struct vfs_file_ops unix_ops = {
 	.getattr = unix_getattr,
 	.poll = unix_poll,
 	.release = unix_release,
+};
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* A socket file's CK_FILE record holds its socket's own state and, for a listener, that of
+ * the embryos in its accept queue (sockets without a file of their own). Everything that
+ * points at other sockets or files (the peer, queued messages with their sender and their
+ * SCM_RIGHTS files, each embryo's peer and messages) is the file's CK_FILE_LINKS record,
+ * loaded once every file exists, so cycles (two peers, a socket carrying its own file) need
+ * no care. A socket is named there by its file, by (listener's file, place in the accept
+ * queue) for an embryo, or by value for one whose file is gone (a "ghost": only its type and
+ * address can still be seen, through getpeername and recvfrom). What is derived is not saved:
+ * send-buffer charges (wmem) are counted again as messages are queued, and readiness follows
+ * from the state. */
+
+#define SCM_MAX_FD 253			 /* Linux's limit of files in one message */
+#define UNIX_MSG_MAX (2 * UNIX_BUF_MAX) /* no message outgrows a send buffer */
+
+enum { NAME_NONE, NAME_ABSTRACT, NAME_PATH };
+enum { SOCKREF_NONE, SOCKREF_FILE, SOCKREF_EMBRYO, SOCKREF_GHOST };
+
+static void enc_cred(struct enc *e, const struct vfs_unix_cred *c)
+{
+	enc_u32(e, (uint32_t)c->pid);
+	enc_u32(e, c->uid);
+	enc_u32(e, c->gid);
+}
+
+static struct vfs_unix_cred dec_cred(struct dec *d)
+{
+	struct vfs_unix_cred c;
+
+	c.pid = (int32_t)dec_u32(d);
+	c.uid = dec_u32(d);
+	c.gid = dec_u32(d);
+	return c;
+}
+
+static void sock_state_save(struct enc *e, const struct vfs_unix_sock *s)
+{
+	enc_u32(e, (uint32_t)s->type);
+	enc_u8(e, (uint8_t)s->state);
+	enc_u8(e, (uint8_t)s->shutdown);
+	enc_u32(e, (uint32_t)s->err);
+	enc_bytes(e, s->addr, s->addrlen);
+	enc_u8(e, !s->name ? NAME_NONE : s->name->abstract ? NAME_ABSTRACT : NAME_PATH);
+	if (s->name)
+		enc_bytes(e, s->name->key, s->name->keylen);
+	enc_cred(e, &s->owner);
+	enc_cred(e, &s->peercred);
+	enc_bool(e, s->has_peercred);
+	enc_u64(e, s->sndbuf);
+	enc_u64(e, s->rcvbuf);
+	enc_bool(e, s->passcred);
+	enc_u32(e, s->bool_opts);
+	enc_u32(e, (uint32_t)s->rcvlowat);
+	enc_raw(e, s->rcvtimeo, sizeof(s->rcvtimeo));
+	enc_raw(e, s->sndtimeo, sizeof(s->sndtimeo));
+	enc_raw(e, s->linger, sizeof(s->linger));
+	enc_u32(e, (uint32_t)s->backlog);
+	enc_u64(e, s->ino);
+	enc_i64(e, s->created.tv_sec);
+	enc_i64(e, s->created.tv_nsec);
+}
+
+/* Puts restored S under its saved name; -EADDRINUSE if something has it already. */
+static int name_restore(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
+{
+	struct unix_name *n;
+
+	if (name_find(abstract, s->type, key, len))
+		return -EADDRINUSE;
+	if (!(n = malloc(sizeof(*n) + len + 1)))
+		return -ENOMEM;
+	n->abstract = abstract;
+	n->type = s->type;
+	n->keylen = len;
+	memcpy(n->key, key, len);
+	n->key[len] = 0;
+	n->sock = s;
+	n->next = names;
+	names = n;
+	s->name = n;
+	return 0;
+}
+
+/* A socket from its saved state (one reference, the caller's), or NULL with D's error set.
+ * EMBRYO: it must be a connected socket without a name, as connect makes them. */
+static struct vfs_unix_sock *sock_state_load(struct dec *d, bool embryo)
+{
+	static const struct vfs_unix_cred nobody;
+	struct vfs_unix_sock *s;
+	int type = (int)dec_u32(d);
+	uint8_t state = dec_u8(d), shutdown = dec_u8(d);
+	uint32_t err = dec_u32(d);
+	size_t addrlen, keylen = 0;
+	const void *addr = dec_bytes(d, &addrlen);
+	uint8_t name = dec_u8(d);
+	const void *key = name != NAME_NONE ? dec_bytes(d, &keylen) : NULL;
+
+	if (!dec_ok(d))
+		return NULL;
+	if ((type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_SEQPACKET) ||
+	    state > UNIX_CONNECTED || shutdown > SHUTDOWN_MASK || err >= 4096 ||
+	    addrlen > VFS_UNIX_ADDR_MAX || name > NAME_PATH ||
+	    (state == UNIX_LISTEN && type == SOCK_DGRAM) || (name != NAME_NONE && !addrlen) ||
+	    (name == NAME_ABSTRACT && keylen > sizeof(((struct sockaddr_un *)0)->sun_path) - 1) ||
+	    (name == NAME_PATH && (keylen == 0 || keylen >= 4096 || memchr(key, 0, keylen))) ||
+	    (embryo && (state != UNIX_CONNECTED || name != NAME_NONE))) {
+		dec_fail(d, "bad socket state");
+		return NULL;
+	}
+	if (!(s = sock_new(type, &nobody))) {
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	s->state = state;
+	s->shutdown = shutdown;
+	s->err = (int)err;
+	memcpy(s->addr, addr, addrlen);
+	s->addrlen = addrlen;
+	s->owner = dec_cred(d);
+	s->peercred = dec_cred(d);
+	s->has_peercred = dec_bool(d);
+	s->sndbuf = dec_u64(d);
+	s->rcvbuf = dec_u64(d);
+	s->passcred = dec_bool(d);
+	s->bool_opts = dec_u32(d);
+	s->rcvlowat = (int)dec_u32(d);
+	dec_raw(d, s->rcvtimeo, sizeof(s->rcvtimeo));
+	dec_raw(d, s->sndtimeo, sizeof(s->sndtimeo));
+	dec_raw(d, s->linger, sizeof(s->linger));
+	s->backlog = (int)dec_u32(d);
+	s->ino = dec_u64(d);
+	s->created.tv_sec = dec_i64(d);
+	s->created.tv_nsec = dec_i64(d);
+	if (!dec_ok(d) || s->sndbuf < UNIX_MIN_SNDBUF || s->sndbuf > 2 * UNIX_BUF_MAX ||
+	    s->rcvbuf < UNIX_MIN_RCVBUF || s->rcvbuf > 2 * UNIX_BUF_MAX || s->rcvlowat < 0 ||
+	    s->backlog < 0 || s->created.tv_nsec < 0 || s->created.tv_nsec >= 1000000000) {
+		dec_fail(d, "bad socket state");
+		sock_put(s);
+		return NULL;
+	}
+	if (name != NAME_NONE) {
+		int e = name_restore(s, name == NAME_ABSTRACT, key, keylen);
+		if (e) {
+			dec_fail(d, e == -ENOMEM ? "out of memory" : "a socket name taken twice");
+			sock_put(s);
+			return NULL;
+		}
+	}
+	if (s->ino >= next_ino)
+		next_ino = s->ino + 1;
+	return s;
+}
+
+static int unix_save(struct enc *e, struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	sock_state_save(e, s);
+	enc_u64(e, (uint64_t)s->acc_len);
+	for (struct vfs_unix_sock *em = s->acc_head; em; em = em->acc_next)
+		sock_state_save(e, em);
+	return 0;
+}
+
+static int unix_load(struct dec *d, struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = sock_state_load(d, false);
+
+	if (!s)
+		return -EINVAL;
+	uint64_t n = dec_max(d, INT_MAX, "accept queue length");
+	if (n && s->state != UNIX_LISTEN)
+		dec_fail(d, "embryos queued on a socket that does not listen");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct vfs_unix_sock *em = sock_state_load(d, true);
+		if (!em)
+			break;
+		if (em->type != s->type) {
+			dec_fail(d, "an embryo of another type");
+			sock_put(em);
+			break;
+		}
+		if (s->acc_tail)
+			s->acc_tail->acc_next = em;
+		else
+			s->acc_head = em;
+		s->acc_tail = em;
+		s->acc_len++;
+		em->listener = s;
+	}
+	if (!dec_ok(d)) {
+		sock_release(s, false); /* and the embryos, and the name */
+		return -EINVAL;
+	}
+	f->priv = s;
+	s->file = f;
+	return 0;
+}
+
+static void sockref_save(struct enc *e, struct vfs_unix_sock *o)
+{
+	if (!o) {
+		enc_u8(e, SOCKREF_NONE);
+	} else if (o->file) {
+		enc_u8(e, SOCKREF_FILE);
+		enc_ref(e, CK_FILE, o->file);
+	} else if (!o->dead && o->listener && o->listener->file) {
+		uint64_t i = 0;
+		for (struct vfs_unix_sock *em = o->listener->acc_head; em && em != o; em = em->acc_next)
+			i++;
+		enc_u8(e, SOCKREF_EMBRYO);
+		enc_ref(e, CK_FILE, o->listener->file);
+		enc_u64(e, i);
+	} else {
+		enc_u8(e, SOCKREF_GHOST);
+		enc_u32(e, (uint32_t)o->type);
+		enc_bytes(e, o->addr, o->addrlen);
+	}
+}
+
+/* The socket a reference names, with a reference of the caller's; NULL for none (*NONE set)
+ * or on failure. Sockets must be of TYPE. */
+static struct vfs_unix_sock *sockref_load(struct dec *d, int type, bool *none)
+{
+	static const struct vfs_unix_cred nobody;
+	struct vfs_unix_sock *o = NULL;
+	uint8_t tag = dec_u8(d);
+
+	*none = false;
+	switch (tag) {
+	case SOCKREF_NONE:
+		*none = dec_ok(d);
+		return NULL;
+	case SOCKREF_FILE: {
+		struct vfs_file *f = dec_ref(d, CK_FILE);
+		if (f && f->ops == &unix_ops && f->priv)
+			o = f->priv;
+		break;
+	}
+	case SOCKREF_EMBRYO: {
+		struct vfs_file *f = dec_ref(d, CK_FILE);
+		uint64_t i = dec_u64(d);
+		if (!f || f->ops != &unix_ops || !f->priv)
+			break;
+		for (o = ((struct vfs_unix_sock *)f->priv)->acc_head; o && i; o = o->acc_next)
+			i--;
+		break;
+	}
+	case SOCKREF_GHOST: {
+		size_t len;
+		int gtype = (int)dec_u32(d);
+		const void *addr = dec_bytes(d, &len);
+		if (!dec_ok(d) || gtype != type || len > VFS_UNIX_ADDR_MAX)
+			break;
+		if (!(o = sock_new(type, &nobody))) {
+			dec_fail(d, "out of memory");
+			return NULL;
+		}
+		memcpy(o->addr, addr, len);
+		o->addrlen = len;
+		o->dead = true;
+		o->shutdown = SHUTDOWN_MASK;
+		return o; /* its one reference is the caller's */
+	}
+	}
+	if (!o || o->type != type || !dec_ok(d)) {
+		dec_fail(d, "bad socket reference");
+		return NULL;
+	}
+	return sock_get(o);
+}
+
+static void msgs_save(struct enc *e, struct vfs_unix_sock *s)
+{
+	uint64_t n = 0;
+
+	for (struct unix_msg *m = s->rq; m; m = m->next)
+		n++;
+	enc_u64(e, n);
+	for (struct unix_msg *m = s->rq; m; m = m->next) {
+		sockref_save(e, m->sender);
+		enc_bytes(e, m->data, m->len);
+		enc_u64(e, m->off);
+		enc_cred(e, &m->cred);
+		enc_u64(e, (uint64_t)m->nfiles);
+		for (int i = 0; i < m->nfiles; i++)
+			enc_ref(e, CK_FILE, m->files[i]);
+	}
+}
+
+/* Queues the saved messages on S, charging each to its sender again. */
+static int msgs_load(struct dec *d, struct vfs_unix_sock *s)
+{
+	uint64_t n = dec_u64(d);
+
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		bool none;
+		struct vfs_unix_sock *sender = sockref_load(d, s->type, &none);
+		size_t len;
+		const void *data = dec_bytes(d, &len);
+		uint64_t off = dec_u64(d);
+		struct vfs_unix_cred cred = dec_cred(d);
+		uint64_t nfiles = dec_u64(d);
+		bool bad = !sender || len > UNIX_MSG_MAX || nfiles > SCM_MAX_FD ||
+			   (s->type == SOCK_STREAM ? off >= len : off != 0);
+		struct unix_msg *m = bad || !dec_ok(d) ? NULL : calloc(1, sizeof(*m) + len);
+		struct vfs_file **files =
+		    m && nfiles ? calloc(nfiles, sizeof(*files)) : NULL;
+
+		if (!m || (nfiles && !files)) {
+			if (!bad && dec_ok(d))
+				dec_fail(d, "out of memory");
+			dec_fail(d, "bad queued message");
+			free(m);
+			free(files);
+			sock_put(sender);
+			return -EINVAL;
+		}
+		for (uint64_t j = 0; j < nfiles; j++) {
+			struct vfs_file *fl = dec_ref(d, CK_FILE);
+			if (!fl) {
+				dec_fail(d, "bad file in flight");
+				break;
+			}
+			files[m->nfiles++] = vfs_file_get(fl);
+		}
+		memcpy(m->data, data, len);
+		m->len = len;
+		m->off = off;
+		m->cred = cred;
+		m->files = files;
+		m->sender = sender; /* the reference sockref_load took */
+		m->cost = len + (sender->type == SOCK_STREAM ? 0 : UNIX_DGRAM_OVERHEAD);
+		sender->wmem += m->cost;
+		if (!dec_ok(d)) {
+			msg_free(m);
+			return -EINVAL;
+		}
+		*s->rq_tail = m;
+		s->rq_tail = &m->next;
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+/* S's peer and queue (an embryo's, or the file's own socket). */
+static int sock_links_load(struct dec *d, struct vfs_unix_sock *s)
+{
+	bool none;
+
+	if (s->peer || s->rq)
+		return dec_fail(d, "a socket linked twice");
+	s->peer = sockref_load(d, s->type, &none);
+	if (!s->peer && !none)
+		return -EINVAL;
+	if (s->peer == s) {
+		sock_put(s->peer);
+		s->peer = NULL;
+		return dec_fail(d, "a socket that is its own peer");
+	}
+	return msgs_load(d, s);
+}
+
+static int unix_save_links(struct enc *e, struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	sockref_save(e, s->peer);
+	msgs_save(e, s);
+	enc_u64(e, (uint64_t)s->acc_len);
+	for (struct vfs_unix_sock *em = s->acc_head; em; em = em->acc_next) {
+		sockref_save(e, em->peer);
+		msgs_save(e, em);
+	}
+	return 0;
+}
+
+static int unix_load_links(struct dec *d, struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	if (sock_links_load(d, s))
+		return -EINVAL;
+	if (dec_u64(d) != (uint64_t)s->acc_len)
+		return dec_fail(d, "accept queue links do not match the queue");
+	for (struct vfs_unix_sock *em = s->acc_head; em && dec_ok(d); em = em->acc_next)
+		if (sock_links_load(d, em))
+			return -EINVAL;
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+const struct vfs_file_kind vfs_unix_kind = {
+    .name = "unix",
+    .ops = &unix_ops,
+    .save = unix_save,
+    .load = unix_load,
+    .save_links = unix_save_links,
+    .load_links = unix_load_links,
 };

@@ -398,6 +398,13 @@ void vfs_epoll_file_released(struct vfs_file *f);
  * Returns NULL if out of memory (FD then stays the caller's). Reads return -EAGAIN when FD has no
  * input: the caller blocks the task on ops->host_fd() and retries. */
 struct vfs_file *vfs_file_host_fd(int fd, int flags, bool owned);
+/* The sandbox's stdio: a file wrapping a dup of the Sentry's descriptor STD_FD (0, 1 or 2),
+ * which a checkpoint records so that a restore wraps the restoring Sentry's own. Returns 0 or
+ * -errno (the dup failed, -ENOMEM). */
+int vfs_file_host_stdio(int std_fd, int flags, struct vfs_file **out);
+/* Records that host-descriptor file F (vfs_file_host_fd, vfs_host_fd_attach) wraps a dup of the
+ * Sentry's descriptor STD_FD (/dev/tty's open wraps stdin). */
+void vfs_host_fd_set_stdio(struct vfs_file *f, int std_fd);
 
 /* lseek(2): -ESPIPE on a non-seekable file, -EINVAL for a negative result or bad WHENCE,
  * -EBADF on an O_PATH file. On a directory the offset is a getdents64 cookie: SEEK_SET to 0

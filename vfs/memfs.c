@@ -1132,6 +1132,7 @@ struct memfs_loader {
 	struct memfs_inode **inos; /* by index, borrowed: the tree holds them */
 	uint32_t *links;	   /* entries naming each, counted while loading */
 	size_t n, cap;
+	uint32_t top_nlink; /* the saved count of the first inode (an inline one keeps it) */
 };
 
 static bool load_time(struct dec *d, struct timespec *t)
@@ -1223,6 +1224,8 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 	mi->vfs.priv = mi;
 	mi->sb = l->sb;
 	l->sb->refs++;
+	if (l->n == 0)
+		l->top_nlink = nlink;
 	/* Directories count their links from their entries, as add_entry keeps them. */
 	mi->nlink = S_ISDIR(mode) ? 2 : nlink;
 	mi->opaque = flags & MEMFS_SAVE_OPAQUE;
@@ -1373,7 +1376,8 @@ static void sb_put(struct memfs_sb *sb)
 
 /* The loader holds a reference on the filesystem while it builds, so an inode that fails
  * early cannot free it under us. */
-static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct vfs_inode **out)
+static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct vfs_inode **out,
+		     uint32_t *top_nlink)
 {
 	struct memfs_loader l = {.d = d};
 	struct memfs_inode *top;
@@ -1393,6 +1397,7 @@ static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct v
 		vfs_inode_put(&top->vfs);
 	if (!err)
 		*out = &top->vfs;
+	*top_nlink = l.top_nlink;
 	free(l.inos);
 	free(l.links);
 	sb_put(l.sb);
@@ -1401,15 +1406,19 @@ static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct v
 
 int memfs_load_tree(struct dec *d, struct vfs_inode **root)
 {
-	return load_from(d, NULL, true, root);
+	uint32_t nlink;
+
+	return load_from(d, NULL, true, root, &nlink);
 }
 
 int memfs_load_inline(struct dec *d, struct vfs_inode *sb_of, struct vfs_inode **out)
 {
-	int err = load_from(d, sb_of, false, out);
+	uint32_t nlink;
+	int err = load_from(d, sb_of, false, out, &nlink);
 
-	/* An unlinked directory keeps its saved count (0): nothing names it any more. */
-	if (!err && S_ISDIR((*out)->mode))
+	/* A removed directory keeps its count of 0: it takes no new entries. (A directory
+	 * still in place, the root of memfd's tmpfs, counts its links as any other.) */
+	if (!err && S_ISDIR((*out)->mode) && nlink == 0)
 		memfs_i(*out)->nlink = 0;
 	return err;
 }

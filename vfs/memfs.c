@@ -1210,8 +1210,8 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 	mi->origin_ino = dec_u64(d);
 	nlink = dec_u32(d);
 	mi->rdev = dec_u64(d);
-	bool times_ok = load_time(d, &mi->atime) & load_time(d, &mi->mtime) &
-			load_time(d, &mi->ctime);
+	bool times_ok =
+	    load_time(d, &mi->atime) & load_time(d, &mi->mtime) & load_time(d, &mi->ctime);
 	uint8_t flags = dec_u8(d);
 	if (!dec_ok(d) || !valid_mode(mode) || !times_ok || nlink > MEMFS_SAVE_MAX_NLINK ||
 	    (flags & ~(MEMFS_SAVE_OPAQUE | MEMFS_SAVE_LINKABLE))) {
@@ -1331,7 +1331,8 @@ static int check_links(struct memfs_loader *l)
 
 		if (!S_ISDIR(mi->vfs.mode) && mi->nlink != l->links[i])
 			return dec_fail(l->d, "tmpfs inode %lu has %u links, %lu saved",
-					(unsigned long)mi->ino, l->links[i], (unsigned long)mi->nlink);
+					(unsigned long)mi->ino, l->links[i],
+					(unsigned long)mi->nlink);
 	}
 	return 0;
 }
@@ -1491,7 +1492,9 @@ int memfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out)
  * dentry shows, which the reopen will find. */
 static int memfs_file_save(struct enc *e, struct vfs_file *f)
 {
-	if (!f->dentry || vfs_memfs_inode(f->dentry->inode) != &((struct memfs_inode *)f->priv)->vfs)
+	struct memfs_inode *mi = f->priv;
+
+	if (!f->dentry || vfs_memfs_inode(f->dentry->inode) != &mi->vfs)
 		return enc_fail(e, "a tmpfs file open on an inode its name no longer shows");
 	return 0;
 }

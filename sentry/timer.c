@@ -703,6 +703,8 @@ int timers_load(struct dec *d, struct task *leader)
 		if (p->cpu.armed)
 			cpu_poll_start(pt);
 	return dec_ok(d) ? 0 : -EINVAL;
+}
+
 /* --- timerfd checkpoint -------------------------------------------------------------------- */
 
 /* The record: clock, unread expirations, and if armed the interval and the next expiry. The

@@ -147,7 +147,7 @@ int vfs_mount_next_id(void);
 void vfs_mount_set_next_id(int id);
 struct vfs_mount *vfs_mount_by_id(int id);
 
-/* dentry.c: a dentry for INO (whose reference it takes over) named NAME under PARENT (a
+/* dentry.c: a dentry for INO (whose reference it takes over on success) named NAME under PARENT (a
  * reference is taken) that is not in PARENT's list: what an unlinked name held open looks
  * like, rebuilt by a restore. */
 int vfs_dentry_new_detached(struct vfs_dentry *parent, const char *name, struct vfs_inode *ino,

@@ -1132,6 +1132,7 @@ struct memfs_loader {
 	struct memfs_inode **inos; /* by index, borrowed: the tree holds them */
 	uint32_t *links;	   /* entries naming each, counted while loading */
 	size_t n, cap;
+	uint32_t top_nlink; /* the saved count of the first inode (an inline one keeps it) */
 };
 
 static bool load_time(struct dec *d, struct timespec *t)
@@ -1209,8 +1210,8 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 	mi->origin_ino = dec_u64(d);
 	nlink = dec_u32(d);
 	mi->rdev = dec_u64(d);
-	bool times_ok = load_time(d, &mi->atime) & load_time(d, &mi->mtime) &
-			load_time(d, &mi->ctime);
+	bool times_ok =
+	    load_time(d, &mi->atime) & load_time(d, &mi->mtime) & load_time(d, &mi->ctime);
 	uint8_t flags = dec_u8(d);
 	if (!dec_ok(d) || !valid_mode(mode) || !times_ok || nlink > MEMFS_SAVE_MAX_NLINK ||
 	    (flags & ~(MEMFS_SAVE_OPAQUE | MEMFS_SAVE_LINKABLE))) {
@@ -1223,6 +1224,8 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 	mi->vfs.priv = mi;
 	mi->sb = l->sb;
 	l->sb->refs++;
+	if (l->n == 0)
+		l->top_nlink = nlink;
 	/* Directories count their links from their entries, as add_entry keeps them. */
 	mi->nlink = S_ISDIR(mode) ? 2 : nlink;
 	mi->opaque = flags & MEMFS_SAVE_OPAQUE;
@@ -1328,7 +1331,8 @@ static int check_links(struct memfs_loader *l)
 
 		if (!S_ISDIR(mi->vfs.mode) && mi->nlink != l->links[i])
 			return dec_fail(l->d, "tmpfs inode %lu has %u links, %lu saved",
-					(unsigned long)mi->ino, l->links[i], (unsigned long)mi->nlink);
+					(unsigned long)mi->ino, l->links[i],
+					(unsigned long)mi->nlink);
 	}
 	return 0;
 }
@@ -1373,7 +1377,8 @@ static void sb_put(struct memfs_sb *sb)
 
 /* The loader holds a reference on the filesystem while it builds, so an inode that fails
  * early cannot free it under us. */
-static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct vfs_inode **out)
+static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct vfs_inode **out,
+		     uint32_t *top_nlink)
 {
 	struct memfs_loader l = {.d = d};
 	struct memfs_inode *top;
@@ -1393,6 +1398,7 @@ static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct v
 		vfs_inode_put(&top->vfs);
 	if (!err)
 		*out = &top->vfs;
+	*top_nlink = l.top_nlink;
 	free(l.inos);
 	free(l.links);
 	sb_put(l.sb);
@@ -1401,15 +1407,19 @@ static int load_from(struct dec *d, struct vfs_inode *sb_of, bool tree, struct v
 
 int memfs_load_tree(struct dec *d, struct vfs_inode **root)
 {
-	return load_from(d, NULL, true, root);
+	uint32_t nlink;
+
+	return load_from(d, NULL, true, root, &nlink);
 }
 
 int memfs_load_inline(struct dec *d, struct vfs_inode *sb_of, struct vfs_inode **out)
 {
-	int err = load_from(d, sb_of, false, out);
+	uint32_t nlink;
+	int err = load_from(d, sb_of, false, out, &nlink);
 
-	/* An unlinked directory keeps its saved count (0): nothing names it any more. */
-	if (!err && S_ISDIR((*out)->mode))
+	/* A removed directory keeps its count of 0: it takes no new entries. (A directory
+	 * still in place, the root of memfd's tmpfs, counts its links as any other.) */
+	if (!err && S_ISDIR((*out)->mode) && nlink == 0)
 		memfs_i(*out)->nlink = 0;
 	return err;
 }
@@ -1482,7 +1492,9 @@ int memfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out)
  * dentry shows, which the reopen will find. */
 static int memfs_file_save(struct enc *e, struct vfs_file *f)
 {
-	if (!f->dentry || vfs_memfs_inode(f->dentry->inode) != &((struct memfs_inode *)f->priv)->vfs)
+	struct memfs_inode *mi = f->priv;
+
+	if (!f->dentry || vfs_memfs_inode(f->dentry->inode) != &mi->vfs)
 		return enc_fail(e, "a tmpfs file open on an inode its name no longer shows");
 	return 0;
 }

@@ -313,8 +313,8 @@ static int load_mount(struct dec *d, vfs_make_fs_fn make_fs, int *last_id, int n
 	char fs_type[VFS_SAVE_FS_TYPE_MAX], source[VFS_SAVE_SOURCE_MAX];
 	struct vfs_dentry *mp, *root;
 	uint32_t id = dec_u32(d);
-	bool strs = dec_str_buf(d, fs_type, sizeof(fs_type)) &&
-		    dec_str_buf(d, source, sizeof(source));
+	bool strs =
+	    dec_str_buf(d, fs_type, sizeof(fs_type)) && dec_str_buf(d, source, sizeof(source));
 	unsigned long flags = dec_u64(d);
 	int err;
 
@@ -391,7 +391,8 @@ void vfs_load_finish(void)
 
 /* Dentries */
 
-static int save_dentry(struct enc *e, struct vfs_dentry *d, unsigned int depth, bool parent_of_file);
+static int save_dentry(struct enc *e, struct vfs_dentry *d, unsigned int depth,
+		       bool parent_of_file);
 
 /* A memfs inode of a detached dentry: by path in the saved tree where it is still linked, else
  * whole. */
@@ -496,7 +497,8 @@ static int load_detached_inode(struct dec *d, struct vfs_dentry *parent, const c
 	switch (dec_ok(d) ? kind : 0) {
 	case DETACHED_MEMFS:
 		if (!memfs_is(parent->inode))
-			return dec_fail(d, "an unlinked tmpfs file under a directory of another kind");
+			return dec_fail(d,
+					"an unlinked tmpfs file under a directory of another kind");
 		return load_memfs_detached(d, parent->inode, out);
 	case DETACHED_OVERLAY:
 		if (!ovl_is(parent->inode) || !load_root)
@@ -634,8 +636,9 @@ int vfs_file_load_none(struct dec *d, struct vfs_file *f)
 	return f->dentry ? 0 : dec_fail(d, "an open file without a name");
 }
 
-/* The kinds of open files. vfs/'s own are listed here (each defined beside its ops); the
- * Sentry registers its own. */
+/* The kinds of open files. vfs/'s own are listed here (each defined beside its ops), one to a
+ * line; the Sentry registers its own. */
+/* clang-format off */
 static const struct vfs_file_kind *builtin_kinds[] = {
     &vfs_path_file_kind,
     &memfs_reg_kind,
@@ -659,6 +662,7 @@ static const struct vfs_file_kind *builtin_kinds[] = {
     &vfs_hostfd_kind,
     NULL, /* the list ends at the first NULL */
 };
+/* clang-format on */
 
 static const struct vfs_file_kind **kinds;
 static size_t nkinds;

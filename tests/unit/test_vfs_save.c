@@ -264,8 +264,9 @@ static void snap(FILE *out, const char *path)
 	assert_true(strlen(path) < PATH_MAX);
 
 	assert_int_equal(vfs_stat(d, &st), 0);
-	fprintf(out, "%s dev=%lx ino=%lu mode=%o nlink=%lu uid=%u gid=%u rdev=%lx size=%ld "
-		     "blocks=%ld a=%ld.%ld m=%ld.%ld c=%ld.%ld",
+	fprintf(out,
+		"%s dev=%lx ino=%lu mode=%o nlink=%lu uid=%u gid=%u rdev=%lx size=%ld "
+		"blocks=%ld a=%ld.%ld m=%ld.%ld c=%ld.%ld",
 		path, (unsigned long)st.st_dev, (unsigned long)st.st_ino, st.st_mode,
 		(unsigned long)st.st_nlink, st.st_uid, st.st_gid, (unsigned long)st.st_rdev,
 		(long)st.st_size, (long)st.st_blocks, st.st_atim.tv_sec, st.st_atim.tv_nsec,
@@ -550,8 +551,22 @@ static void stat_dentry(struct vfs_dentry *d, struct stat *st)
 }
 
 enum { D_SUB, D_GONE, D_OGONE, D_CPU, D_DEVROOT, D_ROOT, ND };
-enum { F_DATA, F_APPEND, F_UNLINKED, F_HARD, F_LOWER, F_ROOTDIR, F_TMPDIR, F_NULL, F_PATH,
-       F_SYSFS, F_MEMFD, F_UPPER, F_SYSDIR, NF };
+enum {
+	F_DATA,
+	F_APPEND,
+	F_UNLINKED,
+	F_HARD,
+	F_LOWER,
+	F_ROOTDIR,
+	F_TMPDIR,
+	F_NULL,
+	F_PATH,
+	F_SYSFS,
+	F_MEMFD,
+	F_UPPER,
+	F_SYSDIR,
+	NF
+};
 
 static void test_a_sandbox_restores_as_it_was(void **state)
 {
@@ -938,8 +953,8 @@ static ino_t sysfs_ino(struct vfs_dentry *root, const char *path)
 static void test_kernfs_inode_numbers_do_not_depend_on_lookup_order(void **state)
 {
 	static const char *paths[] = {"/devices/system/cpu/cpu3/topology/core_id",
-				      "/devices/system/cpu/cpu0/topology", "/devices/system/cpu/online",
-				      "/devices/system/cpu/cpu1"};
+				      "/devices/system/cpu/cpu0/topology",
+				      "/devices/system/cpu/online", "/devices/system/cpu/cpu1"};
 	struct vfs_dentry *a, *b;
 	ino_t ia[4], ib[4];
 

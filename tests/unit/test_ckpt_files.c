@@ -119,6 +119,9 @@ static int load(const struct image *img, struct vfs_file **roots, int n)
 		dec_free(&rec);
 	}
 	id = 0;
+	if (!dec_ok(&sec))
+		err = -EINVAL;
+	dec_free(&sec);
 	dec_init(&sec, img->links.buf, img->links.len, refs);
 	while (!err && dec_ok(&sec) && !dec_at_end(&sec)) {
 		size_t len;
@@ -131,6 +134,9 @@ static int load(const struct image *img, struct vfs_file **roots, int n)
 			err = -EINVAL;
 		dec_free(&rec);
 	}
+	if (!dec_ok(&sec))
+		err = -EINVAL;
+	dec_free(&sec);
 	dec_init(&sec, img->roots.buf, img->roots.len, refs);
 	for (int i = 0; i < n && !err; i++) {
 		roots[i] = dec_ref(&sec, CK_FILE);

@@ -198,8 +198,8 @@ static const struct vfs_unix_cred CRED = {42, 1000, 100};
 static ssize_t sock_send(struct vfs_file *f, const char *s, struct vfs_file **files, int nfiles)
 {
 	struct iovec iov = {(void *)s, strlen(s)};
-	struct vfs_unix_msg m = {.iov = &iov, .iovcnt = 1, .cred = CRED, .files = files,
-				 .nfiles = nfiles};
+	struct vfs_unix_msg m = {
+	    .iov = &iov, .iovcnt = 1, .cred = CRED, .files = files, .nfiles = nfiles};
 
 	return vfs_unix_sendmsg(f, &m);
 }

@@ -398,8 +398,8 @@ static int load_ranges(struct dec *d)
 			return dec_fail(d, "bad record lock");
 		if (!(l = malloc(sizeof(*l))))
 			return dec_fail(d, "out of memory");
-		*l = (struct range_lock){inode_of(f), type, start, end,
-					 posix ? (void *)leader : (void *)f, tgid, NULL};
+		*l = (struct range_lock){
+		    inode_of(f), type, start, end, posix ? (void *)leader : (void *)f, tgid, NULL};
 		*tail = l;
 		tail = &l->next;
 	}

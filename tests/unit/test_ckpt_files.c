@@ -119,6 +119,9 @@ static int load(const struct image *img, struct vfs_file **roots, int n)
 		dec_free(&rec);
 	}
 	id = 0;
+	if (!dec_ok(&sec))
+		err = -EINVAL;
+	dec_free(&sec);
 	dec_init(&sec, img->links.buf, img->links.len, refs);
 	while (!err && dec_ok(&sec) && !dec_at_end(&sec)) {
 		size_t len;
@@ -131,6 +134,9 @@ static int load(const struct image *img, struct vfs_file **roots, int n)
 			err = -EINVAL;
 		dec_free(&rec);
 	}
+	if (!dec_ok(&sec))
+		err = -EINVAL;
+	dec_free(&sec);
 	dec_init(&sec, img->roots.buf, img->roots.len, refs);
 	for (int i = 0; i < n && !err; i++) {
 		roots[i] = dec_ref(&sec, CK_FILE);
@@ -192,8 +198,8 @@ static const struct vfs_unix_cred CRED = {42, 1000, 100};
 static ssize_t sock_send(struct vfs_file *f, const char *s, struct vfs_file **files, int nfiles)
 {
 	struct iovec iov = {(void *)s, strlen(s)};
-	struct vfs_unix_msg m = {.iov = &iov, .iovcnt = 1, .cred = CRED, .files = files,
-				 .nfiles = nfiles};
+	struct vfs_unix_msg m = {
+	    .iov = &iov, .iovcnt = 1, .cred = CRED, .files = files, .nfiles = nfiles};
 
 	return vfs_unix_sendmsg(f, &m);
 }

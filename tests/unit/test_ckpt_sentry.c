@@ -204,7 +204,8 @@ static void test_timerfd_absolute_realtime_counts_the_periods_passed(void **stat
 	assert_true(s.armed && s.abs);
 	assert_int_equal(s.ticks, 1 + 3);
 	struct timespec next = {due.tv_sec + 3, due.tv_nsec};
-	int64_t diff = (s.value.tv_sec - next.tv_sec) * 1000000000LL + s.value.tv_nsec - next.tv_nsec;
+	int64_t diff =
+	    (s.value.tv_sec - next.tv_sec) * 1000000000LL + s.value.tv_nsec - next.tv_nsec;
 	assert_true(diff > -50000000 && diff < 50000000); /* the same absolute expiry */
 	vfs_file_put(f);
 
@@ -224,7 +225,8 @@ static void test_timerfd_absolute_realtime_counts_the_periods_passed(void **stat
 		       (struct timespec){0, 0});
 	assert_null(load_record(&e));
 	enc_free(&e);
-	timerfd_record(&e, 12345, 0, false, false, (struct timespec){0, 0}, (struct timespec){0, 0});
+	timerfd_record(&e, 12345, 0, false, false, (struct timespec){0, 0},
+		       (struct timespec){0, 0});
 	assert_null(load_record(&e));
 	enc_free(&e);
 	timerfd_record(&e, CLOCK_MONOTONIC, 0, true, false, (struct timespec){1, 1000000000},

@@ -24,6 +24,7 @@ struct platform_stub {
 	pid_t pid;
 	int threads; /* platform_threads not yet released */
 	bool killed;
+	struct platform_stub *next; /* in the list of all stubs */
 };
 
 /* One host thread running guest code. */
@@ -108,5 +109,7 @@ int platform_interrupt(struct platform_thread *t);
 
 /* Kills the whole stub process of T (all its threads); their releases are then just frees. */
 void platform_kill(struct platform_thread *t);
+/* Kills every stub process there is (the end of a sandbox, whoever owns them). */
+void platform_kill_all(void);
 
 #endif

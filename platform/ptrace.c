@@ -218,6 +218,9 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 	__builtin_unreachable();
 }
 
+/* Every stub not yet freed, so a teardown can kill the ones no task owns (a failed restore). */
+static struct platform_stub *all_stubs;
+
 int platform_stub_new(struct platform_thread **out)
 {
 	int go[2], st, err;
@@ -260,6 +263,8 @@ int platform_stub_new(struct platform_thread **out)
 	}
 	stub->pid = pid;
 	stub->threads = 1;
+	stub->next = all_stubs;
+	all_stubs = stub;
 	t->tid = t->host_pid = pid;
 	t->stub = stub;
 	*out = t;
@@ -334,6 +339,11 @@ void platform_thread_release(struct platform_thread *t)
 	if (--stub->threads == 0) {
 		if (!stub->killed)
 			kill(stub->pid, SIGKILL);
+		for (struct platform_stub **pp = &all_stubs; *pp; pp = &(*pp)->next)
+			if (*pp == stub) {
+				*pp = stub->next;
+				break;
+			}
 		free(stub);
 	} else if (!stub->killed) {
 		thread_exit(t);
@@ -483,4 +493,13 @@ void platform_kill(struct platform_thread *t)
 {
 	kill(t->host_pid, SIGKILL);
 	t->stub->killed = true;
+}
+
+void platform_kill_all(void)
+{
+	for (struct platform_stub *s = all_stubs; s; s = s->next)
+		if (!s->killed) {
+			kill(s->pid, SIGKILL);
+			s->killed = true;
+		}
 }

@@ -608,7 +608,11 @@ void *task_load(struct dec *d)
 	t->gid = dec_u32(d);
 	t->egid = dec_u32(d);
 	t->sgid = dec_u32(d);
-	t->ngroups = (int)dec_max(d, 65536, "group count");
+	t->ngroups = (int)dec_u32(d);
+	if (t->ngroups < 0 || t->ngroups > 65536) {
+		t->ngroups = 0;
+		dec_fail(d, "bad group count");
+	}
 	if (t->ngroups && dec_ok(d)) {
 		t->groups = calloc(t->ngroups, sizeof(gid_t));
 		if (!t->groups)
@@ -674,8 +678,12 @@ void *task_load(struct dec *d)
 	t->sigwait_set = dec_u64(d);
 	t->child_subreaper = dec_bool(d);
 	t->pdeath_signal = (int)dec_u32(d);
-	if (dec_ok(d))
+	/* Timers live on a process's leader: itself, until the finish links the others. */
+	t->group_leader = leader == tid ? t : NULL;
+	if (t->group_leader)
 		timers_load(d, t);
+	else if (dec_bool(d))
+		dec_fail(d, "timers on a thread that does not lead its process");
 	t->thread_gone = dec_bool(d);
 	t->had_threads = dec_bool(d);
 	t->stopped = dec_bool(d);

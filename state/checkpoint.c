@@ -9,6 +9,7 @@
 
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
+#include "sentry/locks.h"
 #include "sentry/mm.h"
 #include "state/codec.h"
 #include "state/image.h"
@@ -33,9 +34,11 @@ static const struct kind_ops {
 };
 
 /* The sections in load order: "kernel" first (configuration, clocks, rootfs check), then the
- * memory file (so memory objects are valid), memory objects, the file system, and the kinds. */
+ * memory file (so memory objects are valid), memory objects, the file system, the kinds, and
+ * last the file locks, which name files and processes. */
 enum { SEC_KERNEL, SEC_MEMORY, SEC_MOBJS, SEC_VFS, SEC_KINDS };
-#define NSECTIONS (SEC_KINDS + CK_NKINDS - 1)
+#define SEC_LOCKS (SEC_KINDS + CK_NKINDS - 1)
+#define NSECTIONS (SEC_LOCKS + 1)
 
 static const char *section_name(int i)
 {
@@ -43,6 +46,8 @@ static const char *section_name(int i)
 
 	if (i < SEC_KINDS)
 		return fixed[i];
+	if (i == SEC_LOCKS)
+		return "locks";
 	return kinds[i - SEC_KINDS + 1].section; /* CK_MOBJ is SEC_MOBJS */
 }
 
@@ -83,9 +88,10 @@ int state_save(const char *dir, bool force, struct state_save_stats *stats, char
 		ret = -ENOMEM;
 		goto out;
 	}
-	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) || (ret = kernel_vfs_save(&secs[SEC_VFS])))
+	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) || (ret = kernel_vfs_save(&secs[SEC_VFS])) ||
+	    (ret = locks_save(&secs[SEC_LOCKS])))
 		goto out;
-	counts[SEC_KERNEL] = counts[SEC_VFS] = 1;
+	counts[SEC_KERNEL] = counts[SEC_VFS] = counts[SEC_LOCKS] = 1;
 	/* Saving an object queues what it refers to; go round until nothing new is queued. */
 	for (bool progress = true; progress;) {
 		progress = false;
@@ -192,10 +198,17 @@ int state_load(const char *dir, const struct kernel_restore_opts *o, char **err)
 		case SEC_VFS:
 			ret = kernel_vfs_load(&d);
 			break;
+		case SEC_LOCKS:
+			ret = locks_load(&d);
+			break;
 		default:
 			ret = load_records(&d, i == SEC_MOBJS ? CK_MOBJ : (enum ckpt_kind)(i - SEC_KINDS + 1));
 		}
-		if (!ret && i != SEC_MOBJS && i < SEC_KINDS && !dec_at_end(&d))
+		/* The VFS keeps what dentries and files load against until they are all in. */
+		if (i == SEC_KINDS + CK_FILE_LINKS - 1 || (ret && i >= SEC_VFS && i < SEC_KINDS + CK_FILE_LINKS))
+			vfs_load_finish();
+		if (!ret && (i == SEC_KERNEL || i == SEC_MEMORY || i == SEC_VFS || i == SEC_LOCKS) &&
+		    !dec_at_end(&d))
 			ret = dec_fail(&d, "trailing bytes");
 		if (ret || !dec_ok(&d)) {
 			if (!ret)

@@ -234,6 +234,8 @@ static int tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 	err = vfs_host_fd_attach(f, fd, true);
 	if (err)
 		close(fd);
+	else
+		vfs_host_fd_set_stdio(f, STDIN_FILENO); /* a restore opens its own terminal */
 	return err;
 }
 

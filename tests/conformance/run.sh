@@ -34,7 +34,7 @@ rootfs=$(cd "$2" 2>/dev/null && pwd) || {
 }
 shift 2
 
-modes=${CONFORMANCE_MODES:-native sandbox}
+modes=${CONFORMANCE_MODES:-native sandbox save-restore}
 read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
 
 # What every run gets: a known argv after argv[0] and exactly this environment.

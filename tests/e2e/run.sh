@@ -309,6 +309,8 @@ source "$(dirname "$0")/processes.sh"
 source "$(dirname "$0")/filesystem.sh"
 # shellcheck source=tests/e2e/procfs.sh
 source "$(dirname "$0")/procfs.sh"
+# shellcheck source=tests/e2e/checkpoint.sh
+source "$(dirname "$0")/checkpoint.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then

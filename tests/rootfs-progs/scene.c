@@ -148,7 +148,7 @@ static int timer(void)
 {
 	timer_t id;
 	struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
-	struct itimerspec its = {.it_value = {(time_t)(secs + 0.5), 0}};
+	struct itimerspec its = {.it_value = {(time_t)secs + 1, 0}};
 	struct timespec t0, t1;
 
 	signal(SIGUSR1, on_timer);
@@ -160,7 +160,7 @@ static int timer(void)
 		pause();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("fired after %s\n", dt >= secs + 0.4 && dt < secs + 5 ? "its time" : "the wrong time");
+	printf("fired after %s (%.3f s)\n", dt >= (time_t)secs + 0.99 && dt < secs + 5 ? "its time" : "the wrong time", dt);
 	return 0;
 }
 

@@ -197,6 +197,49 @@ int64_t memfile_seek(uint64_t off, uint64_t end, bool data)
 /* Checkpoint: the allocator, then the file's data as runs of non-zero pages. Holes are found
  * with SEEK_DATA/SEEK_HOLE, and pages of zeros inside data (touched, never written) are left
  * out too: restore starts from an all-hole file. */
+/* Ranges the current checkpoint leaves out of the memory section because their owner restores
+ * them another way (private file pages identical to their file: mm.c). */
+static struct {
+	struct extent *v;
+	size_t n, cap;
+} skip;
+
+int memfile_save_skip(uint64_t off, uint64_t len)
+{
+	if (skip.n == skip.cap) {
+		size_t cap = skip.cap ? 2 * skip.cap : 64;
+		struct extent *v = realloc(skip.v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		skip.v = v;
+		skip.cap = cap;
+	}
+	skip.v[skip.n++] = (struct extent){off, len};
+	return 0;
+}
+
+void memfile_save_skip_clear(void)
+{
+	free(skip.v);
+	skip.v = NULL;
+	skip.n = skip.cap = 0;
+}
+
+static int extent_cmp(const void *a, const void *b)
+{
+	const struct extent *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* True if page P is in a skipped range; *CUR walks the sorted ranges along with P. */
+static bool skipped(uint64_t p, size_t *cur)
+{
+	while (*cur < skip.n && skip.v[*cur].off + skip.v[*cur].len <= p)
+		(*cur)++;
+	return *cur < skip.n && skip.v[*cur].off <= p;
+}
+
 static bool page_is_zero(const char *p)
 {
 	static const char zero[MEMFILE_PAGE];
@@ -207,8 +250,11 @@ static bool page_is_zero(const char *p)
 int memfile_save(struct enc *e, uint64_t *pages)
 {
 	uint64_t at = 0, end = mf.bump;
+	size_t cur = 0;
 
 	*pages = 0;
+	if (skip.n)
+		qsort(skip.v, skip.n, sizeof(*skip.v), extent_cmp);
 	enc_u64(e, mf.bump);
 	enc_u64(e, mf.nfree);
 	for (size_t i = 0; i < mf.nfree; i++) {
@@ -225,10 +271,10 @@ int memfile_save(struct enc *e, uint64_t *pages)
 		uint64_t p = data & ~(uint64_t)(MEMFILE_PAGE - 1);
 		stop = (stop + MEMFILE_PAGE - 1) & ~(uint64_t)(MEMFILE_PAGE - 1);
 		while (p < stop) {
-			while (p < stop && page_is_zero(mf.base + p))
+			while (p < stop && (skipped(p, &cur) || page_is_zero(mf.base + p)))
 				p += MEMFILE_PAGE;
 			uint64_t run = p;
-			while (p < stop && !page_is_zero(mf.base + p))
+			while (p < stop && !skipped(p, &cur) && !page_is_zero(mf.base + p))
 				p += MEMFILE_PAGE;
 			if (p > run) {
 				enc_u64(e, run);
@@ -240,6 +286,7 @@ int memfile_save(struct enc *e, uint64_t *pages)
 		at = stop;
 	}
 	enc_u64(e, UINT64_MAX); /* the end of the runs */
+	memfile_save_skip_clear();
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 

@@ -47,6 +47,11 @@ void mobj_put(struct mobj *m);
 struct enc;
 struct dec;
 int memfile_save(struct enc *e, uint64_t *pages);
+/* Leaves [OFF, OFF+LEN) out of the next memfile_save: its owner restores those pages itself
+ * (private file pages identical to their file). memfile_save forgets the ranges; a save that
+ * fails before it calls memfile_save_skip_clear. */
+int memfile_save_skip(uint64_t off, uint64_t len);
+void memfile_save_skip_clear(void);
 int memfile_load(struct dec *d);
 /* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
 int mobj_save(struct enc *e, const void *obj);

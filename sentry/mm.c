@@ -657,7 +657,94 @@ int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags)
 
 /* Checkpoint: the layout and every VMA but the stub page, with their memory objects and file
  * names by reference. Loading makes a new stub process for the address space and maps every
- * VMA into it; its first thread is left in mm->via for a task to take (checkpoint.c). */
+ * VMA into it; its first thread is left in mm->via for a task to take (checkpoint.c).
+ *
+ * A private file mapping's pages that still hold exactly what the file holds (a program's
+ * text and read-only data: most of an idle sandbox's memory) are not saved with the memory
+ * file: the VMA records them as runs of clean pages, and the restore reads them from the
+ * restored file again. */
+
+/* Reads compared per step: bounds the buffer for a large mapping. */
+#define CLEAN_CHUNK (256 * PAGE_SIZE)
+
+static bool clean_candidate(const struct vma *v)
+{
+	return v->dentry && !(v->flags & (MAP_SHARED | VMA_PAST_EOF | VMA_RESERVED)) &&
+	       v->dentry->inode && S_ISREG(v->dentry->inode->mode);
+}
+
+/* Writes V's runs of clean pages (u64 count, then u64 first page, u64 pages each) and leaves
+ * them out of the memory section. */
+static int save_clean_runs(struct enc *e, const struct vma *v)
+{
+	uint64_t npages = (v->end - v->start) / PAGE_SIZE, *runs = NULL, nruns = 0, cap = 0;
+	char *buf = clean_candidate(v) ? malloc(CLEAN_CHUNK) : NULL;
+	bool in_run = false;
+
+	for (uint64_t at = 0; buf && at < npages; at += CLEAN_CHUNK / PAGE_SIZE) {
+		uint64_t n = npages - at < CLEAN_CHUNK / PAGE_SIZE ? npages - at : CLEAN_CHUNK / PAGE_SIZE;
+		ssize_t got = vfs_dentry_pread(v->dentry, buf, n * PAGE_SIZE, v->file_off + at * PAGE_SIZE);
+		if (got < 0)
+			break; /* unreadable: every page is saved */
+		memset(buf + got, 0, n * PAGE_SIZE - got); /* past the end of the file: zeros */
+		for (uint64_t i = 0; i < n; i++) {
+			bool clean = !memcmp(memfile_ptr(v->mf_off + (at + i) * PAGE_SIZE),
+					     buf + i * PAGE_SIZE, PAGE_SIZE);
+			if (clean && !in_run) {
+				if (nruns == cap) {
+					cap = cap ? 2 * cap : 16;
+					uint64_t *r = realloc(runs, cap * 2 * sizeof(*r));
+					if (!r) {
+						free(runs);
+						free(buf);
+						return enc_fail(e, "out of memory");
+					}
+					runs = r;
+				}
+				runs[2 * nruns] = at + i;
+				runs[2 * nruns + 1] = 0;
+				nruns++;
+			}
+			if (clean)
+				runs[2 * nruns - 1]++;
+			in_run = clean;
+		}
+	}
+	free(buf);
+	enc_u64(e, nruns);
+	for (uint64_t i = 0; i < nruns; i++) {
+		enc_u64(e, runs[2 * i]);
+		enc_u64(e, runs[2 * i + 1]);
+		if (memfile_save_skip(v->mf_off + runs[2 * i] * PAGE_SIZE, runs[2 * i + 1] * PAGE_SIZE)) {
+			free(runs);
+			return enc_fail(e, "out of memory");
+		}
+	}
+	free(runs);
+	return 0;
+}
+
+/* Reads V's clean pages back from its file. */
+static void load_clean_runs(struct dec *d, const struct vma *v)
+{
+	uint64_t npages = (v->end - v->start) / PAGE_SIZE, next = 0;
+	uint64_t nruns = dec_max(d, npages, "clean page runs");
+
+	if (nruns && !clean_candidate(v))
+		dec_fail(d, "clean pages in a mapping that has no file");
+	for (uint64_t i = 0; i < nruns && dec_ok(d); i++) {
+		uint64_t first = dec_u64(d), n = dec_u64(d);
+		if (first < next || first > npages || n == 0 || n > npages - first) {
+			dec_fail(d, "bad clean page run");
+			return;
+		}
+		next = first + n;
+		ssize_t got = vfs_dentry_pread(v->dentry, memfile_ptr(v->mf_off + first * PAGE_SIZE),
+					       n * PAGE_SIZE, v->file_off + first * PAGE_SIZE);
+		if (got < 0)
+			dec_fail(d, "cannot read the pages of a mapped file again: %s", strerror((int)-got));
+	}
+}
 int mm_save(struct enc *e, const void *obj)
 {
 	const struct mm *mm = obj;
@@ -689,8 +776,11 @@ int mm_save(struct enc *e, const void *obj)
 		enc_u64(e, v->dev);
 		enc_ref(e, CK_DENTRY, v->dentry);
 		enc_raw(e, v->name, sizeof(v->name));
+		int err = save_clean_runs(e, v);
+		if (err)
+			return err;
 	}
-	return 0;
+	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
 void *mm_load(struct dec *d)
@@ -748,7 +838,9 @@ void *mm_load(struct dec *d)
 			if (v.dentry)
 				vfs_dentry_put(v.dentry);
 			dec_fail(d, "cannot map a VMA: %s", strerror(-err));
+			break;
 		}
+		load_clean_runs(d, &v);
 	}
 	if (!dec_ok(d)) {
 		mm_put(mm);

@@ -125,6 +125,8 @@ int state_save(const char *dir, bool force, struct state_save_stats *stats, char
 			stats->bytes += img.sec[i].stored;
 	}
 out:
+	if (ret)
+		memfile_save_skip_clear();
 	if (ret && !*err) {
 		const char *why = NULL;
 		for (int i = 0; i < NSECTIONS && !why; i++)

@@ -370,3 +370,33 @@ off_t vfs_lseek(struct vfs_file *f, off_t off, int whence)
 	f->pos = res;
 	return res;
 }
+
+ssize_t vfs_dentry_pread(struct vfs_dentry *d, void *buf, size_t len, off_t off)
+{
+	struct vfs_file *f;
+	size_t done = 0;
+	int err;
+
+	if (!d->inode || !S_ISREG(d->inode->mode))
+		return -EINVAL;
+	if (!(f = file_alloc(d, O_RDONLY | VFS_O_LARGEFILE)))
+		return -ENOMEM;
+	f->seekable = true;
+	if ((err = d->inode->ops->open(d->inode, f, O_RDONLY))) {
+		f->ops = NULL; /* nothing to release */
+		vfs_file_put(f);
+		return err;
+	}
+	while (done < len && f->ops->pread_kernel) {
+		ssize_t n = f->ops->pread_kernel(f, (char *)buf + done, len - done, off + done);
+		if (n < 0) {
+			vfs_file_put(f);
+			return n;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	vfs_file_put(f);
+	return done;
+}

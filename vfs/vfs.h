@@ -332,6 +332,10 @@ int vfs_file_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mobj *
 			uint64_t *mf_off);
 
 int vfs_stat(struct vfs_dentry *d, struct stat *st);
+/* Reads up to LEN bytes at OFF of the regular file D names, as the Sentry (no permission
+ * check, no open file left behind): what a private file mapping was filled from. Returns the
+ * bytes read (fewer at the end of the file) or a negative errno. */
+ssize_t vfs_dentry_pread(struct vfs_dentry *d, void *buf, size_t len, off_t off);
 int vfs_statx_fill(const struct stat *st, unsigned int mask, struct statx *stx);
 ssize_t vfs_readlink(struct vfs_dentry *d, char *buf, size_t size);
 /* access(2) with MODE (F_OK/R_OK/W_OK/X_OK); W_OK on this read-only cut gives -EROFS, except

@@ -27,8 +27,6 @@ struct procfs_cpu_model {
 
 struct procfs {
 	const struct procinfo_ops *ops;
-	struct procfs_sysctl_val *sysctl_vals; /* values written to /proc/sys */
-	char boot_id[40];
 	struct procfs_cpu_model cpu;
 };
 
@@ -67,6 +65,8 @@ extern const struct kernfs_entry procfs_all_rows[PROCFS_ALL_NROWS];
 /* /proc/PID/mounts and mountinfo for the process PID. */
 int procfs_show_mounts(struct kernfs_node *n, struct kernfs_buf *b);
 int procfs_show_mountinfo(struct kernfs_node *n, struct kernfs_buf *b);
-void procfs_sysctl_free(struct procfs *p);
+/* The sandbox's boot id (a random UUID made once, or the restored one). */
+const char *procfs_boot_id(void);
+bool procfs_set_boot_id(const char *id);
 
 #endif

@@ -513,23 +513,42 @@ static void procfs_free(void *priv)
 {
 	struct procfs *p = priv;
 
-	procfs_sysctl_free(p);
 	free(p);
+}
+
+/* One boot id per sandbox, as Linux has one per boot: every procfs mount shows it, and a
+ * restore brings the checkpointed one back. */
+static char boot_id[37];
+
+const char *procfs_boot_id(void)
+{
+	unsigned char r[16] = {0};
+
+	if (boot_id[0])
+		return boot_id;
+	if (getrandom(r, sizeof(r), 0) != sizeof(r))
+		memset(r, 0x5a, sizeof(r));
+	snprintf(boot_id, sizeof(boot_id),
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0], r[1],
+		 r[2], r[3], r[4], r[5], (r[6] & 0x0f) | 0x40, r[7], (r[8] & 0x3f) | 0x80, r[9],
+		 r[10], r[11], r[12], r[13], r[14], r[15]);
+	return boot_id;
+}
+
+bool procfs_set_boot_id(const char *id)
+{
+	if (strlen(id) != 36)
+		return false;
+	memcpy(boot_id, id, 37);
+	return true;
 }
 
 int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **root)
 {
 	struct procfs *p = calloc(1, sizeof(*p));
-	unsigned char r[16] = {0};
 
 	if (!p)
 		return -ENOMEM;
 	p->ops = ops;
-	if (getrandom(r, sizeof(r), 0) != sizeof(r))
-		memset(r, 0x5a, sizeof(r));
-	snprintf(p->boot_id, sizeof(p->boot_id),
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0], r[1],
-		 r[2], r[3], r[4], r[5], (r[6] & 0x0f) | 0x40, r[7], (r[8] & 0x3f) | 0x80, r[9],
-		 r[10], r[11], r[12], r[13], r[14], r[15]);
 	return kernfs_new("proc", PROC_SUPER_MAGIC, &procfs_root, p, procfs_free, eager, root);
 }

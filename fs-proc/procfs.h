@@ -15,4 +15,11 @@
  * reference, to be mounted on /proc; its counters are kernfs_stats(*ROOT) (vfs/kernfs.h). */
 int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **root);
 
+/* Checkpoint: what procfs keeps for the whole sandbox rather than in its nodes (the boot id
+ * and the sysctl values written), which the nodes, rebuilt on demand, read back. */
+struct enc;
+struct dec;
+int procfs_state_save(struct enc *e);
+int procfs_state_load(struct dec *d);
+
 #endif

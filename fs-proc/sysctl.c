@@ -1,8 +1,10 @@
 /* /proc/sys: the sysctls a guest commonly reads, as one table of rows per directory. Every
  * directory is lazy (nothing exists until it is looked at) and reports one link, as Linux's
- * sysctl directories do. Writable entries keep what is written in the procfs instance, not
- * in their nodes, so evicting and re-creating a node never loses a value; read-only ones
- * refuse to be opened for writing with EACCES, as Linux's sysctl_perm does. */
+ * sysctl directories do. Writable entries keep what is written in one sandbox-wide list, not
+ * in their nodes — sysctls are the kernel's, whichever procfs mount shows them — so evicting
+ * and re-creating a node, or a second mount of proc, never loses a value, and a checkpoint
+ * saves them (procfs_state_save). Read-only ones refuse to be opened for writing with EACCES,
+ * as Linux's sysctl_perm does. */
 #include "fs-proc/internal.h"
 
 #include <errno.h>
@@ -11,15 +13,21 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "fs-proc/procfs.h"
+#include "state/codec.h"
+
 struct procfs_sysctl_val {
 	const struct kernfs_entry *entry;
 	char *value;
 	struct procfs_sysctl_val *next;
 };
 
+static struct procfs_sysctl_val *sysctl_vals;
+
 static struct procfs_sysctl_val *find_val(struct procfs *p, const struct kernfs_entry *e)
 {
-	for (struct procfs_sysctl_val *v = p->sysctl_vals; v; v = v->next)
+	(void)p;
+	for (struct procfs_sysctl_val *v = sysctl_vals; v; v = v->next)
 		if (v->entry == e)
 			return v;
 	return NULL;
@@ -55,12 +63,20 @@ static bool all_ints(const char *s)
 	return any;
 }
 
+static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char *data, size_t len);
+
 /* A write replaces the value: numbers must parse as numbers (EINVAL otherwise); strings keep
  * their first line. Tabs separate the parts of a vector, as Linux prints them. */
 static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 {
 	struct procfs *p = procfs_of(n);
 	const struct kernfs_entry *e = kernfs_entry_of(n);
+
+	return sysctl_set(p, e, data, len);
+}
+
+static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char *data, size_t len)
+{
 	struct procfs_sysctl_val *v;
 	const char *def = e->data;
 	char *value = strndup(data, len), *nl;
@@ -103,20 +119,20 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 			return -ENOMEM;
 		}
 		v->entry = e;
-		v->next = p->sysctl_vals;
-		p->sysctl_vals = v;
+		v->next = sysctl_vals;
+		sysctl_vals = v;
 	}
 	free(v->value);
 	v->value = value;
 	return 0;
 }
 
-void procfs_sysctl_free(struct procfs *p)
+static void sysctl_free_all(void)
 {
-	while (p->sysctl_vals) {
-		struct procfs_sysctl_val *v = p->sysctl_vals;
+	while (sysctl_vals) {
+		struct procfs_sysctl_val *v = sysctl_vals;
 
-		p->sysctl_vals = v->next;
+		sysctl_vals = v->next;
 		free(v->value);
 		free(v);
 	}
@@ -152,7 +168,8 @@ static int show_uuid(struct kernfs_node *n, struct kernfs_buf *b)
 
 static int show_boot_id(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	kernfs_buf_printf(b, "%s\n", procfs_of(n)->boot_id);
+	(void)n;
+	kernfs_buf_printf(b, "%s\n", procfs_boot_id());
 	return 0;
 }
 
@@ -385,3 +402,79 @@ const struct kernfs_entry procfs_sys_rows[PROCFS_SYS_NROWS] = {
     DIR("net", net_rows),
     DIR("vm", vm_rows),
 };
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* The path under /proc/sys of row E within ROWS (N rows), written into BUF after PREFIX. */
+static bool entry_path(const struct kernfs_entry *rows, size_t n, const struct kernfs_entry *e,
+		       char *buf, size_t size, size_t at)
+{
+	for (size_t i = 0; i < n; i++) {
+		int len = snprintf(buf + at, size - at, "%s%s", at ? "/" : "", rows[i].name);
+		if (len < 0 || (size_t)len >= size - at)
+			return false;
+		if (&rows[i] == e)
+			return true;
+		if (rows[i].children &&
+		    entry_path(rows[i].children, rows[i].nchildren, e, buf, size, at + len))
+			return true;
+	}
+	buf[at] = 0;
+	return false;
+}
+
+static const struct kernfs_entry *entry_at(const struct kernfs_entry *rows, size_t n,
+					   const char *path)
+{
+	size_t len = strcspn(path, "/");
+
+	for (size_t i = 0; i < n; i++) {
+		if (strlen(rows[i].name) != len || strncmp(rows[i].name, path, len))
+			continue;
+		if (!path[len])
+			return &rows[i];
+		return rows[i].children ? entry_at(rows[i].children, rows[i].nchildren, path + len + 1)
+					: NULL;
+	}
+	return NULL;
+}
+
+int procfs_state_save(struct enc *e)
+{
+	uint64_t n = 0;
+	char path[256];
+
+	enc_str(e, procfs_boot_id());
+	for (struct procfs_sysctl_val *v = sysctl_vals; v; v = v->next)
+		n++;
+	enc_u64(e, n);
+	for (struct procfs_sysctl_val *v = sysctl_vals; v; v = v->next) {
+		if (!entry_path(procfs_sys_rows, PROCFS_SYS_NROWS, v->entry, path, sizeof(path), 0))
+			return enc_fail(e, "a sysctl outside /proc/sys");
+		enc_str(e, path);
+		enc_str(e, v->value);
+	}
+	return enc_ok(e) ? 0 : -ENOMEM;
+}
+
+int procfs_state_load(struct dec *d)
+{
+	char boot_id[40], path[256];
+
+	sysctl_free_all();
+	if (!dec_str_buf(d, boot_id, sizeof(boot_id)) || !procfs_set_boot_id(boot_id))
+		return dec_fail(d, "bad boot id");
+	uint64_t n = dec_max(d, 4096, "sysctl count");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		const struct kernfs_entry *e = dec_str_buf(d, path, sizeof(path))
+						       ? entry_at(procfs_sys_rows, PROCFS_SYS_NROWS, path)
+						       : NULL;
+		char *value = dec_str(d);
+		if (!e || !e->store || !value)
+			dec_fail(d, "bad sysctl %s", path);
+		else if (sysctl_set(NULL, e, value, strlen(value)))
+			dec_fail(d, "bad value for sysctl %s", path);
+		free(value);
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}

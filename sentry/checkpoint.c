@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "fs-proc/procfs.h"
 #include "mem/memfile.h"
 #include "platform/platform.h"
 #include "sentry/fdtable.h"
@@ -225,7 +226,7 @@ int kernel_ckpt_save(struct enc *e)
 	for (struct task *t = kernel.tasks; t; t = t->next)
 		if (!ckpt_refs_id(e->refs, CK_TASK, t))
 			return enc_fail(e, "out of memory");
-	return enc_ok(e) ? 0 : -ENOMEM;
+	return procfs_state_save(e);
 }
 
 int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
@@ -246,6 +247,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	struct timespec guest_now = dec_ts(d);
 	uint64_t fpsize = dec_u64(d), xfeatures = dec_u64(d);
 	dec_u64(d); /* the task count: inspect's */
+	if (dec_ok(d))
+		procfs_state_load(d);
 	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2)
 		return dec_fail(d, "bad kernel record");
 	if (fpsize != platform_fpstate_size() || (xfeatures & ~platform_xfeatures()))

@@ -191,6 +191,33 @@ timer_fires_after_restore() {
   done
 }
 
+sysctl_values_and_boot_id_survive() {
+  cycle '^ready$' '' '' /bin/sh -c 'cat /proc/sys/kernel/random/boot_id; echo sandbox.example > /proc/sys/kernel/domainname; echo ready; sleep 2; cat /proc/sys/kernel/domainname /proc/sys/kernel/random/boot_id' || return
+  local boot n
+  boot=$(head -n1 "$WORK/cyc.1")
+  for n in 3 4; do
+    [ "$(tail -n2 "$WORK/cyc.$n" | tr '\n' ' ')" = "sandbox.example $boot " ] ||
+      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")', want the domain name and boot id $boot" || return
+  done
+}
+
+# An idle sandbox's image does not depend on how many CPUs it shows, even after a walk of /sys.
+image_size_does_not_grow_with_cpus() {
+  local cpus size=() id
+  for cpus in 2 96; do
+    id="e2e-$$-cpus$cpus"
+    rm -rf "$WORK/img-cpus$cpus"
+    ms_bg "$WORK/cpus.out" run --id "$id" --cpus "$cpus" "$ROOTFS" -- /bin/sh -c 'find /sys /proc/sys >/dev/null 2>&1; echo ready; exec sleep 100'
+    local p=$bg_pid
+    wait_line "$WORK/cpus.out" '^ready$' || { kill "$p"; return 1; }
+    checkpoint "$id" "$WORK/img-cpus$cpus" || { kill "$p"; return 1; }
+    wait "$p"
+    size+=("$(cat "$WORK/img-cpus$cpus"/* | wc -c)")
+  done
+  [ $((size[1] - size[0])) -le 1024 ] ||
+    fail "the image with 96 CPUs is ${size[1]} bytes, with 2 CPUs ${size[0]}: more than 1 KiB apart"
+}
+
 # --- the CLI and bad images ------------------------------------------------------------------
 
 checkpoint_of_an_unknown_sandbox_is_a_one_line_error() {
@@ -282,6 +309,8 @@ scenarios+=(
   mapped_tmpfs_file_and_fd_offset_survive
   socket_pair_keeps_its_queued_messages
   timer_fires_after_restore
+  sysctl_values_and_boot_id_survive
+  image_size_does_not_grow_with_cpus
   checkpoint_of_an_unknown_sandbox_is_a_one_line_error
   checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone
   leave_running_keeps_the_sandbox_going_and_list_shows_it

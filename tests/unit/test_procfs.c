@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "fs-proc/procfs.h"
+#include "state/codec.h"
 #include "tests/unit/kernfs_walk.h"
 
 static struct vfs_dentry *root;
@@ -691,6 +692,34 @@ static void test_sysctl_writes_are_kept_and_read_only_ones_refused(void **state)
 	assert_int_equal(vfs_rmdir(&fs, NULL, NULL, "/sys/vm"), -EPERM);
 	assert_int_equal(vfs_rmdir(&fs, NULL, NULL, "/42"), -EPERM);
 	assert_int_equal(vfs_unlink(&fs, NULL, NULL, "/sys/vm/swappiness"), -EPERM);
+
+	/* The values are the sandbox's, and a checkpoint carries them and the boot id. */
+	struct enc saved, empty;
+	struct dec d;
+	char *boot = read_or_fail("/sys/kernel/random/boot_id", NULL);
+	enc_init(&saved, NULL);
+	assert_int_equal(procfs_state_save(&saved), 0);
+	enc_init(&empty, NULL);
+	enc_str(&empty, "01234567-89ab-4def-8123-456789abcdef");
+	enc_u64(&empty, 0);
+	dec_init(&d, empty.buf, empty.len, NULL);
+	assert_int_equal(procfs_state_load(&d), 0);
+	assert_file("/sys/vm/swappiness", "60\n");
+	assert_file("/sys/kernel/random/boot_id", "01234567-89ab-4def-8123-456789abcdef\n");
+	dec_free(&d);
+	dec_init(&d, saved.buf, saved.len, NULL);
+	assert_int_equal(procfs_state_load(&d), 0);
+	assert_file("/sys/vm/swappiness", "10\n");
+	assert_file("/sys/kernel/hostname", "box\n");
+	assert_file("/sys/kernel/random/boot_id", boot);
+	dec_free(&d);
+	/* Back to the defaults for the tests after this one. */
+	dec_init(&d, empty.buf, empty.len, NULL);
+	assert_int_equal(procfs_state_load(&d), 0);
+	dec_free(&d);
+	enc_free(&saved);
+	enc_free(&empty);
+	free(boot);
 }
 
 static void test_proc_sys_is_lazy_and_identical_to_eager(void **state)

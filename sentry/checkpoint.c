@@ -449,6 +449,8 @@ int task_save(struct enc *e, const void *obj)
 	enc_bool(e, t->zombie);
 	enc_u32(e, t->exit_status);
 	enc_ts(e, t->cpu_time);
+	/* The stubs a restore makes start from zero: the process's time so far is its base. */
+	enc_ts(e, t->group_leader == t && t->pt ? process_cpu_time((struct task *)t) : t->cpu_base);
 	enc_u32(e, t->uid);
 	enc_u32(e, t->euid);
 	enc_u32(e, t->suid);
@@ -519,6 +521,8 @@ int task_save(struct enc *e, const void *obj)
 	enc_ref(e, CK_FILE, t->pending_open);
 	enc_bool(e, t->futex_woken);
 	enc_bool(e, t->futex_timed);
+	enc_bool(e, t->futex_requeued);
+	enc_u64(e, t->futex_key);
 	/* The host thread's registers, as they must be when it next runs. */
 	enc_bool(e, t->pt != NULL);
 	if (t->pt) {
@@ -605,6 +609,7 @@ void *task_load(struct dec *d)
 	t->zombie = dec_bool(d);
 	t->exit_status = (int)dec_u32(d);
 	t->cpu_time = dec_ts(d);
+	t->cpu_base = dec_ts(d);
 	t->uid = dec_u32(d);
 	t->euid = dec_u32(d);
 	t->suid = dec_u32(d);
@@ -701,6 +706,8 @@ void *task_load(struct dec *d)
 		t->pending_open = vfs_file_get(pending_open);
 	t->futex_woken = dec_bool(d);
 	t->futex_timed = dec_bool(d);
+	t->futex_requeued = dec_bool(d);
+	t->futex_key = dec_u64(d);
 	bool has_thread = dec_bool(d);
 	if (dec_ok(d) && (!valid_pid(t->tgid) || !valid_pid(t->pgid) || !valid_pid(t->sid) ||
 			  !valid_pid(leader) || (parent && !valid_pid(parent)) ||

@@ -329,8 +329,12 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		goto out_mm;
 
 	/* Point of no return: the old address space and its stub go. */
-	if (t->pt)
+	if (t->pt) {
+		/* The process keeps the CPU time it used, unless the stub was its vfork parent's. */
+		if (!t->vfork_parent)
+			t->group_leader->cpu_base = process_cpu_time(t);
 		platform_thread_release(t->pt); /* a vfork parent may live on in the old stub */
+	}
 	mm_put(old_mm);
 	t->pt = pt;
 	const char *base = strrchr(path, '/');

@@ -23,8 +23,9 @@ static void record_cpu_time(struct task *t)
 {
 	clockid_t cid;
 
-	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0)
-		clock_gettime(cid, &t->cpu_time);
+	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0 &&
+	    clock_gettime(cid, &t->cpu_time) == 0)
+		t->cpu_time = ts_add(t->cpu_time, t->group_leader->cpu_base);
 	if (t->pt)
 		t->maxrss = process_maxrss(t);
 }

@@ -88,6 +88,16 @@ int futex_wake_addr(struct mm *mm, uintptr_t addr, int n)
 	return key_of(mm, addr, &key) ? 0 : wake_key(key, n, FUTEX_BITSET_MATCH_ANY);
 }
 
+/* A requeued waiter waits on another word than its syscall names: a retry of its wait (after a
+ * restore) must queue it there again. */
+static uint64_t requeue_key;
+
+static void mark_requeued(struct task *t)
+{
+	t->futex_key = requeue_key;
+	t->futex_requeued = true;
+}
+
 static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t utime,
 		       uint32_t bits, bool absolute, bool realtime)
 {
@@ -98,8 +108,11 @@ static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t 
 		return -EINVAL;
 	if ((err = key_of(t->mm, uaddr, &key)))
 		return err;
+	if (t->retry && t->futex_requeued)
+		key = t->futex_key;
 	if (!t->retry) {
 		uint32_t cur;
+		t->futex_requeued = false;
 		if (copy_in(t->mm, &cur, uaddr, sizeof(cur)))
 			return -EFAULT;
 		if (cur != val)
@@ -161,7 +174,8 @@ static long futex_requeue(struct task *t, uintptr_t uaddr, int nwake, int nreq, 
 	struct fqueue *from = queue_of(k1, false);
 	if (!to)
 		return -ENOMEM;
-	return woken + (from ? task_waitq_requeue(&from->wq, &to->wq, nreq) : 0);
+	requeue_key = k2;
+	return woken + (from ? task_waitq_requeue(&from->wq, &to->wq, nreq, mark_requeued) : 0);
 }
 
 static long futex_wake_op(struct task *t, uintptr_t uaddr, int n1, int n2, uintptr_t uaddr2,

@@ -215,7 +215,7 @@ int task_waitq_wake_n(struct waitq *q, int n, uint32_t bits, void (*mark)(struct
 	return woken;
 }
 
-int task_waitq_requeue(struct waitq *from, struct waitq *to, int n)
+int task_waitq_requeue(struct waitq *from, struct waitq *to, int n, void (*moved_fn)(struct task *))
 {
 	int moved = 0;
 
@@ -223,6 +223,8 @@ int task_waitq_requeue(struct waitq *from, struct waitq *to, int n)
 		struct waiter *w = from->head;
 		waitq_remove(w);
 		waitq_add(to, w, w->fn, w->events);
+		if (moved_fn)
+			moved_fn(((struct task_waiter *)w)->t); /* w is the first member */
 		moved++;
 	}
 	return moved;

@@ -22,8 +22,9 @@ long task_block(struct task *t);
 /* Wakes at most N tasks waiting on Q whose wait events share a bit with BITS, calling MARK on
  * each first and taking them off Q; returns how many (futex wake). */
 int task_waitq_wake_n(struct waitq *q, int n, uint32_t bits, void (*mark)(struct task *));
-/* Moves at most N task waiters from FROM to TO (futex requeue); returns how many. */
-int task_waitq_requeue(struct waitq *from, struct waitq *to, int n);
+/* Moves at most N task waiters from FROM to TO (futex requeue), calling MOVED (if not NULL) on
+ * each; returns how many. */
+int task_waitq_requeue(struct waitq *from, struct waitq *to, int n, void (*moved)(struct task *));
 /* Schedules a blocked T to retry its syscall. Safe from wait-queue callbacks. */
 void task_wake(struct task *t);
 /* Drops everything T waits on and takes it off the run queue (exit, signal, retry). */

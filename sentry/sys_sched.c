@@ -120,15 +120,16 @@ SYSCALL_DECL(sched_get_priority_min)
 	return priority_bound((int)a[0], false);
 }
 
-/* The CPU time of T's process: its stub's, or what it had when it exited. */
+/* The CPU time of T's process: its stub's plus what earlier stubs used, or what it had when it
+ * exited. */
 struct timespec process_cpu_time(struct task *t)
 {
 	struct task *l = t->group_leader;
 	struct timespec ts = l->cpu_time;
 	clockid_t cid;
 
-	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0)
-		clock_gettime(cid, &ts);
+	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+		ts = ts_add(ts, l->cpu_base);
 	return ts;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/sched.h"
@@ -38,9 +39,8 @@ static int guest_clock(struct task *t, clockid_t id, struct timespec *ts)
 	if (!valid_clock(id))
 		return -EINVAL;
 	if (id == CLOCK_PROCESS_CPUTIME_ID || id == CLOCK_THREAD_CPUTIME_ID) {
-		clockid_t cid;
-		if (clock_getcpuclockid(t->pt->host_pid, &cid) == 0 && clock_gettime(cid, ts) == 0)
-			return 0;
+		*ts = process_cpu_time(t);
+		return 0;
 	}
 	return clock_now(id, ts);
 }

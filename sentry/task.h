@@ -39,6 +39,8 @@ struct task {
 	bool zombie;               /* exited, waiting to be reaped by the parent */
 	int exit_status;           /* wait status: code << 8, or a signal number (| 0x80 core) */
 	struct timespec cpu_time;  /* CPU time of the process when it exited */
+	struct timespec cpu_base;  /* on the leader: CPU time of its stubs before this one (exec,
+				    * restore), which the host no longer counts */
 	struct waitq child_wait;   /* woken when a child changes state (on the leader) */
 	uid_t uid, euid, suid;
 	gid_t gid, egid, sgid;
@@ -112,6 +114,8 @@ struct task {
 	size_t io_done;
 	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
 	bool futex_woken, futex_timed;
+	bool futex_requeued;  /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
+	uint64_t futex_key;
 
 	struct task *next; /* in the kernel's task list */
 	struct task *hash_next; /* in the tid hash */

@@ -297,7 +297,30 @@ bad_images_are_refused_with_one_line() {
   grep -q 'not the one' <<<"$err" || fail "stderr '$err' does not say the rootfs differs" || return
   ms restore --rootfs "$WORK/no-such-rootfs" --image "$bad"
   expect_one_line_error || { why="a missing rootfs: $why"; return 1; }
+  # An image of another format version, with a header that is otherwise sound: bytes 8-11
+  # are the version, the last four the CRC-32 of the rest (gzip's trailer computes it).
+  local hdr=$bad/header n
+  n=$(stat -c %s "$hdr")
+  printf '\x63' | dd of="$hdr" bs=1 seek=8 conv=notrunc status=none
+  head -c $((n - 4)) "$hdr" >"$WORK/hdr.body"
+  { cat "$WORK/hdr.body"; gzip -c <"$WORK/hdr.body" | tail -c 8 | head -c 4; } >"$hdr"
+  ms restore --image "$bad"
+  expect_one_line_error || { why="another version: $why"; return 1; }
+  grep -q 'format version 99' <<<"$err" || fail "stderr '$err' does not name the version" || return
   rm -rf "$bad" "$WORK/moved-rootfs"
+}
+
+# A checkpoint that cannot be written leaves a --leave-running sandbox running, unharmed.
+failed_checkpoint_leaves_the_sandbox_running() {
+  local id="e2e-$$-fail"
+  ms_bg "$WORK/fail.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 1; echo still-here'
+  local p=$bg_pid
+  wait_line "$WORK/fail.out" '^ready$' || { kill "$p"; return 1; }
+  ms checkpoint --leave-running --image /proc/no-such-dir/img "$id"
+  expect_one_line_error || { kill "$p"; return 1; }
+  bg_status "$p"
+  [ "$status" -eq 0 ] && grep -qx still-here "$WORK/fail.out" ||
+    fail "the sandbox did not go on: status $status, '$(tr '\n' ' ' <"$WORK/fail.out")'"
 }
 
 scenarios+=(
@@ -313,6 +336,7 @@ scenarios+=(
   image_size_does_not_grow_with_cpus
   checkpoint_of_an_unknown_sandbox_is_a_one_line_error
   checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone
+  failed_checkpoint_leaves_the_sandbox_running
   leave_running_keeps_the_sandbox_going_and_list_shows_it
   inspect_shows_sections_and_pages
   bad_images_are_refused_with_one_line

@@ -128,7 +128,8 @@ static uint32_t dir_fingerprint(uint32_t crc, const char *path)
 		n++;
 	}
 	closedir(dir);
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		char sub[4096];
 		struct stat st;
@@ -173,7 +174,8 @@ uint32_t kernel_rootfs_fingerprint(const char *rootfs)
 		n++;
 	}
 	closedir(dir);
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		char sub[4096];
 		snprintf(sub, sizeof(sub), "%s/%s", rootfs, names[i]);

@@ -100,6 +100,7 @@ void task_free(struct task *t)
 	if (!t)
 		return;
 	task_release(t);
+	timers_release(t); /* a process still alive when the sandbox ends (teardown) */
 	signal_free_pending(&t->pending);
 	signal_free_pending(&t->shared_pending);
 	free(t->groups);

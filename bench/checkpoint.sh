@@ -59,6 +59,7 @@ one_run() {
   # "checkpointed 'x' to DIR: B bytes, P memory pages, W ms (cpu C ms)"
   local bytes wall cpu
   read -r bytes wall cpu < <(sed -n 's/.*: \([0-9]*\) bytes, [0-9]* memory pages, \([0-9.]*\) ms (cpu \([0-9.]*\) ms).*/\1 \2 \3/p' <<<"$ck")
+  : >"$WORK/restore.err"
   timeout -k 5 120 "$MS" restore --stats --image "$WORK/img" </dev/null >/dev/null 2>"$WORK/restore.err" &
   pid=$!
   local rs=""

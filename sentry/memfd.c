@@ -35,7 +35,7 @@ SYSCALL_DECL(memfd_create)
 	if (!memfd_root && (err = vfs_tmpfs_new(&memfd_root)))
 		return err;
 	struct vfs_fs_ctx fs = {.root = memfd_root, .cwd = memfd_root, .umask = 0};
-	struct vfs_cred cred = {t->euid, t->egid};
+	struct vfs_cred cred = task_fs_cred(t);
 	/* The name only has to be unique for the instant between create and unlink. */
 	snprintf(path, sizeof(path), "/%lu-%s", seq++, name);
 	for (char *p = path + 1; *p; p++)

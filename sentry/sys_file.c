@@ -298,7 +298,7 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 			return -ERESTARTSYS;
 		}
 	} else {
-		struct vfs_cred cred = {t->euid, t->egid};
+		struct vfs_cred cred = task_fs_cred(t);
 		if ((err = vfs_open_cred(t->fs, &cred, start, path, flags, mode & ~t->fs->umask, &f)))
 			return err;
 	}
@@ -379,7 +379,7 @@ static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	}
 	if ((err = start_dir(t, dirfd, path, &start)))
 		return err;
-	struct vfs_cred cred = {t->euid, t->egid};
+	struct vfs_cred cred = task_fs_cred(t);
 	return vfs_lookup_cred(t->fs, &cred, start, path,
 			  (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
 }
@@ -523,9 +523,9 @@ static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, in
 	if ((err = lookup_at(t, dirfd, path, flags, &d, NULL)))
 		return err;
 	/* access(2) asks with the real ids; AT_EACCESS with the effective ones. */
-	struct vfs_cred cred = {t->uid, t->gid};
+	struct vfs_cred cred = task_real_cred(t);
 	if (flags & AT_EACCESS)
-		cred = (struct vfs_cred){t->euid, t->egid};
+		cred = task_fs_cred(t);
 	err = vfs_access_cred(d, &cred, mode);
 	vfs_dentry_put(d);
 	return err;
@@ -566,7 +566,7 @@ static long set_cwd(struct task *t, struct vfs_dentry *d)
 		vfs_dentry_put(d);
 		return -ENOTDIR;
 	}
-	struct vfs_cred cred = {t->euid, t->egid};
+	struct vfs_cred cred = task_fs_cred(t);
 	if ((err = vfs_permission(d, &cred, X_OK))) {
 		vfs_dentry_put(d);
 		return err;
@@ -584,7 +584,7 @@ SYSCALL_DECL(chdir)
 
 	if ((err = path_in(t, a[0], path)))
 		return err;
-	struct vfs_cred cred = {t->euid, t->egid};
+	struct vfs_cred cred = task_fs_cred(t);
 	if ((err = vfs_lookup_cred(t->fs, &cred, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
 		return err;
 	return set_cwd(t, d);

@@ -26,7 +26,7 @@
  * separate fsuid yet). */
 static struct vfs_cred cred_of(struct task *t)
 {
-	return (struct vfs_cred){.uid = t->euid, .gid = t->egid};
+	return task_fs_cred(t);
 }
 
 static long path_in(struct task *t, uintptr_t addr, char *buf)

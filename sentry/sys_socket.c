@@ -274,7 +274,7 @@ SYSCALL_DECL(bind)
 		return err;
 	/* The name is a socket node in the filesystem, as on Linux: ls and stat see it, and it
 	 * stays after the socket closes (connecting to it is then ECONNREFUSED). */
-	struct vfs_cred cred = {t->euid, t->egid};
+	struct vfs_cred cred = task_fs_cred(t);
 	err = vfs_mknod(t->fs, &cred, NULL, abs, S_IFSOCK | (0777 & ~t->fs->umask), 0);
 	if (err)
 		return err == -EEXIST ? -EADDRINUSE : err;

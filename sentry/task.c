@@ -163,6 +163,16 @@ struct task *task_by_tid(pid_t tid)
 }
 
 
+struct vfs_cred task_fs_cred(const struct task *t)
+{
+	return (struct vfs_cred){t->euid, t->egid, t->groups, t->ngroups};
+}
+
+struct vfs_cred task_real_cred(const struct task *t)
+{
+	return (struct vfs_cred){t->uid, t->gid, t->groups, t->ngroups};
+}
+
 int task_nofile_limit(struct task *t)
 {
 	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;

@@ -126,6 +126,11 @@ struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_
 struct vfs_fs_ctx *fs_get(struct vfs_fs_ctx *fs);
 void fs_put(struct vfs_fs_ctx *fs);
 
+/* The credentials T's file operations are checked against: its effective ids (there is no
+ * separate fsuid) and supplementary groups; task_real_cred has the real ids, for access(2). */
+struct vfs_cred task_fs_cred(const struct task *t);
+struct vfs_cred task_real_cred(const struct task *t);
+
 /* The highest descriptor number plus one that T may use (RLIMIT_NOFILE, capped as Linux's
  * nr_open). */
 int task_nofile_limit(struct task *t);

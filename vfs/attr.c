@@ -87,11 +87,21 @@ int vfs_inode_permission(struct vfs_inode *ino, const struct vfs_cred *cred, int
 	}
 	if (cred->uid == st.st_uid)
 		bits = st.st_mode >> 6;
-	else if (cred->gid == st.st_gid)
+	else if (vfs_cred_in_group(cred, st.st_gid))
 		bits = st.st_mode >> 3;
 	else
 		bits = st.st_mode;
 	return (mask & ~bits & 7) ? -EACCES : 0;
+}
+
+bool vfs_cred_in_group(const struct vfs_cred *cred, gid_t gid)
+{
+	if (cred->gid == gid)
+		return true;
+	for (int i = 0; i < cred->ngroups; i++)
+		if (cred->groups[i] == gid)
+			return true;
+	return false;
 }
 
 int vfs_permission(struct vfs_dentry *d, const struct vfs_cred *cred, int mask)

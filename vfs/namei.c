@@ -479,7 +479,7 @@ int vfs_chmod(struct vfs_dentry *d, const struct vfs_cred *cred, mode_t mode)
 	if (!is_root_cred(cred)) {
 		if (cred->uid != st.st_uid)
 			return -EPERM;
-		if (cred->gid != st.st_gid)
+		if (!vfs_cred_in_group(cred, st.st_gid))
 			mode &= ~(mode_t)S_ISGID;
 	}
 	attr.mode = mode & 07777;
@@ -503,7 +503,7 @@ int vfs_chown(struct vfs_dentry *d, const struct vfs_cred *cred, uid_t uid, gid_
 	}
 	if (gid != (gid_t)-1) {
 		if (!is_root_cred(cred) &&
-		    !(cred->uid == st.st_uid && (gid == st.st_gid || gid == cred->gid)))
+		    !(cred->uid == st.st_uid && (gid == st.st_gid || vfs_cred_in_group(cred, gid))))
 			return -EPERM;
 		attr.valid |= VFS_ATTR_GID;
 		attr.gid = gid;

@@ -35,7 +35,12 @@ struct vfs_mount;
 struct vfs_cred {
 	uid_t uid;
 	gid_t gid;
+	const gid_t *groups; /* supplementary groups (borrowed from the task) */
+	int ngroups;
 };
+
+/* True if CRED's group or one of its supplementary groups is GID. */
+bool vfs_cred_in_group(const struct vfs_cred *cred, gid_t gid);
 
 /* A node to create (vfs_inode_ops.mknod): MODE holds the type (S_IFREG, S_IFDIR, S_IFLNK,
  * S_IFIFO, S_IFSOCK, and S_IFCHR/S_IFBLK for copy-up only) and the permission bits, already

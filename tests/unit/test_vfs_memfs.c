@@ -23,7 +23,7 @@
 #include "vfs/vfs.h"
 
 static struct vfs_fs_ctx fs;
-static const struct vfs_cred alice = {1000, 1000}, bob = {1001, 1001};
+static const struct vfs_cred alice = {.uid = 1000, .gid = 1000}, bob = {.uid = 1001, .gid = 1001};
 
 static int group_setup(void **state)
 {

@@ -216,18 +216,72 @@ static int show_mountstats(struct kernfs_node *n, struct kernfs_buf *b)
 	return 0;
 }
 
-/* oom_score_adj accepts -1000..1000 and, having no OOM killer to tell, forgets it. */
-static int store_oom(struct kernfs_node *n, const char *data, size_t len)
+/* oom_score_adj (-1000..1000) is kept on the process (there is no OOM killer to read it);
+ * oom_adj is Linux's older scale for the same value (-17..15), converted as Linux does. */
+#define OOM_SCORE_ADJ_MAX 1000
+#define OOM_ADJUST_MAX 15
+#define OOM_DISABLE (-17)
+
+static int parse_int(const char *data, long lo, long hi, long *out)
 {
 	char *end;
-	long v;
+	long v = strtol(data, &end, 10);
 
-	(void)n, (void)len;
-	v = strtol(data, &end, 10);
 	while (*end == '\n' || *end == ' ')
 		end++;
-	if (end == data || *end || v < -1000 || v > 1000)
+	if (end == data || *end || v < lo || v > hi)
 		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int set_oom(struct kernfs_node *n, long adj)
+{
+	const struct procinfo_ops *ops = procfs_of(n)->ops;
+
+	return ops->set_oom_score_adj ? ops->set_oom_score_adj(pid_of(n), (int)adj) : -EIO;
+}
+
+static int store_oom_score_adj(struct kernfs_node *n, const char *data, size_t len)
+{
+	long v;
+	int err = parse_int(data, -OOM_SCORE_ADJ_MAX, OOM_SCORE_ADJ_MAX, &v);
+
+	(void)len;
+	return err ? err : set_oom(n, v);
+}
+
+static int store_oom_adj(struct kernfs_node *n, const char *data, size_t len)
+{
+	long v;
+	int err = parse_int(data, OOM_DISABLE, OOM_ADJUST_MAX, &v);
+
+	(void)len;
+	if (err)
+		return err;
+	return set_oom(n, v == OOM_ADJUST_MAX ? OOM_SCORE_ADJ_MAX : v * OOM_SCORE_ADJ_MAX / -OOM_DISABLE);
+}
+
+static int show_oom_score_adj(struct kernfs_node *n, struct kernfs_buf *b)
+{
+	struct procinfo_task t;
+	int err = with_task(n, &t);
+
+	if (!err)
+		kernfs_buf_printf(b, "%d\n", t.oom_score_adj);
+	return err;
+}
+
+static int show_oom_adj(struct kernfs_node *n, struct kernfs_buf *b)
+{
+	struct procinfo_task t;
+	int err = with_task(n, &t);
+
+	if (err)
+		return err;
+	int adj = t.oom_score_adj == OOM_SCORE_ADJ_MAX ? OOM_ADJUST_MAX
+						       : t.oom_score_adj * -OOM_DISABLE / OOM_SCORE_ADJ_MAX;
+	kernfs_buf_printf(b, "%d\n", adj);
 	return 0;
 }
 
@@ -568,11 +622,16 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	    FILE_ROW("smaps_rollup", 0444, show_smaps_rollup),                                     \
 	    FILE_ROW("wchan", 0444, show_wchan), FILE_ROW("schedstat", 0444, show_schedstat),      \
 	    FILE_ROW("cpuset", 0444, show_cpuset), FILE_ROW("cgroup", 0444, show_cgroup),          \
-	    FILE_ROW("oom_score", 0444, show_zero), FILE_ROW("oom_adj", 0644, show_zero),          \
+	    FILE_ROW("oom_score", 0444, show_zero),                                                \
+	    {.name = "oom_adj",                                                                    \
+	     .mode = S_IFREG | 0644,                                                               \
+	     .show = show_oom_adj,                                                                 \
+	     .store = store_oom_adj,                                                               \
+	     .getattr = pid_owner},                                                                \
 	    {.name = "oom_score_adj",                                                              \
 	     .mode = S_IFREG | 0644,                                                               \
-	     .show = show_zero,                                                                    \
-	     .store = store_oom,                                                                   \
+	     .show = show_oom_score_adj,                                                           \
+	     .store = store_oom_score_adj,                                                         \
 	     .getattr = pid_owner},                                                                \
 	    FILE_ROW("loginuid", 0644, show_loginuid), FILE_ROW("io", 0400, show_io)
 

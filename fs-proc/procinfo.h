@@ -54,6 +54,7 @@ struct procinfo_task {
 	uint64_t cpus_allowed[8]; /* of --cpus CPUs */
 	int umask;
 	bool no_new_privs;
+	int oom_score_adj;
 	struct {
 		uint64_t cur, max; /* RLIM_INFINITY as UINT64_MAX */
 	} rlim[16];
@@ -103,6 +104,8 @@ struct procinfo_ops {
 	/* Optional (NULL: procfs takes them from task()): the effective uid and gid of process
 	 * PID, which own its /proc/PID tree; asked on every stat there, so it should be cheap. */
 	int (*owner)(pid_t pid, uid_t *uid, gid_t *gid);
+	/* Optional (NULL: writes fail with EIO): sets process PID's oom_score_adj (-1000..1000). */
+	int (*set_oom_score_adj)(pid_t pid, int adj);
 };
 
 #endif

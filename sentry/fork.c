@@ -82,6 +82,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->sigmask = p->sigmask;
 	c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;
+	c->oom_score_adj = p->group_leader->oom_score_adj;
 	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
 	memcpy(c->affinity, p->affinity, sizeof(c->affinity));
 	memcpy(c->comm, p->comm, sizeof(c->comm));

@@ -160,6 +160,7 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->uid = t->uid, o->euid = t->euid, o->suid = t->suid;
 	o->gid = t->gid, o->egid = t->egid, o->sgid = t->sgid;
 	o->ngroups = t->ngroups < 32 ? t->ngroups : 32;
+	o->oom_score_adj = t->group_leader->oom_score_adj;
 	if (o->ngroups) /* a task with no supplementary groups has no array */
 		memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
 	/* Only a process that ever made threads needs the list walked. */
@@ -231,6 +232,16 @@ static int pi_owner(pid_t pid, uid_t *uid, gid_t *gid)
 		return -ESRCH;
 	*uid = l->euid;
 	*gid = l->egid;
+	return 0;
+}
+
+static int pi_set_oom_score_adj(pid_t pid, int adj)
+{
+	struct task *l = leader_of(pid);
+
+	if (!l)
+		return -ESRCH;
+	l->oom_score_adj = adj;
 	return 0;
 }
 
@@ -483,4 +494,5 @@ const struct procinfo_ops kernel_procinfo = {
 	.last_pid = pi_last_pid,
 	.forks = pi_forks,
 	.hostname = pi_hostname,
+	.set_oom_score_adj = pi_set_oom_score_adj,
 };

@@ -136,6 +136,63 @@ static int ovl_lookup(struct vfs_inode *dir, const char *name, struct vfs_inode 
 
 /* Everything stats on the overlay's device; an object keeps its lower inode number after
  * copy-up, so st_ino is stable per path. */
+static int cmp_name(const void *a, const void *b);
+static int lower_foreach(struct vfs_inode *lower,
+			 int (*fn)(const char *name, uint64_t ino, unsigned char type, void *arg),
+			 void *arg);
+
+/* 2 + the subdirectories of merged directory O: the upper layer's, and the lower layer's that
+ * no upper entry or whiteout hides (unless the upper directory is opaque). */
+struct nlink_count {
+	char **names; /* the upper layer's, sorted, for the lower pass */
+	size_t n;
+	nlink_t dirs;
+};
+
+static int count_upper_name(const char *name, struct vfs_inode *ino, void *arg)
+{
+	struct nlink_count *c = arg;
+	struct stat st;
+
+	if (c->names)
+		c->names[c->n] = (char *)name;
+	c->n++;
+	if (ino && ino->ops->getattr(ino, &st) == 0 && S_ISDIR(st.st_mode))
+		c->dirs++;
+	return 0;
+}
+
+static int count_lower_dir(const char *name, uint64_t ino, unsigned char type, void *arg)
+{
+	struct nlink_count *c = arg;
+	const char *key = name;
+
+	(void)ino;
+	if (type != DT_DIR || !strcmp(name, ".") || !strcmp(name, ".."))
+		return 0;
+	if (c->n && bsearch(&key, c->names, c->n, sizeof(char *), cmp_name))
+		return 0;
+	c->dirs++;
+	return 0;
+}
+
+static nlink_t merged_nlink(struct ovl_inode *o)
+{
+	struct nlink_count c = {0};
+
+	memfs_foreach(o->upper, count_upper_name, &c); /* how many names */
+	if (!(c.names = calloc(c.n ? c.n : 1, sizeof(char *))))
+		return 2;
+	c.n = 0;
+	c.dirs = 0;
+	memfs_foreach(o->upper, count_upper_name, &c);
+	qsort(c.names, c.n, sizeof(char *), cmp_name);
+	if (lower_visible(o))
+		lower_foreach(o->lower, count_lower_dir, &c);
+	free(c.names);
+	return 2 + c.dirs;
+}
+
 static int ovl_getattr(struct vfs_inode *ino, struct stat *st)
 {
 	struct ovl_inode *o = ovl_i(ino);
@@ -147,11 +204,10 @@ static int ovl_getattr(struct vfs_inode *ino, struct stat *st)
 	st->st_dev = o->ofs->dev;
 	if (o->upper && o->lower && o->lower->ops->getattr(o->lower, &lst) == 0) {
 		st->st_ino = lst.st_ino;
-		/* A merged directory counts the lower's subdirectories (Linux's overlayfs says 1;
-		 * a guest expects a plain filesystem). Subdirectories added or removed in the
-		 * upper layer are not counted yet. */
-		if (S_ISDIR(st->st_mode) && lst.st_nlink > st->st_nlink)
-			st->st_nlink = lst.st_nlink;
+		/* A merged directory counts its subdirectories in both layers, as a plain
+		 * filesystem would (Linux's overlayfs gives up and says 1). */
+		if (S_ISDIR(st->st_mode))
+			st->st_nlink = merged_nlink(o);
 	}
 	else if (o->upper && memfs_origin_ino(o->upper))
 		st->st_ino = memfs_origin_ino(o->upper);

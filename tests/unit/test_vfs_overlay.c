@@ -361,6 +361,29 @@ static void test_hard_link_of_a_lower_file_copies_it_up(void **state)
 	assert_int_equal(st.st_nlink, 2);
 }
 
+static void test_merged_directory_counts_subdirectories_of_both_layers(void **state)
+{
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(stat_path("/etc", &st), 0);
+	assert_int_equal(st.st_nlink, 3); /* ., .. and dir */
+	put_file("/etc/new-file", "x", O_CREAT);  /* /etc becomes a merged directory */
+	assert_int_equal(stat_path("/etc", &st), 0);
+	assert_int_equal(st.st_nlink, 3);
+	assert_int_equal(vfs_mkdir(&fs, NULL, NULL, "/etc/sub", 0755), 0);
+	assert_int_equal(stat_path("/etc", &st), 0);
+	assert_int_equal(st.st_nlink, 4);
+	assert_int_equal(vfs_unlink(&fs, NULL, NULL, "/etc/dir/one"), 0);
+	assert_int_equal(vfs_unlink(&fs, NULL, NULL, "/etc/dir/two"), 0);
+	assert_int_equal(vfs_rmdir(&fs, NULL, NULL, "/etc/dir"), 0); /* a lower one, whited out */
+	assert_int_equal(stat_path("/etc", &st), 0);
+	assert_int_equal(st.st_nlink, 3);
+	assert_int_equal(vfs_rmdir(&fs, NULL, NULL, "/etc/sub"), 0);
+	assert_int_equal(stat_path("/etc", &st), 0);
+	assert_int_equal(st.st_nlink, 2);
+}
+
 static void test_symlink_chown_copies_the_link_up(void **state)
 {
 	struct vfs_dentry *d;
@@ -388,6 +411,7 @@ int main(void)
 	    T(test_rename_across_layers_moves_the_file_and_hides_the_old_name),
 	    T(test_hard_link_of_a_lower_file_copies_it_up),
 	    T(test_symlink_chown_copies_the_link_up),
+	    T(test_merged_directory_counts_subdirectories_of_both_layers),
 #undef T
 	};
 

@@ -174,10 +174,7 @@ static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flag
 		return err;
 	if (flags & AT_REMOVEDIR)
 		return vfs_rmdir(t->fs, &cred, start, path);
-	err = vfs_unlink(t->fs, &cred, start, path);
-	if (!err && (path[0] == '/' || !start))
-		socket_path_unlinked(t, path);
-	return err;
+	return vfs_unlink(t->fs, &cred, start, path);
 }
 
 SYSCALL_DECL(unlink)

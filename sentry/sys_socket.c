@@ -4,6 +4,7 @@
  * guest ABI (struct msghdr, cmsg layout, SCM_RIGHTS fd installation) lives here, the socket
  * semantics in vfs/unix.c. */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -159,31 +160,43 @@ static long canonical_path(struct task *t, const char *path, char *abs, size_t s
 	return 0;
 }
 
-static bool path_exists(struct task *t, const char *abs)
+/* A bound socket is found through its node, not its name: the registry key is the node's
+ * device and inode number, so renaming the node or linking it elsewhere carries the socket
+ * along (as Linux keeps the socket in the inode), and the key survives a checkpoint, which
+ * keeps both numbers. */
+static int node_key(struct vfs_dentry *d, char *key, size_t size)
 {
-	struct vfs_dentry *d;
+	struct stat st;
+	int err = vfs_stat(d, &st);
 
-	if (vfs_lookup(t->fs, NULL, abs, 0, &d))
-		return false;
-	vfs_dentry_put(d);
-	return true;
+	if (err)
+		return err;
+	snprintf(key, size, "node:%llx:%llx", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	return 0;
 }
 
-/* The socket an AF_UNIX address (already validated) names, for a socket of TYPE. */
+/* The socket an AF_UNIX address (already validated) names, for a socket of TYPE. As Linux's
+ * unix_find_bsd: the path is followed, the node must be a socket (else ECONNREFUSED) that
+ * the caller may write (EACCES). */
 static long resolve(struct task *t, int type, const char *buf, long len, struct vfs_unix_sock **out)
 {
 	const char *sun_path = buf + SUN_PATH_OFF;
-	char abs[PATH_MAX];
+	struct vfs_cred cred = task_fs_cred(t);
+	struct vfs_dentry *d;
+	char key[64];
 	long err;
 
 	if (sun_path[0] == 0)
 		return vfs_unix_lookup_abstract(type, sun_path + 1, len - SUN_PATH_OFF - 1, out);
-	if ((err = canonical_path(t, sun_path, abs, sizeof(abs))))
+	if ((err = vfs_lookup_cred(t->fs, &cred, NULL, sun_path, VFS_LOOKUP_FOLLOW, &d)))
 		return err;
-	err = vfs_unix_lookup_path(abs, out);
-	if (err == -ENOENT && path_exists(t, abs))
-		return -ECONNREFUSED; /* a file, but no socket behind it */
-	return err;
+	if (!S_ISSOCK(d->inode->mode))
+		err = -ECONNREFUSED;
+	else if (!(err = vfs_permission(d, &cred, W_OK)) && !(err = node_key(d, key, sizeof(key))))
+		err = vfs_unix_lookup_path(key, out);
+	vfs_dentry_put(d);
+	return err == -ENOENT ? -ECONNREFUSED : err; /* a node with no socket behind it */
 }
 
 /* --- socket, socketpair, bind, listen, accept, connect, names ------------------------------- */
@@ -275,20 +288,19 @@ SYSCALL_DECL(bind)
 	/* The name is a socket node in the filesystem, as on Linux: ls and stat see it, and it
 	 * stays after the socket closes (connecting to it is then ECONNREFUSED). */
 	struct vfs_cred cred = task_fs_cred(t);
+	struct vfs_dentry *d;
+	char key[64];
 	err = vfs_mknod(t->fs, &cred, NULL, abs, S_IFSOCK | (0777 & ~t->fs->umask), 0);
 	if (err)
 		return err == -EEXIST ? -EADDRINUSE : err;
-	if ((err = vfs_unix_bind_path(f, abs, sun_path)))
+	if (!(err = vfs_lookup(t->fs, NULL, abs, 0, &d))) {
+		if (!(err = node_key(d, key, sizeof(key))))
+			err = vfs_unix_bind_path(f, key, sun_path);
+		vfs_dentry_put(d);
+	}
+	if (err)
 		vfs_unlink(t->fs, &cred, NULL, abs);
 	return err;
-}
-
-void socket_path_unlinked(struct task *t, const char *path)
-{
-	char abs[PATH_MAX];
-
-	if (canonical_path(t, path, abs, sizeof(abs)) == 0)
-		vfs_unix_unbind_path(abs); /* connect by that name now fails */
 }
 
 SYSCALL_DECL(listen)

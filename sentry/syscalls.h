@@ -60,7 +60,6 @@ SYSCALL_DECL(accept); SYSCALL_DECL(accept4); SYSCALL_DECL(connect); SYSCALL_DECL
 SYSCALL_DECL(getpeername); SYSCALL_DECL(sendto); SYSCALL_DECL(recvfrom); SYSCALL_DECL(sendmsg);
 SYSCALL_DECL(recvmsg); SYSCALL_DECL(shutdown); SYSCALL_DECL(setsockopt); SYSCALL_DECL(getsockopt);
 /* A path was unlinked: a Unix socket bound to it can no longer be reached by it. */
-void socket_path_unlinked(struct task *t, const char *path);
 /* sys_fs.c */
 SYSCALL_DECL(mkdir); SYSCALL_DECL(mkdirat); SYSCALL_DECL(mknod); SYSCALL_DECL(mknodat);
 SYSCALL_DECL(unlink); SYSCALL_DECL(unlinkat); SYSCALL_DECL(rmdir); SYSCALL_DECL(rename);

@@ -488,21 +488,21 @@ int vfs_unix_type(struct vfs_file *f);
 bool vfs_unix_sends_sigpipe(struct vfs_file *f);
 
 /* Names. Abstract names (sun_path[0] == 0) live in a Sentry-wide table, one namespace per
- * socket type as in Linux; NAME/LEN are the bytes after the NUL. Filesystem names live, for
- * now, in a registry keyed by ABS_PATH, the canonical absolute guest path (its directory
- * resolved by the caller); SUN_PATH is the path as the guest gave it, which getsockname
- * shows. A name goes when its socket is closed or vfs_unix_unbind_path removes it (unlink).
- * When the VFS gets S_IFSOCK inodes, the path functions become: create the inode / find the
- * socket through it. Errors: -EINVAL (already bound), -EADDRINUSE, -ENOMEM. */
+ * socket type as in Linux; NAME/LEN are the bytes after the NUL. Filesystem names live in a
+ * registry keyed by NODE, a string the caller derives from the S_IFSOCK node the bind made
+ * (its device and inode number: sentry/sys_socket.c), so the socket follows its node through
+ * renames and links; SUN_PATH is the path as the guest gave it, which getsockname shows. A
+ * name goes when its socket is closed or vfs_unix_unbind_path removes it. Errors: -EINVAL
+ * (already bound), -EADDRINUSE, -ENOMEM. */
 int vfs_unix_bind_abstract(struct vfs_file *f, const void *name, size_t len);
-int vfs_unix_bind_path(struct vfs_file *f, const char *abs_path, const char *sun_path);
+int vfs_unix_bind_path(struct vfs_file *f, const char *node, const char *sun_path);
 /* bind(2) with only a family, or an implicit bind: a free abstract name of 5 hex digits. */
 int vfs_unix_autobind(struct vfs_file *f);
 /* -ECONNREFUSED if no socket of TYPE has the abstract name. */
 int vfs_unix_lookup_abstract(int type, const void *name, size_t len, struct vfs_unix_sock **out);
-/* -ENOENT if no socket is bound at ABS_PATH. */
-int vfs_unix_lookup_path(const char *abs_path, struct vfs_unix_sock **out);
-int vfs_unix_unbind_path(const char *abs_path);
+/* -ENOENT if no socket is bound to NODE. */
+int vfs_unix_lookup_path(const char *node, struct vfs_unix_sock **out);
+int vfs_unix_unbind_path(const char *node);
 
 /* listen(2) with BACKLOG already clamped to [0, somaxconn]; CRED becomes what connecting
  * sockets see as SO_PEERCRED. */

@@ -1,9 +1,12 @@
 /* t_unix_path: Unix sockets bound to filesystem paths. bind makes an S_IFSOCK node (a second
  * bind is EADDRINUSE), connect reaches the listener by path (also relative to the cwd), the
  * node outlives the socket (connect is then ECONNREFUSED) and unlink removes the name
- * (ENOENT). Under /tmp. */
+ * (ENOENT). The socket belongs to the node, not to the name: after a rename, connect reaches
+ * it by the new name only; a hard link and a symlink to the node reach it too; a file that is
+ * not a socket is ECONNREFUSED. Under /tmp. */
 #include "check.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -50,6 +53,40 @@ int main(void)
 	c = socket(AF_UNIX, SOCK_STREAM, 0);
 	CHECK_EQ(connect(c, (void *)&rel, sizeof(rel)), 0);
 	close(c);
+
+	/* Rename carries the socket along; links reach it. */
+	char moved[128], hard[128], soft[128], plain[128];
+	snprintf(moved, sizeof(moved), "%s/moved", dir);
+	snprintf(hard, sizeof(hard), "%s/hard", dir);
+	snprintf(soft, sizeof(soft), "%s/soft", dir);
+	snprintf(plain, sizeof(plain), "%s/plain", dir);
+	CHECK_EQ(rename(path, moved), 0);
+	struct sockaddr_un am = addr(moved), ah = addr(hard), as = addr(soft), ap = addr(plain);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_ERR(connect(c, (void *)&a, sizeof(a)), ENOENT);
+	CHECK_EQ(connect(c, (void *)&am, sizeof(am)), 0);
+	close(c);
+	close(accept(s, NULL, NULL));
+	CHECK_EQ(link(moved, hard), 0);
+	CHECK_EQ(symlink(moved, soft), 0);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_EQ(connect(c, (void *)&ah, sizeof(ah)), 0);
+	close(c);
+	close(accept(s, NULL, NULL));
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_EQ(connect(c, (void *)&as, sizeof(as)), 0);
+	close(c);
+	close(accept(s, NULL, NULL));
+	int fd = open(plain, O_CREAT | O_WRONLY, 0666);
+	CHECK(fd >= 0);
+	close(fd);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK_ERR(connect(c, (void *)&ap, sizeof(ap)), ECONNREFUSED);
+	close(c);
+	CHECK_EQ(unlink(hard), 0);
+	CHECK_EQ(unlink(soft), 0);
+	CHECK_EQ(unlink(plain), 0);
+	CHECK_EQ(rename(moved, path), 0);
 
 	/* The node stays after the socket goes; unlink removes the name. */
 	close(s);

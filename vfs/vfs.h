@@ -82,6 +82,11 @@ struct vfs_inode_ops {
 	/* Optional: the type name of the filesystem INO belongs to ("devtmpfs", "proc"), which
 	 * vfs_mount records for /proc/mounts; NULL (or no op) means "none". */
 	const char *(*fs_type)(struct vfs_inode *ino);
+	/* Optional: true if symlink INO is a "magic link" (/proc/PID/fd/N, cwd, root, exe), whose
+	 * target is an object rather than a path: a walk jumps to what its target names instead
+	 * of walking the text, and openat2's RESOLVE_NO_MAGICLINKS and scoped lookups refuse it.
+	 * No op means an ordinary symlink. */
+	bool (*is_magic_link)(struct vfs_inode *ino);
 
 	/* The write side, all optional: a filesystem without SETATTR is read-only, and the VFS
 	 * answers -EROFS for it. Directory operations are called on directory DIR with a NAME

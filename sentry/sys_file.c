@@ -312,8 +312,8 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 		}
 	} else {
 		struct vfs_cred cred = {t->euid, t->egid};
-		if ((err = vfs_open_resolve(t->fs, &cred, start, path, flags,
-					    mode & ~t->fs->umask, resolve, &f)))
+		if ((err = vfs_open_resolve(t->fs, &cred, start, path, flags, mode & ~t->fs->umask,
+					    resolve, &f)))
 			return err;
 	}
 	struct waitq *wq;
@@ -941,8 +941,9 @@ SYSCALL_DECL(openat2)
 {
 	struct open_how how;
 	const uint64_t known = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
-			       O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY |
-			       O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH | O_TMPFILE | O_SYNC;
+			       O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |
+			       O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |
+			       O_TMPFILE | O_SYNC;
 	int lookup;
 
 	if (a[3] < sizeof(how))

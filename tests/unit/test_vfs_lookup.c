@@ -527,7 +527,10 @@ static void test_mounting_a_missing_or_non_directory_host_path_fails(void **stat
  * (what procfs's fd/N are) to /etc/hostname and /etc. */
 static const struct kernfs_entry kfs_rows[] = {
     {.name = "plain", .mode = S_IFLNK | 0777, .target = "/etc"},
-    {.name = "magic", .mode = S_IFLNK | 0777, .flags = KERNFS_MAGIC_LINK, .target = "/etc/hostname"},
+    {.name = "magic",
+     .mode = S_IFLNK | 0777,
+     .flags = KERNFS_MAGIC_LINK,
+     .target = "/etc/hostname"},
     {.name = "magicdir", .mode = S_IFLNK | 0777, .flags = KERNFS_MAGIC_LINK, .target = "/etc"},
 };
 static const struct kernfs_entry kfs_root_entry = {
@@ -537,7 +540,8 @@ static struct vfs_dentry *kfs_mountpoint, *kfs_root;
 
 static void kfs_mount(void)
 {
-	assert_int_equal(kernfs_new("testfs", 0x1234, &kfs_root_entry, NULL, NULL, false, &kfs_root), 0);
+	assert_int_equal(
+	    kernfs_new("testfs", 0x1234, &kfs_root_entry, NULL, NULL, false, &kfs_root), 0);
 	kfs_mountpoint = lookup_ok("/a/b/c", 0);
 	assert_int_equal(vfs_mount(kfs_mountpoint, kfs_root), 0);
 }
@@ -668,9 +672,9 @@ static void test_magic_links_jump_and_are_refused_by_the_restrictions(void **sta
 	assert_int_equal(lookup_from(kfs_root, "magic", VFS_LOOKUP_NO_MAGICLINKS), 0);
 	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_BENEATH), -EXDEV);
 	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_IN_ROOT), -EXDEV);
-	assert_int_equal(lookup_from(kfs_root, "magic",
-				     FOLLOW | VFS_LOOKUP_BENEATH | VFS_LOOKUP_NO_MAGICLINKS),
-			 -ELOOP);
+	assert_int_equal(
+	    lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_BENEATH | VFS_LOOKUP_NO_MAGICLINKS),
+	    -ELOOP);
 	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_NO_XDEV), -EXDEV);
 	/* An ordinary symlink is no magic link. */
 	assert_from_resolves_to(kfs_root, "plain", FOLLOW | VFS_LOOKUP_NO_MAGICLINKS, "/etc");
@@ -684,9 +688,9 @@ static void test_open_applies_the_restrictions_to_its_last_component(void **stat
 
 	(void)state;
 	kfs_mount();
-	assert_int_equal(vfs_open_resolve(&fs, NULL, a, "..", O_RDONLY | O_CREAT, 0644,
-					  VFS_LOOKUP_BENEATH, &f),
-			 -EXDEV);
+	assert_int_equal(
+	    vfs_open_resolve(&fs, NULL, a, "..", O_RDONLY | O_CREAT, 0644, VFS_LOOKUP_BENEATH, &f),
+	    -EXDEV);
 	assert_int_equal(vfs_open_resolve(&fs, NULL, a, "..", O_RDONLY | O_CREAT, 0644, 0, &f),
 			 -EISDIR);
 	assert_int_equal(vfs_open_resolve(&fs, NULL, NULL, "/abs", O_RDONLY | O_CREAT, 0644,
@@ -701,9 +705,8 @@ static void test_open_applies_the_restrictions_to_its_last_component(void **stat
 	assert_int_equal(vfs_open_resolve(&fs, NULL, kfs_root, "magic", O_RDONLY | O_CREAT, 0644,
 					  VFS_LOOKUP_NO_MAGICLINKS, &f),
 			 -ELOOP);
-	assert_int_equal(vfs_open_resolve(&fs, NULL, kfs_root, "magic", O_RDONLY | O_CREAT, 0644,
-					  0, &f),
-			 0);
+	assert_int_equal(
+	    vfs_open_resolve(&fs, NULL, kfs_root, "magic", O_RDONLY | O_CREAT, 0644, 0, &f), 0);
 	assert_ptr_equal(f->dentry, want);
 	vfs_file_put(f);
 	assert_int_equal(vfs_open_resolve(&fs, NULL, a, "/b/c/plain", O_PATH | O_NOFOLLOW, 0,

@@ -932,6 +932,23 @@ static int resolve_to_lookup(uint64_t resolve)
 	return resolve ? -EINVAL : lookup;
 }
 
+/* A struct open_how larger than ours (a newer caller's) may only have zeros beyond the fields
+ * we know, as Linux's copy_struct_from_user requires: -E2BIG otherwise. */
+static long open_how_tail_is_zero(struct task *t, uintptr_t addr, size_t known, size_t size)
+{
+	char buf[256];
+
+	for (size_t off = known, n; off < size; off += n) {
+		n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		if (copy_in(t->mm, buf, addr + off, n))
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++)
+			if (buf[i])
+				return -E2BIG;
+	}
+	return 0;
+}
+
 /* openat2: openat with strict checks of its arguments, in Linux's order (build_open_flags):
  * unknown open or resolve flags, BENEATH with IN_ROOT, and a mode without O_CREAT or
  * O_TMPFILE are EINVAL; RESOLVE_CACHED refuses what would have to create or truncate
@@ -944,6 +961,7 @@ SYSCALL_DECL(openat2)
 			       O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |
 			       O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |
 			       O_TMPFILE | O_SYNC;
+	long err;
 	int lookup;
 
 	if (a[3] < sizeof(how))
@@ -952,6 +970,8 @@ SYSCALL_DECL(openat2)
 		return -E2BIG;
 	if (copy_in(t->mm, &how, a[2], sizeof(how)))
 		return -EFAULT;
+	if ((err = open_how_tail_is_zero(t, a[2], sizeof(how), a[3])))
+		return err;
 	if (how.flags & ~known)
 		return -EINVAL;
 	lookup = resolve_to_lookup(how.resolve);

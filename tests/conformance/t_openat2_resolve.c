@@ -7,7 +7,8 @@
  * NO_XDEV (EXDEV on crossing a mount either way, tried on /proc and /tmp where they are
  * mounts, told by st_dev; absolute path arguments are allowed, absolute symlinks only once
  * the walk has looked its root up, as Linux's nd_jump_root decides); NO_MAGICLINKS on
- * /proc/self/fd/N, cwd, root, exe and the task/ ones (ELOOP; scoped lookups give EXDEV).
+ * /proc/self/fd/N, cwd, root, exe and the task/ ones (ELOOP; scoped lookups give EXDEV);
+ * a larger struct open_how must hold zeros beyond the known fields (E2BIG).
  * conformance: native-proc
  */
 #include "check.h"
@@ -91,11 +92,21 @@ static void make_tree(void)
 static void test_argument_checks(int a)
 {
 	struct how how = {.flags = O_RDONLY};
+	char big[4097] = {0};
+	long fd;
 
 	CHECK_ERR(o2(a, "f", O_RDONLY, 0x40), EINVAL);
 	CHECK_ERR(o2(a, "f", O_RDONLY, 1L << 40), EINVAL);
 	CHECK_ERR(o2(a, "f", O_RDONLY, R_BENEATH | R_IN_ROOT), EINVAL);
 	CHECK_ERR(syscall(SYS_openat2, a, "f", &how, 16), EINVAL);
+	/* A larger struct (a newer caller's) with zeros beyond the known fields is fine. */
+	memcpy(big, &how, sizeof(how));
+	fd = syscall(SYS_openat2, a, "f", big, 4096);
+	CHECK(fd >= 0);
+	close((int)fd);
+	big[100] = 1;
+	CHECK_ERR(syscall(SYS_openat2, a, "f", big, 4096), E2BIG);
+	CHECK_ERR(syscall(SYS_openat2, a, "f", big, 4097), E2BIG);
 	CHECK_OPENS(a, "f", O_RDONLY, R_CACHED, "a/f");
 	CHECK_ERR(o2(a, "new", O_RDWR | O_CREAT, R_CACHED), EAGAIN);
 	CHECK_ERR(o2(a, "f", O_RDWR | O_TRUNC, R_CACHED), EAGAIN);

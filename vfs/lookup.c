@@ -203,8 +203,10 @@ int vfs_walk_follow(struct vfs_walk *w, struct vfs_dentry *dir, struct vfs_dentr
 	if (target[0] != '/')
 		return 0; /* a relative target continues from the link's directory */
 	err = walk_jump_root(w, out);
-	if (err)
+	if (err) {
 		vfs_dentry_put(*out);
+		*out = NULL;
+	}
 	return err;
 }
 

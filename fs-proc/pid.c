@@ -16,10 +16,12 @@
 		.name = (NAME), .mode = S_IFREG | (PERM), .flags = KERNFS_WRITE_EINVAL,            \
 		.show = (SHOW), .getattr = pid_owner                                               \
 	}
+/* The links of a process (cwd, root, exe) are magic links, as in Linux: they name the
+ * object itself. */
 #define LINK_ROW(NAME, READLINK)                                                                   \
 	{                                                                                          \
-		.name = (NAME), .mode = S_IFLNK | 0777, .readlink = (READLINK),                    \
-		.getattr = pid_owner                                                               \
+		.name = (NAME), .mode = S_IFLNK | 0777, .flags = KERNFS_MAGIC_LINK,                \
+		.readlink = (READLINK), .getattr = pid_owner                                       \
 	}
 
 static pid_t pid_of(struct kernfs_node *n)
@@ -420,8 +422,10 @@ static int show_fdinfo(struct kernfs_node *n, struct kernfs_buf *b)
 	return 0;
 }
 
-static const struct kernfs_entry fd_link_entry = {
-    .mode = S_IFLNK | 0700, .readlink = readlink_fd, .getattr = fd_link_getattr};
+static const struct kernfs_entry fd_link_entry = {.mode = S_IFLNK | 0700,
+						  .flags = KERNFS_MAGIC_LINK,
+						  .readlink = readlink_fd,
+						  .getattr = fd_link_getattr};
 static const struct kernfs_entry fdinfo_entry = {.mode = S_IFREG | 0444,
 						 .flags = KERNFS_WRITE_EINVAL,
 						 .show = show_fdinfo,

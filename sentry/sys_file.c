@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <linux/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,15 @@ static long path_in(struct task *t, uintptr_t addr, char *buf)
 	return n < 0 ? n : 0;
 }
 
-/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD. */
-static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
+/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD
+ * unless it is their root (IN_ROOT, for openat2's RESOLVE_IN_ROOT). */
+static long start_dir_at(struct task *t, int dirfd, const char *path, bool in_root,
+			 struct vfs_dentry **start)
 {
 	*start = NULL;
 	if (path[0] == 0)
 		return -ENOENT;
-	if (path[0] == '/' || dirfd == AT_FDCWD)
+	if ((path[0] == '/' && !in_root) || dirfd == AT_FDCWD)
 		return 0;
 	struct vfs_file *f = fdtable_get(t->files, dirfd);
 	if (!f)
@@ -48,6 +51,11 @@ static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_de
 		return -ENOTDIR;
 	*start = f->dentry;
 	return 0;
+}
+
+static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
+{
+	return start_dir_at(t, dirfd, path, false, start);
 }
 
 static struct vfs_file *file_of(struct task *t, int fd)
@@ -279,15 +287,20 @@ SYSCALL_DECL(writev)
 	return rwv(t, (int)a[0], a[1], (int)a[2], false);
 }
 
-static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags, mode_t mode)
+/* openat(2), and openat2(2) with RESOLVE, the VFS_LOOKUP_ restrictions of its RESOLVE_
+ * flags. */
+static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags, mode_t mode,
+		      int resolve)
 {
+	bool in_root = resolve & VFS_LOOKUP_IN_ROOT;
 	char path[PATH_MAX];
 	struct vfs_dentry *start;
 	struct vfs_file *f;
 	long err;
 
 	if (!(t->retry && t->pending_open) &&
-	    ((err = path_in(t, path_addr, path)) || (err = start_dir(t, dirfd, path, &start))))
+	    ((err = path_in(t, path_addr, path)) ||
+	     (err = start_dir_at(t, dirfd, path, in_root, &start))))
 		return err;
 	if (t->retry && t->pending_open) {
 		/* A FIFO open waiting for its partner. */
@@ -299,7 +312,8 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 		}
 	} else {
 		struct vfs_cred cred = task_fs_cred(t);
-		if ((err = vfs_open_cred(t->fs, &cred, start, path, flags, mode & ~t->fs->umask, &f)))
+		if ((err = vfs_open_resolve(t->fs, &cred, start, path, flags, mode & ~t->fs->umask,
+					    resolve, &f)))
 			return err;
 	}
 	struct waitq *wq;
@@ -317,17 +331,17 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 
 SYSCALL_DECL(open)
 {
-	return do_openat(t, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2]);
+	return do_openat(t, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], 0);
 }
 
 SYSCALL_DECL(creat)
 {
-	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1]);
+	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1], 0);
 }
 
 SYSCALL_DECL(openat)
 {
-	return do_openat(t, (int)a[0], a[1], (int)a[2], (mode_t)a[3]);
+	return do_openat(t, (int)a[0], a[1], (int)a[2], (mode_t)a[3], 0);
 }
 
 SYSCALL_DECL(close)
@@ -891,19 +905,64 @@ SYSCALL_DECL(tee)
 	return wait_for_file(t, in, POLLIN);
 }
 
-/* openat2: openat with strict checks of its arguments (unknown flags and a mode without
- * O_CREAT or O_TMPFILE are EINVAL). Of the RESOLVE_ flags only RESOLVE_CACHED is accepted so
- * far (every lookup here is in the Sentry's memory anyway); the ones that restrict resolution
- * (NO_SYMLINKS, NO_MAGICLINKS, NO_XDEV, BENEATH, IN_ROOT) are not implemented: EOPNOTSUPP, never
- * a resolution that ignores them. */
+/* openat2's RESOLVE_ flags and the walk restrictions they become (vfs.h); RESOLVE_CACHED
+ * needs none, every lookup here being in the Sentry's memory. */
+static const struct {
+	uint64_t resolve;
+	int lookup;
+} resolve_flags[] = {
+    {RESOLVE_NO_XDEV, VFS_LOOKUP_NO_XDEV},
+    {RESOLVE_NO_MAGICLINKS, VFS_LOOKUP_NO_MAGICLINKS},
+    {RESOLVE_NO_SYMLINKS, VFS_LOOKUP_NO_SYMLINKS},
+    {RESOLVE_BENEATH, VFS_LOOKUP_BENEATH},
+    {RESOLVE_IN_ROOT, VFS_LOOKUP_IN_ROOT},
+    {RESOLVE_CACHED, 0},
+};
+
+/* The lookup flags for RESOLVE, or -EINVAL for unknown bits. */
+static int resolve_to_lookup(uint64_t resolve)
+{
+	int lookup = 0;
+
+	for (size_t i = 0; i < sizeof(resolve_flags) / sizeof(resolve_flags[0]); i++) {
+		if (resolve & resolve_flags[i].resolve)
+			lookup |= resolve_flags[i].lookup;
+		resolve &= ~resolve_flags[i].resolve;
+	}
+	return resolve ? -EINVAL : lookup;
+}
+
+/* A struct open_how larger than ours (a newer caller's) may only have zeros beyond the fields
+ * we know, as Linux's copy_struct_from_user requires: -E2BIG otherwise. */
+static long open_how_tail_is_zero(struct task *t, uintptr_t addr, size_t known, size_t size)
+{
+	char buf[256];
+
+	for (size_t off = known, n; off < size; off += n) {
+		n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		if (copy_in(t->mm, buf, addr + off, n))
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++)
+			if (buf[i])
+				return -E2BIG;
+	}
+	return 0;
+}
+
+/* openat2: openat with strict checks of its arguments, in Linux's order (build_open_flags):
+ * unknown open or resolve flags, BENEATH with IN_ROOT, and a mode without O_CREAT or
+ * O_TMPFILE are EINVAL; RESOLVE_CACHED refuses what would have to create or truncate
+ * (EAGAIN), as Linux does before trying. The RESOLVE_ restrictions are applied by the VFS's
+ * walk. */
 SYSCALL_DECL(openat2)
 {
-	struct {
-		uint64_t flags, mode, resolve;
-	} how;
+	struct open_how how;
 	const uint64_t known = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
-			       O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY |
-			       O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH | O_TMPFILE | O_SYNC;
+			       O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |
+			       O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |
+			       O_TMPFILE | O_SYNC;
+	long err;
+	int lookup;
 
 	if (a[3] < sizeof(how))
 		return -EINVAL;
@@ -911,13 +970,21 @@ SYSCALL_DECL(openat2)
 		return -E2BIG;
 	if (copy_in(t->mm, &how, a[2], sizeof(how)))
 		return -EFAULT;
-	if ((how.flags & ~known) || how.mode > 07777)
+	if ((err = open_how_tail_is_zero(t, a[2], sizeof(how), a[3])))
+		return err;
+	if (how.flags & ~known)
+		return -EINVAL;
+	lookup = resolve_to_lookup(how.resolve);
+	if (lookup < 0)
+		return lookup;
+	if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
+		return -EINVAL;
+	if (how.mode > 07777)
 		return -EINVAL;
 	if (how.mode && !(how.flags & O_CREAT) && (how.flags & O_TMPFILE) != O_TMPFILE)
 		return -EINVAL;
-	if (how.resolve & ~(uint64_t)(0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x20))
-		return -EINVAL;
-	if (how.resolve & ~(uint64_t)0x20 /* RESOLVE_CACHED */)
-		return -EOPNOTSUPP;
-	return do_openat(t, (int)a[0], a[1], (int)how.flags, (mode_t)how.mode);
+	if ((how.resolve & RESOLVE_CACHED) &&
+	    (how.flags & (O_TRUNC | O_CREAT | (O_TMPFILE & ~O_DIRECTORY))))
+		return -EAGAIN;
+	return do_openat(t, (int)a[0], a[1], (int)how.flags, (mode_t)how.mode, lookup);
 }

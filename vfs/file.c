@@ -150,77 +150,92 @@ static int may_open(struct vfs_dentry *d, const struct vfs_cred *cred, int flags
 	return vfs_inode_permission(d->inode, cred, mask);
 }
 
+/* The last component LAST of an O_CREAT path, in DIR: the existing dentry, or a regular file
+ * created where the filesystem allows (-EROFS where it does not), and *CREATED says so. A
+ * name with something mounted on it is what is mounted there. */
+static int creat_last(struct vfs_walk *w, struct vfs_dentry *dir, const struct vfs_last *last,
+		      int flags, mode_t mode, struct vfs_dentry **out, bool *created)
+{
+	struct vfs_dentry *d;
+	int err;
+
+	if (last->type != VFS_LAST_NORM || last->trailing_slash) {
+		/* ".." is still a step, which the walk's restrictions may refuse (Linux's
+		 * handle_dots comes before do_open). */
+		if (last->type == VFS_LAST_DOTDOT && (err = vfs_walk_path(w, dir, "..", &d, NULL)))
+			return err;
+		if (last->type == VFS_LAST_DOTDOT)
+			vfs_dentry_put(d);
+		/* "." or "dir/" exists: O_EXCL says so first, as Linux's do_open does. */
+		return (flags & O_EXCL) && last->type != VFS_LAST_NORM ? -EEXIST : -EISDIR;
+	}
+	err = vfs_may_lookup_cred(dir, w->cred);
+	if (!err)
+		err = vfs_dentry_child(dir, last->name, &d);
+	if (err == -ENOENT) {
+		err = vfs_create_in(dir, w->cred, last->name, mode);
+		if (!err)
+			err = vfs_dentry_child(dir, last->name, &d);
+		*created = !err;
+	}
+	if (err)
+		return err;
+	err = vfs_walk_enter(w, &d);
+	if (!err && (flags & O_EXCL) && !*created)
+		err = -EEXIST;
+	if (err) {
+		vfs_dentry_put(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
 /* O_CREAT: walk to the parent, then look at the last name without following it, as Linux
  * does; an existing symlink is followed (unless O_NOFOLLOW) by walking its target the same
- * way, with the symlink budget shared. A missing name is created where the filesystem
- * allows (-EROFS where it does not), and *CREATED says so. */
+ * way, in the same walk (the symlink budget and RESOLVE restrictions carry over). A magic
+ * link leads straight to the object it names. */
 static int open_creat_lookup(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 			     struct vfs_dentry *start, const char *path, int flags, mode_t mode,
-			     struct vfs_dentry **out, bool *created)
+			     int resolve, struct vfs_dentry **out, bool *created)
 {
 	struct vfs_dentry *base = start ? vfs_dentry_get(start) : NULL, *dir, *d;
-	char *target = NULL; /* the path walked after a final symlink */
+	char *target = NULL; /* a final symlink's target */
+	const char *p = path;
 	struct vfs_last last;
-	int nlinks = 0, err;
+	struct vfs_walk w;
+	int err;
 
+	vfs_walk_begin(&w, fs, cred, start, resolve | VFS_LOOKUP_FOLLOW);
 	for (;;) {
-		err = vfs_walk_cred(fs, cred, base, target ? target : path, VFS_LOOKUP_FOLLOW,
-				    &nlinks, &dir, &last);
+		err = vfs_walk_path(&w, base, p, &dir, &last);
 		if (base)
 			vfs_dentry_put(base);
 		base = NULL;
 		if (err)
 			break;
-		if (last.type != VFS_LAST_NORM || last.trailing_slash) {
-			/* "." or "dir/" exists: O_EXCL says so first, as Linux's do_open does. */
-			err = (flags & O_EXCL) && last.type != VFS_LAST_NORM ? -EEXIST : -EISDIR;
-			goto out_dir;
-		}
-		err = vfs_may_lookup_cred(dir, cred);
-		if (!err)
-			err = vfs_dentry_child(dir, last.name, &d);
-		if (err == -ENOENT) {
-			err = vfs_create_in(dir, cred, last.name, mode);
-			if (!err)
-				err = vfs_dentry_child(dir, last.name, &d);
-			if (err)
-				goto out_dir;
-			*created = true;
-		}
-		if (!err)
-			vfs_follow_mounts(&d);
-		if (err)
-			goto out_dir;
-		if ((flags & O_EXCL) && !*created) {
-			err = -EEXIST;
-			goto out_d;
-		}
-		if (!S_ISLNK(d->inode->mode) || (flags & O_NOFOLLOW)) {
+		err = creat_last(&w, dir, &last, flags, mode, &d, created);
+		if (!err && (!S_ISLNK(d->inode->mode) || (flags & O_NOFOLLOW))) {
 			*out = d;
-			goto out_dir;
+			vfs_dentry_put(dir);
+			break;
 		}
-		if (++nlinks > VFS_MAX_SYMLINKS) {
-			err = -ELOOP;
-			goto out_d;
-		}
-		if (!target && !(target = malloc(PATH_MAX))) {
+		if (!err && !target && !(target = malloc(PATH_MAX)))
 			err = -ENOMEM;
-			goto out_d;
+		if (!err) {
+			err = vfs_walk_follow(&w, dir, d, target, &base, &p);
+			vfs_dentry_put(d);
 		}
-		err = vfs_read_link_target(d, target);
+		vfs_dentry_put(dir);
 		if (err)
-			goto out_d;
-		vfs_dentry_put(d);
-		base = dir; /* a relative target continues in the link's directory */
+			break;
+		if (!p) {
+			*out = base; /* a magic link's object: open it */
+			break;
+		}
 	}
 	free(target);
-	return err;
-
-out_d:
-	vfs_dentry_put(d);
-out_dir:
-	vfs_dentry_put(dir);
-	free(target);
+	vfs_walk_end(&w);
 	return err;
 }
 
@@ -238,7 +253,7 @@ static int open_truncate(struct vfs_dentry *d)
  * or EROFS for the read-only host tree). */
 static int open_tmpfile(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 			struct vfs_dentry *start, const char *path, int flags, mode_t mode,
-			struct vfs_file **out)
+			int resolve, struct vfs_file **out)
 {
 	static unsigned long seq;
 	struct vfs_dentry *d;
@@ -247,7 +262,8 @@ static int open_tmpfile(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred
 
 	if ((flags & (O_TMPFILE | O_CREAT)) != O_TMPFILE || (flags & O_ACCMODE) == O_RDONLY)
 		return -EINVAL;
-	err = vfs_lookup_cred(fs, cred, start, path, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+	err = vfs_lookup_cred(fs, cred, start, path,
+			      resolve | VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
 	if (err)
 		return err;
 	snprintf(name, sizeof(name), ".minisentry-tmpfile-%lu", seq++);
@@ -273,7 +289,14 @@ int vfs_open_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		  struct vfs_dentry *start, const char *path, int flags, mode_t mode,
 		  struct vfs_file **out)
 {
-	int lookup_flags = (flags & O_NOFOLLOW ? 0 : VFS_LOOKUP_FOLLOW) |
+	return vfs_open_resolve(fs, cred, start, path, flags, mode, 0, out);
+}
+
+int vfs_open_resolve(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		     struct vfs_dentry *start, const char *path, int flags, mode_t mode,
+		     int resolve, struct vfs_file **out)
+{
+	int lookup_flags = resolve | (flags & O_NOFOLLOW ? 0 : VFS_LOOKUP_FOLLOW) |
 			   (flags & O_DIRECTORY ? VFS_LOOKUP_DIRECTORY : 0);
 	bool created = false;
 	struct vfs_dentry *d;
@@ -288,12 +311,12 @@ int vfs_open_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		goto out_d;
 	}
 	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return open_tmpfile(fs, cred, start, path, flags, mode, out);
+		return open_tmpfile(fs, cred, start, path, flags, mode, resolve, out);
 	if ((flags & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY))
 		return -EINVAL;
 
 	if (flags & O_CREAT)
-		err = open_creat_lookup(fs, cred, start, path, flags, mode, &d, &created);
+		err = open_creat_lookup(fs, cred, start, path, flags, mode, resolve, &d, &created);
 	else
 		err = vfs_lookup_cred(fs, cred, start, path, lookup_flags, &d);
 	if (err)

@@ -57,6 +57,36 @@ int vfs_host_fd_attach(struct vfs_file *f, int fd, bool owned);
 
 /* The one place where permission to search directory DIR is decided. */
 int vfs_may_lookup(struct vfs_dentry *dir);
+/* One path operation's walk, which may take several calls (O_CREAT walks to the parent,
+ * then follows a final symlink itself): what the calls share. */
+struct vfs_walk {
+	const struct vfs_fs_ctx *fs;
+	const struct vfs_cred *cred; /* search permission is checked against it (NULL: none) */
+	struct vfs_dentry *root;     /* where "/" leads and ".." stops: FS->root, or the start
+				      * directory for a scoped lookup (a reference) */
+	int flags;		     /* VFS_LOOKUP_* */
+	int nlinks;		     /* symlinks followed so far, against VFS_MAX_SYMLINKS */
+	bool root_set;		     /* see walk_jump_root in lookup.c */
+};
+
+/* Starts a walk with FLAGS from START (NULL: FS->cwd), which scoped lookups take as their
+ * root; vfs_walk_end drops what it holds. */
+void vfs_walk_begin(struct vfs_walk *w, const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		    struct vfs_dentry *start, int flags);
+void vfs_walk_end(struct vfs_walk *w);
+/* Walks PATH from START (NULL: FS->cwd; an absolute PATH starts at W's root) as vfs_walk
+ * does. */
+int vfs_walk_path(struct vfs_walk *w, struct vfs_dentry *start, const char *path,
+		  struct vfs_dentry **out, struct vfs_last *last);
+/* The last component NAME in DIR, found by the caller's own lookup (O_CREAT): replaces *D
+ * (referenced) with what is mounted on it, if anything; -EXDEV under NO_XDEV. */
+int vfs_walk_enter(struct vfs_walk *w, struct vfs_dentry **d);
+/* Follows symlink LINK, the last component in DIR, under W's rules. A magic link leads
+ * straight to its target: *OUT gets it (a reference) and *REST is NULL. Any other symlink's
+ * target is read into TARGET (PATH_MAX bytes): *REST is what is left to walk of it and *OUT
+ * where to walk it from (DIR, or W's root for an absolute target; a reference). */
+int vfs_walk_follow(struct vfs_walk *w, struct vfs_dentry *dir, struct vfs_dentry *link,
+		    char *target, struct vfs_dentry **out, const char **rest);
 /* Path walk shared by vfs_lookup and vfs_open. *NLINKS counts symlinks followed so far and
  * is carried across walks that belong to one operation (O_CREAT following a final link).
  * With LAST == NULL resolves the whole path; otherwise stops before the last component,

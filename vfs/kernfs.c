@@ -579,10 +579,16 @@ static int kernfs_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 	return 0;
 }
 
+static bool kernfs_is_magic_link(struct vfs_inode *ino)
+{
+	return (kn(ino)->entry->flags & KERNFS_MAGIC_LINK) != 0;
+}
+
 static const struct vfs_inode_ops kernfs_inode_ops = {
     .lookup = kernfs_lookup,
     .getattr = kernfs_getattr,
     .readlink = kernfs_readlink,
+    .is_magic_link = kernfs_is_magic_link,
     .open = kernfs_open,
     .release = kernfs_release,
     .fs_type = kernfs_fs_type,

@@ -63,6 +63,9 @@ void kernfs_buf_bitmap_list(struct kernfs_buf *b, const uint64_t *bits, int nbit
 #define KERNFS_WRITE_EINVAL 0x2 /* a write to a file without STORE: -EINVAL (default -EIO) */
 #define KERNFS_LAZY 0x4		/* a directory whose rows are instantiated on demand */
 #define KERNFS_NLINK1 0x8	/* a directory reporting one link (Linux's sysctl dirs) */
+#define KERNFS_MAGIC_LINK                                                                          \
+	0x10 /* a symlink naming an object, not a path (/proc/PID/fd/N, cwd, root, exe): the       \
+	      * VFS's is_magic_link query says so, for openat2's RESOLVE_NO_MAGICLINKS */
 
 /* Where a dynamic part or a generated directory describes one child. ENTRY is the row it is
  * made from (static storage); NAME the child's name when it differs from ENTRY->name; KEY

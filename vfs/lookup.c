@@ -2,7 +2,8 @@
  * dentry cache and across mounts. Symlinks are read and expanded by the Sentry itself
  * (absolute targets restart at the task's root) and ".." stops at the task's root, so the
  * host is only ever asked to open a single name beneath a directory the Sentry already
- * holds. */
+ * holds. openat2's RESOLVE_ restrictions are lookup flags of the walk (vfs.h), with the
+ * errors Linux's fs/namei.c gives, so that the checks sit where the steps are taken. */
 #include "vfs/internal.h"
 
 #include <errno.h>
@@ -65,34 +66,206 @@ static void walk_step(struct vfs_dentry **cur, struct vfs_dentry *next)
 	*cur = next;
 }
 
-/* ".." from CUR: stays at the task's root and at the top of the first tree; from the root of
- * a mounted tree climbs to the mountpoint first (through stacked mounts) and takes its parent.
- * Whatever is mounted on the parent is then entered, as Linux does. */
-static void walk_dotdot(const struct vfs_fs_ctx *fs, struct vfs_dentry **cur)
+/* Mounts are identified by their trees (vfs.h): two dentries lie on one mount when the tops
+ * of their trees are the same dentry. */
+static bool same_mount(struct vfs_dentry *a, struct vfs_dentry *b)
+{
+	while (a->parent != a)
+		a = a->parent;
+	while (b->parent != b)
+		b = b->parent;
+	return a == b;
+}
+
+static bool is_magic_link(struct vfs_dentry *d)
+{
+	return d->inode->ops->is_magic_link && d->inode->ops->is_magic_link(d->inode);
+}
+
+void vfs_walk_begin(struct vfs_walk *w, const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		    struct vfs_dentry *start, int flags)
+{
+	struct vfs_dentry *root = fs->root;
+
+	if (flags & VFS_LOOKUP_SCOPED)
+		root = start ? start : fs->cwd;
+	w->fs = fs;
+	w->cred = cred;
+	w->root = vfs_dentry_get(root);
+	w->flags = flags;
+	w->nlinks = 0;
+	w->root_set = (flags & VFS_LOOKUP_SCOPED) != 0;
+}
+
+void vfs_walk_end(struct vfs_walk *w)
+{
+	vfs_dentry_put(w->root);
+}
+
+int vfs_walk_enter(struct vfs_walk *w, struct vfs_dentry **d)
+{
+	if ((*d)->mounted && (w->flags & VFS_LOOKUP_NO_XDEV))
+		return -EXDEV;
+	vfs_follow_mounts(d);
+	return 0;
+}
+
+/* ".." from *CUR: stays at the walk's root and at the top of the first tree; from the root of
+ * a mounted tree climbs to the mountpoint first (through stacked mounts) and takes its
+ * parent. Whatever is mounted on the parent is then entered, as Linux does. Linux's
+ * follow_dotdot decides the errors: BENEATH refuses to stay at the root (EXDEV), NO_XDEV to
+ * climb out of a mount or into one. */
+static int walk_dotdot(struct vfs_walk *w, struct vfs_dentry **cur)
 {
 	struct vfs_dentry *d = *cur;
+	bool climbed = false;
 
-	while (d != fs->root && d->parent == d && d->mount)
+	w->root_set = true; /* Linux's handle_dots looks the root up */
+	while (d != w->root && d->parent == d && d->mount) {
 		d = d->mount->mountpoint;
-	if (d != fs->root && d->parent != d)
+		climbed = true;
+	}
+	if (d == w->root || d->parent == d) {
+		/* At the root, or the very top outside it: stay. */
+		if (w->flags & VFS_LOOKUP_BENEATH)
+			return -EXDEV;
+		d = *cur;
+	} else {
+		if (climbed && (w->flags & VFS_LOOKUP_NO_XDEV))
+			return -EXDEV;
 		d = d->parent;
-	else if (d != fs->root)
-		d = *cur; /* the very top, outside the task's root: stay */
+	}
 	walk_step(cur, vfs_dentry_get(d));
-	vfs_follow_mounts(cur);
+	return vfs_walk_enter(w, cur);
 }
 
-int vfs_walk(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
-	     int lookup_flags, int *nlinks, struct vfs_dentry **out, struct vfs_last *last)
+/* An absolute symlink restarts at the walk's root. Linux's nd_jump_root refuses that under
+ * BENEATH, and under NO_XDEV when the link lies on another mount than the root, or when the
+ * walk has not looked its root up yet (a relative path with no ".." before the link), which
+ * Linux counts as another mount too: kept, so that the errors match. */
+static int walk_jump_root(struct vfs_walk *w, struct vfs_dentry **cur)
 {
-	return vfs_walk_cred(fs, NULL, start, path, lookup_flags, nlinks, out, last);
+	if (w->flags & VFS_LOOKUP_BENEATH)
+		return -EXDEV;
+	if ((w->flags & VFS_LOOKUP_NO_XDEV) && (!w->root_set || !same_mount(*cur, w->root)))
+		return -EXDEV;
+	w->root_set = true;
+	walk_step(cur, vfs_dentry_get(w->root));
+	return 0;
 }
 
-int vfs_walk_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
-		  struct vfs_dentry *start, const char *path, int lookup_flags, int *nlinks,
+/* A magic link in DIR names an object, not a path: Linux's nd_jump_link moves the walk to
+ * it. Here the object is found by walking the path its readlink shows, TARGET, without the
+ * walk's restrictions (it was reached through procfs, not through them; search permission
+ * is still checked), and the restrictions judge the jump itself, in Linux's order. */
+static int walk_jump_link(struct vfs_walk *w, struct vfs_dentry *dir, const char *target,
+			  struct vfs_dentry **out)
+{
+	struct vfs_walk inner;
+	struct vfs_dentry *d;
+	int err;
+
+	if (w->flags & VFS_LOOKUP_NO_MAGICLINKS)
+		return -ELOOP;
+	if (w->flags & VFS_LOOKUP_SCOPED)
+		return -EXDEV; /* "not currently safe for scoped lookups" (Linux) */
+	vfs_walk_begin(&inner, w->fs, w->cred, dir, 0);
+	inner.nlinks = w->nlinks;
+	err = vfs_walk_path(&inner, dir, target, &d, NULL);
+	w->nlinks = inner.nlinks;
+	vfs_walk_end(&inner);
+	if (err)
+		return err;
+	if ((w->flags & VFS_LOOKUP_NO_XDEV) && !same_mount(d, dir)) {
+		vfs_dentry_put(d);
+		return -EXDEV;
+	}
+	*out = d;
+	return 0;
+}
+
+int vfs_walk_follow(struct vfs_walk *w, struct vfs_dentry *dir, struct vfs_dentry *link,
+		    char *target, struct vfs_dentry **out, const char **rest)
+{
+	int err;
+
+	if (++w->nlinks > VFS_MAX_SYMLINKS || (w->flags & VFS_LOOKUP_NO_SYMLINKS))
+		return -ELOOP;
+	err = vfs_read_link_target(link, target);
+	if (err)
+		return err;
+	if (is_magic_link(link)) {
+		*rest = NULL;
+		return walk_jump_link(w, dir, target, out);
+	}
+	*out = vfs_dentry_get(dir);
+	*rest = target;
+	if (target[0] != '/')
+		return 0; /* a relative target continues from the link's directory */
+	err = walk_jump_root(w, out);
+	if (err) {
+		vfs_dentry_put(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* Where PATH starts: an absolute one at the walk's root (Linux's path_init checks no mount
+ * for it, only BENEATH refuses it), a relative one at START (NULL: the cwd). */
+static int walk_start(struct vfs_walk *w, struct vfs_dentry *start, const char *path,
+		      struct vfs_dentry **cur)
+{
+	if (path[0] == '/') {
+		if (w->flags & VFS_LOOKUP_BENEATH)
+			return -EXDEV;
+		w->root_set = true;
+		*cur = vfs_dentry_get(w->root);
+		return 0;
+	}
+	*cur = start ? start : w->fs->cwd;
+	if (!vfs_is_dir(*cur))
+		return -ENOTDIR;
+	vfs_dentry_get(*cur);
+	return 0;
+}
+
+/* Follows symlink LINK met in *CUR, with *P the rest of the path (which may live in *OWNED):
+ * the walk goes on from the link's target. */
+static int walk_link(struct vfs_walk *w, struct vfs_dentry **cur, struct vfs_dentry *link,
+		     const char **p, char **owned)
+{
+	char target[PATH_MAX];
+	struct vfs_dentry *next;
+	const char *rest;
+	int err = vfs_walk_follow(w, *cur, link, target, &next, &rest);
+
+	if (err)
+		return err;
+	walk_step(cur, next);
+	if (rest)
+		return walk_expand(rest, p, owned);
+	/* A jump to a non-directory must be the end of the path, without a trailing slash. */
+	if (!vfs_is_dir(*cur) && (**p || (w->flags & VFS_LOOKUP_DIRECTORY)))
+		return -ENOTDIR;
+	return 0;
+}
+
+static void last_set(struct vfs_last *last, const char *name, size_t len, bool trailing)
+{
+	if (strcmp(name, ".") == 0)
+		last->type = VFS_LAST_DOT;
+	else if (strcmp(name, "..") == 0)
+		last->type = VFS_LAST_DOTDOT;
+	else
+		last->type = VFS_LAST_NORM;
+	last->trailing_slash = trailing;
+	memcpy(last->name, name, len + 1);
+}
+
+int vfs_walk_path(struct vfs_walk *w, struct vfs_dentry *start, const char *path,
 		  struct vfs_dentry **out, struct vfs_last *last)
 {
-	char name[NAME_MAX + 1], target[PATH_MAX];
+	char name[NAME_MAX + 1];
 	struct vfs_dentry *cur, *child;
 	char *owned = NULL; /* the path being walked, once a symlink has rewritten it */
 	const char *p = path;
@@ -103,14 +276,9 @@ int vfs_walk_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		return -ENOENT;
 	if (plen == PATH_MAX)
 		return -ENAMETOOLONG;
-	if (path[0] == '/') {
-		cur = fs->root;
-	} else {
-		cur = start ? start : fs->cwd;
-		if (!vfs_is_dir(cur))
-			return -ENOTDIR;
-	}
-	vfs_dentry_get(cur);
+	err = walk_start(w, start, path, &cur);
+	if (err)
+		return err;
 
 	for (;;) {
 		const char *comp, *after;
@@ -145,51 +313,42 @@ int vfs_walk_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		name[len] = '\0';
 
 		if (last && is_last) {
-			if (strcmp(name, ".") == 0)
-				last->type = VFS_LAST_DOT;
-			else if (strcmp(name, "..") == 0)
-				last->type = VFS_LAST_DOTDOT;
-			else
-				last->type = VFS_LAST_NORM;
-			last->trailing_slash = trailing;
-			memcpy(last->name, name, len + 1);
+			last_set(last, name, len, trailing);
 			break;
 		}
 
-		err = vfs_may_lookup_cred(cur, cred);
+		err = vfs_may_lookup_cred(cur, w->cred);
 		if (err)
 			goto out;
 		if (strcmp(name, ".") == 0)
 			continue;
 		if (strcmp(name, "..") == 0) {
-			walk_dotdot(fs, &cur);
+			err = walk_dotdot(w, &cur);
+			if (err)
+				goto out;
 			continue;
 		}
 
 		err = vfs_dentry_child(cur, name, &child);
 		if (err)
 			goto out;
-		vfs_follow_mounts(&child);
+		err = vfs_walk_enter(w, &child);
+		if (err) {
+			vfs_dentry_put(child);
+			goto out;
+		}
 
 		if (S_ISLNK(child->inode->mode) &&
-		    (!is_last || trailing || (lookup_flags & VFS_LOOKUP_FOLLOW))) {
-			if (++*nlinks > VFS_MAX_SYMLINKS)
-				err = -ELOOP;
-			else
-				err = vfs_read_link_target(child, target);
+		    (!is_last || trailing || (w->flags & VFS_LOOKUP_FOLLOW))) {
+			err = walk_link(w, &cur, child, &p, &owned);
 			vfs_dentry_put(child);
-			if (!err)
-				err = walk_expand(target, &p, &owned);
 			if (err)
 				goto out;
-			/* A relative target continues from the link's directory, CUR. */
-			if (target[0] == '/')
-				walk_step(&cur, vfs_dentry_get(fs->root));
 			continue;
 		}
 
 		if (!vfs_is_dir(child) &&
-		    (!is_last || trailing || (lookup_flags & VFS_LOOKUP_DIRECTORY))) {
+		    (!is_last || trailing || (w->flags & VFS_LOOKUP_DIRECTORY))) {
 			vfs_dentry_put(child);
 			err = -ENOTDIR;
 			goto out;
@@ -207,6 +366,27 @@ out:
 	}
 	*out = cur;
 	return 0;
+}
+
+int vfs_walk(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,
+	     int lookup_flags, int *nlinks, struct vfs_dentry **out, struct vfs_last *last)
+{
+	return vfs_walk_cred(fs, NULL, start, path, lookup_flags, nlinks, out, last);
+}
+
+int vfs_walk_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		  struct vfs_dentry *start, const char *path, int lookup_flags, int *nlinks,
+		  struct vfs_dentry **out, struct vfs_last *last)
+{
+	struct vfs_walk w;
+	int err;
+
+	vfs_walk_begin(&w, fs, cred, start, lookup_flags);
+	w.nlinks = *nlinks;
+	err = vfs_walk_path(&w, start, path, out, last);
+	*nlinks = w.nlinks;
+	vfs_walk_end(&w);
+	return err;
 }
 
 int vfs_lookup(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *path,

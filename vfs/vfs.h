@@ -87,6 +87,11 @@ struct vfs_inode_ops {
 	/* Optional: the type name of the filesystem INO belongs to ("devtmpfs", "proc"), which
 	 * vfs_mount records for /proc/mounts; NULL (or no op) means "none". */
 	const char *(*fs_type)(struct vfs_inode *ino);
+	/* Optional: true if symlink INO is a "magic link" (/proc/PID/fd/N, cwd, root, exe), whose
+	 * target is an object rather than a path: a walk jumps to what its target names instead
+	 * of walking the text, and openat2's RESOLVE_NO_MAGICLINKS and scoped lookups refuse it.
+	 * No op means an ordinary symlink. */
+	bool (*is_magic_link)(struct vfs_inode *ino);
 
 	/* The write side, all optional: a filesystem without SETATTR is read-only, and the VFS
 	 * answers -EROFS for it. Directory operations are called on directory DIR with a NAME
@@ -184,6 +189,22 @@ struct vfs_fs_ctx {
 /* Lookup flags. */
 #define VFS_LOOKUP_FOLLOW 0x1	 /* follow a symlink in the last component */
 #define VFS_LOOKUP_DIRECTORY 0x2 /* the result must be a directory */
+/* Restrictions, openat2(2)'s RESOLVE_ flags with Linux's errors (docs/filesystem.md):
+ *   NO_SYMLINKS    ELOOP on any symlink the walk would follow, magic links included;
+ *   NO_MAGICLINKS  ELOOP on a magic link it would follow;
+ *   NO_XDEV        EXDEV on crossing a mount either way (descending into one, ".." out of
+ *                  one, an absolute symlink or a magic link leading to another);
+ *   BENEATH        the start directory is the walk's root and must not be left: EXDEV for
+ *                  an absolute path or symlink, ".." from the start, and magic links;
+ *   IN_ROOT        the start directory is the walk's root: "/" leads to it and ".." stops
+ *                  there; magic links are EXDEV.
+ * BENEATH and IN_ROOT together are the caller's mistake (openat2 answers EINVAL). */
+#define VFS_LOOKUP_NO_SYMLINKS 0x4
+#define VFS_LOOKUP_NO_MAGICLINKS 0x8
+#define VFS_LOOKUP_NO_XDEV 0x10
+#define VFS_LOOKUP_BENEATH 0x20
+#define VFS_LOOKUP_IN_ROOT 0x40
+#define VFS_LOOKUP_SCOPED (VFS_LOOKUP_BENEATH | VFS_LOOKUP_IN_ROOT)
 
 /* Mounts host directory HOST_DIR read-only as a root; returns its root dentry. Fails with a
  * negative errno if the directory cannot be opened or is not a directory. The returned
@@ -277,6 +298,12 @@ int vfs_open(const struct vfs_fs_ctx *fs, struct vfs_dentry *start, const char *
 int vfs_open_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		  struct vfs_dentry *start, const char *path, int flags, mode_t mode,
 		  struct vfs_file **out);
+/* openat2(2): vfs_open_cred with RESOLVE, the VFS_LOOKUP_NO_* / BENEATH / IN_ROOT
+ * restrictions, applied to every walk the open makes. With BENEATH or IN_ROOT, START (NULL:
+ * FS->cwd) is the lookup's root, also for an absolute PATH. */
+int vfs_open_resolve(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
+		     struct vfs_dentry *start, const char *path, int flags, mode_t mode,
+		     int resolve, struct vfs_file **out);
 /* vfs_lookup with search permission checked against CRED. */
 int vfs_lookup_cred(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		    struct vfs_dentry *start, const char *path, int lookup_flags,

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vfs/kernfs.h"
 #include "vfs/vfs.h"
 
 #define CHAIN_LEN 41 /* l0 -> l1 -> ... -> l40 -> file: 41 links from l0, 40 from l1 */
@@ -520,6 +521,204 @@ static void test_mounting_a_missing_or_non_directory_host_path_fails(void **stat
 	assert_int_equal(vfs_mount_host_root(path, &root), -ENOTDIR);
 }
 
+/* The walk's restrictions. */
+
+/* A kernfs to mount: "plain" an ordinary symlink to /etc, "magic" and "magicdir" magic links
+ * (what procfs's fd/N are) to /etc/hostname and /etc. */
+static const struct kernfs_entry kfs_rows[] = {
+    {.name = "plain", .mode = S_IFLNK | 0777, .target = "/etc"},
+    {.name = "magic",
+     .mode = S_IFLNK | 0777,
+     .flags = KERNFS_MAGIC_LINK,
+     .target = "/etc/hostname"},
+    {.name = "magicdir", .mode = S_IFLNK | 0777, .flags = KERNFS_MAGIC_LINK, .target = "/etc"},
+};
+static const struct kernfs_entry kfs_root_entry = {
+    .mode = S_IFDIR | 0555, .children = kfs_rows, .nchildren = 3};
+
+static struct vfs_dentry *kfs_mountpoint, *kfs_root;
+
+static void kfs_mount(void)
+{
+	assert_int_equal(
+	    kernfs_new("testfs", 0x1234, &kfs_root_entry, NULL, NULL, false, &kfs_root), 0);
+	kfs_mountpoint = lookup_ok("/a/b/c", 0);
+	assert_int_equal(vfs_mount(kfs_mountpoint, kfs_root), 0);
+}
+
+static void kfs_umount(void)
+{
+	assert_int_equal(vfs_umount_at(kfs_root, false), 0);
+	vfs_dentry_put(kfs_root);
+	vfs_dentry_put(kfs_mountpoint);
+}
+
+static int lookup_from(struct vfs_dentry *start, const char *path, int flags)
+{
+	struct vfs_dentry *d;
+	int err = vfs_lookup(&fs, start, path, flags, &d);
+
+	if (!err)
+		vfs_dentry_put(d);
+	return err;
+}
+
+/* Asserts that PATH from START with FLAGS resolves to the dentry CANONICAL names. */
+static void assert_from_resolves_to(struct vfs_dentry *start, const char *path, int flags,
+				    const char *canonical)
+{
+	struct vfs_dentry *a = NULL, *b = lookup_ok(canonical, 0);
+	int err = vfs_lookup(&fs, start, path, flags, &a);
+
+	if (err)
+		fail_msg("lookup of '%s' failed with %d (%s)", path, err, strerror(-err));
+	assert_ptr_equal(a, b);
+	vfs_dentry_put(a);
+	vfs_dentry_put(b);
+}
+
+#define FOLLOW VFS_LOOKUP_FOLLOW
+
+static void test_no_symlinks_refuses_every_symlink_the_walk_would_follow(void **state)
+{
+	int no = VFS_LOOKUP_NO_SYMLINKS;
+
+	(void)state;
+	assert_from_resolves_to(NULL, "/a/b/c/file", FOLLOW | no, "/a/b/c/file");
+	assert_int_equal(lookup_from(NULL, "/dirlink/c/file", no), -ELOOP);
+	assert_int_equal(lookup_from(NULL, "/abs", FOLLOW | no), -ELOOP);
+	assert_int_equal(lookup_from(NULL, "/absdir/", no), -ELOOP);
+	assert_int_equal(lookup_from(NULL, "/abs", no), 0); /* a trailing link not followed */
+}
+
+static void test_beneath_refuses_absolute_paths_and_leaving_the_start(void **state)
+{
+	struct vfs_dentry *a = lookup_ok("/a", 0);
+	int beneath = VFS_LOOKUP_BENEATH;
+
+	(void)state;
+	assert_from_resolves_to(a, "b/c/file", beneath, "/a/b/c/file");
+	assert_from_resolves_to(a, "b/../b/rel", FOLLOW | beneath, "/a/b/c/file");
+	assert_from_resolves_to(a, "b/..", beneath, "/a");
+	assert_int_equal(lookup_from(a, "..", beneath), -EXDEV);
+	assert_int_equal(lookup_from(a, "b/../../a", beneath), -EXDEV);
+	assert_int_equal(lookup_from(a, "/a", beneath), -EXDEV);
+	assert_int_equal(lookup_from(a, "b/up", FOLLOW | beneath), -EXDEV);
+	assert_int_equal(lookup_from(a, "b/abs_passwd", FOLLOW | beneath), -EXDEV);
+	assert_int_equal(lookup_from(a, "jail_abs", beneath), 0);
+	assert_int_equal(lookup_from(a, "jail_abs", FOLLOW | VFS_LOOKUP_NO_SYMLINKS | beneath),
+			 -ELOOP);
+	vfs_dentry_put(a);
+}
+
+static void test_in_root_makes_the_start_the_root(void **state)
+{
+	struct vfs_dentry *a = lookup_ok("/a", 0);
+	int in_root = VFS_LOOKUP_IN_ROOT;
+
+	(void)state;
+	assert_from_resolves_to(a, "/b/c/file", in_root, "/a/b/c/file");
+	assert_from_resolves_to(a, "jail_abs", FOLLOW | in_root, "/a/b/c/file");
+	assert_from_resolves_to(a, "../../b", in_root, "/a/b");
+	assert_from_resolves_to(a, "/", in_root, "/a");
+	assert_int_equal(lookup_from(a, "b/up", FOLLOW | in_root), -ENOENT); /* /a/etc */
+	assert_int_equal(lookup_from(a, "escape_passwd", FOLLOW | in_root), -ENOENT);
+	vfs_dentry_put(a);
+}
+
+static void test_no_xdev_refuses_crossing_a_mount_either_way(void **state)
+{
+	int xdev = VFS_LOOKUP_NO_XDEV;
+	struct vfs_dentry *d;
+
+	(void)state;
+	kfs_mount();
+	d = lookup_ok("/a/b/c", 0);
+	assert_ptr_equal(d, kfs_root);
+	vfs_dentry_put(d);
+	assert_int_equal(lookup_from(NULL, "/a/b/c", xdev), -EXDEV);
+	assert_int_equal(lookup_from(NULL, "/a/b/c/", xdev), -EXDEV);
+	assert_int_equal(lookup_from(kfs_root, ".", xdev), 0);
+	assert_int_equal(lookup_from(kfs_root, "..", xdev), -EXDEV);
+	assert_int_equal(lookup_from(kfs_root, "../c", xdev), -EXDEV);
+	assert_from_resolves_to(kfs_root, "..", 0, "/a/b");
+	/* An absolute path argument starts at the root, wherever the start is. */
+	assert_from_resolves_to(kfs_root, "/etc", xdev, "/etc");
+	/* An absolute symlink on another mount than the root's. */
+	assert_int_equal(lookup_from(kfs_root, "plain", FOLLOW | xdev), -EXDEV);
+	assert_from_resolves_to(kfs_root, "plain", FOLLOW, "/etc");
+	/* On the root's mount: refused until the walk has looked its root up (Linux). */
+	assert_int_equal(lookup_from(fs.root, "abs", FOLLOW | xdev), -EXDEV);
+	assert_from_resolves_to(fs.root, "../abs", FOLLOW | xdev, "/etc/hostname");
+	assert_from_resolves_to(NULL, "/abs", FOLLOW | xdev, "/etc/hostname");
+	/* IN_ROOT at the mount's root: ".." stays, nothing is crossed. */
+	assert_from_resolves_to(kfs_root, "..", xdev | VFS_LOOKUP_IN_ROOT, "/a/b/c");
+	kfs_umount();
+}
+
+static void test_magic_links_jump_and_are_refused_by_the_restrictions(void **state)
+{
+	(void)state;
+	kfs_mount();
+	assert_from_resolves_to(kfs_root, "magic", FOLLOW, "/etc/hostname");
+	assert_from_resolves_to(kfs_root, "magicdir/hostname", 0, "/etc/hostname");
+	assert_int_equal(lookup_from(kfs_root, "magic/x", 0), -ENOTDIR);
+	assert_int_equal(lookup_from(kfs_root, "magic/", 0), -ENOTDIR);
+	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_DIRECTORY), -ENOTDIR);
+	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_NO_MAGICLINKS), -ELOOP);
+	assert_int_equal(lookup_from(kfs_root, "magicdir/hostname", VFS_LOOKUP_NO_MAGICLINKS),
+			 -ELOOP);
+	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_NO_SYMLINKS), -ELOOP);
+	assert_int_equal(lookup_from(kfs_root, "magic", VFS_LOOKUP_NO_MAGICLINKS), 0);
+	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_BENEATH), -EXDEV);
+	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_IN_ROOT), -EXDEV);
+	assert_int_equal(
+	    lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_BENEATH | VFS_LOOKUP_NO_MAGICLINKS),
+	    -ELOOP);
+	assert_int_equal(lookup_from(kfs_root, "magic", FOLLOW | VFS_LOOKUP_NO_XDEV), -EXDEV);
+	/* An ordinary symlink is no magic link. */
+	assert_from_resolves_to(kfs_root, "plain", FOLLOW | VFS_LOOKUP_NO_MAGICLINKS, "/etc");
+	kfs_umount();
+}
+
+static void test_open_applies_the_restrictions_to_its_last_component(void **state)
+{
+	struct vfs_dentry *a = lookup_ok("/a", 0), *want = lookup_ok("/etc/hostname", 0);
+	struct vfs_file *f;
+
+	(void)state;
+	kfs_mount();
+	assert_int_equal(
+	    vfs_open_resolve(&fs, NULL, a, "..", O_RDONLY | O_CREAT, 0644, VFS_LOOKUP_BENEATH, &f),
+	    -EXDEV);
+	assert_int_equal(vfs_open_resolve(&fs, NULL, a, "..", O_RDONLY | O_CREAT, 0644, 0, &f),
+			 -EISDIR);
+	assert_int_equal(vfs_open_resolve(&fs, NULL, NULL, "/abs", O_RDONLY | O_CREAT, 0644,
+					  VFS_LOOKUP_NO_SYMLINKS, &f),
+			 -ELOOP);
+	assert_int_equal(vfs_open_resolve(&fs, NULL, a, "b/abs_passwd", O_RDONLY | O_CREAT, 0644,
+					  VFS_LOOKUP_BENEATH, &f),
+			 -EXDEV);
+	assert_int_equal(vfs_open_resolve(&fs, NULL, NULL, "/a/b/c", O_RDONLY | O_CREAT, 0644,
+					  VFS_LOOKUP_NO_XDEV, &f),
+			 -EXDEV);
+	assert_int_equal(vfs_open_resolve(&fs, NULL, kfs_root, "magic", O_RDONLY | O_CREAT, 0644,
+					  VFS_LOOKUP_NO_MAGICLINKS, &f),
+			 -ELOOP);
+	assert_int_equal(
+	    vfs_open_resolve(&fs, NULL, kfs_root, "magic", O_RDONLY | O_CREAT, 0644, 0, &f), 0);
+	assert_ptr_equal(f->dentry, want);
+	vfs_file_put(f);
+	assert_int_equal(vfs_open_resolve(&fs, NULL, a, "/b/c/plain", O_PATH | O_NOFOLLOW, 0,
+					  VFS_LOOKUP_IN_ROOT, &f),
+			 0); /* /b/c in the root /a: the mount on /a/b/c */
+	assert_ptr_equal(f->dentry->parent, kfs_root);
+	vfs_file_put(f);
+	kfs_umount();
+	vfs_dentry_put(want);
+	vfs_dentry_put(a);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, test_setup, test_teardown)
 
 int main(void)
@@ -551,6 +750,12 @@ int main(void)
 	    T(test_vfs_path_that_does_not_fit_fails_with_erange),
 	    T(test_dropping_every_reference_closes_every_host_descriptor),
 	    T(test_mounting_a_missing_or_non_directory_host_path_fails),
+	    T(test_no_symlinks_refuses_every_symlink_the_walk_would_follow),
+	    T(test_beneath_refuses_absolute_paths_and_leaving_the_start),
+	    T(test_in_root_makes_the_start_the_root),
+	    T(test_no_xdev_refuses_crossing_a_mount_either_way),
+	    T(test_magic_links_jump_and_are_refused_by_the_restrictions),
+	    T(test_open_applies_the_restrictions_to_its_last_component),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

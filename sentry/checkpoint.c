@@ -91,8 +91,7 @@ int kernel_quiesce(void)
 void kernel_unquiesce(void)
 {
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->pt && !t->running && !t->blocked && !t->parked && t != kernel.current &&
-		    signal_deliver(t, 0, false))
+		if (t->pt && !t->running && !t->blocked && !t->parked && signal_deliver(t, 0, false))
 			kernel_resume(t);
 }
 

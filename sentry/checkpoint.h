@@ -19,7 +19,8 @@ struct kernel_restore_opts {
 /* Stops every running guest thread (PTRACE_INTERRUPT) and waits until all are stopped; a
  * thread caught entering a syscall is put back before its syscall instruction. */
 int kernel_quiesce(void);
-/* Lets the threads kernel_quiesce stopped run again (checkpoint --leave-running). */
+/* Lets the threads kernel_quiesce stopped run again (checkpoint --leave-running, from the
+ * control socket's event: no task is inside a syscall then). */
 void kernel_unquiesce(void);
 /* The task whose own syscall asked for the checkpoint: its image shows that syscall returning
  * RESULT. */

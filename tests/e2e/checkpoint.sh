@@ -241,9 +241,10 @@ checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone() {
     fail "the directory was changed: $(ls "$WORK/full" | tr '\n' ' ')"
 }
 
+# The workload computes (its thread is running, not blocked, when it is stopped) and sleeps.
 leave_running_keeps_the_sandbox_going_and_list_shows_it() {
   local id="e2e-$$-leave"
-  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 1; echo still-here'
+  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.5; echo still-here'
   local p=$bg_pid
   wait_line "$WORK/leave.out" '^ready$' || { kill "$p"; return 1; }
   ms list

@@ -77,11 +77,38 @@ void kernel_free_dead(void)
 	}
 }
 
+/* A memory-file-backed file changed size: every address space's shared mappings of it follow.
+ * An address space with a stopped thread is changed now; the others before they run again. */
+static void file_resized(struct mobj *mo, uint64_t size)
+{
+	static unsigned int visit;
+
+	if (mo->refs <= 1)
+		return; /* only the file holds it: nothing maps it */
+	visit++;
+	for (struct task *t = kernel.tasks; t; t = t->next) {
+		if (!t->mm || t->mm->visit == visit)
+			continue;
+		t->mm->visit = visit;
+		struct task *stopped = NULL;
+		for (struct task *u = t; u && !stopped; u = u->next)
+			if (u->mm == t->mm && u->pt && !u->running)
+				stopped = u;
+		if (stopped)
+			t->mm->via = stopped->pt;
+		mm_file_resized(t->mm, mo, size, stopped != NULL);
+	}
+}
+
 void kernel_resume(struct task *t)
 {
 	if (t->group_leader->stopped) {
 		t->parked = true; /* SIGCONT resumes it */
 		return;
+	}
+	if (t->mm && t->mm->host_stale) {
+		t->mm->via = t->pt;
+		mm_sync_host(t->mm);
 	}
 	t->running = true;
 	t->resumes++;
@@ -435,6 +462,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 	int err;
 
 	kernel.cfg = *cfg;
+	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	timerfd_register_kind();
 	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||

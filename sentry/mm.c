@@ -221,8 +221,57 @@ static long place(struct mm *mm, uintptr_t addr, size_t len, int flags)
 	return addr;
 }
 
+/* Marks the pages of shared mappings of MO in MM that lie past MF_EOF (the memory-file offset
+ * of the first whole page past the end of the file MO holds) as past EOF, and the others as
+ * not, leaving the host's protection to mm_sync_host. */
+static bool mark_past_eof(struct mm *mm, struct mobj *mo, uint64_t mf_eof)
+{
+	bool changed = false;
+
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		struct vma v = mm->vmas.v[i];
+		if (v.mobj != mo || !(v.flags & MAP_SHARED))
+			continue;
+		uintptr_t cut = mf_eof <= v.mf_off		   ? v.start
+				: mf_eof - v.mf_off >= v.end - v.start ? v.end
+								       : v.start + (mf_eof - v.mf_off);
+		bool past_now = cut < v.end && !(v.flags & VMA_PAST_EOF);
+		bool back_now = cut > v.start && (v.flags & VMA_PAST_EOF);
+		if (!past_now && !back_now)
+			continue;
+		/* Pieces split off here are handled on later turns of the loop. */
+		if (vma_set_flags(&mm->vmas, cut, v.end, VMA_PAST_EOF | VMA_HOST_STALE, 0) ||
+		    vma_set_flags(&mm->vmas, v.start, cut, VMA_HOST_STALE, VMA_PAST_EOF))
+			continue; /* out of memory: the host keeps the old protection */
+		changed = true;
+	}
+	return changed;
+}
+
+void mm_sync_host(struct mm *mm)
+{
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_HOST_STALE))
+			continue;
+		v->flags &= ~VMA_HOST_STALE;
+		inject(mm, SYS_mprotect, v->start, v->end - v->start,
+		       (v->flags & VMA_PAST_EOF) ? PROT_NONE : v->prot, 0, 0, 0);
+	}
+	mm->host_stale = false;
+}
+
+void mm_file_resized(struct mm *mm, struct mobj *mo, uint64_t size, bool via_stopped)
+{
+	if (mark_past_eof(mm, mo, mo->off + PAGE_UP(size))) {
+		mm->host_stale = true;
+		if (via_stopped)
+			mm_sync_host(mm);
+	}
+}
+
 long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
-		 uint64_t mf_off, off_t file_off, uint64_t ino)
+		 uint64_t mf_off, off_t file_off, uint64_t ino, uint64_t file_size)
 {
 	if (len == 0)
 		return -EINVAL;
@@ -247,6 +296,8 @@ long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags,
 		mobj_put(mo);
 		return err;
 	}
+	/* Whole pages past the end of the file fault with SIGBUS, as on Linux. */
+	mm_file_resized(mm, mo, file_size, true);
 	return at;
 }
 

@@ -30,6 +30,8 @@ struct mm {
 	uintptr_t stack_top;
 	uintptr_t brk_start, brk;
 	uintptr_t arg_start, arg_end, env_start, env_end; /* for /proc/PID/cmdline, environ */
+	bool host_stale; /* some VMA has VMA_HOST_STALE: mm_sync_host before running */
+	unsigned int visit; /* for walks over every mm (kernel.c) */
 };
 
 /* A new address space mirrored by the stub that THREAD belongs to. */
@@ -49,7 +51,12 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 /* A MAP_SHARED mapping of memory object MO from memory-file offset MF_OFF (a file's pages in
  * the memory file: tmpfs and the overlay's upper layer); takes its own reference on MO. */
 long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
-		 uint64_t mf_off, off_t file_off, uint64_t ino);
+		 uint64_t mf_off, off_t file_off, uint64_t ino, uint64_t file_size);
+/* The file whose pages MO holds is now SIZE bytes: MM's shared mappings of it fault with SIGBUS
+ * past its last page and stop doing so below it. The host follows at once when VIA_STOPPED
+ * (mm->via is a stopped thread), else at mm_sync_host, before a thread of MM runs again. */
+void mm_file_resized(struct mm *mm, struct mobj *mo, uint64_t size, bool via_stopped);
+void mm_sync_host(struct mm *mm);
 int mm_unmap(struct mm *mm, uintptr_t addr, size_t len);
 int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot);
 long mm_brk(struct mm *mm, uintptr_t addr);

@@ -52,7 +52,8 @@ SYSCALL_DECL(mmap)
 		if (err == 0) {
 			file->ops->getattr(file, &st);
 			int sflags = flags | ((file->flags & O_ACCMODE) == O_RDWR ? 0 : VMA_NO_WRITE);
-			long r = mm_map_mobj(t->mm, addr, len, prot, sflags, mo, mf_off, off, st.st_ino);
+			long r = mm_map_mobj(t->mm, addr, len, prot, sflags, mo, mf_off, off, st.st_ino,
+					     st.st_size);
 			mobj_put(mo);
 			return r;
 		}

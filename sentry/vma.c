@@ -137,6 +137,19 @@ int vma_protect(struct vma_set *s, uintptr_t start, uintptr_t end, int prot)
 	return 0;
 }
 
+int vma_set_flags(struct vma_set *s, uintptr_t start, uintptr_t end, int set, int clear)
+{
+	int err;
+
+	if (start >= end)
+		return 0;
+	if ((err = split_at(s, start)) || (err = split_at(s, end)))
+		return err;
+	for (size_t i = first_ending_above(s, start); i < s->n && s->v[i].start < end; i++)
+		s->v[i].flags = (s->v[i].flags | set) & ~clear;
+	return 0;
+}
+
 uintptr_t vma_find_gap(const struct vma_set *s, size_t len, uintptr_t bottom, uintptr_t top)
 {
 	/* Walk downwards from the last VMA starting below TOP. */

@@ -14,6 +14,7 @@
 #define VMA_RESERVED 0x1000000 /* the stub page: never given to the guest */
 #define VMA_PAST_EOF 0x2000000 /* file pages past EOF: host PROT_NONE, access is SIGBUS */
 #define VMA_NO_WRITE 0x4000000 /* a shared mapping of a file not open for writing */
+#define VMA_HOST_STALE 0x8000000 /* the host's protection is not yet what the flags say */
 
 struct mobj;
 struct vfs_dentry;
@@ -53,6 +54,9 @@ int vma_remove(struct vma_set *s, uintptr_t start, uintptr_t end,
 	       void (*fn)(const struct vma *piece, void *ctx), void *ctx);
 /* Sets PROT on [start, end) (which must be covered), splitting at the edges. */
 int vma_protect(struct vma_set *s, uintptr_t start, uintptr_t end, int prot);
+/* Sets SET and clears CLEAR in the flags of [start, end) (which must be covered), splitting
+ * at the edges. */
+int vma_set_flags(struct vma_set *s, uintptr_t start, uintptr_t end, int set, int clear);
 /* Highest LEN-byte gap that ends at or below TOP and starts at or above BOTTOM; 0 if none. */
 uintptr_t vma_find_gap(const struct vma_set *s, size_t len, uintptr_t bottom, uintptr_t top);
 

@@ -555,11 +555,29 @@ static int reserve(struct memfs_inode *mi, uint64_t end)
 	return 0;
 }
 
+static void (*resize_hook)(struct mobj *mo, uint64_t size);
+
+void vfs_set_resize_hook(void (*hook)(struct mobj *mo, uint64_t size))
+{
+	resize_hook = hook;
+}
+
+/* The size becomes SIZE: mappings learn of it when that moves the last page. */
+static void resized(struct memfs_inode *mi, off_t size)
+{
+	uint64_t old_end = ((uint64_t)mi->size + MEMFS_PAGE - 1) / MEMFS_PAGE;
+	uint64_t new_end = ((uint64_t)size + MEMFS_PAGE - 1) / MEMFS_PAGE;
+
+	mi->size = size;
+	if (old_end != new_end && mi->data && resize_hook)
+		resize_hook(mi->data, (uint64_t)size);
+}
+
 static int set_size(struct memfs_inode *mi, off_t size)
 {
 	if (size < mi->size)
 		zero_range(mi->data, (uint64_t)size, (uint64_t)mi->size);
-	mi->size = size;
+	resized(mi, size);
 	return 0;
 }
 
@@ -593,7 +611,7 @@ static int data_write(struct memfs_inode *mi, const void *buf, size_t len, off_t
 		return err;
 	memcpy(memfile_ptr(mi->data->off + (uint64_t)off), buf, len);
 	if (end > mi->size)
-		mi->size = end;
+		resized(mi, end);
 	return 0;
 }
 
@@ -738,7 +756,7 @@ static int memfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
 	if (err)
 		return err;
 	if (mode == 0 && end > mi->size) {
-		mi->size = end;
+		resized(mi, end);
 		changed(mi);
 	}
 	return 0;

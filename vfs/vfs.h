@@ -353,6 +353,11 @@ int vfs_access_cred(struct vfs_dentry *d, const struct vfs_cred *cred, int mode)
 /* Permission MASK (R_OK|W_OK|X_OK) on D for CRED, without the read-only filesystem check. */
 int vfs_permission(struct vfs_dentry *d, const struct vfs_cred *cred, int mask);
 
+/* HOOK is called whenever a file whose data lives in memory object MO (tmpfs, the overlay's
+ * upper layer, memfd) changes size to SIZE — truncate, a write or fallocate past the end — so
+ * the kernel can make shared mappings of it fault past the new end, as Linux does. */
+void vfs_set_resize_hook(void (*hook)(struct mobj *mo, uint64_t size));
+
 /* For a MAP_SHARED mapping of [OFF, OFF+LEN) of F (OFF page-aligned): the memory-file object
  * holding the file's pages (*MOBJ, a new reference the caller puts) and the memory-file offset
  * of byte OFF (*MF_OFF). The file's backing is grown as needed, so a mapping's writes are

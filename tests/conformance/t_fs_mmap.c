@@ -1,7 +1,9 @@
 /*
  * t_fs_mmap: file mappings of a /tmp file. A MAP_SHARED store is seen by read(2), by a second
  * mapping, and across fork in both directions; write(2) is seen by the mapping; truncation
- * zeroes and cuts the mapping (SIGBUS past EOF). MAP_PRIVATE is copy-on-write: the file and
+ * zeroes and cuts the mapping (SIGBUS past EOF), a mapping made longer than the file faults
+ * past its end, and a child's mapping is cut when its parent truncates and made whole when it
+ * grows the file by writing. MAP_PRIVATE is copy-on-write: the file and
  * other mappings never see its stores. msync succeeds; protections must match the open mode.
  */
 #include "check.h"
@@ -211,6 +213,49 @@ static void test_truncate_cuts_mapping(int fd)
 	munmap(m, SIZE);
 }
 
+static void test_mapping_past_the_end(int fd)
+{
+	CHECK_EQ(ftruncate(fd, PAGE / 2), 0);
+	char *m = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	signal(SIGBUS, on_sigbus);
+	bus_errors = 0;
+	CHECK_EQ(touch(m + PAGE - 1), 0);
+	CHECK_EQ(touch(m + PAGE), -1);
+	CHECK_EQ(bus_errors, 1);
+
+	/* A child maps the file too and waits; the parent grows it by writing, then cuts it. */
+	int go[2], done[2];
+	CHECK_EQ(pipe(go), 0);
+	CHECK_EQ(pipe(done), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		bus_errors = 0;
+		if (read(go[0], &c, 1) != 1 || touch(m + 2 * PAGE) != 'g')
+			_exit(1);
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(touch(m + 2 * PAGE) == -1 && bus_errors == 1 ? 0 : 3);
+	}
+	CHECK_EQ(pwrite(fd, "g", 1, 2 * PAGE), 1); /* the file now covers three pages */
+	CHECK_EQ(write(go[1], "x", 1), 1);
+	char c;
+	CHECK_EQ(read(done[0], &c, 1), 1);
+	CHECK_EQ(ftruncate(fd, PAGE), 0);
+	CHECK_EQ(write(go[1], "x", 1), 1);
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	signal(SIGBUS, SIG_DFL);
+	munmap(m, SIZE);
+	close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+	CHECK_EQ(ftruncate(fd, SIZE), 0);
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "/tmp/t_fs_mmap.%d", getpid());
@@ -222,10 +267,8 @@ int main(void)
 
 	test_shared_mapping(fd);
 	test_private_mapping(fd);
-	/* Not yet in the sandbox: truncation does not revoke pages of existing shared mappings
-	 * (docs/filesystem.md). The test stays here, compiled, for when it does. */
-	if (getenv("CONFORMANCE_TRUNCATE_MAPPINGS"))
-		test_truncate_cuts_mapping(fd);
+	test_truncate_cuts_mapping(fd);
+	test_mapping_past_the_end(fd);
 
 	close(fd);
 	CHECK_EQ(unlink(path), 0);

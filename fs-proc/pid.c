@@ -342,6 +342,13 @@ static int fd_file(struct kernfs_node *n, struct vfs_file **f, bool *cloexec)
 	return err == -ESRCH ? -ENOENT : err;
 }
 
+static int link_file_fd(struct kernfs_node *n, struct vfs_file **out)
+{
+	bool cloexec;
+
+	return fd_file(n, out, &cloexec);
+}
+
 static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 {
 	struct vfs_file *f;
@@ -425,6 +432,7 @@ static int show_fdinfo(struct kernfs_node *n, struct kernfs_buf *b)
 static const struct kernfs_entry fd_link_entry = {.mode = S_IFLNK | 0700,
 						  .flags = KERNFS_MAGIC_LINK,
 						  .readlink = readlink_fd,
+						  .link_file = link_file_fd,
 						  .getattr = fd_link_getattr};
 static const struct kernfs_entry fdinfo_entry = {.mode = S_IFREG | 0444,
 						 .flags = KERNFS_WRITE_EINVAL,

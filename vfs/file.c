@@ -318,9 +318,30 @@ int vfs_open_resolve(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 	if (flags & O_CREAT)
 		err = open_creat_lookup(fs, cred, start, path, flags, mode, resolve, &d, &created);
 	else
-		err = vfs_lookup_cred(fs, cred, start, path, lookup_flags, &d);
+		err = vfs_lookup_cred(fs, cred, start, path,
+				      lookup_flags | (lookup_flags & VFS_LOOKUP_FOLLOW ? VFS_LOOKUP_MAGIC_LAST : 0),
+				      &d);
 	if (err)
 		return err;
+	if (S_ISLNK(d->inode->mode) && !(flags & O_NOFOLLOW) && !(flags & O_CREAT)) {
+		/* A magic link: open the object of the file it names. */
+		struct vfs_file *mf;
+		err = d->inode->ops->magic_file(d->inode, &mf);
+		vfs_dentry_put(d);
+		if (err)
+			return err;
+		if (!mf->dentry) {
+			err = mf->ops->reopen ? mf->ops->reopen(mf, flags, out) : -ENXIO;
+			vfs_file_put(mf);
+			return err;
+		}
+		d = vfs_dentry_get(mf->dentry);
+		vfs_file_put(mf);
+		if ((flags & O_DIRECTORY) && !vfs_is_dir(d)) {
+			err = -ENOTDIR;
+			goto out_d;
+		}
+	}
 	err = may_open(d, cred, flags, created);
 	if (err)
 		goto out_d;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -167,7 +168,29 @@ static off_t hostfd_llseek(struct vfs_file *f, off_t off, int whence)
 	return r < 0 ? -errno : r;
 }
 
+/* An open of /proc/PID/fd/N of a host descriptor: a new open of the same host object (the
+ * host's own magic link), so the new description has its own flags and, for files, offset. */
+static int hostfd_reopen(struct vfs_file *f, int flags, struct vfs_file **out)
+{
+	struct hostfd_file *hf = f->priv;
+	char path[64];
+
+	if (hf->fd < 0)
+		return -ENXIO;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", hf->fd);
+	int fd = open(path, (flags & (O_ACCMODE | O_NONBLOCK | O_APPEND)) | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (!(*out = vfs_file_host_fd(fd, flags & (O_ACCMODE | O_NONBLOCK | O_APPEND), true))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	((struct hostfd_file *)(*out)->priv)->std_fd = hf->std_fd;
+	return 0;
+}
+
 static const struct vfs_file_ops hostfd_ops = {
+    .reopen = hostfd_reopen,
     .read = hostfd_read,
     .write = hostfd_write,
     .getdents64 = hostfd_getdents64,

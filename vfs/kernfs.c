@@ -584,11 +584,19 @@ static bool kernfs_is_magic_link(struct vfs_inode *ino)
 	return (kn(ino)->entry->flags & KERNFS_MAGIC_LINK) != 0;
 }
 
+static int kernfs_magic_file(struct vfs_inode *ino, struct vfs_file **out)
+{
+	const struct kernfs_entry *e = kn(ino)->entry;
+
+	return e->link_file ? e->link_file(kn(ino), out) : -ENXIO;
+}
+
 static const struct vfs_inode_ops kernfs_inode_ops = {
     .lookup = kernfs_lookup,
     .getattr = kernfs_getattr,
     .readlink = kernfs_readlink,
     .is_magic_link = kernfs_is_magic_link,
+    .magic_file = kernfs_magic_file,
     .open = kernfs_open,
     .release = kernfs_release,
     .fs_type = kernfs_fs_type,

@@ -106,6 +106,8 @@ struct kernfs_entry {
 	/* Symlinks: TARGET, or READLINK producing it into B. */
 	const char *target;
 	int (*readlink)(struct kernfs_node *n, struct kernfs_buf *b);
+	/* Magic links naming an open file: that file, a new reference (see magic_file). */
+	int (*link_file)(struct kernfs_node *n, struct vfs_file **out);
 	/* Directories: rows from a table or from GEN, and an optional dynamic part. */
 	const struct kernfs_entry *children;
 	size_t nchildren;

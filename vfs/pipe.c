@@ -172,6 +172,27 @@ static void pipe_release(struct vfs_file *f)
 	}
 }
 
+static struct vfs_file *pipe_end(struct pipe *p, int accmode, int flags);
+
+/* An open of /proc/PID/fd/N of a pipe: a new end of the same pipe, as a FIFO open would give
+ * (Linux opens the pipe's inode through the magic link). */
+static int pipe_reopen(struct vfs_file *f, int flags, struct vfs_file **out)
+{
+	struct pipe *p = f->priv;
+	int acc = flags & O_ACCMODE;
+
+	if (acc == O_WRONLY && (flags & O_NONBLOCK) && p->readers == 0)
+		return -ENXIO;
+	if (!(*out = pipe_end(p, acc, flags)))
+		return -ENOMEM;
+	if (acc != O_WRONLY)
+		p->readers++;
+	if (acc != O_RDONLY)
+		p->writers++;
+	waitq_wake(&p->wq, 0);
+	return 0;
+}
+
 static const struct vfs_file_ops pipe_ops = {
 	.read = pipe_read,
 	.write = pipe_write,
@@ -179,6 +200,7 @@ static const struct vfs_file_ops pipe_ops = {
 	.ioctl = pipe_ioctl,
 	.poll = pipe_poll,
 	.release = pipe_release,
+	.reopen = pipe_reopen,
 };
 
 static struct vfs_file *pipe_end(struct pipe *p, int accmode, int flags)

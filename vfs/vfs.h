@@ -92,6 +92,10 @@ struct vfs_inode_ops {
 	 * of walking the text, and openat2's RESOLVE_NO_MAGICLINKS and scoped lookups refuse it.
 	 * No op means an ordinary symlink. */
 	bool (*is_magic_link)(struct vfs_inode *ino);
+	/* Optional, on a magic link that names an open file (/proc/PID/fd/N): that file (a new
+	 * reference). Opening the link opens the file's object again, even one without a path
+	 * (a pipe, a host descriptor, an unlinked file), as Linux's proc_fd_link does. */
+	int (*magic_file)(struct vfs_inode *ino, struct vfs_file **out);
 
 	/* The write side, all optional: a filesystem without SETATTR is read-only, and the VFS
 	 * answers -EROFS for it. Directory operations are called on directory DIR with a NAME
@@ -162,6 +166,9 @@ struct vfs_file_ops {
 	off_t (*llseek)(struct vfs_file *f, off_t off, int whence);
 	/* Optional: fallocate(2) MODE 0 or FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
 	int (*fallocate)(struct vfs_file *f, int mode, off_t off, off_t len);
+	/* Optional: a new open file description of the same object with open(2) FLAGS (an open
+	 * of /proc/PID/fd/N for a file without a path). Without it such an open is ENXIO. */
+	int (*reopen)(struct vfs_file *f, int flags, struct vfs_file **out);
 	/* Optional, for files whose data lives in the memory file: see vfs_file_mmap_range. */
 	int (*mmap_range)(struct vfs_file *f, off_t off, size_t len, struct mobj **mobj,
 			  uint64_t *mf_off);
@@ -205,6 +212,9 @@ struct vfs_fs_ctx {
 #define VFS_LOOKUP_BENEATH 0x20
 #define VFS_LOOKUP_IN_ROOT 0x40
 #define VFS_LOOKUP_SCOPED (VFS_LOOKUP_BENEATH | VFS_LOOKUP_IN_ROOT)
+/* A magic link as the last component is the result itself, not followed: open(2) opens the
+ * object it names (vfs_inode_ops.magic_file). */
+#define VFS_LOOKUP_MAGIC_LAST 0x80
 
 /* Mounts host directory HOST_DIR read-only as a root; returns its root dentry. Fails with a
  * negative errno if the directory cannot be opened or is not a directory. The returned

@@ -22,6 +22,12 @@ devices_behave_like_linux() {
   expect_status 0 && expect_stdout $'0\n16\nfull'
 }
 
+dev_stdin_reads_the_sandbox_stdin() {
+  printf 'line one\nline two\n' >"$WORK/in"
+  ms run "$ROOTFS" -- /bin/sh -c 'cat /dev/stdin | wc -l; echo inner | cat /dev/stdin'
+  expect_status 0 && expect_stdout $'2\ninner'
+}
+
 trap_catches_a_signal_sent_to_the_shell_itself() {
   ms run "$ROOTFS" -- /bin/sh -c 'trap "echo caught" TERM; kill -TERM $$'
   expect_status 0 && expect_stdout caught
@@ -120,6 +126,7 @@ interactive_shell_in_a_terminal() {
 }
 
 scenarios+=(
+  dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
   loop_piped_into_sort
   background_job_and_wait

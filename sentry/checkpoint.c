@@ -102,33 +102,45 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* CRC-32 of the sorted names, types, sizes and modification times in directory PATH. */
-static uint32_t dir_fingerprint(uint32_t crc, const char *path)
+/* The names in directory PATH (only subdirectories when DIRS_ONLY), sorted, malloc'd; *N
+ * gets how many. NULL (and *N 0) if it cannot be read. */
+static char **sorted_names(const char *path, bool dirs_only, size_t *n)
 {
 	DIR *dir = opendir(path);
 	struct dirent *de;
 	char **names = NULL;
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 
+	*n = 0;
 	if (!dir)
-		return crc;
+		return NULL;
 	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (dirs_only && de->d_type != DT_DIR))
 			continue;
-		if (n == cap) {
+		if (*n == cap) {
 			cap = cap ? 2 * cap : 64;
 			char **nn = realloc(names, cap * sizeof(*nn));
 			if (!nn)
 				break;
 			names = nn;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!(names[*n] = strdup(de->d_name)))
 			break;
-		n++;
+		(*n)++;
 	}
 	closedir(dir);
-	if (n)
-		qsort(names, n, sizeof(*names), name_cmp);
+	if (*n)
+		qsort(names, *n, sizeof(*names), name_cmp);
+	return names;
+}
+
+/* CRC-32 of the sorted names, types, sizes and modification times in directory PATH. */
+static uint32_t dir_fingerprint(uint32_t crc, const char *path)
+{
+	size_t n;
+	char **names = sorted_names(path, false, &n);
+
 	for (size_t i = 0; i < n; i++) {
 		char sub[4096];
 		struct stat st;
@@ -151,30 +163,9 @@ static uint32_t dir_fingerprint(uint32_t crc, const char *path)
 uint32_t kernel_rootfs_fingerprint(const char *rootfs)
 {
 	uint32_t crc = dir_fingerprint(crc32(0, NULL, 0), rootfs);
-	DIR *dir = opendir(rootfs);
-	struct dirent *de;
+	size_t n;
+	char **names = sorted_names(rootfs, true, &n);
 
-	if (!dir)
-		return crc;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	while ((de = readdir(dir))) {
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			char **nn = realloc(names, cap * sizeof(*nn));
-			if (!nn)
-				break;
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name)))
-			break;
-		n++;
-	}
-	closedir(dir);
-	if (n)
-		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		char sub[4096];
 		snprintf(sub, sizeof(sub), "%s/%s", rootfs, names[i]);

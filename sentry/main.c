@@ -79,6 +79,40 @@ static void make_env(char **env, char **extra, int nextra)
 	env[n] = NULL;
 }
 
+/* The options run and restore share (the same letters in both tables): 0 when C was one and
+ * is set in CFG, the usage error's exit status when its value is bad, -1 when C is another. */
+static int common_option(int c, const char *cmd, struct kernel_config *cfg)
+{
+	char msg[64];
+
+	switch (c) {
+	case 's':
+		cfg->strace = true;
+		return 0;
+	case 'p':
+		if (!strcmp(optarg, "same")) {
+			cfg->placement = PLACEMENT_SAME;
+		} else if (!strcmp(optarg, "other")) {
+			cfg->placement = PLACEMENT_OTHER;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --placement is 'same' or 'other', got", cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
+	case 'S':
+		cfg->stats = true;
+		return 0;
+	case 'i':
+		cfg->id = optarg;
+		return 0;
+	case 'T':
+		cfg->save_restore_test = true;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -96,10 +130,13 @@ static int cmd_run(int argc, char **argv)
 	opterr = 0;
 	/* '+': options stop at ROOTFS, so the guest command keeps its own options. */
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		int r = common_option(c, "run", &cfg);
+		if (r >= 0) {
+			if (r)
+				return r;
+			continue;
+		}
 		switch (c) {
-		case 's':
-			cfg.strace = true;
-			break;
 		case 'e':
 			if (!strchr(optarg, '=') || optarg[0] == '=')
 				return fail("run: --env needs K=V, got", optarg);
@@ -117,25 +154,8 @@ static int cmd_run(int argc, char **argv)
 				return fail("run: --cpus needs a number from 1 to 512, got", optarg);
 			cfg.cpus = (int)n;
 			break;
-		case 'p':
-			if (!strcmp(optarg, "same"))
-				cfg.placement = PLACEMENT_SAME;
-			else if (!strcmp(optarg, "other"))
-				cfg.placement = PLACEMENT_OTHER;
-			else
-				return fail("run: --placement is 'same' or 'other', got", optarg);
-			break;
 		case 'E':
 			cfg.eager_kernfs = true;
-			break;
-		case 'S':
-			cfg.stats = true;
-			break;
-		case 'i':
-			cfg.id = optarg;
-			break;
-		case 'T':
-			cfg.save_restore_test = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -221,35 +241,21 @@ static int cmd_restore(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		int r = common_option(c, "restore", &cfg);
+		if (r >= 0) {
+			if (r)
+				return r;
+			continue;
+		}
 		switch (c) {
 		case 'm':
 			image = optarg;
-			break;
-		case 'i':
-			cfg.id = optarg;
 			break;
 		case 'r':
 			o.rootfs = optarg;
 			break;
 		case 'f':
 			o.force = true;
-			break;
-		case 's':
-			cfg.strace = true;
-			break;
-		case 'p':
-			if (!strcmp(optarg, "same"))
-				cfg.placement = PLACEMENT_SAME;
-			else if (!strcmp(optarg, "other"))
-				cfg.placement = PLACEMENT_OTHER;
-			else
-				return fail("restore: --placement is 'same' or 'other', got", optarg);
-			break;
-		case 'S':
-			cfg.stats = true;
-			break;
-		case 'T':
-			cfg.save_restore_test = true;
 			break;
 		case 'D':
 			delete_image = true;

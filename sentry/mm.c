@@ -715,8 +715,9 @@ int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags)
  * file: the VMA records them as runs of clean pages, and the restore reads them from the
  * restored file again. */
 
-/* Reads compared per step: bounds the buffer for a large mapping. */
-#define CLEAN_CHUNK (256 * PAGE_SIZE)
+/* Reads compared per step: a buffer small enough to stay in the cache, allocated once (a fresh
+ * one per mapping cost more in page faults and zeroing than the compare itself). */
+#define CLEAN_CHUNK (32 * PAGE_SIZE)
 
 static bool clean_candidate(const struct vma *v)
 {
@@ -728,9 +729,14 @@ static bool clean_candidate(const struct vma *v)
  * them out of the memory section. */
 static int save_clean_runs(struct enc *e, const struct vma *v)
 {
+	static char *buf;
 	uint64_t npages = (v->end - v->start) / PAGE_SIZE, *runs = NULL, nruns = 0, cap = 0;
-	char *buf = clean_candidate(v) ? malloc(CLEAN_CHUNK) : NULL;
-	bool in_run = false;
+	bool in_run = false, candidate = clean_candidate(v);
+
+	if (candidate && !buf)
+		buf = malloc(CLEAN_CHUNK);
+	if (!candidate)
+		npages = 0;
 
 	for (uint64_t at = 0; buf && at < npages; at += CLEAN_CHUNK / PAGE_SIZE) {
 		uint64_t n = npages - at < CLEAN_CHUNK / PAGE_SIZE ? npages - at : CLEAN_CHUNK / PAGE_SIZE;
@@ -747,7 +753,6 @@ static int save_clean_runs(struct enc *e, const struct vma *v)
 					uint64_t *r = realloc(runs, cap * 2 * sizeof(*r));
 					if (!r) {
 						free(runs);
-						free(buf);
 						return enc_fail(e, "out of memory");
 					}
 					runs = r;
@@ -761,7 +766,6 @@ static int save_clean_runs(struct enc *e, const struct vma *v)
 			in_run = clean;
 		}
 	}
-	free(buf);
 	enc_u64(e, nruns);
 	for (uint64_t i = 0; i < nruns; i++) {
 		enc_u64(e, runs[2 * i]);

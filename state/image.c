@@ -205,13 +205,19 @@ int image_write(const char *dir, struct image *img, bool force, char **err)
 		struct image_section *s = &img->sec[i];
 		char file[IMAGE_NAME_MAX + 4];
 		uLongf zlen = compressBound(s->len);
-		uint8_t *z = malloc(zlen);
+		uint8_t *z;
 
 		if (!valid_name(s->name)) {
-			free(z);
 			ret = fail(err, -EINVAL, "bad section name");
 			goto out_close;
 		}
+		if (s->len == 0) {
+			/* An empty section has no file: stored length 0 says so. */
+			s->stored = 0;
+			s->crc = 0;
+			goto entry;
+		}
+		z = malloc(zlen);
 		/* Level 1: a checkpoint is on the critical path; the size gain of higher levels on
 		 * guest memory is small. */
 		if (!z || compress2(z, &zlen, s->data ? s->data : (const uint8_t *)"", s->len, 1) != Z_OK) {
@@ -228,6 +234,7 @@ int image_write(const char *dir, struct image *img, bool force, char **err)
 			ret = fail(err, e, "cannot write section %s: %s", s->name, strerror(-e));
 			goto out_close;
 		}
+entry:;
 		uint8_t *p = hdr + HEADER_FIXED + i * SEC_ENTRY_LEN;
 		memset(p, 0, SEC_ENTRY_LEN);
 		memcpy(p, s->name, strlen(s->name));
@@ -360,6 +367,18 @@ int image_read(const char *dir, struct image *img, char **err)
 		uint8_t *z;
 		size_t zlen;
 
+		if (s->stored == 0) {
+			if (s->len != 0 || s->crc != 0) {
+				ret = fail(err, -EINVAL, "image '%s' has a corrupt header (section %s)", dir,
+					   s->name);
+				goto out;
+			}
+			if (!(s->data = malloc(1))) {
+				ret = fail(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+			continue;
+		}
 		snprintf(file, sizeof(file), "%s%s", s->name, SECTION_SUFFIX);
 		if ((ret = read_file(dirfd, file, &z, &zlen))) {
 			ret = fail(err, ret, "image '%s': section %s: %s", dir, s->name,

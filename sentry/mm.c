@@ -323,7 +323,8 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		.start = addr,
 		.end = addr + len,
 		.prot = prot,
-		.flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | VMA_NO_WRITE),
+		.flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | VMA_NO_WRITE)) |
+			 (prot & PROT_WRITE ? VMA_WAS_WRITABLE : 0),
 		.mobj = mo,
 		.mf_off = mf,
 		.file_off = file ? off : 0,
@@ -419,6 +420,9 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 		if (vma_find(&mm->vmas, at)->flags & VMA_NO_WRITE)
 			return -EACCES;
 	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
+		return err;
+	if ((prot & PROT_WRITE) &&
+	    (err = vma_set_flags(&mm->vmas, addr, addr + len, VMA_WAS_WRITABLE, 0)))
 		return err;
 	/* Pages past a file's end stay inaccessible on the host whatever the guest asks. */
 	bool past_eof = false;
@@ -725,6 +729,13 @@ static bool clean_candidate(const struct vma *v)
 	       v->dentry->inode && S_ISREG(v->dentry->inode->mode);
 }
 
+/* A private mapping never writable, of a file that cannot change, still holds what the file
+ * holds: no need to read and compare it (most of a program's text). */
+static bool clean_for_sure(const struct vma *v)
+{
+	return !(v->flags & VMA_WAS_WRITABLE) && vfs_dentry_immutable(v->dentry);
+}
+
 /* Writes V's runs of clean pages (u64 count, then u64 first page, u64 pages each) and leaves
  * them out of the memory section. */
 static int save_clean_runs(struct enc *e, const struct vma *v)
@@ -733,12 +744,25 @@ static int save_clean_runs(struct enc *e, const struct vma *v)
 	uint64_t npages = (v->end - v->start) / PAGE_SIZE, *runs = NULL, nruns = 0, cap = 0;
 	bool in_run = false, candidate = clean_candidate(v);
 
+	uint64_t first = 0;
+
 	if (candidate && !buf)
 		buf = malloc(CLEAN_CHUNK);
 	if (!candidate)
 		npages = 0;
+	/* All but the last page need no compare when the mapping never changed them; the last
+	 * one may have been filled only in part (a segment ending inside it). */
+	if (candidate && buf && npages > 1 && clean_for_sure(v)) {
+		if (!(runs = malloc(2 * sizeof(*runs))))
+			return enc_fail(e, "out of memory");
+		runs[0] = 0;
+		runs[1] = npages - 1;
+		nruns = cap = 1;
+		in_run = true;
+		first = npages - 1;
+	}
 
-	for (uint64_t at = 0; buf && at < npages; at += CLEAN_CHUNK / PAGE_SIZE) {
+	for (uint64_t at = first; buf && at < npages; at += CLEAN_CHUNK / PAGE_SIZE) {
 		uint64_t n = npages - at < CLEAN_CHUNK / PAGE_SIZE ? npages - at : CLEAN_CHUNK / PAGE_SIZE;
 		ssize_t got = vfs_dentry_pread(v->dentry, buf, n * PAGE_SIZE, v->file_off + at * PAGE_SIZE);
 		if (got < 0)

@@ -15,6 +15,7 @@
 #define VMA_PAST_EOF 0x2000000 /* file pages past EOF: host PROT_NONE, access is SIGBUS */
 #define VMA_NO_WRITE 0x4000000 /* a shared mapping of a file not open for writing */
 #define VMA_HOST_STALE 0x8000000 /* the host's protection is not yet what the flags say */
+#define VMA_WAS_WRITABLE 0x10000000 /* was ever mapped or protected writable */
 
 struct mobj;
 struct vfs_dentry;

@@ -471,3 +471,8 @@ const struct vfs_file_kind hostfs_dir_kind = {
     .save = vfs_file_save_none,
     .load = vfs_file_reopen,
 };
+
+bool hostfs_is_inode(struct vfs_inode *ino)
+{
+	return ino->ops == &hostfs_inode_ops;
+}

@@ -46,6 +46,9 @@ void vfs_follow_mounts(struct vfs_dentry **d);
  * practice, in creation order (so the same start-up sequence gives the same numbers). */
 dev_t vfs_anon_dev_new(void);
 
+/* hostfs.c: true for an inode of the host (lower) filesystem. */
+bool hostfs_is_inode(struct vfs_inode *ino);
+
 /* hostfd.c */
 
 /* Makes F, a file being opened by vfs_open, a wrapper of host descriptor FD (owned by F when

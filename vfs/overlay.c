@@ -1010,3 +1010,14 @@ const struct vfs_file_kind ovl_dir_kind = {
     .save = ovl_dir_save,
     .load = ovl_dir_load,
 };
+
+bool vfs_dentry_immutable(struct vfs_dentry *d)
+{
+	struct vfs_inode *ino = d->inode;
+
+	if (!ino)
+		return false;
+	if (ino->ops == &ovl_inode_ops)
+		return !ovl_i(ino)->upper && ovl_i(ino)->lower;
+	return hostfs_is_inode(ino);
+}

@@ -379,6 +379,9 @@ int vfs_file_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mobj *
 			uint64_t *mf_off);
 
 int vfs_stat(struct vfs_dentry *d, struct stat *st);
+/* True if the content of the file D names cannot change: a file of the host's lower layer
+ * that has not been copied up (the host tree is never written). */
+bool vfs_dentry_immutable(struct vfs_dentry *d);
 /* Reads up to LEN bytes at OFF of the regular file D names, as the Sentry (no permission
  * check, no open file left behind): what a private file mapping was filled from. Returns the
  * bytes read (fewer at the end of the file) or a negative errno. */

@@ -265,19 +265,12 @@ static struct unix_name *name_find(bool abstract, int type, const void *key, siz
 	return NULL;
 }
 
-static int name_add(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
+/* Registers name KEY for S (the caller has checked it is free). */
+static int name_insert(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
 {
-	struct unix_name *n;
+	struct unix_name *n = malloc(sizeof(*n) + len + 1);
 
-	/* Linux finds a taken path before an already bound socket, and the reverse for
-	 * abstract names. */
-	if (!abstract && name_find(false, 0, key, len))
-		return -EADDRINUSE;
-	if (s->addrlen)
-		return -EINVAL;
-	if (name_find(abstract, s->type, key, len))
-		return -EADDRINUSE;
-	if (!(n = malloc(sizeof(*n) + len + 1)))
+	if (!n)
 		return -ENOMEM;
 	n->abstract = abstract;
 	n->type = s->type;
@@ -289,6 +282,19 @@ static int name_add(struct vfs_unix_sock *s, bool abstract, const void *key, siz
 	names = n;
 	s->name = n;
 	return 0;
+}
+
+static int name_add(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
+{
+	/* Linux finds a taken path before an already bound socket, and the reverse for
+	 * abstract names. */
+	if (!abstract && name_find(false, 0, key, len))
+		return -EADDRINUSE;
+	if (s->addrlen)
+		return -EINVAL;
+	if (name_find(abstract, s->type, key, len))
+		return -EADDRINUSE;
+	return name_insert(s, abstract, key, len);
 }
 
 static int bind_abstract(struct vfs_unix_sock *s, const void *name, size_t len)
@@ -1175,22 +1181,9 @@ static void sock_state_save(struct enc *e, const struct vfs_unix_sock *s)
 /* Puts restored S under its saved name; -EADDRINUSE if something has it already. */
 static int name_restore(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
 {
-	struct unix_name *n;
-
 	if (name_find(abstract, s->type, key, len))
 		return -EADDRINUSE;
-	if (!(n = malloc(sizeof(*n) + len + 1)))
-		return -ENOMEM;
-	n->abstract = abstract;
-	n->type = s->type;
-	n->keylen = len;
-	memcpy(n->key, key, len);
-	n->key[len] = 0;
-	n->sock = s;
-	n->next = names;
-	names = n;
-	s->name = n;
-	return 0;
+	return name_insert(s, abstract, key, len);
 }
 
 /* A socket from its saved state (one reference, the caller's), or NULL with D's error set.

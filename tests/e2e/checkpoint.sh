@@ -296,6 +296,13 @@ bad_images_are_refused_with_one_line() {
   ms restore --rootfs "$WORK/moved-rootfs" --image "$bad"
   expect_one_line_error || { why="a different rootfs: $why"; return 1; }
   grep -q 'not the one' <<<"$err" || fail "stderr '$err' does not say the rootfs differs" || return
+  # --force restores onto it all the same; an identical copy needs no --force.
+  ms restore --rootfs "$WORK/moved-rootfs" --force --image "$bad"
+  expect_status 0 && expect_stdout still-here || { why="--rootfs --force: $why"; return 1; }
+  rm "$WORK/moved-rootfs/etc/extra-file"
+  touch -r "$ROOTFS/etc" "$WORK/moved-rootfs/etc"
+  ms restore --rootfs "$WORK/moved-rootfs" --image "$bad"
+  expect_status 0 && expect_stdout still-here || { why="--rootfs on a copy: $why"; return 1; }
   ms restore --rootfs "$WORK/no-such-rootfs" --image "$bad"
   expect_one_line_error || { why="a missing rootfs: $why"; return 1; }
   # An image of another format version, with a header that is otherwise sound: bytes 8-11

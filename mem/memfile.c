@@ -122,19 +122,29 @@ void memfile_free(uint64_t off, uint64_t len)
 	}
 }
 
+/* The next extent of data at or after AT, before END: returns false when the rest is a hole,
+ * else sets [*DATA, *STOP) (STOP capped at END). */
+static bool next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
+{
+	off_t d = lseek(mf.fd, at, SEEK_DATA);
+
+	if (d < 0 || (uint64_t)d >= end)
+		return false;
+	off_t h = lseek(mf.fd, d, SEEK_HOLE);
+	*data = d;
+	*stop = h < 0 || (uint64_t)h > end ? end : (uint64_t)h;
+	return true;
+}
+
 void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 {
 	uint64_t at = src, end = src + len;
 
-	while (at < end) {
-		off_t data = lseek(mf.fd, at, SEEK_DATA);
-		if (data < 0 || (uint64_t)data >= end)
-			return; /* the rest is a hole: the destination is fresh, so already zero */
-		off_t hole = lseek(mf.fd, data, SEEK_HOLE);
-		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+	uint64_t data, stop;
+
+	/* Past the last extent all is hole: the destination is fresh, so already zero. */
+	for (; at < end && next_data(at, end, &data, &stop); at = stop)
 		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
-		at = stop;
-	}
 }
 
 struct mobj *mobj_new(uint64_t len)
@@ -173,15 +183,10 @@ uint64_t memfile_data_bytes(uint64_t off, uint64_t len)
 {
 	uint64_t at = off, end = off + len, bytes = 0;
 
-	while (at < end) {
-		off_t data = lseek(mf.fd, at, SEEK_DATA);
-		if (data < 0 || (uint64_t)data >= end)
-			break;
-		off_t hole = lseek(mf.fd, data, SEEK_HOLE);
-		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+	uint64_t data, stop;
+
+	for (; at < end && next_data(at, end, &data, &stop); at = stop)
 		bytes += stop - data;
-		at = stop;
-	}
 	return bytes;
 }
 
@@ -261,12 +266,8 @@ int memfile_save(struct enc *e, uint64_t *pages)
 		enc_u64(e, mf.free[i].off);
 		enc_u64(e, mf.free[i].len);
 	}
-	while (at < end) {
-		off_t data = lseek(mf.fd, at, SEEK_DATA);
-		if (data < 0 || (uint64_t)data >= end)
-			break;
-		off_t hole = lseek(mf.fd, data, SEEK_HOLE);
-		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+	uint64_t data, stop;
+	while (at < end && next_data(at, end, &data, &stop)) {
 		/* Holes are page-aligned on tmpfs-backed memfds; round anyway. */
 		uint64_t p = data & ~(uint64_t)(MEMFILE_PAGE - 1);
 		stop = (stop + MEMFILE_PAGE - 1) & ~(uint64_t)(MEMFILE_PAGE - 1);

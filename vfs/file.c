@@ -75,6 +75,24 @@ static ssize_t path_file_pread_kernel(struct vfs_file *f, void *buf, size_t len,
 	return -EBADF;
 }
 
+ssize_t vfs_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	(void)f, (void)iov, (void)iovcnt, (void)pos;
+	return -EISDIR;
+}
+
+ssize_t vfs_dir_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
+{
+	(void)f, (void)iov, (void)iovcnt, (void)pos;
+	return -EBADF; /* a directory is never open for writing */
+}
+
+ssize_t vfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
+{
+	(void)f, (void)buf, (void)len, (void)off;
+	return -EISDIR;
+}
+
 /* An O_PATH file: usable for fstat and as a dirfd, nothing else. */
 static const struct vfs_file_ops path_file_ops = {
     .read = path_file_rw,

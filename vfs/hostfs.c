@@ -246,12 +246,6 @@ static const struct vfs_file_ops hostfs_reg_ops = {
 
 /* Directories. */
 
-static ssize_t hostfs_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EISDIR;
-}
-
 /* The host's records pass through a private buffer rather than being read into BUF and
  * parsed there: BUF is guest memory, which another guest thread may change under us. *POS is
  * the host's d_off cookie of the next record; each call seeks the host directory to it. The
@@ -298,20 +292,14 @@ static ssize_t hostfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size,
 	return err ? err : (ssize_t)done;
 }
 
-static ssize_t hostfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
-{
-	(void)f, (void)buf, (void)len, (void)off;
-	return -EISDIR;
-}
-
 static const struct vfs_file_ops hostfs_dir_ops = {
-    .read = hostfs_dir_read,
+    .read = vfs_dir_read,
     .write = hostfs_file_write,
     .getdents64 = hostfs_dir_getdents64,
     .ioctl = hostfs_file_ioctl,
     .getattr = hostfs_file_getattr,
     .host_fd = hostfs_file_host_fd,
-    .pread_kernel = hostfs_dir_pread_kernel,
+    .pread_kernel = vfs_dir_pread_kernel,
     .release = hostfs_file_release,
 };
 

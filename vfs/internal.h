@@ -46,6 +46,11 @@ void vfs_follow_mounts(struct vfs_dentry **d);
  * practice, in creation order (so the same start-up sequence gives the same numbers). */
 dev_t vfs_anon_dev_new(void);
 
+/* file.c: the read, write and pread_kernel ops of every filesystem's directory files. */
+ssize_t vfs_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos);
+ssize_t vfs_dir_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos);
+ssize_t vfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off);
+
 /* hostfs.c: true for an inode of the host (lower) filesystem. */
 bool hostfs_is_inode(struct vfs_inode *ino);
 

@@ -822,32 +822,14 @@ static ssize_t dir_getdents64(struct vfs_file *f, void *buf, size_t size, off_t 
 	return (ssize_t)c.done;
 }
 
-static ssize_t dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EISDIR;
-}
-
-static ssize_t dir_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EBADF;
-}
-
-static ssize_t dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
-{
-	(void)f, (void)buf, (void)len, (void)off;
-	return -EISDIR;
-}
-
 static const struct vfs_file_ops kernfs_dir_ops = {
-    .read = dir_read,
-    .write = dir_write,
+    .read = vfs_dir_read,
+    .write = vfs_dir_write,
     .getdents64 = dir_getdents64,
     .ioctl = kernfs_ioctl,
     .getattr = kernfs_file_getattr,
     .host_fd = kernfs_host_fd,
-    .pread_kernel = dir_pread_kernel,
+    .pread_kernel = vfs_dir_pread_kernel,
 };
 
 /* Filesystems */

@@ -868,26 +868,14 @@ static ssize_t memfs_dir_getdents64(struct vfs_file *f, void *buf, size_t size, 
 	return (ssize_t)done;
 }
 
-static ssize_t memfs_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EISDIR;
-}
-
-static ssize_t memfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
-{
-	(void)f, (void)buf, (void)len, (void)off;
-	return -EISDIR;
-}
-
 static const struct vfs_file_ops memfs_dir_ops = {
-    .read = memfs_dir_read,
-    .write = memfs_dir_read,
+    .read = vfs_dir_read,
+    .write = vfs_dir_write,
     .getdents64 = memfs_dir_getdents64,
     .ioctl = memfs_ioctl,
     .getattr = memfs_file_getattr,
     .host_fd = memfs_host_fd,
-    .pread_kernel = memfs_dir_pread_kernel,
+    .pread_kernel = vfs_dir_pread_kernel,
     .release = memfs_file_release,
 };
 

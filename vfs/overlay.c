@@ -726,18 +726,6 @@ static ssize_t ovl_dir_getdents64(struct vfs_file *f, void *buf, size_t size, of
 	return (ssize_t)done;
 }
 
-static ssize_t ovl_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EISDIR;
-}
-
-static ssize_t ovl_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
-{
-	(void)f, (void)buf, (void)len, (void)off;
-	return -EISDIR;
-}
-
 static long ovl_dir_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
 {
 	(void)f, (void)cmd, (void)arg;
@@ -765,13 +753,13 @@ static void ovl_dir_release(struct vfs_file *f)
 }
 
 static const struct vfs_file_ops ovl_dir_ops = {
-    .read = ovl_dir_read,
-    .write = ovl_dir_read,
+    .read = vfs_dir_read,
+    .write = vfs_dir_write,
     .getdents64 = ovl_dir_getdents64,
     .ioctl = ovl_dir_ioctl,
     .getattr = ovl_dir_getattr,
     .host_fd = ovl_dir_host_fd,
-    .pread_kernel = ovl_dir_pread_kernel,
+    .pread_kernel = vfs_dir_pread_kernel,
     .release = ovl_dir_release,
 };
 

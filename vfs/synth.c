@@ -263,18 +263,6 @@ static void synth_release(struct vfs_inode *ino)
 
 /* Directories opened for listing. F->priv is the directory's inode (the dentry holds it). */
 
-static ssize_t synth_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EISDIR;
-}
-
-static ssize_t synth_dir_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
-{
-	(void)f, (void)iov, (void)iovcnt, (void)pos;
-	return -EBADF;
-}
-
 /* Record *POS is "." at 0, ".." at 1, then entry *POS - 2; each record's d_off is the
  * position of the next. A root's ".." shows the root itself, as Linux's readdir of a mounted
  * root does. */
@@ -324,20 +312,14 @@ static int synth_dir_host_fd(struct vfs_file *f)
 	return -1;
 }
 
-static ssize_t synth_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off)
-{
-	(void)f, (void)buf, (void)len, (void)off;
-	return -EISDIR;
-}
-
 static const struct vfs_file_ops synth_dir_ops = {
-    .read = synth_dir_read,
-    .write = synth_dir_write,
+    .read = vfs_dir_read,
+    .write = vfs_dir_write,
     .getdents64 = synth_dir_getdents64,
     .ioctl = synth_dir_ioctl,
     .getattr = vfs_synth_file_getattr,
     .host_fd = synth_dir_host_fd,
-    .pread_kernel = synth_dir_pread_kernel,
+    .pread_kernel = vfs_dir_pread_kernel,
 };
 
 static int synth_open(struct vfs_inode *ino, struct vfs_file *f, int flags)

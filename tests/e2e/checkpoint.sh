@@ -93,6 +93,17 @@ cycle() {
   done
 }
 
+# both_restores_end_with N PATTERN: the last N lines of the two final restores (runs 3 and 4),
+# joined by spaces, match the glob PATTERN (plain text matches itself).
+both_restores_end_with() {
+  local n got
+  for n in 3 4; do
+    got=$(tail -n "$1" "$WORK/cyc.$n" | tr '\n' ' ')
+    # shellcheck disable=SC2053
+    [[ $got == $2 ]] || fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")', want '$2'" || return
+  done
+}
+
 # The lines of run N's output.
 cyc_out() { cat "$WORK/cyc.$1"; }
 
@@ -121,11 +132,7 @@ counter_loop_continues_across_checkpoints() {
 
 pipeline_with_bytes_in_the_pipe_survives() {
   cycle '^ready$' '' '' /bin/sh -c 'echo ready; seq 1 50000 | (sleep 2; wc -l)' || return
-  local n
-  for n in 3 4; do
-    [ "$(tail -n1 "$WORK/cyc.$n")" = 50000 ] ||
-      fail "run $n printed '$(tail -n1 "$WORK/cyc.$n")', want 50000" || return
-  done
+  both_restores_end_with 1 "50000 "
 }
 
 threads_mid_computation_give_the_uninterrupted_result() {
@@ -135,70 +142,43 @@ threads_mid_computation_give_the_uninterrupted_result() {
   local want
   want=$(grep '^sum' <<<"$out")
   cycle '^ready$' '' '' /usr/local/bin/scene threads || return
-  local n
-  for n in 3 4; do
-    [ "$(grep '^sum' "$WORK/cyc.$n")" = "$want" ] ||
-      fail "run $n: '$(grep '^sum' "$WORK/cyc.$n")', want '$want'" || return
-  done
+  both_restores_end_with 1 "$want "
 }
 
 zombie_child_is_still_a_zombie_after_restore() {
   need_in_rootfs /usr/local/bin/scene || return
   cycle '^ready$' '' '' /usr/local/bin/scene zombie 2 || return
-  local n
-  for n in 3 4; do
-    [ "$(tail -n2 "$WORK/cyc.$n" | tr '\n' ' ')" = "child state Z child exit 7 " ] ||
-      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
-  done
+  both_restores_end_with 2 "child state Z child exit 7 "
 }
 
 files_in_tmp_and_over_etc_are_in_the_image() {
   cycle '^ready$' '' '' /bin/sh -c 'echo tmpdata > /tmp/f; echo etcdata > /etc/hostname; rm /etc/group; echo ready; sleep 2; cat /tmp/f /etc/hostname; ls /etc/group 2>&1 | grep -c "No such"' || return
-  local n
-  for n in 3 4; do
-    [ "$(tail -n3 "$WORK/cyc.$n" | tr '\n' ' ')" = "tmpdata etcdata 1 " ] ||
-      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
-  done
+  both_restores_end_with 3 "tmpdata etcdata 1 "
 }
 
 mapped_tmpfs_file_and_fd_offset_survive() {
   need_in_rootfs /usr/local/bin/scene || return
   cycle '^ready$' '' '' /usr/local/bin/scene mmap 2 || return
-  local n
-  for n in 3 4; do
-    [ "$(tail -n1 "$WORK/cyc.$n")" = "offset 8 read XYfgh map abcXYfgh" ] ||
-      fail "run $n: '$(tail -n1 "$WORK/cyc.$n")'" || return
-  done
+  both_restores_end_with 1 "offset 8 read XYfgh map abcXYfgh "
 }
 
 socket_pair_keeps_its_queued_messages() {
   need_in_rootfs /usr/local/bin/scene || return
   cycle '^ready$' '' '' /usr/local/bin/scene socket 2 || return
-  local n
-  for n in 3 4; do
-    [ "$(tail -n2 "$WORK/cyc.$n" | tr '\n' ' ')" = "got first got second " ] ||
-      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
-  done
+  both_restores_end_with 2 "got first got second "
 }
 
 timer_fires_after_restore() {
   need_in_rootfs /usr/local/bin/scene || return
   cycle '^ready$' '' '' /usr/local/bin/scene timer 2 || return
-  local n
-  for n in 3 4; do
-    [[ "$(tail -n1 "$WORK/cyc.$n")" == "fired after its time "* ]] ||
-      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")'" || return
-  done
+  both_restores_end_with 1 "fired after its time *"
 }
 
 sysctl_values_and_boot_id_survive() {
   cycle '^ready$' '' '' /bin/sh -c 'cat /proc/sys/kernel/random/boot_id; echo sandbox.example > /proc/sys/kernel/domainname; echo ready; sleep 2; cat /proc/sys/kernel/domainname /proc/sys/kernel/random/boot_id' || return
-  local boot n
+  local boot
   boot=$(head -n1 "$WORK/cyc.1")
-  for n in 3 4; do
-    [ "$(tail -n2 "$WORK/cyc.$n" | tr '\n' ' ')" = "sandbox.example $boot " ] ||
-      fail "run $n: '$(tr '\n' ' ' <"$WORK/cyc.$n")', want the domain name and boot id $boot" || return
-  done
+  both_restores_end_with 2 "sandbox.example $boot "
 }
 
 # An idle sandbox's image does not depend on how many CPUs it shows, even after a walk of /sys.

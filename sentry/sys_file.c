@@ -762,13 +762,16 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
 	while (done < count) {
-		size_t want = count - done < XFER_CHUNK ? count - done : XFER_CHUNK;
-		/* Never read more than OUT takes now, so nothing read is ever lost. */
+		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);
+		/* Nothing read may be lost when OUT takes less: what a seekable IN gave beyond it
+		 * is given back by moving its offset back; a stream IN is read no more than a
+		 * writable OUT is sure to take (POLLOUT promises PIPE_BUF bytes). */
+		size_t chunk = ipos ? XFER_CHUNK : PIPE_BUF;
+		size_t want = count - done < chunk ? count - done : chunk;
 		struct waitq *wq;
 		if (out->ops->poll && !(out->ops->poll(out, &wq) & POLLOUT))
 			break;
 		struct iovec iv = {buf, want};
-		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);
 		ssize_t n = in->ops->read(in, &iv, 1, ipos);
 		if (n == 0)
 			return done; /* end of input */
@@ -782,6 +785,13 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 		struct iovec ov = {buf, n};
 		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
 		ssize_t w = out->ops->write(out, &ov, 1, opos);
+		if (w < n) {
+			ssize_t back = n - (w > 0 ? w : 0);
+			if (ipos == &in->pos)
+				vfs_lseek(in, -back, SEEK_CUR);
+			else if (ipos)
+				*ipos -= back;
+		}
 		if (w < 0) {
 			if (w == -EPIPE) {
 				siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};

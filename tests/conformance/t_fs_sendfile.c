@@ -1,7 +1,7 @@
 /*
  * t_fs_sendfile: in-kernel copies between /tmp files and pipes. sendfile to a pipe and to a
  * file, with an offset pointer (updated; the file position untouched) and without (the
- * position moves); copy_file_range the same two ways; splice file->pipe and pipe->file; tee
+ * position moves), and into a pipe with less room than asked for; copy_file_range the same two ways; splice file->pipe and pipe->file; tee
  * duplicating pipe data without consuming it; and their EBADF/EINVAL/ESPIPE cases.
  */
 #include "check.h"
@@ -120,6 +120,31 @@ static void test_sendfile(int src, int p[2])
 	CHECK_ERR(sendfile(p[1], 9999, NULL, 10), EBADF);
 	CHECK_EQ(pos(src), 1000);
 	close(dst);
+}
+
+/* Into a pipe with less room than asked for: what is sent is exactly what the position (or
+ * the offset) moved by, and the pipe holds those bytes after the ones already there. */
+static void test_sendfile_into_a_nearly_full_pipe(int src, int p[2])
+{
+	static char fill[60000], back[sizeof(fill)];
+	off_t off = 7000;
+	long n;
+
+	CHECK_EQ(lseek(src, 2000, SEEK_SET), 2000);
+	CHECK_EQ(write(p[1], fill, sizeof(fill)), (long)sizeof(fill));
+	n = sendfile(p[1], src, NULL, 20000);
+	CHECK(n > 0 && n < 20000);
+	CHECK_EQ(pos(src), 2000 + n);
+	CHECK_EQ(read(p[0], back, sizeof(back)), (long)sizeof(back));
+	CHECK(pipe_holds(p[0], 2000, (size_t)n));
+
+	CHECK_EQ(write(p[1], fill, sizeof(fill)), (long)sizeof(fill));
+	n = sendfile(p[1], src, &off, 20000);
+	CHECK(n > 0 && n < 20000);
+	CHECK_EQ(off, 7000 + n);
+	CHECK_EQ(read(p[0], back, sizeof(back)), (long)sizeof(back));
+	CHECK(pipe_holds(p[0], 7000, (size_t)n));
+	CHECK_EQ(lseek(src, 1000, SEEK_SET), 1000);
 }
 
 static void test_copy_file_range(int src)
@@ -268,6 +293,7 @@ int main(void)
 	int p[2];
 	CHECK_EQ(pipe(p), 0);
 	test_sendfile(src, p);
+	test_sendfile_into_a_nearly_full_pipe(src, p);
 	test_copy_file_range(src);
 	test_splice_and_tee(src, p);
 

@@ -28,6 +28,7 @@ struct procfs_cpu_model {
 struct procfs {
 	const struct procinfo_ops *ops;
 	struct procfs_cpu_model cpu;
+	struct vfs_dentry *nsfs; /* the root of the namespace files (ns.c), once needed */
 };
 
 static inline struct procfs *procfs_of(struct kernfs_node *n)
@@ -60,11 +61,17 @@ int procfs_get_vmas(const struct procinfo_ops *ops, pid_t pid, struct procinfo_v
 extern const struct kernfs_entry procfs_pid_entry;
 #define PROCFS_SYS_NROWS 4
 extern const struct kernfs_entry procfs_sys_rows[PROCFS_SYS_NROWS];
+#define PROCFS_NS_NROWS 10
+extern const struct kernfs_entry procfs_ns_rows[PROCFS_NS_NROWS];
+void procfs_nsfs_free(struct procfs *p);
+/* The owner of a /proc/PID file: the process's (e)uid and gid. */
+void procfs_pid_owner(struct kernfs_node *n, struct stat *st);
 #define PROCFS_ALL_NROWS 7
 extern const struct kernfs_entry procfs_all_rows[PROCFS_ALL_NROWS];
 /* /proc/PID/mounts and mountinfo for the process PID. */
 int procfs_show_mounts(struct kernfs_node *n, struct kernfs_buf *b);
 int procfs_show_mountinfo(struct kernfs_node *n, struct kernfs_buf *b);
+int procfs_show_mountstats(struct kernfs_node *n, struct kernfs_buf *b);
 /* The sandbox's boot id (a random UUID made once, or the restored one). */
 const char *procfs_boot_id(void);
 bool procfs_set_boot_id(const char *id);

@@ -14,14 +14,14 @@
 #define FILE_ROW(NAME, PERM, SHOW)                                                                 \
 	{                                                                                          \
 		.name = (NAME), .mode = S_IFREG | (PERM), .flags = KERNFS_WRITE_EINVAL,            \
-		.show = (SHOW), .getattr = pid_owner                                               \
+		.show = (SHOW), .getattr = procfs_pid_owner                                        \
 	}
 /* The links of a process (cwd, root, exe) are magic links, as in Linux: they name the
  * object itself. */
-#define LINK_ROW(NAME, READLINK)                                                                   \
+#define LINK_ROW(NAME, READLINK, DENTRY)                                                           \
 	{                                                                                          \
 		.name = (NAME), .mode = S_IFLNK | 0777, .flags = KERNFS_MAGIC_LINK,                \
-		.readlink = (READLINK), .getattr = pid_owner                                       \
+		.readlink = (READLINK), .link_dentry = (DENTRY), .getattr = procfs_pid_owner       \
 	}
 
 static pid_t pid_of(struct kernfs_node *n)
@@ -41,7 +41,7 @@ int procfs_task(struct procfs *p, struct kernfs_node *n, struct procinfo_task *t
 
 /* Everything under /proc/PID belongs to the process's effective ids, as Linux shows them
  * (busybox ps takes the USER column from it). */
-static void pid_owner(struct kernfs_node *n, struct stat *st)
+void procfs_pid_owner(struct kernfs_node *n, struct stat *st)
 {
 	struct procfs *p = procfs_of(n);
 	struct procinfo_task t;
@@ -211,13 +211,6 @@ static int show_loginuid(struct kernfs_node *n, struct kernfs_buf *b)
 	return 0;
 }
 
-static int show_mountstats(struct kernfs_node *n, struct kernfs_buf *b)
-{
-	(void)n;
-	(void)b;
-	return 0;
-}
-
 /* oom_score_adj (-1000..1000) is kept on the process (there is no OOM killer to read it);
  * oom_adj is Linux's older scale for the same value (-17..15), converted as Linux does. */
 #define OOM_SCORE_ADJ_MAX 1000
@@ -261,7 +254,8 @@ static int store_oom_adj(struct kernfs_node *n, const char *data, size_t len)
 	(void)len;
 	if (err)
 		return err;
-	return set_oom(n, v == OOM_ADJUST_MAX ? OOM_SCORE_ADJ_MAX : v * OOM_SCORE_ADJ_MAX / -OOM_DISABLE);
+	return set_oom(n, v == OOM_ADJUST_MAX ? OOM_SCORE_ADJ_MAX
+					      : v * OOM_SCORE_ADJ_MAX / -OOM_DISABLE);
 }
 
 static int show_oom_score_adj(struct kernfs_node *n, struct kernfs_buf *b)
@@ -281,8 +275,9 @@ static int show_oom_adj(struct kernfs_node *n, struct kernfs_buf *b)
 
 	if (err)
 		return err;
-	int adj = t.oom_score_adj == OOM_SCORE_ADJ_MAX ? OOM_ADJUST_MAX
-						       : t.oom_score_adj * -OOM_DISABLE / OOM_SCORE_ADJ_MAX;
+	int adj = t.oom_score_adj == OOM_SCORE_ADJ_MAX
+		      ? OOM_ADJUST_MAX
+		      : t.oom_score_adj * -OOM_DISABLE / OOM_SCORE_ADJ_MAX;
 	kernfs_buf_printf(b, "%d\n", adj);
 	return 0;
 }
@@ -302,14 +297,22 @@ static int put_path(struct procfs *p, struct vfs_dentry *d, struct kernfs_buf *b
 	return 0;
 }
 
-static int link_dentry(struct kernfs_node *n, struct kernfs_buf *b,
-		       int (*get)(pid_t pid, struct vfs_dentry **out))
+static int get_dentry(struct kernfs_node *n, int (*get)(pid_t pid, struct vfs_dentry **out),
+		      struct vfs_dentry **out)
+{
+	int err = get(pid_of(n), out);
+
+	return err == -ESRCH ? -ENOENT : err;
+}
+
+static int readlink_dentry(struct kernfs_node *n, struct kernfs_buf *b,
+			   int (*get)(pid_t pid, struct vfs_dentry **out))
 {
 	struct vfs_dentry *d;
-	int err = get(pid_of(n), &d);
+	int err = get_dentry(n, get, &d);
 
 	if (err)
-		return err == -ESRCH ? -ENOENT : err;
+		return err;
 	err = put_path(procfs_of(n), d, b);
 	vfs_dentry_put(d);
 	return err;
@@ -317,19 +320,34 @@ static int link_dentry(struct kernfs_node *n, struct kernfs_buf *b,
 
 static int readlink_cwd(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	return link_dentry(n, b, procfs_of(n)->ops->cwd);
+	return readlink_dentry(n, b, procfs_of(n)->ops->cwd);
+}
+
+static int dentry_cwd(struct kernfs_node *n, struct vfs_dentry **out)
+{
+	return get_dentry(n, procfs_of(n)->ops->cwd, out);
 }
 
 /* /proc/PID/root reads as the path of the process's root from the reader's: "/" when they
- * share it, so following it never leaves the reader's root. */
+ * share it. Following it lands on that root, as on Linux. */
 static int readlink_root(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	return link_dentry(n, b, procfs_of(n)->ops->root);
+	return readlink_dentry(n, b, procfs_of(n)->ops->root);
+}
+
+static int dentry_root(struct kernfs_node *n, struct vfs_dentry **out)
+{
+	return get_dentry(n, procfs_of(n)->ops->root, out);
 }
 
 static int readlink_exe(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	return link_dentry(n, b, procfs_of(n)->ops->exe);
+	return readlink_dentry(n, b, procfs_of(n)->ops->exe);
+}
+
+static int dentry_exe(struct kernfs_node *n, struct vfs_dentry **out)
+{
+	return get_dentry(n, procfs_of(n)->ops->exe, out);
 }
 
 /* fd/ and fdinfo/ */
@@ -388,7 +406,7 @@ static void fd_link_getattr(struct kernfs_node *n, struct stat *st)
 	struct vfs_file *f;
 	bool cloexec;
 
-	pid_owner(n, st);
+	procfs_pid_owner(n, st);
 	if (fd_file(n, &f, &cloexec))
 		return;
 	st->st_mode = S_IFLNK;
@@ -437,7 +455,7 @@ static const struct kernfs_entry fd_link_entry = {.mode = S_IFLNK | 0700,
 static const struct kernfs_entry fdinfo_entry = {.mode = S_IFREG | 0444,
 						 .flags = KERNFS_WRITE_EINVAL,
 						 .show = show_fdinfo,
-						 .getattr = pid_owner};
+						 .getattr = procfs_pid_owner};
 
 static int parse_num(const char *name, long *out)
 {
@@ -610,7 +628,7 @@ static void task_getattr(struct kernfs_node *n, struct stat *st)
 	pid_t *tids;
 	int nt = get_tids(n, &tids);
 
-	pid_owner(n, st);
+	procfs_pid_owner(n, st);
 	if (nt > 0) {
 		st->st_nlink += (nlink_t)nt;
 		free(tids);
@@ -622,14 +640,25 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 /* The rows. */
 
 #define COMMON_ROWS                                                                                \
-	{.name = "fd", .mode = S_IFDIR | 0500, .dyn = &fd_dyn, .getattr = pid_owner},              \
-	    {.name = "fdinfo", .mode = S_IFDIR | 0500, .dyn = &fdinfo_dyn, .getattr = pid_owner},  \
+	{.name = "fd", .mode = S_IFDIR | 0500, .dyn = &fd_dyn, .getattr = procfs_pid_owner},       \
+	    {.name = "fdinfo",                                                                     \
+	     .mode = S_IFDIR | 0500,                                                               \
+	     .dyn = &fdinfo_dyn,                                                                   \
+	     .getattr = procfs_pid_owner},                                                         \
 	    FILE_ROW("environ", 0400, show_environ), FILE_ROW("status", 0444, show_status),        \
 	    FILE_ROW("limits", 0444, show_limits), FILE_ROW("comm", 0644, show_comm),              \
 	    FILE_ROW("cmdline", 0444, show_cmdline), FILE_ROW("stat", 0444, show_stat),            \
 	    FILE_ROW("statm", 0444, show_statm), FILE_ROW("maps", 0444, show_maps),                \
-	    LINK_ROW("cwd", readlink_cwd), LINK_ROW("root", readlink_root),                        \
-	    LINK_ROW("exe", readlink_exe), FILE_ROW("mounts", 0444, procfs_show_mounts),           \
+	    LINK_ROW("cwd", readlink_cwd, dentry_cwd),                                             \
+	    {.name = "ns",                                                                         \
+	     .mode = S_IFDIR | 0511,                                                               \
+	     .flags = KERNFS_LAZY,                                                                 \
+	     .children = procfs_ns_rows,                                                           \
+	     .nchildren = PROCFS_NS_NROWS,                                                         \
+	     .getattr = procfs_pid_owner},                                                         \
+	    LINK_ROW("root", readlink_root, dentry_root),                                          \
+	    LINK_ROW("exe", readlink_exe, dentry_exe),                                             \
+	    FILE_ROW("mounts", 0444, procfs_show_mounts),                                          \
 	    FILE_ROW("mountinfo", 0444, procfs_show_mountinfo),                                    \
 	    FILE_ROW("smaps_rollup", 0444, show_smaps_rollup),                                     \
 	    FILE_ROW("wchan", 0444, show_wchan), FILE_ROW("schedstat", 0444, show_schedstat),      \
@@ -639,18 +668,18 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	     .mode = S_IFREG | 0644,                                                               \
 	     .show = show_oom_adj,                                                                 \
 	     .store = store_oom_adj,                                                               \
-	     .getattr = pid_owner},                                                                \
+	     .getattr = procfs_pid_owner},                                                         \
 	    {.name = "oom_score_adj",                                                              \
 	     .mode = S_IFREG | 0644,                                                               \
 	     .show = show_oom_score_adj,                                                           \
 	     .store = store_oom_score_adj,                                                         \
-	     .getattr = pid_owner},                                                                \
+	     .getattr = procfs_pid_owner},                                                         \
 	    FILE_ROW("loginuid", 0644, show_loginuid), FILE_ROW("io", 0400, show_io)
 
 static const struct kernfs_entry tgid_rows[] = {
     {.name = "task", .mode = S_IFDIR | 0555, .dyn = &task_dyn, .getattr = task_getattr},
     COMMON_ROWS,
-    FILE_ROW("mountstats", 0400, show_mountstats),
+    FILE_ROW("mountstats", 0400, procfs_show_mountstats),
 };
 
 static const struct kernfs_entry tid_rows[] = {COMMON_ROWS};
@@ -660,7 +689,7 @@ const struct kernfs_entry procfs_pid_entry = {
     .flags = KERNFS_LAZY,
     .children = tgid_rows,
     .nchildren = sizeof(tgid_rows) / sizeof(tgid_rows[0]),
-    .getattr = pid_owner,
+    .getattr = procfs_pid_owner,
 };
 
 static const struct kernfs_entry tid_entry = {
@@ -668,5 +697,5 @@ static const struct kernfs_entry tid_entry = {
     .flags = KERNFS_LAZY,
     .children = tid_rows,
     .nchildren = sizeof(tid_rows) / sizeof(tid_rows[0]),
-    .getattr = pid_owner,
+    .getattr = procfs_pid_owner,
 };

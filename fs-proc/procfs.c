@@ -51,10 +51,13 @@ static int mount_id(struct vfs_dentry *d)
 	return d->mount ? d->mount->id + 1 : ROOT_MOUNT_ID;
 }
 
+/* The three views of the mount table: /proc/PID/mounts, mountinfo and mountstats. */
+enum mounts_view { MOUNTS, MOUNTINFO, MOUNTSTATS };
+
 struct mounts_ctx {
 	struct kernfs_buf *b;
 	struct vfs_dentry *reader_root;
-	bool info;
+	enum mounts_view view;
 };
 
 static void mount_line(struct mounts_ctx *c, int id, int parent, struct vfs_dentry *root,
@@ -63,8 +66,16 @@ static void mount_line(struct mounts_ctx *c, int id, int parent, struct vfs_dent
 {
 	struct stat st = {0};
 
+	if (c->view == MOUNTSTATS) {
+		kernfs_buf_puts(c->b, "device ");
+		put_escaped(c->b, source);
+		kernfs_buf_puts(c->b, " mounted on ");
+		put_escaped(c->b, mountpoint);
+		kernfs_buf_printf(c->b, " with fstype %s\n", type);
+		return;
+	}
 	vfs_stat(root, &st);
-	if (c->info) {
+	if (c->view == MOUNTINFO) {
 		kernfs_buf_printf(c->b, "%d %d %u:%u / ", id, parent, major(st.st_dev),
 				  minor(st.st_dev));
 		put_escaped(c->b, mountpoint);
@@ -95,9 +106,9 @@ static int mount_one(struct vfs_mount *m, void *arg)
 	return 0;
 }
 
-static int show_mount_table(struct kernfs_node *n, struct kernfs_buf *b, bool info)
+static int show_mount_table(struct kernfs_node *n, struct kernfs_buf *b, enum mounts_view view)
 {
-	struct mounts_ctx c = {.b = b, .reader_root = ops_of(n)->reader_root(), .info = info};
+	struct mounts_ctx c = {.b = b, .reader_root = ops_of(n)->reader_root(), .view = view};
 	struct vfs_dentry *root;
 	int err = ops_of(n)->root((pid_t)kernfs_key(n, PROCFS_KEY_PID), &root);
 
@@ -110,12 +121,17 @@ static int show_mount_table(struct kernfs_node *n, struct kernfs_buf *b, bool in
 
 int procfs_show_mounts(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	return show_mount_table(n, b, false);
+	return show_mount_table(n, b, MOUNTS);
 }
 
 int procfs_show_mountinfo(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	return show_mount_table(n, b, true);
+	return show_mount_table(n, b, MOUNTINFO);
+}
+
+int procfs_show_mountstats(struct kernfs_node *n, struct kernfs_buf *b)
+{
+	return show_mount_table(n, b, MOUNTSTATS);
 }
 
 /* System files */
@@ -513,6 +529,7 @@ static void procfs_free(void *priv)
 {
 	struct procfs *p = priv;
 
+	procfs_nsfs_free(p);
 	free(p);
 }
 

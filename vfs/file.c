@@ -212,7 +212,7 @@ static int creat_last(struct vfs_walk *w, struct vfs_dentry *dir, const struct v
 /* O_CREAT: walk to the parent, then look at the last name without following it, as Linux
  * does; an existing symlink is followed (unless O_NOFOLLOW) by walking its target the same
  * way, in the same walk (the symlink budget and RESOLVE restrictions carry over). A magic
- * link leads straight to the object it names. */
+ * link is the result itself, as without O_CREAT: vfs_open opens the object it names. */
 static int open_creat_lookup(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 			     struct vfs_dentry *start, const char *path, int flags, mode_t mode,
 			     int resolve, struct vfs_dentry **out, bool *created)
@@ -233,24 +233,29 @@ static int open_creat_lookup(const struct vfs_fs_ctx *fs, const struct vfs_cred 
 		if (err)
 			break;
 		err = creat_last(&w, dir, &last, flags, mode, &d, created);
-		if (!err && (!S_ISLNK(d->inode->mode) || (flags & O_NOFOLLOW))) {
+		if (err) {
+			vfs_dentry_put(dir);
+			break;
+		}
+		if (!S_ISLNK(d->inode->mode) || (flags & O_NOFOLLOW)) {
 			*out = d;
 			vfs_dentry_put(dir);
 			break;
 		}
-		if (!err && !target && !(target = malloc(PATH_MAX)))
+		if (!target && !(target = malloc(PATH_MAX)))
 			err = -ENOMEM;
-		if (!err) {
+		if (!err)
 			err = vfs_walk_follow(&w, dir, d, target, &base, &p);
-			vfs_dentry_put(d);
-		}
 		vfs_dentry_put(dir);
+		if (!err && !p) {
+			/* A magic link the walk may follow: the caller opens its object. */
+			vfs_dentry_put(base);
+			*out = d;
+			break;
+		}
+		vfs_dentry_put(d);
 		if (err)
 			break;
-		if (!p) {
-			*out = base; /* a magic link's object: open it */
-			break;
-		}
 	}
 	free(target);
 	vfs_walk_end(&w);
@@ -341,20 +346,21 @@ int vfs_open_resolve(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 				      &d);
 	if (err)
 		return err;
-	if (S_ISLNK(d->inode->mode) && !(flags & O_NOFOLLOW) && !(flags & O_CREAT)) {
-		/* A magic link: open the object of the file it names. */
-		struct vfs_file *mf;
-		err = d->inode->ops->magic_file(d->inode, &mf);
+	if (S_ISLNK(d->inode->mode) && !(flags & O_NOFOLLOW)) {
+		/* A magic link: open the object it names. */
+		struct vfs_dentry *obj;
+		struct vfs_file *anon;
+		err = d->inode->ops->magic_dentry(d->inode, &obj);
 		vfs_dentry_put(d);
 		if (err)
 			return err;
-		if (!mf->dentry) {
-			err = mf->ops->reopen ? mf->ops->reopen(mf, flags, out) : -ENXIO;
-			vfs_file_put(mf);
+		anon = vfs_anon_file(obj);
+		if (anon) {
+			err = anon->ops->reopen ? anon->ops->reopen(anon, flags, out) : -ENXIO;
+			vfs_dentry_put(obj);
 			return err;
 		}
-		d = vfs_dentry_get(mf->dentry);
-		vfs_file_put(mf);
+		d = obj;
 		if ((flags & O_DIRECTORY) && !vfs_is_dir(d)) {
 			err = -ENOTDIR;
 			goto out_d;

@@ -169,7 +169,9 @@ static off_t hostfd_llseek(struct vfs_file *f, off_t off, int whence)
 }
 
 /* An open of /proc/PID/fd/N of a host descriptor: a new open of the same host object (the
- * host's own magic link), so the new description has its own flags and, for files, offset. */
+ * host's own magic link), so the new description has its own flags and, for files, offset.
+ * O_TRUNC truncates a file the sandbox was given for writing, as `> /dev/stdout` does on
+ * Linux. */
 static int hostfd_reopen(struct vfs_file *f, int flags, struct vfs_file **out)
 {
 	struct hostfd_file *hf = f->priv;
@@ -178,7 +180,8 @@ static int hostfd_reopen(struct vfs_file *f, int flags, struct vfs_file **out)
 	if (hf->fd < 0)
 		return -ENXIO;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", hf->fd);
-	int fd = open(path, (flags & (O_ACCMODE | O_NONBLOCK | O_APPEND)) | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, (flags & (O_ACCMODE | O_NONBLOCK | O_APPEND | O_TRUNC)) | O_CLOEXEC |
+				O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (!(*out = vfs_file_host_fd(fd, flags & (O_ACCMODE | O_NONBLOCK | O_APPEND), true))) {

@@ -584,11 +584,25 @@ static bool kernfs_is_magic_link(struct vfs_inode *ino)
 	return (kn(ino)->entry->flags & KERNFS_MAGIC_LINK) != 0;
 }
 
-static int kernfs_magic_file(struct vfs_inode *ino, struct vfs_file **out)
+static int kernfs_magic_dentry(struct vfs_inode *ino, struct vfs_dentry **out)
 {
 	const struct kernfs_entry *e = kn(ino)->entry;
+	struct vfs_file *f;
+	int err;
 
-	return e->link_file ? e->link_file(kn(ino), out) : -ENXIO;
+	if (e->link_dentry)
+		return e->link_dentry(kn(ino), out);
+	if (!e->link_file)
+		return -ENOENT;
+	err = e->link_file(kn(ino), &f);
+	if (err)
+		return err;
+	if (f->dentry)
+		*out = vfs_dentry_get(f->dentry);
+	else
+		err = vfs_anon_dentry(f, out);
+	vfs_file_put(f);
+	return err;
 }
 
 static const struct vfs_inode_ops kernfs_inode_ops = {
@@ -596,7 +610,7 @@ static const struct vfs_inode_ops kernfs_inode_ops = {
     .getattr = kernfs_getattr,
     .readlink = kernfs_readlink,
     .is_magic_link = kernfs_is_magic_link,
-    .magic_file = kernfs_magic_file,
+    .magic_dentry = kernfs_magic_dentry,
     .open = kernfs_open,
     .release = kernfs_release,
     .fs_type = kernfs_fs_type,

@@ -106,8 +106,12 @@ struct kernfs_entry {
 	/* Symlinks: TARGET, or READLINK producing it into B. */
 	const char *target;
 	int (*readlink)(struct kernfs_node *n, struct kernfs_buf *b);
-	/* Magic links naming an open file: that file, a new reference (see magic_file). */
+	/* Magic links naming an open file (/proc/PID/fd/N): that file, a new reference. */
 	int (*link_file)(struct kernfs_node *n, struct vfs_file **out);
+	/* Magic links naming a place (cwd, root, exe, a namespace): its dentry, a new reference.
+	 * A walk through a LINK_FILE link lands on the file's dentry (or an anonymous one). A
+	 * KERNFS_MAGIC_LINK row has one of the two; its readlink text is only shown. */
+	int (*link_dentry)(struct kernfs_node *n, struct vfs_dentry **out);
 	/* Directories: rows from a table or from GEN, and an optional dynamic part. */
 	const struct kernfs_entry *children;
 	size_t nchildren;

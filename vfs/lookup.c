@@ -155,11 +155,13 @@ static int walk_jump_root(struct vfs_walk *w, struct vfs_dentry **cur)
 }
 
 /* A magic link in DIR names an object, not a path: Linux's nd_jump_link moves the walk to
- * it. Here the object is found by walking the path its readlink shows, TARGET, without the
- * walk's restrictions (it was reached through procfs, not through them; search permission
- * is still checked), and the restrictions judge the jump itself, in Linux's order. */
-static int walk_jump_link(struct vfs_walk *w, struct vfs_dentry *dir, const char *target,
-			  struct vfs_dentry **out)
+ * it, which here is the dentry the link's magic_dentry op gives (the object itself, even an
+ * unlinked file or a pipe). A link without that op is found by walking the path its readlink
+ * shows, TARGET, without the walk's restrictions (it was reached through procfs, not through
+ * them; search permission is still checked). The restrictions judge the jump itself, in
+ * Linux's order. */
+static int walk_jump_link(struct vfs_walk *w, struct vfs_dentry *dir, struct vfs_dentry *link,
+			  char *target, struct vfs_dentry **out)
 {
 	struct vfs_walk inner;
 	struct vfs_dentry *d;
@@ -169,11 +171,18 @@ static int walk_jump_link(struct vfs_walk *w, struct vfs_dentry *dir, const char
 		return -ELOOP;
 	if (w->flags & VFS_LOOKUP_SCOPED)
 		return -EXDEV; /* "not currently safe for scoped lookups" (Linux) */
-	vfs_walk_begin(&inner, w->fs, w->cred, dir, 0);
-	inner.nlinks = w->nlinks;
-	err = vfs_walk_path(&inner, dir, target, &d, NULL);
-	w->nlinks = inner.nlinks;
-	vfs_walk_end(&inner);
+	if (link->inode->ops->magic_dentry) {
+		err = link->inode->ops->magic_dentry(link->inode, &d);
+	} else {
+		err = vfs_read_link_target(link, target);
+		if (err)
+			return err;
+		vfs_walk_begin(&inner, w->fs, w->cred, dir, 0);
+		inner.nlinks = w->nlinks;
+		err = vfs_walk_path(&inner, dir, target, &d, NULL);
+		w->nlinks = inner.nlinks;
+		vfs_walk_end(&inner);
+	}
 	if (err)
 		return err;
 	if ((w->flags & VFS_LOOKUP_NO_XDEV) && !same_mount(d, dir)) {
@@ -191,13 +200,13 @@ int vfs_walk_follow(struct vfs_walk *w, struct vfs_dentry *dir, struct vfs_dentr
 
 	if (++w->nlinks > VFS_MAX_SYMLINKS || (w->flags & VFS_LOOKUP_NO_SYMLINKS))
 		return -ELOOP;
+	if (is_magic_link(link)) {
+		*rest = NULL;
+		return walk_jump_link(w, dir, link, target, out);
+	}
 	err = vfs_read_link_target(link, target);
 	if (err)
 		return err;
-	if (is_magic_link(link)) {
-		*rest = NULL;
-		return walk_jump_link(w, dir, target, out);
-	}
 	*out = vfs_dentry_get(dir);
 	*rest = target;
 	if (target[0] != '/')
@@ -340,7 +349,7 @@ int vfs_walk_path(struct vfs_walk *w, struct vfs_dentry *start, const char *path
 
 		if (is_last && !trailing && (w->flags & VFS_LOOKUP_MAGIC_LAST) &&
 		    S_ISLNK(child->inode->mode) && is_magic_link(child) &&
-		    child->inode->ops->magic_file &&
+		    child->inode->ops->magic_dentry &&
 		    !(w->flags & (VFS_LOOKUP_NO_SYMLINKS | VFS_LOOKUP_NO_MAGICLINKS | VFS_LOOKUP_NO_XDEV |
 				    VFS_LOOKUP_SCOPED))) {
 			walk_step(&cur, child);

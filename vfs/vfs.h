@@ -92,10 +92,13 @@ struct vfs_inode_ops {
 	 * of walking the text, and openat2's RESOLVE_NO_MAGICLINKS and scoped lookups refuse it.
 	 * No op means an ordinary symlink. */
 	bool (*is_magic_link)(struct vfs_inode *ino);
-	/* Optional, on a magic link that names an open file (/proc/PID/fd/N): that file (a new
-	 * reference). Opening the link opens the file's object again, even one without a path
-	 * (a pipe, a host descriptor, an unlinked file), as Linux's proc_fd_link does. */
-	int (*magic_file)(struct vfs_inode *ino, struct vfs_file **out);
+	/* Optional, on a magic link: the object it names (a new reference), where a walk
+	 * following it lands, as Linux's nd_jump_link: a file's dentry even when unlinked, a
+	 * directory, a namespace file, or for an open file without one (a pipe, a host
+	 * descriptor) an anonymous dentry (vfs_anon_dentry). Opening the link opens that
+	 * object: a new open of the dentry, or of the anonymous dentry's file (its reopen), as
+	 * Linux's proc_fd_link does. Without the op, a walk follows the text readlink shows. */
+	int (*magic_dentry)(struct vfs_inode *ino, struct vfs_dentry **out);
 
 	/* The write side, all optional: a filesystem without SETATTR is read-only, and the VFS
 	 * answers -EROFS for it. Directory operations are called on directory DIR with a NAME
@@ -213,7 +216,7 @@ struct vfs_fs_ctx {
 #define VFS_LOOKUP_IN_ROOT 0x40
 #define VFS_LOOKUP_SCOPED (VFS_LOOKUP_BENEATH | VFS_LOOKUP_IN_ROOT)
 /* A magic link as the last component is the result itself, not followed: open(2) opens the
- * object it names (vfs_inode_ops.magic_file). */
+ * object it names (vfs_inode_ops.magic_dentry). */
 #define VFS_LOOKUP_MAGIC_LAST 0x80
 
 /* Mounts host directory HOST_DIR read-only as a root; returns its root dentry. Fails with a
@@ -464,6 +467,13 @@ void vfs_host_fd_set_stdio(struct vfs_file *f, int std_fd);
  * -EBADF on an O_PATH file. On a directory the offset is a getdents64 cookie: SEEK_SET to 0
  * (or to a d_off from a record) restarts the listing there. */
 off_t vfs_lseek(struct vfs_file *f, off_t off, int whence);
+
+/* A detached dentry standing for open file F, which has none (a pipe, a socket, a host
+ * descriptor): what a walk through /proc/PID/fd/N lands on. Its inode stats as F does and
+ * holds a reference on F. vfs_anon_file gives F back (NULL for any other dentry): vfs_open
+ * reopens it rather than opening the dentry. */
+int vfs_anon_dentry(struct vfs_file *f, struct vfs_dentry **out);
+struct vfs_file *vfs_anon_file(struct vfs_dentry *d);
 
 /* Inode references: a dentry holds one on its inode. */
 struct vfs_inode *vfs_inode_get(struct vfs_inode *ino);

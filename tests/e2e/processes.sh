@@ -28,6 +28,17 @@ dev_stdin_reads_the_sandbox_stdin() {
   expect_status 0 && expect_stdout $'2\ninner'
 }
 
+# busybox cat sends a file into a pipe with sendfile, which a full pipe takes in part;
+# `> /dev/stdout` opens the pipe again through /proc/self/fd/1, and truncates a file.
+whole_file_through_a_pipe_and_dev_stdout() {
+  local size
+  size=$(stat -L -c %s "$ROOTFS/bin/busybox")
+  ms run "$ROOTFS" -- /bin/sh -c 'cat /bin/busybox | wc -c; echo hi > /dev/stdout | cat' </dev/null
+  expect_status 0 && expect_stdout "$size"$'\nhi' || return
+  ms run "$ROOTFS" -- /bin/sh -c 'echo gone; echo kept > /dev/stdout' </dev/null
+  expect_status 0 && expect_stdout kept
+}
+
 trap_catches_a_signal_sent_to_the_shell_itself() {
   ms run "$ROOTFS" -- /bin/sh -c 'trap "echo caught" TERM; kill -TERM $$'
   expect_status 0 && expect_stdout caught
@@ -128,6 +139,7 @@ interactive_shell_in_a_terminal() {
 scenarios+=(
   dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
+  whole_file_through_a_pipe_and_dev_stdout
   loop_piped_into_sort
   background_job_and_wait
   devices_behave_like_linux

@@ -524,14 +524,26 @@ static void test_mounting_a_missing_or_non_directory_host_path_fails(void **stat
 /* The walk's restrictions. */
 
 /* A kernfs to mount: "plain" an ordinary symlink to /etc, "magic" and "magicdir" magic links
- * (what procfs's fd/N are) to /etc/hostname and /etc. */
+ * (what procfs's fd/N are) to /etc/hostname and /etc: their objects are what the tests' own
+ * walks of those paths find. */
+
+static int kfs_link_dentry(struct kernfs_node *n, struct vfs_dentry **out)
+{
+	return vfs_lookup(&fs, NULL, kernfs_entry_of(n)->target, 0, out);
+}
+
 static const struct kernfs_entry kfs_rows[] = {
     {.name = "plain", .mode = S_IFLNK | 0777, .target = "/etc"},
     {.name = "magic",
      .mode = S_IFLNK | 0777,
      .flags = KERNFS_MAGIC_LINK,
-     .target = "/etc/hostname"},
-    {.name = "magicdir", .mode = S_IFLNK | 0777, .flags = KERNFS_MAGIC_LINK, .target = "/etc"},
+     .target = "/etc/hostname",
+     .link_dentry = kfs_link_dentry},
+    {.name = "magicdir",
+     .mode = S_IFLNK | 0777,
+     .flags = KERNFS_MAGIC_LINK,
+     .target = "/etc",
+     .link_dentry = kfs_link_dentry},
 };
 static const struct kernfs_entry kfs_root_entry = {
     .mode = S_IFDIR | 0555, .children = kfs_rows, .nchildren = 3};

@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "sentry/mm.h"
@@ -15,24 +17,46 @@
 #include "sentry/task.h"
 #include "vfs/waitq.h"
 
+/* What identifies a futex word, as Linux's futex keys: in shared memory its place in the memory
+ * file, whoever maps it where; in private memory its address in its address space (private
+ * memory moves in the memory file when a fork's copy-on-write copies it, and a parent's and a
+ * child's words at one address are different words). OFF has FKEY_PRIVATE set for the
+ * second kind, so a task's saved key (futex_key) says which it is. */
+#define FKEY_PRIVATE (1ULL << 63)
+
+struct fkey {
+	const struct mm *mm; /* private memory: its address space; shared memory: NULL */
+	uint64_t off;
+};
+
 struct fqueue {
-	uint64_t key;
+	struct fkey key;
 	struct waitq wq;
 	struct fqueue *next;
 };
 
 static struct fqueue *queues;
 
-/* The key of the word at ADDR: its offset in the memory file. */
-static int key_of(struct mm *mm, uintptr_t addr, uint64_t *key)
+static int key_of(struct mm *mm, uintptr_t addr, struct fkey *key)
 {
 	if (addr & 3)
 		return -EINVAL;
 	struct vma *v = vma_find(&mm->vmas, addr);
 	if (!v || (v->flags & VMA_RESERVED))
 		return -EFAULT;
-	*key = v->mf_off + (addr - v->start);
+	if (v->flags & MAP_SHARED) {
+		key->mm = NULL;
+		key->off = v->mf_off + (addr - v->start);
+	} else {
+		key->mm = mm;
+		key->off = addr | FKEY_PRIVATE;
+	}
 	return 0;
+}
+
+static bool key_eq(struct fkey a, struct fkey b)
+{
+	return a.mm == b.mm && a.off == b.off;
 }
 
 /* Drops the queues nobody waits on. */
@@ -51,12 +75,12 @@ static void prune(void)
 
 /* The queue of KEY. With CREATE, empty queues are pruned first: the caller must not hold a
  * queue pointer across the call. */
-static struct fqueue *queue_of(uint64_t key, bool create)
+static struct fqueue *queue_of(struct fkey key, bool create)
 {
 	if (create)
 		prune();
 	for (struct fqueue *q = queues; q; q = q->next)
-		if (q->key == key)
+		if (key_eq(q->key, key))
 			return q;
 	if (!create)
 		return NULL;
@@ -74,7 +98,7 @@ static void mark_woken(struct task *t)
 	t->futex_woken = true;
 }
 
-static int wake_key(uint64_t key, int n, uint32_t bits)
+static int wake_key(struct fkey key, int n, uint32_t bits)
 {
 	struct fqueue *q = queue_of(key, false);
 
@@ -83,33 +107,35 @@ static int wake_key(uint64_t key, int n, uint32_t bits)
 
 int futex_wake_addr(struct mm *mm, uintptr_t addr, int n)
 {
-	uint64_t key;
+	struct fkey key;
 
 	return key_of(mm, addr, &key) ? 0 : wake_key(key, n, FUTEX_BITSET_MATCH_ANY);
 }
 
 /* A requeued waiter waits on another word than its syscall names: a retry of its wait (after a
  * restore) must queue it there again. */
-static uint64_t requeue_key;
+static struct fkey requeue_key;
 
 static void mark_requeued(struct task *t)
 {
-	t->futex_key = requeue_key;
+	t->futex_key = requeue_key.off;
 	t->futex_requeued = true;
 }
 
 static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t utime,
 		       uint32_t bits, bool absolute, bool realtime)
 {
-	uint64_t key;
+	struct fkey key;
 	long err;
 
 	if (!bits)
 		return -EINVAL;
 	if ((err = key_of(t->mm, uaddr, &key)))
 		return err;
-	if (t->retry && t->futex_requeued)
-		key = t->futex_key;
+	if (t->retry && t->futex_requeued) {
+		key.off = t->futex_key;
+		key.mm = key.off & FKEY_PRIVATE ? t->mm : NULL;
+	}
 	if (!t->retry) {
 		uint32_t cur;
 		t->futex_requeued = false;
@@ -153,7 +179,7 @@ static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t 
 static long futex_requeue(struct task *t, uintptr_t uaddr, int nwake, int nreq, uintptr_t uaddr2,
 			  const uint32_t *cmp)
 {
-	uint64_t k1, k2;
+	struct fkey k1, k2;
 	long err;
 
 	if (nwake < 0 || nreq < 0)
@@ -168,7 +194,7 @@ static long futex_requeue(struct task *t, uintptr_t uaddr, int nwake, int nreq, 
 			return -EAGAIN;
 	}
 	int woken = wake_key(k1, nwake, FUTEX_BITSET_MATCH_ANY);
-	if (!nreq || k1 == k2 || !queue_of(k1, false))
+	if (!nreq || key_eq(k1, k2) || !queue_of(k1, false))
 		return woken;
 	struct fqueue *to = queue_of(k2, true); /* before FROM: creating prunes */
 	struct fqueue *from = queue_of(k1, false);
@@ -183,7 +209,7 @@ static long futex_wake_op(struct task *t, uintptr_t uaddr, int n1, int n2, uintp
 {
 	int op = (encoded >> 28) & 0xf, cmp = (encoded >> 24) & 0xf;
 	int oparg = ((int)(encoded << 8)) >> 20, cmparg = ((int)(encoded << 20)) >> 20;
-	uint64_t k1, k2;
+	struct fkey k1, k2;
 	uint32_t old, new;
 	long err;
 
@@ -238,7 +264,7 @@ SYSCALL_DECL(futex)
 		return futex_wait(t, a[0], val, a[3], val3, true, realtime);
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET: {
-		uint64_t key;
+		struct fkey key;
 		uint32_t bits = cmd == FUTEX_WAKE ? FUTEX_BITSET_MATCH_ANY : val3;
 		long err = key_of(t->mm, a[0], &key);
 		if (err)

@@ -22,6 +22,16 @@
 
 static int install(struct mm *mm, const struct vma *v);
 static void split_ref(struct vma *piece);
+static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end);
+
+/* What the host maps for V: nothing past a file's end (access is SIGBUS), and no write to
+ * memory shared copy-on-write (the fault copies it first). */
+static int host_prot(const struct vma *v)
+{
+	if (v->flags & VMA_PAST_EOF)
+		return PROT_NONE;
+	return v->flags & VMA_COW ? v->prot & ~PROT_WRITE : v->prot;
+}
 
 static long inject(struct mm *mm, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
@@ -58,13 +68,14 @@ struct mm *mm_new(struct platform_thread *thread)
 }
 
 /* A piece leaving the address space: private memory is punched out at once (no other piece
- * maps those pages), and the piece's reference on its memory object goes. */
+ * maps those pages, unless they are shared copy-on-write), and the piece's reference on its
+ * memory object goes. */
 static void free_piece(const struct vma *v, void *ctx)
 {
 	(void)ctx;
 	if (v->flags & VMA_RESERVED)
 		return;
-	if (!(v->flags & MAP_SHARED) && v->mobj->refs > 1)
+	if (!(v->flags & (MAP_SHARED | VMA_COW)) && v->mobj->refs > 1)
 		memfile_zero(v->mf_off, v->end - v->start);
 	mobj_put(v->mobj);
 	if (v->dentry)
@@ -99,6 +110,9 @@ void mm_put(struct mm *mm)
 	free(mm);
 }
 
+/* Fork shares private memory copy-on-write: parent and child map the same memory object
+ * without write on the host, and whichever writes first gets its own copy (break_cow). The
+ * parent's writable pieces lose write on the host here, through its stopped thread. */
 struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 {
 	struct mm *mm = mm_new(thread);
@@ -114,22 +128,23 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 	mm->env_start = parent->env_start;
 	mm->env_end = parent->env_end;
 	for (size_t i = 0; i < parent->vmas.n; i++) {
-		struct vma v = parent->vmas.v[i];
-		size_t len = v.end - v.start;
-		if (v.flags & VMA_RESERVED)
+		struct vma *pv = &parent->vmas.v[i];
+		if (pv->flags & VMA_RESERVED)
 			continue;
+		if (!(pv->flags & (MAP_SHARED | VMA_COW))) {
+			pv->flags |= VMA_COW;
+			if (host_prot(pv) != pv->prot &&
+			    inject(parent, SYS_mprotect, pv->start, pv->end - pv->start,
+				   host_prot(pv), 0, 0, 0) < 0) {
+				pv->flags |= VMA_HOST_STALE; /* retried before the parent runs */
+				parent->host_stale = true;
+			}
+		}
+		struct vma v = *pv;
+		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP);
+		mobj_get(v.mobj);
 		if (v.dentry)
 			vfs_dentry_get(v.dentry);
-		if (v.flags & MAP_SHARED) {
-			mobj_get(v.mobj);
-		} else {
-			struct mobj *copy = mobj_new(len);
-			if (!copy)
-				goto fail;
-			memfile_copy(copy->off, v.mf_off, len);
-			v.mobj = copy;
-			v.mf_off = copy->off;
-		}
 		if (install(mm, &v)) {
 			mobj_put(v.mobj);
 			if (v.dentry)
@@ -179,9 +194,8 @@ static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t 
 /* Installs a VMA backed by memory-file offset MF at [addr, addr+len) in the stub. */
 static int install(struct mm *mm, const struct vma *v)
 {
-	int prot = (v->flags & VMA_PAST_EOF) ? PROT_NONE : v->prot;
-	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, prot, MAP_SHARED | MAP_FIXED,
-			memfile_fd(), v->mf_off);
+	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
+			MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
 
 	if (r < 0)
 		return r;
@@ -248,17 +262,29 @@ static bool mark_past_eof(struct mm *mm, struct mobj *mo, uint64_t mf_eof)
 	return changed;
 }
 
+/* Brings the host's mappings up to what the stale VMAs say, through mm->via (a stopped
+ * thread); a piece the host refuses stays stale for the next try. */
 void mm_sync_host(struct mm *mm)
 {
+	bool stale = false;
+
 	for (size_t i = 0; i < mm->vmas.n; i++) {
 		struct vma *v = &mm->vmas.v[i];
+		long r;
 		if (!(v->flags & VMA_HOST_STALE))
 			continue;
-		v->flags &= ~VMA_HOST_STALE;
-		inject(mm, SYS_mprotect, v->start, v->end - v->start,
-		       (v->flags & VMA_PAST_EOF) ? PROT_NONE : v->prot, 0, 0, 0);
+		if (v->flags & VMA_HOST_REMAP)
+			r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
+				   MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
+		else
+			r = inject(mm, SYS_mprotect, v->start, v->end - v->start, host_prot(v), 0, 0,
+				   0);
+		if (r < 0)
+			stale = true;
+		else
+			v->flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP);
 	}
-	mm->host_stale = false;
+	mm->host_stale = stale;
 }
 
 void mm_file_resized(struct mm *mm, struct mobj *mo, uint64_t size, bool via_stopped)
@@ -268,6 +294,61 @@ void mm_file_resized(struct mm *mm, struct mobj *mo, uint64_t size, bool via_sto
 		if (via_stopped)
 			mm_sync_host(mm);
 	}
+}
+
+/* Copy on write. A piece of private memory shared since a fork is copied, whole, when its
+ * address space first writes to it (a write fault, or the Sentry writing on the guest's
+ * behalf); if no other piece holds its memory object any more, it only gets write back. The
+ * host follows through mm->via, which the callers keep a stopped thread of MM (a piece the
+ * host refused stays stale, for mm_sync_host to retry before a thread runs). A piece is never
+ * written while shared, so nobody sees a copy being made. */
+static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	bool changed = false;
+	int err = 0;
+
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_COW) || v->end <= start || v->start >= end)
+			continue;
+		if (v->mobj->refs > 1) {
+			size_t len = v->end - v->start;
+			struct mobj *copy = mobj_new(len);
+			if (!copy) {
+				err = -ENOMEM;
+				break;
+			}
+			memfile_copy(copy->off, v->mf_off, len);
+			mobj_put(v->mobj);
+			v->mobj = copy;
+			v->mf_off = copy->off;
+			v->flags |= VMA_HOST_REMAP;
+		}
+		v->flags = (v->flags & ~VMA_COW) | VMA_HOST_STALE;
+		changed = true;
+	}
+	if (changed) {
+		mm->host_stale = true;
+		mm_sync_host(mm);
+	}
+	return err;
+}
+
+bool mm_write_fault(struct mm *mm, uintptr_t addr, bool *resolved)
+{
+	struct vma *v = vma_find(&mm->vmas, addr);
+
+	*resolved = false;
+	if (!v || !(v->prot & PROT_WRITE) || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)))
+		return false;
+	if (v->flags & VMA_COW) {
+		if (break_cow(mm, v->start, v->end))
+			return false;
+		*resolved = true;
+		return true;
+	}
+	/* Another thread broke it meanwhile: the write goes through on the retry. */
+	return !(v->flags & VMA_HOST_STALE);
 }
 
 long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
@@ -424,19 +505,19 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 	if ((prot & PROT_WRITE) &&
 	    (err = vma_set_flags(&mm->vmas, addr, addr + len, VMA_WAS_WRITABLE, 0)))
 		return err;
-	/* Pages past a file's end stay inaccessible on the host whatever the guest asks. */
-	bool past_eof = false;
+	/* The host maps what host_prot says: pages past a file's end stay inaccessible and
+	 * copy-on-write ones unwritable whatever the guest asks. One call when all agree. */
+	bool uniform = true;
 	for (uintptr_t at = addr; at < addr + len; at = vma_find(&mm->vmas, at)->end)
-		past_eof |= (vma_find(&mm->vmas, at)->flags & VMA_PAST_EOF) != 0;
-	if (!past_eof) {
+		uniform &= host_prot(vma_find(&mm->vmas, at)) == prot;
+	if (uniform) {
 		long r = inject(mm, SYS_mprotect, addr, len, prot, 0, 0, 0);
 		return r < 0 ? r : 0;
 	}
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);
 		uintptr_t end = v->end < addr + len ? v->end : addr + len;
-		long r = inject(mm, SYS_mprotect, at, end - at,
-				(v->flags & VMA_PAST_EOF) ? PROT_NONE : prot, 0, 0, 0);
+		long r = inject(mm, SYS_mprotect, at, end - at, host_prot(v), 0, 0, 0);
 		if (r < 0)
 			return r;
 		at = end;
@@ -580,6 +661,9 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 		return -ENOMEM;
 	if (advice != MADV_DONTNEED)
 		return 0;
+	int err = break_cow(mm, addr, addr + len); /* the zeros are this address space's own */
+	if (err)
+		return err;
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);
 		uintptr_t end = v->end < addr + len ? v->end : addr + len;
@@ -607,6 +691,8 @@ static int walk(struct mm *mm, uintptr_t addr, size_t len, bool write,
 			return -EFAULT;
 		at = v->end;
 	}
+	if (write && break_cow(mm, addr, addr + len))
+		return -EFAULT;
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);
 		size_t n = (v->end < addr + len ? v->end : addr + len) - at;
@@ -681,6 +767,11 @@ int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iove
 		struct vma *v = vma_find(&mm->vmas, at);
 		if (!v || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)) || !(v->prot & need))
 			return n ? n : -EFAULT;
+		if (write && (v->flags & VMA_COW)) {
+			if (break_cow(mm, v->start, v->end))
+				return n ? n : -EFAULT;
+			v = vma_find(&mm->vmas, at);
+		}
 		size_t chunk = (v->end < addr + len ? v->end : addr + len) - at;
 		iov[n].iov_base = memfile_ptr(v->mf_off + (at - v->start));
 		iov[n].iov_len = chunk;
@@ -900,6 +991,7 @@ void *mm_load(struct dec *d)
 		v.dentry = dec_ref(d, CK_DENTRY);
 		dec_raw(d, v.name, sizeof(v.name));
 		v.name[VMA_NAME_MAX - 1] = 0;
+		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP); /* mapped afresh below */
 		if (!dec_ok(d))
 			break;
 		if (!v.mobj || v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||

@@ -37,8 +37,8 @@ struct mm {
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);
 void mm_put(struct mm *mm);
-/* A copy of PARENT for fork: private memory copied (data pages only), MAP_SHARED memory
- * shared, mirrored by the new stub THREAD belongs to. */
+/* A copy of PARENT for fork: private memory shared copy-on-write, MAP_SHARED memory shared,
+ * mirrored by the new stub THREAD belongs to. PARENT->via must be a stopped thread. */
 struct mm *mm_fork(struct mm *parent, struct platform_thread *thread);
 
 /* mmap(2): returns the address or a negative errno. For a file mapping, FILE_BYTES bytes of
@@ -65,6 +65,11 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice);
 /* msync(2): argument checks; the pages need no writing back. */
 int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags);
+/* A guest write to ADDR faulted (SEGV_ACCERR) through a stopped thread now in mm->via: true
+ * if the write may go on when the thread resumes — the memory was shared copy-on-write and is
+ * now this address space's own (*RESOLVED), or another thread made it so already; false if
+ * the fault is the guest's (the address is not writable for it). */
+bool mm_write_fault(struct mm *mm, uintptr_t addr, bool *resolved);
 /* True if ADDR lies in a file mapping past the end of its file (a fault there is SIGBUS). */
 bool mm_past_eof(struct mm *mm, uintptr_t addr);
 

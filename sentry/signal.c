@@ -548,6 +548,31 @@ fatal:
 	return false;
 }
 
+/* A write to memory shared copy-on-write is the Sentry's to resolve, not the guest's fault:
+ * true if T goes on (resumed). An instruction fetch (si_addr is the instruction's) never is;
+ * a fault let through unresolved twice at one address is the guest's after all. */
+static bool write_fault(struct task *t, const siginfo_t *si)
+{
+	struct user_regs_struct regs;
+	uint64_t addr = (uint64_t)si->si_addr;
+	bool resolved;
+
+	if (!t->mm || platform_get_regs(t->pt, &regs) || regs.rip == addr)
+		return false;
+	t->mm->via = t->pt;
+	if (!mm_write_fault(t->mm, addr, &resolved))
+		return false;
+	if (!resolved) {
+		if (t->write_fault_retried == addr)
+			return false;
+		t->write_fault_retried = addr;
+	} else {
+		t->write_fault_retried = 0;
+	}
+	kernel_resume(t);
+	return true;
+}
+
 void signal_fault(struct task *t, int sig)
 {
 	siginfo_t si;
@@ -556,6 +581,9 @@ void signal_fault(struct task *t, int sig)
 	memset(&si, 0, sizeof(si));
 	platform_get_siginfo(t->pt, &si);
 	si.si_signo = sig;
+	if (sig == SIGSEGV && si.si_code == SEGV_ACCERR && write_fault(t, &si))
+		return;
+	t->write_fault_retried = 0;
 	if (sig == SIGSEGV && mm_past_eof(t->mm, (uintptr_t)si.si_addr)) {
 		/* The host saw an inaccessible page; the guest touched a file past its end. */
 		sig = si.si_signo = SIGBUS;

@@ -16,6 +16,11 @@
 #define VMA_NO_WRITE 0x4000000 /* a shared mapping of a file not open for writing */
 #define VMA_HOST_STALE 0x8000000 /* the host's protection is not yet what the flags say */
 #define VMA_WAS_WRITABLE 0x10000000 /* was ever mapped or protected writable */
+/* Private memory whose memory object other pieces (another address space's, after fork) may
+ * map too: the host maps it without write, and the first write copies it (mm.c, "Copy on
+ * write"). */
+#define VMA_COW 0x20000000
+#define VMA_HOST_REMAP 0x40000000 /* with VMA_HOST_STALE: the host maps another range now */
 
 struct mobj;
 struct vfs_dentry;

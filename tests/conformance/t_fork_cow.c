@@ -203,6 +203,45 @@ static void test_fork_while_a_thread_writes(void)
 	CHECK_EQ(pthread_join(th, NULL), 0);
 }
 
+/* A checkpoint while parent and child still share memory: after the restore each still sees
+ * the values of the fork, and each one's writes stay its own. */
+static void test_shared_across_a_checkpoint(void)
+{
+	static char page[3 * 4096];
+	int p[2], q[2];
+
+	memset(page, 'f', sizeof(page));
+	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(pipe(q), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		char go;
+		if (read(p[0], &go, 1) != 1)
+			_exit(20);
+		int bad = page[0] != 'f' || page[sizeof(page) - 1] != 'f';
+		memset(page, 'c', sizeof(page));
+		if (write(q[1], "d", 1) != 1)
+			_exit(21);
+		if (read(p[0], &go, 1) != 1)
+			_exit(22);
+		_exit(bad || page[4096] != 'c' ? 23 : 0);
+	}
+	maybe_save(); /* the child waits in read, sharing PAGE with us */
+	CHECK_EQ(page[4096], 'f');
+	CHECK_EQ(write(p[1], "g", 1), 1);
+	char done;
+	CHECK_EQ(read(q[0], &done, 1), 1);
+	CHECK_EQ(page[4096], 'f'); /* the child's writes are its own */
+	page[4096] = 'p';
+	CHECK_EQ(write(p[1], "g", 1), 1);
+	CHECK_EQ(wait_status(child), 0);
+	CHECK_EQ(page[4096], 'p');
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+}
+
 /* A futex word in private memory is the address space's own: a child waking the word at
  * the same address (even without FUTEX_PRIVATE_FLAG) wakes nobody in the parent. */
 static atomic_int word;
@@ -243,5 +282,6 @@ int main(void)
 	test_grandchild();
 	test_fork_while_a_thread_writes();
 	test_private_futex_words_are_per_process();
+	test_shared_across_a_checkpoint();
 	return check_done();
 }

@@ -744,6 +744,24 @@ SYSCALL_DECL(pipe2)
 	return do_pipe2(t, a[0], (int)a[1]);
 }
 
+/* posix_fadvise: advice about caching, which the Sentry has nothing to act on (the memory
+ * file and the host's page cache hold everything already); the arguments are checked as on
+ * Linux. */
+SYSCALL_DECL(fadvise64)
+{
+	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct stat st;
+
+	if (!f || (f->flags & O_PATH))
+		return -EBADF;
+	if (vfs_is_pipe(f) || (f->ops->getattr && f->ops->getattr(f, &st) == 0 &&
+			       S_ISFIFO(st.st_mode)))
+		return -ESPIPE;
+	if ((long)a[2] < 0 || a[3] > POSIX_FADV_NOREUSE)
+		return -EINVAL;
+	return 0;
+}
+
 /* --- sendfile, copy_file_range, splice: moving data between two files in the Sentry ------ */
 
 #define XFER_CHUNK 65536

@@ -615,3 +615,86 @@ SYSCALL_DECL(umount2)
 	vfs_dentry_put(d);
 	return err;
 }
+
+/* Extended attributes. No filesystem of the sandbox keeps any, so the calls answer as Linux
+ * does on a filesystem without xattr support: a listing is empty, getting, setting and
+ * removing one is EOPNOTSUPP (which ls, cp -a and tar take as "none here"). The arguments are
+ * checked as Linux checks them first: the object (ENOENT, EBADF...), the name (ERANGE when
+ * empty or longer than 255 bytes), a set's flags (EINVAL) and size (E2BIG). */
+
+#define XATTR_NAME_LEN_MAX 255
+#define XATTR_VALUE_SIZE_MAX 65536
+#define XATTR_CREATE_FLAG 0x1
+#define XATTR_REPLACE_FLAG 0x2
+
+static long xattr_name(struct task *t, uintptr_t addr)
+{
+	char name[XATTR_NAME_LEN_MAX + 2];
+	long n = copy_string_in(t->mm, name, addr, sizeof(name));
+
+	if (n == -ENAMETOOLONG || n == 0 || n > XATTR_NAME_LEN_MAX)
+		return -ERANGE;
+	return n < 0 ? n : 0;
+}
+
+/* The object of a path call (FOLLOW the last symlink unless an l* call) or of an f* call. */
+static long xattr_object(struct task *t, uintptr_t path, int fd, bool follow)
+{
+	struct vfs_dentry *d;
+	long err;
+
+	if (!path) {
+		struct vfs_file *f = fdtable_get(t->files, fd);
+		return !f || (f->flags & O_PATH) ? -EBADF : 0;
+	}
+	if ((err = resolve_at(t, AT_FDCWD, path, follow, false, &d)))
+		return err;
+	vfs_dentry_put(d);
+	return 0;
+}
+
+static long xattr_get(struct task *t, uintptr_t path, int fd, bool follow, uintptr_t name)
+{
+	long err = xattr_object(t, path, fd, follow);
+
+	return err ? err : (err = xattr_name(t, name)) ? err : -EOPNOTSUPP;
+}
+
+static long xattr_set(struct task *t, uintptr_t path, int fd, bool follow, uintptr_t name,
+		      size_t size, int flags)
+{
+	long err;
+
+	if (flags & ~(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
+		return -EINVAL;
+	if ((err = xattr_name(t, name)))
+		return err;
+	if (size > XATTR_VALUE_SIZE_MAX)
+		return -E2BIG;
+	return (err = xattr_object(t, path, fd, follow)) ? err : -EOPNOTSUPP;
+}
+
+static long xattr_list(struct task *t, uintptr_t path, int fd, bool follow)
+{
+	long err = xattr_object(t, path, fd, follow);
+
+	return err ? err : 0;
+}
+
+static long xattr_remove(struct task *t, uintptr_t path, int fd, bool follow, uintptr_t name)
+{
+	return xattr_get(t, path, fd, follow, name);
+}
+
+SYSCALL_DECL(getxattr) { return xattr_get(t, a[0], -1, true, a[1]); }
+SYSCALL_DECL(lgetxattr) { return xattr_get(t, a[0], -1, false, a[1]); }
+SYSCALL_DECL(fgetxattr) { return xattr_get(t, 0, (int)a[0], true, a[1]); }
+SYSCALL_DECL(setxattr) { return xattr_set(t, a[0], -1, true, a[1], a[3], (int)a[4]); }
+SYSCALL_DECL(lsetxattr) { return xattr_set(t, a[0], -1, false, a[1], a[3], (int)a[4]); }
+SYSCALL_DECL(fsetxattr) { return xattr_set(t, 0, (int)a[0], true, a[1], a[3], (int)a[4]); }
+SYSCALL_DECL(listxattr) { return xattr_list(t, a[0], -1, true); }
+SYSCALL_DECL(llistxattr) { return xattr_list(t, a[0], -1, false); }
+SYSCALL_DECL(flistxattr) { return xattr_list(t, 0, (int)a[0], true); }
+SYSCALL_DECL(removexattr) { return xattr_remove(t, a[0], -1, true, a[1]); }
+SYSCALL_DECL(lremovexattr) { return xattr_remove(t, a[0], -1, false, a[1]); }
+SYSCALL_DECL(fremovexattr) { return xattr_remove(t, 0, (int)a[0], true, a[1]); }

@@ -8,7 +8,7 @@
 
 /* sys_file.c */
 SYSCALL_DECL(read); SYSCALL_DECL(write); SYSCALL_DECL(readv); SYSCALL_DECL(writev);
-SYSCALL_DECL(pread64); SYSCALL_DECL(pwrite64); SYSCALL_DECL(open); SYSCALL_DECL(openat);
+SYSCALL_DECL(pread64); SYSCALL_DECL(pwrite64); SYSCALL_DECL(fadvise64); SYSCALL_DECL(open); SYSCALL_DECL(openat);
 SYSCALL_DECL(close); SYSCALL_DECL(lseek); SYSCALL_DECL(fstat); SYSCALL_DECL(stat);
 SYSCALL_DECL(lstat); SYSCALL_DECL(newfstatat); SYSCALL_DECL(statx); SYSCALL_DECL(getdents64);
 SYSCALL_DECL(readlink); SYSCALL_DECL(readlinkat); SYSCALL_DECL(access); SYSCALL_DECL(faccessat);
@@ -70,7 +70,10 @@ SYSCALL_DECL(fchownat); SYSCALL_DECL(truncate); SYSCALL_DECL(ftruncate); SYSCALL
 SYSCALL_DECL(utimensat); SYSCALL_DECL(futimesat); SYSCALL_DECL(utimes); SYSCALL_DECL(utime);
 SYSCALL_DECL(creat); SYSCALL_DECL(statfs); SYSCALL_DECL(fstatfs); SYSCALL_DECL(fsync);
 SYSCALL_DECL(fdatasync); SYSCALL_DECL(sync); SYSCALL_DECL(syncfs); SYSCALL_DECL(chroot);
-SYSCALL_DECL(mount); SYSCALL_DECL(umount2);
+SYSCALL_DECL(mount); SYSCALL_DECL(umount2); SYSCALL_DECL(getxattr); SYSCALL_DECL(lgetxattr);
+SYSCALL_DECL(fgetxattr); SYSCALL_DECL(setxattr); SYSCALL_DECL(lsetxattr); SYSCALL_DECL(fsetxattr);
+SYSCALL_DECL(listxattr); SYSCALL_DECL(llistxattr); SYSCALL_DECL(flistxattr);
+SYSCALL_DECL(removexattr); SYSCALL_DECL(lremovexattr); SYSCALL_DECL(fremovexattr);
 /* sys_poll.c */
 SYSCALL_DECL(poll); SYSCALL_DECL(ppoll); SYSCALL_DECL(select); SYSCALL_DECL(pselect6);
 SYSCALL_DECL(epoll_create); SYSCALL_DECL(epoll_create1); SYSCALL_DECL(epoll_ctl);

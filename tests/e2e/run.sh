@@ -169,6 +169,31 @@ glibc_dynamic_program_runs_with_its_libraries() {
   expect_status 0 && expect_stdout "hello from glibc"
 }
 
+# The host's GNU coreutils (glibc-dynamic, and fussier about syscalls than busybox: xattrs,
+# fadvise, statx) work in the sandbox and say nothing on stderr.
+gnu_coreutils_run_quietly() {
+  local tool root="$WORK/rootfs-gnu" lib
+  for tool in ls cp sort md5sum; do
+    command -v "$tool" >/dev/null && ldd "$(command -v "$tool")" >/dev/null 2>&1 ||
+      { skip "no dynamic GNU $tool on the host"; return; }
+  done
+  copy_rootfs rootfs-gnu
+  mkdir -p "$root/gnu"
+  for tool in ls cp sort md5sum; do
+    cp -L "$(command -v "$tool")" "$root/gnu/$tool"
+    for lib in $(ldd "$(command -v "$tool")" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+      cp -L --parents "$lib" "$root" 2>/dev/null
+    done
+  done
+  ms run "$root" -- /bin/sh -c '/gnu/ls -la /etc >/dev/null && /gnu/cp -a /etc /tmp/etc &&
+    /gnu/ls /tmp/etc | /gnu/sort | head -1 && /gnu/md5sum /tmp/etc/passwd | cut -c1-32'
+  local want
+  want=$(ls "$ROOTFS/etc" | sort | head -1; md5sum "$ROOTFS/etc/passwd" | cut -c1-32)
+  rm -rf "$root"
+  expect_status 0 && expect_stdout "$want" || return
+  [ -z "$err" ] || fail "stderr: $(err_hint)"
+}
+
 strace_option_logs_syscalls_on_stderr_and_keeps_stdout() {
   ms run --strace "$ROOTFS" -- /bin/busybox echo hello
   expect_status 0 && expect_stdout hello || return
@@ -291,6 +316,7 @@ scenarios=(
   env_option_and_arguments_reach_the_guest
   cwd_option_sets_the_working_directory
   glibc_dynamic_program_runs_with_its_libraries
+  gnu_coreutils_run_quietly
   strace_option_logs_syscalls_on_stderr_and_keeps_stdout
   missing_rootfs_is_a_one_line_error
   rootfs_that_is_a_file_is_a_one_line_error

@@ -159,3 +159,19 @@ void fdtable_drop(void *t)
 {
 	fdtable_put(t);
 }
+
+struct fdtable *fdtable_copy(struct fdtable *old)
+{
+	struct fdtable *t = fdtable_new();
+
+	if (!t)
+		return NULL;
+	for (int fd = 0; fd < old->n; fd++) {
+		struct fd_entry *e = fdtable_entry(old, fd);
+		if (e && fdtable_install_at(t, fd, vfs_file_get(e->file), e->cloexec, fd + 1) < 0) {
+			fdtable_put(t);
+			return NULL;
+		}
+	}
+	return t;
+}

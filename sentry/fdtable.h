@@ -19,6 +19,8 @@ struct fdtable {
 };
 
 struct fdtable *fdtable_new(void);
+/* A new table with the same descriptors (new references), for fork and unshare. */
+struct fdtable *fdtable_copy(struct fdtable *old);
 void fdtable_put(struct fdtable *t);
 /* Installs FILE (taking the caller's reference) at the lowest free number >= MIN, below
  * LIMIT; returns it or -EMFILE. */

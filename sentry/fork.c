@@ -19,22 +19,6 @@
 	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |  \
 	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED)
 
-static struct fdtable *fdtable_copy(struct fdtable *old)
-{
-	struct fdtable *t = fdtable_new();
-
-	if (!t)
-		return NULL;
-	for (int fd = 0; fd < old->n; fd++) {
-		struct fd_entry *e = fdtable_entry(old, fd);
-		if (e && fdtable_install_at(t, fd, vfs_file_get(e->file), e->cloexec, fd + 1) < 0) {
-			fdtable_put(t);
-			return NULL;
-		}
-	}
-	return t;
-}
-
 long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
 		  uintptr_t child_tid, uintptr_t tls)
 {

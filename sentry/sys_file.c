@@ -353,6 +353,39 @@ SYSCALL_DECL(close)
 	return fdtable_close(t->files, (int)a[0]);
 }
 
+#define CLOSE_RANGE_UNSHARE_FLAG 0x2
+#define CLOSE_RANGE_CLOEXEC_FLAG 0x4
+
+/* close_range(2): closes (or with CLOSE_RANGE_CLOEXEC marks close-on-exec) every descriptor
+ * from FIRST to LAST, after giving the caller a table of its own with CLOSE_RANGE_UNSHARE. */
+SYSCALL_DECL(close_range)
+{
+	unsigned int first = (unsigned int)a[0], last = (unsigned int)a[1];
+	unsigned int flags = (unsigned int)a[2];
+
+	if ((flags & ~(CLOSE_RANGE_UNSHARE_FLAG | CLOSE_RANGE_CLOEXEC_FLAG)) || first > last)
+		return -EINVAL;
+	if ((flags & CLOSE_RANGE_UNSHARE_FLAG) && t->files->refs > 1) {
+		struct fdtable *own = fdtable_copy(t->files);
+		if (!own)
+			return -ENOMEM;
+		fdtable_put(t->files);
+		t->files = own;
+	}
+	for (long fd = first; fd <= last && fd < t->files->n; fd++) {
+		struct fd_entry *e = fdtable_entry(t->files, (int)fd);
+		if (!e)
+			continue;
+		if (flags & CLOSE_RANGE_CLOEXEC_FLAG) {
+			e->cloexec = true;
+		} else {
+			locks_on_close(t, e->file);
+			fdtable_close(t->files, (int)fd);
+		}
+	}
+	return 0;
+}
+
 SYSCALL_DECL(lseek)
 {
 	struct vfs_file *f = file_of(t, (int)a[0]);

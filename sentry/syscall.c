@@ -160,6 +160,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	ROW(ftruncate, ftruncate, "dd"),
 	ROW(fallocate, fallocate, "dxdd"),
 	ROW(fadvise64, fadvise64, "dddd"),
+	ROW(close_range, close_range, "uux"),
 	ROW(utimensat, utimensat, "fspx"),
 	ROW(futimesat, futimesat, "fsp"),
 	ROW(utimes, utimes, "sp"),

@@ -8,7 +8,7 @@
 
 /* sys_file.c */
 SYSCALL_DECL(read); SYSCALL_DECL(write); SYSCALL_DECL(readv); SYSCALL_DECL(writev);
-SYSCALL_DECL(pread64); SYSCALL_DECL(pwrite64); SYSCALL_DECL(fadvise64); SYSCALL_DECL(open); SYSCALL_DECL(openat);
+SYSCALL_DECL(pread64); SYSCALL_DECL(pwrite64); SYSCALL_DECL(fadvise64); SYSCALL_DECL(close_range); SYSCALL_DECL(open); SYSCALL_DECL(openat);
 SYSCALL_DECL(close); SYSCALL_DECL(lseek); SYSCALL_DECL(fstat); SYSCALL_DECL(stat);
 SYSCALL_DECL(lstat); SYSCALL_DECL(newfstatat); SYSCALL_DECL(statx); SYSCALL_DECL(getdents64);
 SYSCALL_DECL(readlink); SYSCALL_DECL(readlinkat); SYSCALL_DECL(access); SYSCALL_DECL(faccessat);

@@ -201,6 +201,36 @@ for n in ${BENCH_PROCALL_NS:-1000 5000}; do
 done
 echo
 
+# A CI job: clone this repository and build ./minisentry with make -j2, natively and in a
+# sandbox whose ROOTFS is the host's own root (its toolchain, read-only below the sandbox's
+# memory layer). Wall seconds, median of BENCH_BUILD_RUNS (3); skipped without git and gcc.
+BUILD_RUNS=${BENCH_BUILD_RUNS:-3}
+if command -v git >/dev/null && command -v gcc >/dev/null && command -v make >/dev/null; then
+  build_job='rm -rf /tmp/ms-bench-src && git clone -q "$0" /tmp/ms-bench-src &&
+    make -C /tmp/ms-bench-src -j2 minisentry >/dev/null 2>&1 && rm -rf /tmp/ms-bench-src'
+  build_s() { # build_s CMD...: wall seconds of one build, or nothing if it failed
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" /bin/sh -c "$build_job" "$repo" </dev/null >/dev/null 2>&1 || return 1
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
+  }
+  nat=() sbx=()
+  for _ in $(seq "$BUILD_RUNS"); do
+    nat+=("$(build_s env)") || bad=1
+    sbx+=("$(build_s timeout -k 5 600 "$MS" run / --)") || bad=1
+  done
+  b_nat=$(printf '%s\n' "${nat[@]}" | grep . | median) || b_nat=failed
+  b_sbx=$(printf '%s\n' "${sbx[@]}" | grep . | median) || b_sbx=failed
+  echo "### CI job: git clone + make -j2 of minisentry (median of $BUILD_RUNS runs, host root as ROOTFS)"
+  echo
+  echo "| where | seconds | ratio vs native |"
+  echo "|---|---:|---:|"
+  echo "| native | $b_nat | 1.0x |"
+  echo "| minisentry | $b_sbx | $(ratio "$b_sbx" "$b_nat") |"
+  echo
+fi
+
 v_gp=$(verdict "$gp_same" "$TARGET_GETPID_NS")
 v_true=$(verdict "$t_same" "$TARGET_TRUE_MS")
 gp_us=failed

@@ -194,6 +194,15 @@ gnu_coreutils_run_quietly() {
   [ -z "$err" ] || fail "stderr: $(err_hint)"
 }
 
+# The host's own root as ROOTFS (read-only below the sandbox's memory layer): its C toolchain
+# compiles, assembles and links a program in /tmp, which then runs.
+host_root_toolchain_builds_a_program() {
+  command -v gcc >/dev/null || { skip "host gcc not found"; return; }
+  ms run / -- /bin/sh -c 'printf "#include <stdio.h>\nint main(void) { puts(\"built inside\"); return 0; }\n" >/tmp/p.c &&
+    gcc -O2 -o /tmp/p /tmp/p.c && /tmp/p'
+  expect_status 0 && expect_stdout "built inside"
+}
+
 strace_option_logs_syscalls_on_stderr_and_keeps_stdout() {
   ms run --strace "$ROOTFS" -- /bin/busybox echo hello
   expect_status 0 && expect_stdout hello || return
@@ -317,6 +326,7 @@ scenarios=(
   cwd_option_sets_the_working_directory
   glibc_dynamic_program_runs_with_its_libraries
   gnu_coreutils_run_quietly
+  host_root_toolchain_builds_a_program
   strace_option_logs_syscalls_on_stderr_and_keeps_stdout
   missing_rootfs_is_a_one_line_error
   rootfs_that_is_a_file_is_a_one_line_error

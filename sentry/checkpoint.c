@@ -4,6 +4,7 @@
  * assembled by state/checkpoint.c, which calls the save and load functions here through its
  * table of kinds. */
 #include "sentry/checkpoint.h"
+#include "sentry/filecache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -196,6 +197,10 @@ static struct timespec dec_ts(struct dec *d)
 int kernel_ckpt_save(struct enc *e)
 {
 	uint64_t ntasks = 0;
+
+	/* Cached file pages no mapping holds would be saved as memory: the cache goes (it is
+	 * refilled on demand). */
+	filecache_clear();
 
 	enc_str(e, kernel.cfg.rootfs);
 	enc_u32(e, kernel_rootfs_fingerprint(kernel.cfg.rootfs));

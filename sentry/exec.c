@@ -70,7 +70,10 @@ static int map_image(struct mm *mm, struct image *img)
 		const struct elf_segment *s = &img->info.seg[i];
 		uintptr_t start = PAGE_DOWN(img->bias + s->vaddr);
 		uintptr_t end = PAGE_UP(img->bias + s->vaddr + s->memsz);
-		size_t file_bytes = (img->bias + s->vaddr - start) + s->filesz;
+		/* A segment without bss shows whole file pages, as Linux maps it (the bytes after
+		 * it in its last page are the file's); one with bss is zero past its file part. */
+		size_t file_bytes = s->memsz == s->filesz ? end - start
+							  : (img->bias + s->vaddr - start) + s->filesz;
 		long r = mm_map(mm, start, end - start, s->prot, MAP_PRIVATE | MAP_FIXED, img->file,
 				PAGE_DOWN(s->offset), file_bytes, NULL);
 		if (r < 0)

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "platform/platform.h"
+#include "sentry/filecache.h"
 #include "mem/memfile.h"
 #include "vfs/vfs.h"
 #include "state/codec.h"
@@ -396,16 +397,24 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 	if (at < 0)
 		return at;
 	addr = at;
-	struct mobj *mo = mobj_new(len);
-	if (!mo)
+	/* A private mapping showing a host file's own pages (to the end of the mapping or of
+	 * the file) shares them with the file cache, copy-on-write; anything else gets its own
+	 * copy of what the file holds. */
+	struct stat st;
+	bool have_st = file && file->ops->getattr && file->ops->getattr(file, &st) == 0;
+	struct mobj *mo = NULL;
+	bool cached = have_st && !(flags & MAP_SHARED) &&
+		      (file_bytes >= len || (uint64_t)off + file_bytes >= (uint64_t)st.st_size) &&
+		      (mo = filecache_get(file, &st, off, len));
+	if (!cached && !(mo = mobj_new(len)))
 		return -ENOMEM;
-	uint64_t mf = mo->off;
+	uint64_t mf = cached ? mo->off + (uint64_t)off : mo->off;
 	struct vma v = {
 		.start = addr,
 		.end = addr + len,
 		.prot = prot,
 		.flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | VMA_NO_WRITE)) |
-			 (prot & PROT_WRITE ? VMA_WAS_WRITABLE : 0),
+			 (prot & PROT_WRITE ? VMA_WAS_WRITABLE : 0) | (cached ? VMA_COW : 0),
 		.mobj = mo,
 		.mf_off = mf,
 		.file_off = file ? off : 0,
@@ -413,8 +422,7 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 	if (name)
 		snprintf(v.name, sizeof(v.name), "%s", name);
 	if (file) {
-		struct stat st;
-		if (file->ops->getattr && file->ops->getattr(file, &st) == 0) {
+		if (have_st) {
 			v.ino = st.st_ino;
 			v.dev = st.st_dev;
 		}
@@ -422,7 +430,7 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 			v.dentry = vfs_dentry_get(file->dentry);
 		if (file_bytes > len)
 			file_bytes = len;
-		if ((err = fill_from_file(file, mf, off, file_bytes)))
+		if (!cached && (err = fill_from_file(file, mf, off, file_bytes)))
 			goto out_free;
 	}
 	size_t eof = PAGE_UP(file_bytes);

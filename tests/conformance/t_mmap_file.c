@@ -1,14 +1,51 @@
 /*
  * t_mmap_file: a private file mapping shows the file's bytes (what read() returns), reads as
- * zero past EOF within the last page, and writes to it stay private to the mapping. A
- * directory or a write-only request on a read-only fd cannot be mapped.
+ * zero past EOF within the last page, and writes to it stay private to the mapping: neither
+ * another mapping of the file in the process, nor one a child makes after the write, nor the
+ * file sees them (a large program file too, several pages in). A directory or a write-only
+ * request on a read-only fd cannot be mapped.
  */
 #include "check.h"
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define PAGE 4096UL
+
+/* Pages of a program file, mapped privately in two processes and written in each. */
+static void test_program_file_pages_stay_private(void)
+{
+	int fd = open("/bin/busybox", O_RDONLY);
+	struct stat st;
+	char orig;
+
+	CHECK(fd >= 0);
+	CHECK_EQ(fstat(fd, &st), 0);
+	CHECK(st.st_size > (off_t)(8 * PAGE));
+	CHECK_EQ(pread(fd, &orig, 1, 5 * PAGE + 7), 1);
+	char *m = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(m != MAP_FAILED);
+	m[5 * PAGE + 7] = (char)(orig + 1);
+	pid_t child = fork();
+	if (child == 0) {
+		char *c = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		int bad = c == MAP_FAILED || c[5 * PAGE + 7] != orig ||
+			  m[5 * PAGE + 7] != (char)(orig + 1);
+		if (!bad)
+			c[5 * PAGE + 7] = (char)(orig + 2);
+		_exit(bad ? 1 : 0);
+	}
+	int status;
+	CHECK_EQ(waitpid(child, &status, 0), child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(m[5 * PAGE + 7], (char)(orig + 1));
+	char again;
+	CHECK_EQ(pread(fd, &again, 1, 5 * PAGE + 7), 1);
+	CHECK_EQ(again, orig);
+	munmap(m, 8 * PAGE);
+	close(fd);
+}
 
 int main(void)
 {
@@ -60,5 +97,6 @@ int main(void)
 	CHECK(dfd >= 0);
 	CHECK_ERR(syscall(SYS_mmap, NULL, PAGE, PROT_READ, MAP_PRIVATE, dfd, 0), ENODEV);
 	close(dfd);
+	test_program_file_pages_stay_private();
 	return check_done();
 }

@@ -24,6 +24,9 @@
 #define MEMFS_PAGE 4096ULL
 /* A file's first reservation of the memory file: address space only, the file is sparse. */
 #define MEMFS_MIN_RESERVE (64 * 1024ULL)
+/* The reservation of a file once mapped MAP_SHARED: its pages stay put while it grows to this
+ * (see memfs_mmap_range). */
+#define MEMFS_MAPPED_RESERVE (256ULL << 20)
 /* What Linux's tmpfs counts per directory entry in a directory's st_size. */
 #define MEMFS_DIRENT_SIZE 20
 /* The first directory cookie of an entry: 0 and 1 are "." and "..". */
@@ -771,6 +774,11 @@ static int memfs_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mo
 
 	if (off < 0 || __builtin_add_overflow(off, (off_t)len, &end))
 		return -EINVAL;
+	/* Growing past the reservation moves the file's pages, which mappings made before would
+	 * not follow: a file mapped for the first time gets a reservation large enough for any
+	 * file but a huge one first (address space only: the memory file is sparse). */
+	if ((!mi->data || mi->data->refs == 1) && (uint64_t)end < MEMFS_MAPPED_RESERVE)
+		reserve(mi, MEMFS_MAPPED_RESERVE); /* if the memory file is that full, END will do */
 	err = reserve(mi, (uint64_t)end);
 	if (err)
 		return err;

@@ -3,7 +3,8 @@
  * mapping, and across fork in both directions; write(2) is seen by the mapping; truncation
  * zeroes and cuts the mapping (SIGBUS past EOF), a mapping made longer than the file faults
  * past its end, and a child's mapping is cut when its parent truncates and made whole when it
- * grows the file by writing. MAP_PRIVATE is copy-on-write: the file and
+ * grows the file by writing; growing a mapped file far keeps its mappings on the file's pages.
+ * MAP_PRIVATE is copy-on-write: the file and
  * other mappings never see its stores. msync succeeds; protections must match the open mode.
  */
 #include "check.h"
@@ -256,6 +257,51 @@ static void test_mapping_past_the_end(int fd)
 	CHECK_EQ(ftruncate(fd, SIZE), 0);
 }
 
+/* A file mapped shared and then grown far (to 8 MiB, by write and by ftruncate) keeps one set
+ * of pages: stores through the old mapping are read back by read(2), and writes are seen
+ * through it, in this process and in a child that mapped it too. */
+static void test_growth_keeps_mappings(void)
+{
+	char grow_path[80];
+	snprintf(grow_path, sizeof(grow_path), "%s.grow", path);
+	int fd = open(grow_path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(ftruncate(fd, PAGE), 0);
+	char *m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED);
+	int go[2], done[2];
+	CHECK_EQ(pipe(go), 0);
+	CHECK_EQ(pipe(done), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		char *c = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		char b;
+		if (c == MAP_FAILED || read(go[0], &b, 1) != 1)
+			_exit(1);
+		int bad = c[10] != 'g' || c[11] != 'w';
+		c[12] = 'c';
+		_exit(bad || write(done[1], "d", 1) != 1 ? 2 : 0);
+	}
+	CHECK_EQ(pwrite(fd, "x", 1, 8 << 20), 1); /* past every reservation so far */
+	CHECK_EQ(ftruncate(fd, 16 << 20), 0);
+	m[10] = 'g';
+	CHECK_EQ(pread_byte(fd, 10), 'g');
+	CHECK_EQ(pwrite(fd, "w", 1, 11), 1);
+	CHECK_EQ(m[11], 'w');
+	CHECK_EQ(write(go[1], "g", 1), 1);
+	char b;
+	CHECK_EQ(read(done[0], &b, 1), 1);
+	int st;
+	CHECK_EQ(waitpid(child, &st, 0), child);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(m[12], 'c');
+	CHECK_EQ(pread_byte(fd, 12), 'c');
+	munmap(m, PAGE);
+	close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+	close(fd);
+	CHECK_EQ(unlink(grow_path), 0);
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "/tmp/t_fs_mmap.%d", getpid());
@@ -269,6 +315,7 @@ int main(void)
 	test_private_mapping(fd);
 	test_truncate_cuts_mapping(fd);
 	test_mapping_past_the_end(fd);
+	test_growth_keeps_mappings();
 
 	close(fd);
 	CHECK_EQ(unlink(path), 0);

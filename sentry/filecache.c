@@ -4,8 +4,8 @@
  * its text into fresh memory again; a compiler run execs cc1 per source file.
  *
  * Only files the sandbox cannot change are cached (the host tree below the overlay, never
- * written); an entry is known by the host file's device, inode, size and modification time,
- * so a file changed on the host behind the sandbox's back is a new entry. The cache holds a
+ * written); an entry is known by the host file's own device, inode, size and modification
+ * time, so a file changed on the host behind the sandbox's back is a new entry. The cache holds a
  * few files and a bounded number of pages; the least recently used entry goes first. */
 #include "sentry/filecache.h"
 
@@ -139,9 +139,12 @@ static int fill(struct fc_entry *e, struct vfs_file *file, uint64_t first, uint6
 	return 0;
 }
 
-struct mobj *filecache_get(struct vfs_file *file, const struct stat *st, off_t off, size_t len)
+struct mobj *filecache_get(struct vfs_file *file, off_t off, size_t len)
 {
-	if (!file->dentry || !vfs_dentry_immutable(file->dentry) || !S_ISREG(st->st_mode) ||
+	struct stat host;
+	const struct stat *st = &host;
+
+	if (!file->dentry || vfs_dentry_host_stat(file->dentry, &host) || !S_ISREG(st->st_mode) ||
 	    !file->ops->pread_kernel || st->st_size <= 0 || (uint64_t)st->st_size > FC_MAX_FILE ||
 	    off < 0 || (uint64_t)off % FC_PAGE)
 		return NULL;

@@ -5,17 +5,16 @@
 #define SENTRY_FILECACHE_H
 
 #include <stddef.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 struct vfs_file;
 struct mobj;
 
-/* The memory object caching FILE, whose attributes are ST, with the pages of [OFF, OFF+LEN)
- * read in (a new reference; byte N of the file is at offset N of the object, and the object
- * ends at the file's last page, zero past its end). NULL when FILE is not a lower-layer file
- * that cannot change under the sandbox, is too large, or cannot be read. */
-struct mobj *filecache_get(struct vfs_file *file, const struct stat *st, off_t off, size_t len);
+/* The memory object caching FILE, with the pages of [OFF, OFF+LEN) read in (a new reference;
+ * byte N of the file is at offset N of the object, and the object ends at the file's last
+ * page, zero past its end). NULL when FILE is not a lower-layer file that cannot change under
+ * the sandbox, is too large, or cannot be read. */
+struct mobj *filecache_get(struct vfs_file *file, off_t off, size_t len);
 /* Forgets every cached file (their pages go when no mapping holds them any more): a
  * checkpoint saves only pages some mapping holds. */
 void filecache_clear(void);

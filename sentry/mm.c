@@ -405,7 +405,7 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 	struct mobj *mo = NULL;
 	bool cached = have_st && !(flags & MAP_SHARED) &&
 		      (file_bytes >= len || (uint64_t)off + file_bytes >= (uint64_t)st.st_size) &&
-		      (mo = filecache_get(file, &st, off, len));
+		      (mo = filecache_get(file, off, len));
 	if (!cached && !(mo = mobj_new(len)))
 		return -ENOMEM;
 	uint64_t mf = cached ? mo->off + (uint64_t)off : mo->off;

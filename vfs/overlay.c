@@ -999,13 +999,26 @@ const struct vfs_file_kind ovl_dir_kind = {
     .load = ovl_dir_load,
 };
 
-bool vfs_dentry_immutable(struct vfs_dentry *d)
+/* The host inode behind D when its content cannot change, else NULL. */
+static struct vfs_inode *immutable_host_inode(struct vfs_dentry *d)
 {
 	struct vfs_inode *ino = d->inode;
 
 	if (!ino)
-		return false;
+		return NULL;
 	if (ino->ops == &ovl_inode_ops)
-		return !ovl_i(ino)->upper && ovl_i(ino)->lower;
-	return hostfs_is_inode(ino);
+		return !ovl_i(ino)->upper ? ovl_i(ino)->lower : NULL;
+	return hostfs_is_inode(ino) ? ino : NULL;
+}
+
+bool vfs_dentry_immutable(struct vfs_dentry *d)
+{
+	return immutable_host_inode(d) != NULL;
+}
+
+int vfs_dentry_host_stat(struct vfs_dentry *d, struct stat *st)
+{
+	struct vfs_inode *host = immutable_host_inode(d);
+
+	return host ? host->ops->getattr(host, st) : -EINVAL;
 }

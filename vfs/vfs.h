@@ -385,6 +385,9 @@ int vfs_stat(struct vfs_dentry *d, struct stat *st);
 /* True if the content of the file D names cannot change: a file of the host's lower layer
  * that has not been copied up (the host tree is never written). */
 bool vfs_dentry_immutable(struct vfs_dentry *d);
+/* For such a file, the host's own attributes of it (its host device and inode, which the
+ * overlay does not show), to know it by; -EINVAL for any other. */
+int vfs_dentry_host_stat(struct vfs_dentry *d, struct stat *st);
 /* Reads up to LEN bytes at OFF of the regular file D names, as the Sentry (no permission
  * check, no open file left behind): what a private file mapping was filled from. Returns the
  * bytes read (fewer at the end of the file) or a negative errno. */

@@ -184,15 +184,30 @@ SYSCALL_DECL(clone3)
 		return kernel_vfork_wait(t);
 	struct {
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+		uint64_t set_tid, set_tid_size, cgroup; /* later versions of the structure */
 	} args;
+	size_t size = a[1], known = sizeof(args);
 
-	if (a[1] < 64)
+	/* As Linux's copy_struct_from_user: at least the first version, at most a page, and
+	 * nothing this kernel does not know of past what it knows. */
+	if (size < 64)
 		return -EINVAL;
+	if (size > 4096)
+		return -E2BIG;
 	memset(&args, 0, sizeof(args));
-	if (copy_in(t->mm, &args, a[0], sizeof(args)))
+	if (copy_in(t->mm, &args, a[0], size < known ? size : known))
 		return -EFAULT;
+	for (size_t at = known; at < size; at++) {
+		uint8_t byte;
+		if (copy_in(t->mm, &byte, a[0] + at, 1))
+			return -EFAULT;
+		if (byte)
+			return -E2BIG;
+	}
 	if (args.exit_signal > 64 || (args.flags & CSIGNAL))
 		return -EINVAL;
+	if (args.set_tid || args.set_tid_size || args.cgroup)
+		return -ENOSYS; /* choosing the child's pid, CLONE_INTO_CGROUP: not implemented */
 	return kernel_clone(t, args.flags | args.exit_signal,
 			    args.stack ? args.stack + args.stack_size : 0, args.parent_tid,
 			    args.child_tid, args.tls);

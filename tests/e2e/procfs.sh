@@ -2,11 +2,12 @@
 # print on Linux.
 
 ps_lists_the_processes_of_the_sandbox() {
-  ms run "$ROOTFS" -- /bin/sh -c 'sleep 5 & ps; kill $!'
+  ms run "$ROOTFS" -- /bin/sh -c 'sleep 5 & ps; [ "$(pidof sleep)" = $! ] && echo pidof-ok; kill $!'
   expect_status 0 || return
   grep -q 'PID' <<<"$out" || fail "no header: $(out_hint)"
   grep -Eq '^ *1 .*sh' <<<"$out" || fail "no line for pid 1 (sh): $(out_hint)"
   grep -q 'sleep 5' <<<"$out" || fail "no line for the sleep: $(out_hint)"
+  grep -q '^pidof-ok$' <<<"$out" || fail "pidof sleep did not name it: $(out_hint)"
 }
 
 top_in_batch_mode_shows_memory_and_cpu() {

@@ -308,9 +308,13 @@ static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end)
 	bool changed = false;
 	int err = 0;
 
-	for (size_t i = 0; i < mm->vmas.n; i++) {
-		struct vma *v = &mm->vmas.v[i];
-		if (!(v->flags & VMA_COW) || v->end <= start || v->start >= end)
+	/* [start, end) is covered (the callers checked): walk its pieces, which stay put. */
+	for (uintptr_t at = start; at < end;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v)
+			break;
+		at = v->end;
+		if (!(v->flags & VMA_COW))
 			continue;
 		if (v->mobj->refs > 1) {
 			size_t len = v->end - v->start;
@@ -693,13 +697,15 @@ static int walk(struct mm *mm, uintptr_t addr, size_t len, bool write,
 	if (addr + len < addr)
 		return -EFAULT;
 	/* Check first so a failed copy changes nothing. */
+	bool cow = false;
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);
 		if (!v || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)) || !(v->prot & need))
 			return -EFAULT;
+		cow |= (v->flags & VMA_COW) != 0;
 		at = v->end;
 	}
-	if (write && break_cow(mm, addr, addr + len))
+	if (write && cow && break_cow(mm, addr, addr + len))
 		return -EFAULT;
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);

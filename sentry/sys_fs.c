@@ -78,8 +78,10 @@ static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool foll
 		err = path_in(t, path_addr, path);
 		if (err)
 			return err;
+	} else if (empty_ok) {
+		path[0] = '\0'; /* utimensat(fd, NULL, ...), and AT_EMPTY_PATH with no path */
 	} else {
-		path[0] = '\0';
+		return -EFAULT;
 	}
 	if (path[0] == '\0' && empty_ok) {
 		struct vfs_file *f;
@@ -637,31 +639,42 @@ static long xattr_name(struct task *t, uintptr_t addr)
 	return n < 0 ? n : 0;
 }
 
-/* The object of a path call (FOLLOW the last symlink unless an l* call) or of an f* call. */
-static long xattr_object(struct task *t, uintptr_t path, int fd, bool follow)
+/* What a call names: a path (PATH, FOLLOW the last symlink unless an l* call) or, for an f*
+ * call (FD >= 0 or BY_FD), a descriptor. */
+struct xattr_obj {
+	bool by_fd;
+	uintptr_t path;
+	int fd;
+	bool follow;
+};
+
+#define XATTR_PATH(ADDR) ((struct xattr_obj){.path = (ADDR), .follow = true})
+#define XATTR_LINK(ADDR) ((struct xattr_obj){.path = (ADDR)})
+#define XATTR_FD(FD) ((struct xattr_obj){.by_fd = true, .fd = (FD)})
+
+static long xattr_object(struct task *t, struct xattr_obj o)
 {
 	struct vfs_dentry *d;
 	long err;
 
-	if (!path) {
-		struct vfs_file *f = fdtable_get(t->files, fd);
+	if (o.by_fd) {
+		struct vfs_file *f = fdtable_get(t->files, o.fd);
 		return !f || (f->flags & O_PATH) ? -EBADF : 0;
 	}
-	if ((err = resolve_at(t, AT_FDCWD, path, follow, false, &d)))
+	if ((err = resolve_at(t, AT_FDCWD, o.path, o.follow, false, &d)))
 		return err;
 	vfs_dentry_put(d);
 	return 0;
 }
 
-static long xattr_get(struct task *t, uintptr_t path, int fd, bool follow, uintptr_t name)
+static long xattr_get(struct task *t, struct xattr_obj o, uintptr_t name)
 {
-	long err = xattr_object(t, path, fd, follow);
+	long err = xattr_object(t, o);
 
 	return err ? err : (err = xattr_name(t, name)) ? err : -EOPNOTSUPP;
 }
 
-static long xattr_set(struct task *t, uintptr_t path, int fd, bool follow, uintptr_t name,
-		      size_t size, int flags)
+static long xattr_set(struct task *t, struct xattr_obj o, uintptr_t name, size_t size, int flags)
 {
 	long err;
 
@@ -671,30 +684,26 @@ static long xattr_set(struct task *t, uintptr_t path, int fd, bool follow, uintp
 		return err;
 	if (size > XATTR_VALUE_SIZE_MAX)
 		return -E2BIG;
-	return (err = xattr_object(t, path, fd, follow)) ? err : -EOPNOTSUPP;
+	return (err = xattr_object(t, o)) ? err : -EOPNOTSUPP;
 }
 
-static long xattr_list(struct task *t, uintptr_t path, int fd, bool follow)
+static long xattr_list(struct task *t, struct xattr_obj o)
 {
-	long err = xattr_object(t, path, fd, follow);
+	long err = xattr_object(t, o);
 
 	return err ? err : 0;
 }
 
-static long xattr_remove(struct task *t, uintptr_t path, int fd, bool follow, uintptr_t name)
-{
-	return xattr_get(t, path, fd, follow, name);
-}
-
-SYSCALL_DECL(getxattr) { return xattr_get(t, a[0], -1, true, a[1]); }
-SYSCALL_DECL(lgetxattr) { return xattr_get(t, a[0], -1, false, a[1]); }
-SYSCALL_DECL(fgetxattr) { return xattr_get(t, 0, (int)a[0], true, a[1]); }
-SYSCALL_DECL(setxattr) { return xattr_set(t, a[0], -1, true, a[1], a[3], (int)a[4]); }
-SYSCALL_DECL(lsetxattr) { return xattr_set(t, a[0], -1, false, a[1], a[3], (int)a[4]); }
-SYSCALL_DECL(fsetxattr) { return xattr_set(t, 0, (int)a[0], true, a[1], a[3], (int)a[4]); }
-SYSCALL_DECL(listxattr) { return xattr_list(t, a[0], -1, true); }
-SYSCALL_DECL(llistxattr) { return xattr_list(t, a[0], -1, false); }
-SYSCALL_DECL(flistxattr) { return xattr_list(t, 0, (int)a[0], true); }
-SYSCALL_DECL(removexattr) { return xattr_remove(t, a[0], -1, true, a[1]); }
-SYSCALL_DECL(lremovexattr) { return xattr_remove(t, a[0], -1, false, a[1]); }
-SYSCALL_DECL(fremovexattr) { return xattr_remove(t, 0, (int)a[0], true, a[1]); }
+SYSCALL_DECL(getxattr) { return xattr_get(t, XATTR_PATH(a[0]), a[1]); }
+SYSCALL_DECL(lgetxattr) { return xattr_get(t, XATTR_LINK(a[0]), a[1]); }
+SYSCALL_DECL(fgetxattr) { return xattr_get(t, XATTR_FD((int)a[0]), a[1]); }
+SYSCALL_DECL(setxattr) { return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], (int)a[4]); }
+SYSCALL_DECL(lsetxattr) { return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], (int)a[4]); }
+SYSCALL_DECL(fsetxattr) { return xattr_set(t, XATTR_FD((int)a[0]), a[1], a[3], (int)a[4]); }
+SYSCALL_DECL(listxattr) { return xattr_list(t, XATTR_PATH(a[0])); }
+SYSCALL_DECL(llistxattr) { return xattr_list(t, XATTR_LINK(a[0])); }
+SYSCALL_DECL(flistxattr) { return xattr_list(t, XATTR_FD((int)a[0])); }
+/* Removing answers as getting does: the object, the name, then EOPNOTSUPP. */
+SYSCALL_DECL(removexattr) { return xattr_get(t, XATTR_PATH(a[0]), a[1]); }
+SYSCALL_DECL(lremovexattr) { return xattr_get(t, XATTR_LINK(a[0]), a[1]); }
+SYSCALL_DECL(fremovexattr) { return xattr_get(t, XATTR_FD((int)a[0]), a[1]); }

@@ -1,7 +1,7 @@
 /*
  * t_errno: the common error paths of the file syscalls: ENOENT, ENOTDIR, EBADF (read on a
- * closed fd, write on a read-only one), EFAULT (raw read into a bad pointer, bad path
- * pointers), ENAMETOOLONG (a 256-byte component, a path longer than PATH_MAX), ELOOP
+ * closed fd, write on a read-only one), EFAULT (raw read into a bad pointer, bad and null
+ * path pointers), ENAMETOOLONG (a 256-byte component, a path longer than PATH_MAX), ELOOP
  * (O_NOFOLLOW on a symlink), EISDIR (read on a directory).
  */
 #include "check.h"
@@ -35,6 +35,14 @@ int main(void)
 
 	CHECK_ERR(syscall(SYS_open, BAD_PTR, O_RDONLY), EFAULT);
 	CHECK_ERR(syscall(SYS_open, NULL, O_RDONLY), EFAULT);
+	/* A null path is a bad pointer for the attribute calls too (only utimensat takes none). */
+	struct statfs_buf {
+		char b[256];
+	} sfs;
+	CHECK_ERR(syscall(SYS_statfs, NULL, &sfs), EFAULT);
+	CHECK_ERR(syscall(SYS_chmod, NULL, 0644), EFAULT);
+	CHECK_ERR(syscall(SYS_truncate, NULL, 0), EFAULT);
+	CHECK_ERR(syscall(SYS_newfstatat, AT_FDCWD, NULL, &sfs, 0), EFAULT);
 
 	/* A 255-byte component is legal (and missing); 256 bytes is too long. */
 	name[0] = '/';

@@ -47,6 +47,7 @@ static void test_xattrs(void)
 
 	/* The object first. */
 	CHECK_ERR(getxattr("/nonexistent/x", "user.k", value, sizeof(value)), ENOENT);
+	CHECK_ERR(syscall(SYS_getxattr, NULL, "user.k", value, sizeof(value)), EFAULT);
 	CHECK_ERR(listxattr("/nonexistent/x", list, sizeof(list)), ENOENT);
 	CHECK_ERR(fgetxattr(-1, "user.k", value, sizeof(value)), EBADF);
 	CHECK_ERR(flistxattr(9999, list, sizeof(list)), EBADF);

@@ -17,6 +17,7 @@
 enum platform_placement {
 	PLACEMENT_SAME,  /* on the Sentry's CPU: cheapest syscall round trip */
 	PLACEMENT_OTHER, /* on another CPU: for measuring, and for compute-bound guests */
+	PLACEMENT_AUTO,  /* on the Sentry's CPU while it makes syscalls, spread when it computes */
 };
 
 /* A stub process: one guest address space, shared by its host threads. */
@@ -32,6 +33,14 @@ struct platform_thread {
 	pid_t tid;      /* host thread id */
 	pid_t host_pid; /* host pid of its stub process */
 	struct platform_stub *stub;
+	/* PLACEMENT_AUTO: when it was last resumed and whether it runs now (both read by the
+	 * placement tick, a signal handler), whether it may run on any CPU, how many short runs
+	 * in a row it made since, and the list of every thread the tick walks. */
+	volatile uint64_t resumed_ns;
+	volatile bool running;
+	volatile bool spread;
+	int short_runs;
+	struct platform_thread *volatile next_all;
 };
 
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
@@ -90,6 +99,13 @@ int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc
 int platform_set_return(struct platform_thread *t, long ret);
 /* Resumes T until its next syscall or signal; SIG is delivered to the host thread (0: none). */
 int platform_resume(struct platform_thread *t, int sig);
+/* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that ran long since its
+ * resume may run on any CPU, one that keeps stopping soon goes back to the Sentry's. */
+void platform_thread_stopped(struct platform_thread *t);
+/* With PLACEMENT_AUTO, to be called every few milliseconds, from a signal handler if need be
+ * (it only reads the thread list and sets affinities): a thread running long without a stop
+ * (computing, no syscalls) may run on any CPU. */
+void platform_placement_tick(void);
 
 int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs);
 int platform_set_regs(struct platform_thread *t, const struct user_regs_struct *regs);

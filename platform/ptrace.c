@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096UL
@@ -36,6 +37,7 @@ static struct {
 	int memfd;
 	enum platform_placement placement;
 	int sentry_cpu, guest_cpu;
+	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
 } plat;
 
@@ -156,6 +158,10 @@ static void choose_cpus(void)
 	int cur = sched_getcpu();
 
 	plat.sentry_cpu = plat.guest_cpu = cur < 0 ? 0 : cur;
+	if (sched_getaffinity(0, sizeof(plat.all_cpus), &plat.all_cpus) != 0) {
+		CPU_ZERO(&plat.all_cpus);
+		CPU_SET(plat.sentry_cpu, &plat.all_cpus);
+	}
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && plat.placement == PLACEMENT_OTHER) {
 		for (int c = 1; c < CPU_SETSIZE; c++) {
 			int cand = (plat.sentry_cpu + c) % CPU_SETSIZE;
@@ -221,6 +227,26 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 /* Every stub not yet freed, so a teardown can kill the ones no task owns (a failed restore). */
 static struct platform_stub *all_stubs;
 
+/* Every live platform thread, for the tick: pushed and unlinked by single pointer stores, so
+ * a signal handler interrupting either sees a whole list. */
+static struct platform_thread *volatile all_threads;
+
+static void list_thread(struct platform_thread *t)
+{
+	t->next_all = all_threads;
+	all_threads = t;
+}
+
+static void unlist_thread(struct platform_thread *t)
+{
+	for (struct platform_thread *volatile *pp = &all_threads; *pp; pp = &(*pp)->next_all)
+		if (*pp == t) {
+			*pp = t->next_all;
+			break;
+		}
+}
+
+
 int platform_stub_new(struct platform_thread **out)
 {
 	int go[2], st, err;
@@ -267,6 +293,7 @@ int platform_stub_new(struct platform_thread **out)
 	all_stubs = stub;
 	t->tid = t->host_pid = pid;
 	t->stub = stub;
+	list_thread(t);
 	*out = t;
 	err = 0;
 	goto out_close;
@@ -277,6 +304,64 @@ out_close:
 	close(go[0]);
 	close(go[1]);
 	return err;
+}
+
+/* PLACEMENT_AUTO. A syscall round trip costs a few µs when the guest thread shares the
+ * Sentry's CPU and tens of µs across CPUs (a cross-CPU wake-up, DESIGN.md §9), but a thread
+ * that computes for milliseconds between syscalls loses far more by sharing one CPU with the
+ * Sentry and every other guest thread (make -j2 would run on one CPU). So a thread starts on
+ * the Sentry's CPU; one that ran AUTO_SPREAD_NS since its last resume may run anywhere; one
+ * that then stops again within AUTO_SHORT_NS AUTO_REPIN_RUNS times in a row comes back. The
+ * run is wall time, so a thread kept waiting for the shared CPU counts as computing. */
+#define AUTO_SPREAD_NS 2000000ULL
+#define AUTO_SHORT_NS 200000ULL
+#define AUTO_REPIN_RUNS 16
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void set_spread(struct platform_thread *t, bool spread)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(plat.sentry_cpu, &one);
+	sched_setaffinity(t->tid, sizeof(cpu_set_t), spread ? &plat.all_cpus : &one);
+	t->spread = spread;
+	t->short_runs = 0;
+}
+
+void platform_placement_tick(void)
+{
+	uint64_t now = now_ns();
+	cpu_set_t *all = &plat.all_cpus;
+
+	for (struct platform_thread *t = all_threads; t; t = t->next_all)
+		if (t->running && !t->spread && t->resumed_ns && now - t->resumed_ns >= AUTO_SPREAD_NS) {
+			sched_setaffinity(t->tid, sizeof(cpu_set_t), all);
+			t->spread = true;
+		}
+}
+
+void platform_thread_stopped(struct platform_thread *t)
+{
+	t->running = false;
+	if (plat.placement != PLACEMENT_AUTO || !t->resumed_ns)
+		return;
+	uint64_t ran = now_ns() - t->resumed_ns;
+	if (!t->spread) {
+		if (ran >= AUTO_SPREAD_NS)
+			set_spread(t, true);
+	} else if (ran >= AUTO_SHORT_NS) {
+		t->short_runs = 0;
+	} else if (++t->short_runs >= AUTO_REPIN_RUNS) {
+		set_spread(t, false);
+	}
 }
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
@@ -302,6 +387,9 @@ int platform_thread_new(struct platform_thread *parent, struct platform_thread *
 	t->host_pid = parent->host_pid;
 	t->stub = parent->stub;
 	t->stub->threads++;
+	if (parent->spread)
+		set_spread(t, false); /* it inherited its creator's spread */
+	list_thread(t);
 	*out = t;
 	return 0;
 }
@@ -335,6 +423,7 @@ void platform_thread_release(struct platform_thread *t)
 {
 	if (!t)
 		return;
+	unlist_thread(t);
 	struct platform_stub *stub = t->stub;
 	if (--stub->threads == 0) {
 		if (!stub->killed)
@@ -476,6 +565,10 @@ int platform_set_return(struct platform_thread *t, long ret)
 
 int platform_resume(struct platform_thread *t, int sig)
 {
+	if (plat.placement == PLACEMENT_AUTO) {
+		t->resumed_ns = now_ns();
+		t->running = true;
+	}
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
 }
 

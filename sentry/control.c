@@ -296,13 +296,15 @@ long control_save_restore_test(struct task *t)
 	argv[n++] = "--delete-image";
 	if (kernel.cfg.strace)
 		argv[n++] = "--strace";
-	if (kernel.cfg.placement == PLACEMENT_OTHER)
-		argv[n++] = "--placement=other";
+	argv[n++] = kernel.cfg.placement == PLACEMENT_OTHER  ? "--placement=other"
+		    : kernel.cfg.placement == PLACEMENT_SAME ? "--placement=same"
+							     : "--placement=auto";
 	argv[n++] = "--image";
 	argv[n++] = dir;
 	argv[n] = NULL;
 	fflush(NULL);
 	closefrom(3);
+	kernel_stop_placement_tick(); /* an interval timer outlives exec */
 	execv("/proc/self/exe", argv);
 	fprintf(stderr, "minisentry: save-restore test: cannot restart: %s\n", strerror(errno));
 	control_remove_image(dir);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -177,6 +178,8 @@ static void handle_event(const struct platform_event *ev)
 		return;
 	}
 	t->running = false;
+	if (t->pt && ev->kind != PEV_EXITED)
+		platform_thread_stopped(t->pt);
 	switch (ev->kind) {
 	case PEV_SYSCALL:
 		if (platform_syscall_info(t->pt, &t->sc)) {
@@ -299,6 +302,39 @@ static int setup_events(void)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
 	return 0;
+}
+
+/* --placement auto looks at running guest threads every PLACEMENT_TICK_US from SIGALRM: the
+ * loop may sit in a blocking waitpid for as long as every thread computes, and it is exactly
+ * then that a computing thread should leave the Sentry's CPU. The handler only sets host
+ * affinities (platform_placement_tick); SA_RESTART keeps every other wait of the Sentry's
+ * whole. */
+#define PLACEMENT_TICK_US 10000
+
+static void placement_tick(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	platform_placement_tick();
+	errno = saved;
+}
+
+static void start_placement_tick(void)
+{
+	struct sigaction sa = {.sa_handler = placement_tick, .sa_flags = SA_RESTART};
+	struct itimerval every = {{0, PLACEMENT_TICK_US}, {0, PLACEMENT_TICK_US}};
+
+	if (kernel.cfg.placement != PLACEMENT_AUTO)
+		return;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &every, NULL);
+}
+
+void kernel_stop_placement_tick(void)
+{
+	struct itimerval off = {{0, 0}, {0, 0}};
+
+	setitimer(ITIMER_REAL, &off, NULL);
 }
 
 /* The sandbox's stdio: the Sentry's own descriptors 0-2, wrapped as files. */
@@ -478,7 +514,9 @@ static int setup_kernel(const struct kernel_config *cfg)
 /* Runs the sandbox until init exits, then takes it down. */
 static int serve(bool tty, const struct termios *saved_tty)
 {
+	start_placement_tick();
 	loop();
+	kernel_stop_placement_tick();
 	kernel_teardown();
 	control_close();
 	if (kernel.cfg.stats)

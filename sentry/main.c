@@ -32,7 +32,8 @@ static const char usage[] =
 	"  --env K=V             set an environment variable for CMD (repeatable)\n"
 	"  --cwd DIR             working directory inside the sandbox (default /)\n"
 	"  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
-	"  --placement same|other  run guest threads on the Sentry's CPU (default) or another\n"
+	"  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
+	"                        they make syscalls, on any CPU while they compute), same, other\n"
 	"  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
 	"  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
 	"  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
@@ -94,8 +95,10 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 			cfg->placement = PLACEMENT_SAME;
 		} else if (!strcmp(optarg, "other")) {
 			cfg->placement = PLACEMENT_OTHER;
+		} else if (!strcmp(optarg, "auto")) {
+			cfg->placement = PLACEMENT_AUTO;
 		} else {
-			snprintf(msg, sizeof(msg), "%s: --placement is 'same' or 'other', got", cmd);
+			snprintf(msg, sizeof(msg), "%s: --placement is same, other or auto, got", cmd);
 			return fail(msg, optarg);
 		}
 		return 0;
@@ -122,7 +125,7 @@ static int cmd_run(int argc, char **argv)
 		{"eager-kernfs", no_argument, NULL, 'E'}, {"stats", no_argument, NULL, 'S'},
 		{"id", required_argument, NULL, 'i'}, {"save-restore-test", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0}};
-	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_SAME};
+	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
 	int nextra = 0, c;
 	char *end;
@@ -233,7 +236,7 @@ static int cmd_restore(int argc, char **argv)
 		{"stats", no_argument, NULL, 'S'}, {"save-restore-test", no_argument, NULL, 'T'},
 		{"delete-image", no_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
-	struct kernel_config cfg = {.placement = PLACEMENT_SAME};
+	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;
 	bool delete_image = false;

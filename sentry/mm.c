@@ -134,6 +134,7 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 			continue;
 		if (!(pv->flags & (MAP_SHARED | VMA_COW))) {
 			pv->flags |= VMA_COW;
+			parent->cow_epoch++;
 			if (host_prot(pv) != pv->prot &&
 			    inject(parent, SYS_mprotect, pv->start, pv->end - pv->start,
 				   host_prot(pv), 0, 0, 0) < 0) {
@@ -333,6 +334,7 @@ static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end)
 		changed = true;
 	}
 	if (changed) {
+		mm->cow_epoch++;
 		mm->host_stale = true;
 		mm_sync_host(mm);
 	}

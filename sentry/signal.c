@@ -550,7 +550,8 @@ fatal:
 
 /* A write to memory shared copy-on-write is the Sentry's to resolve, not the guest's fault:
  * true if T goes on (resumed). An instruction fetch (si_addr is the instruction's) never is;
- * a fault let through unresolved twice at one address is the guest's after all. */
+ * a fault let through unresolved twice at one address, with no copy-on-write change in the
+ * address space between (a new fork shares it again), is the guest's after all. */
 static bool write_fault(struct task *t, const siginfo_t *si)
 {
 	struct user_regs_struct regs;
@@ -563,9 +564,10 @@ static bool write_fault(struct task *t, const siginfo_t *si)
 	if (!mm_write_fault(t->mm, addr, &resolved))
 		return false;
 	if (!resolved) {
-		if (t->write_fault_retried == addr)
+		if (t->write_fault_retried == addr && t->write_fault_epoch == t->mm->cow_epoch)
 			return false;
 		t->write_fault_retried = addr;
+		t->write_fault_epoch = t->mm->cow_epoch;
 	} else {
 		t->write_fault_retried = 0;
 	}

@@ -61,7 +61,9 @@ struct task {
 	int intr_ret;     /* what a blocked syscall returns when a signal interrupts it */
 	bool regs_set;    /* the handler wrote every register (execve, rt_sigreturn) */
 	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
-	uint64_t write_fault_retried; /* a write fault let through unresolved (mm_write_fault) */
+	/* A write fault let through unresolved (mm_write_fault): its address, and the address
+	 * space's cow_epoch then. */
+	uint64_t write_fault_retried, write_fault_epoch;
 	struct timespec cchild_time; /* CPU time of reaped children */
 	long maxrss, cchild_maxrss;  /* KiB: at exit; largest of reaped children */
 	uint64_t rss_peak;           /* bytes: the largest resident size procfs reported */

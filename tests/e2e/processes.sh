@@ -105,6 +105,33 @@ stubs_die_with_a_killed_sentry() {
   done
 }
 
+# --placement auto: a guest thread that computes may run on every CPU, one that keeps making
+# syscalls stays on the Sentry's (seen from the host, in the stub threads' affinity).
+placement_auto_spreads_computing_threads_only() {
+  [ "$(nproc)" -ge 2 ] || { skip "one CPU"; return; }
+  local pid stub
+  "$MS" run "$ROOTFS" -- /bin/sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.5
+  stub=$(pgrep -P "$pid" | head -1)
+  local spread
+  spread=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$stub/status" 2>/dev/null)
+  kill "$pid"
+  wait "$pid" 2>/dev/null
+  local all
+  all=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status)
+  [ "$spread" = "$all" ] || { fail "computing stub allowed '$spread', want '$all'"; return; }
+  "$MS" run "$ROOTFS" -- /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done' </dev/null >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.5
+  stub=$(pgrep -P "$pid" | head -1)
+  local pinned
+  pinned=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$stub/status" 2>/dev/null)
+  kill "$pid"
+  wait "$pid" 2>/dev/null
+  [[ $pinned =~ ^[0-9]+$ ]] || fail "syscall-bound stub allowed '$pinned', want one CPU"
+}
+
 # An interactive shell on a terminal (tmux): a command, Ctrl-C of a sleep, exit.
 interactive_shell_in_a_terminal() {
   command -v tmux >/dev/null || { skip "tmux not installed"; return; }
@@ -152,5 +179,6 @@ scenarios+=(
   xargs_runs_a_command_on_its_input
   find_piped_into_xargs_grep
   stubs_die_with_a_killed_sentry
+  placement_auto_spreads_computing_threads_only
   interactive_shell_in_a_terminal
 )

@@ -41,6 +41,7 @@ struct platform_thread {
 	volatile bool spread;
 	int short_runs;
 	struct platform_thread *volatile next_all;
+	uint64_t tick_resumed, tick_cpu; /* the run and its process's CPU time at the last tick */
 };
 
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
@@ -99,12 +100,12 @@ int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc
 int platform_set_return(struct platform_thread *t, long ret);
 /* Resumes T until its next syscall or signal; SIG is delivered to the host thread (0: none). */
 int platform_resume(struct platform_thread *t, int sig);
-/* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that ran long since its
- * resume may run on any CPU, one that keeps stopping soon goes back to the Sentry's. */
+/* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that keeps stopping soon
+ * after its resume goes back to the Sentry's CPU. */
 void platform_thread_stopped(struct platform_thread *t);
 /* With PLACEMENT_AUTO, to be called every few milliseconds, from a signal handler if need be
- * (it only reads the thread list and sets affinities): a thread running long without a stop
- * (computing, no syscalls) may run on any CPU. */
+ * (it only reads the thread list, CPU clocks, and sets affinities): a thread that has been
+ * computing since the last call without a stop may run on any CPU. */
 void platform_placement_tick(void);
 
 int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs);

@@ -310,10 +310,12 @@ out_close:
  * Sentry's CPU and tens of µs across CPUs (a cross-CPU wake-up, DESIGN.md §9), but a thread
  * that computes for milliseconds between syscalls loses far more by sharing one CPU with the
  * Sentry and every other guest thread (make -j2 would run on one CPU). So a thread starts on
- * the Sentry's CPU; one that ran AUTO_SPREAD_NS since its last resume may run anywhere; one
- * that then stops again within AUTO_SHORT_NS AUTO_REPIN_RUNS times in a row comes back. The
- * run is wall time, so a thread kept waiting for the shared CPU counts as computing. */
-#define AUTO_SPREAD_NS 2000000ULL
+ * the Sentry's CPU. The tick (every few ms) lets a thread run anywhere once it has been in one
+ * run since the previous tick and its process used AUTO_SPREAD_NS of CPU meanwhile: CPU time,
+ * not wall time, since a thread whose stop the busy Sentry has not taken yet looks running
+ * too. A thread that then stops again within AUTO_SHORT_NS of its resume AUTO_REPIN_RUNS times
+ * in a row comes back. */
+#define AUTO_SPREAD_NS 3000000ULL
 #define AUTO_SHORT_NS 200000ULL
 #define AUTO_REPIN_RUNS 16
 
@@ -336,32 +338,44 @@ static void set_spread(struct platform_thread *t, bool spread)
 	t->short_runs = 0;
 }
 
+/* The CPU time of host process PID so far (a process clock: Linux lets any process read
+ * another's, not another's thread clock), or 0. */
+static uint64_t process_cpu_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clock = (clockid_t)((~(unsigned int)pid) << 3) | 2; /* CPUCLOCK_SCHED */
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 void platform_placement_tick(void)
 {
-	uint64_t now = now_ns();
-	cpu_set_t *all = &plat.all_cpus;
-
-	for (struct platform_thread *t = all_threads; t; t = t->next_all)
-		if (t->running && !t->spread && t->resumed_ns && now - t->resumed_ns >= AUTO_SPREAD_NS) {
-			sched_setaffinity(t->tid, sizeof(cpu_set_t), all);
+	for (struct platform_thread *t = all_threads; t; t = t->next_all) {
+		if (!t->running || t->spread)
+			continue;
+		uint64_t cpu = process_cpu_ns(t->host_pid);
+		if (t->tick_resumed == t->resumed_ns && cpu && cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
+			sched_setaffinity(t->tid, sizeof(cpu_set_t), &plat.all_cpus);
 			t->spread = true;
+			t->short_runs = 0;
+		} else {
+			t->tick_resumed = t->resumed_ns;
+			t->tick_cpu = cpu;
 		}
+	}
 }
 
 void platform_thread_stopped(struct platform_thread *t)
 {
 	t->running = false;
-	if (plat.placement != PLACEMENT_AUTO || !t->resumed_ns)
+	if (plat.placement != PLACEMENT_AUTO || !t->spread)
 		return;
-	uint64_t ran = now_ns() - t->resumed_ns;
-	if (!t->spread) {
-		if (ran >= AUTO_SPREAD_NS)
-			set_spread(t, true);
-	} else if (ran >= AUTO_SHORT_NS) {
+	if (now_ns() - t->resumed_ns >= AUTO_SHORT_NS)
 		t->short_runs = 0;
-	} else if (++t->short_runs >= AUTO_REPIN_RUNS) {
+	else if (++t->short_runs >= AUTO_REPIN_RUNS)
 		set_spread(t, false);
-	}
 }
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)

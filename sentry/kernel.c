@@ -309,7 +309,7 @@ static int setup_events(void)
  * then that a computing thread should leave the Sentry's CPU. The handler only sets host
  * affinities (platform_placement_tick); SA_RESTART keeps every other wait of the Sentry's
  * whole. */
-#define PLACEMENT_TICK_US 10000
+#define PLACEMENT_TICK_US 5000
 
 static void placement_tick(int sig)
 {

@@ -45,6 +45,15 @@ static void test_fd_links_lead_to_the_objects(void)
 	CHECK_EQ(read(p[0], buf, sizeof(buf)), 3);
 	CHECK(memcmp(buf, "via", 3) == 0);
 	close(out);
+
+	/* O_PATH through the link: a path descriptor of the pipe, not an end of it. */
+	int path_fd = open(path, O_PATH);
+	CHECK(path_fd >= 0);
+	CHECK_ERR(read(path_fd, buf, 1), EBADF);
+	CHECK_EQ(fstat(path_fd, &via), 0);
+	CHECK(S_ISFIFO(via.st_mode));
+	CHECK_EQ(via.st_ino, direct.st_ino);
+	close(path_fd);
 	close(p[0]);
 	close(p[1]);
 

@@ -105,31 +105,33 @@ stubs_die_with_a_killed_sentry() {
   done
 }
 
+# allowed_cpus FILE: the Cpus_allowed_list of a /proc status FILE.
+allowed_cpus() { awk '/^Cpus_allowed_list/ { print $2 }' "$1" 2>/dev/null; }
+
+# stub_cpus SCRIPT: runs SCRIPT in a sandbox for half a second and sets CPUS to the CPUs the
+# host lets its first stub (init's) run on. (A variable, not output: a command substitution
+# holding a background sandbox would wait for it.)
+stub_cpus() {
+  local pid stub
+  "$MS" run "$ROOTFS" -- /bin/sh -c "$1" </dev/null >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.5
+  stub=$(pgrep -P "$pid" | head -1)
+  cpus=$(allowed_cpus "/proc/$stub/status")
+  kill "$pid"
+  wait "$pid" 2>/dev/null
+}
+
 # --placement auto: a guest thread that computes may run on every CPU, one that keeps making
 # syscalls stays on the Sentry's (seen from the host, in the stub threads' affinity).
 placement_auto_spreads_computing_threads_only() {
   [ "$(nproc)" -ge 2 ] || { skip "one CPU"; return; }
-  local pid stub
-  "$MS" run "$ROOTFS" -- /bin/sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
-  pid=$!
-  sleep 0.5
-  stub=$(pgrep -P "$pid" | head -1)
-  local spread
-  spread=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$stub/status" 2>/dev/null)
-  kill "$pid"
-  wait "$pid" 2>/dev/null
-  local all
-  all=$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/self/status)
-  [ "$spread" = "$all" ] || { fail "computing stub allowed '$spread', want '$all'"; return; }
-  "$MS" run "$ROOTFS" -- /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done' </dev/null >/dev/null 2>&1 &
-  pid=$!
-  sleep 0.5
-  stub=$(pgrep -P "$pid" | head -1)
-  local pinned
-  pinned=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$stub/status" 2>/dev/null)
-  kill "$pid"
-  wait "$pid" 2>/dev/null
-  [[ $pinned =~ ^[0-9]+$ ]] || fail "syscall-bound stub allowed '$pinned', want one CPU"
+  local cpus all
+  all=$(allowed_cpus /proc/self/status)
+  stub_cpus 'while :; do :; done'
+  [ "$cpus" = "$all" ] || { fail "computing stub allowed '$cpus', want '$all'"; return; }
+  stub_cpus 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done'
+  [[ $cpus =~ ^[0-9]+$ ]] || fail "syscall-bound stub allowed '$cpus', want one CPU"
 }
 
 # An interactive shell on a terminal (tmux): a command, Ctrl-C of a sleep, exit.

@@ -15,8 +15,8 @@ struct vfs_file;
 /* One memory mapping, as /proc/PID/maps shows it. */
 struct procinfo_vma {
 	uint64_t start, end;
-	int prot;       /* PROT_* */
-	bool shared;    /* MAP_SHARED */
+	int prot;    /* PROT_* */
+	bool shared; /* MAP_SHARED */
 	uint64_t offset;
 	uint64_t ino;
 	unsigned int dev_major, dev_minor;
@@ -25,13 +25,13 @@ struct procinfo_vma {
 
 /* A snapshot of one thread (or, for a process, of its leader plus totals). */
 struct procinfo_task {
-	pid_t pid;  /* tgid */
+	pid_t pid; /* tgid */
 	pid_t tid;
 	pid_t ppid, pgid, sid;
-	pid_t tty_pgrp;     /* foreground group of the sandbox terminal, or -1 */
-	int tty_nr;         /* the stat field: 0 when the process has no terminal */
+	pid_t tty_pgrp; /* foreground group of the sandbox terminal, or -1 */
+	int tty_nr;	/* the stat field: 0 when the process has no terminal */
 	char comm[16];
-	char state;         /* R, S, T, Z, t, D */
+	char state; /* R, S, T, Z, t, D */
 	uid_t uid, euid, suid;
 	gid_t gid, egid, sgid;
 	int ngroups;
@@ -39,15 +39,15 @@ struct procinfo_task {
 	int nthreads;
 	uint64_t start_time_ns; /* since the sandbox booted */
 	uint64_t utime_ns, stime_ns, cutime_ns, cstime_ns;
-	uint64_t vsize, rss_pages;   /* bytes, pages */
-	uint64_t rss_file_pages;     /* of rss_pages, those backed by files (statm "shared") */
+	uint64_t vsize, rss_pages; /* bytes, pages */
+	uint64_t rss_file_pages;   /* of rss_pages, those backed by files (statm "shared") */
 	uint64_t vm_peak, vm_data, vm_stack, vm_exe, vm_lib, vm_hwm; /* bytes */
 	uint64_t sig_pending, sig_shared_pending, sig_blocked, sig_ignored, sig_caught;
 	uint64_t start_code, end_code, start_stack, start_data, end_data, start_brk;
 	uint64_t arg_start, arg_end, env_start, env_end;
 	uint64_t minflt, majflt;
 	uint64_t rchar, wchar, syscr, syscw, read_bytes, write_bytes; /* /proc/PID/io */
-	uint64_t run_ns, wait_ns, timeslices;                          /* schedstat */
+	uint64_t run_ns, wait_ns, timeslices;			      /* schedstat */
 	uint64_t voluntary_ctxt, nonvoluntary_ctxt;
 	int nice, priority;
 	int exit_signal;
@@ -90,12 +90,12 @@ struct procinfo_ops {
 	/* The reader's root, to show paths as the reader sees them. */
 	struct vfs_dentry *(*reader_root)(void);
 	/* System-wide figures. */
-	uint64_t (*boot_time_s)(void);     /* realtime seconds of the sandbox's boot */
+	uint64_t (*boot_time_s)(void); /* realtime seconds of the sandbox's boot */
 	uint64_t (*uptime_ns)(void);
 	uint64_t (*idle_ns)(void);
-	int (*cpus)(void);                 /* --cpus */
-	uint64_t (*mem_total)(void);       /* bytes the guest may see as RAM */
-	uint64_t (*mem_used)(void);        /* bytes of guest memory in use */
+	int (*cpus)(void);	     /* --cpus */
+	uint64_t (*mem_total)(void); /* bytes the guest may see as RAM */
+	uint64_t (*mem_used)(void);  /* bytes of guest memory in use */
 	unsigned long (*nr_running)(void);
 	unsigned long (*nr_threads)(void);
 	pid_t (*last_pid)(void);

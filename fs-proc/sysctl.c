@@ -433,8 +433,9 @@ static const struct kernfs_entry *entry_at(const struct kernfs_entry *rows, size
 			continue;
 		if (!path[len])
 			return &rows[i];
-		return rows[i].children ? entry_at(rows[i].children, rows[i].nchildren, path + len + 1)
-					: NULL;
+		return rows[i].children
+			   ? entry_at(rows[i].children, rows[i].nchildren, path + len + 1)
+			   : NULL;
 	}
 	return NULL;
 }
@@ -466,9 +467,10 @@ int procfs_state_load(struct dec *d)
 		return dec_fail(d, "bad boot id");
 	uint64_t n = dec_max(d, 4096, "sysctl count");
 	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
-		const struct kernfs_entry *e = dec_str_buf(d, path, sizeof(path))
-						       ? entry_at(procfs_sys_rows, PROCFS_SYS_NROWS, path)
-						       : NULL;
+		const struct kernfs_entry *e =
+		    dec_str_buf(d, path, sizeof(path))
+			? entry_at(procfs_sys_rows, PROCFS_SYS_NROWS, path)
+			: NULL;
 		char *value = dec_str(d);
 		if (!e || !e->store || !value)
 			dec_fail(d, "bad sysctl %s", path);

@@ -35,8 +35,8 @@ int memfile_init(void)
 		return -errno;
 	if (ftruncate(mf.fd, MEMFILE_SIZE))
 		return -errno;
-	mf.base = mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-		       mf.fd, 0);
+	mf.base =
+	    mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mf.fd, 0);
 	if (mf.base == MAP_FAILED)
 		return -errno;
 	return 0;

@@ -15,9 +15,9 @@
 
 /* Where guest threads run relative to the Sentry (DESIGN.md §9). */
 enum platform_placement {
-	PLACEMENT_SAME,  /* on the Sentry's CPU: cheapest syscall round trip */
+	PLACEMENT_SAME,	 /* on the Sentry's CPU: cheapest syscall round trip */
 	PLACEMENT_OTHER, /* on another CPU: for measuring, and for compute-bound guests */
-	PLACEMENT_AUTO,  /* on the Sentry's CPU while it makes syscalls, spread when it computes */
+	PLACEMENT_AUTO,	 /* on the Sentry's CPU while it makes syscalls, spread when it computes */
 };
 
 /* A stub process: one guest address space, shared by its host threads. */
@@ -30,7 +30,7 @@ struct platform_stub {
 
 /* One host thread running guest code. */
 struct platform_thread {
-	pid_t tid;      /* host thread id */
+	pid_t tid;	/* host thread id */
 	pid_t host_pid; /* host pid of its stub process */
 	struct platform_stub *stub;
 	/* PLACEMENT_AUTO: when it was last resumed and whether it runs now (both read by the
@@ -79,7 +79,7 @@ enum platform_event_kind {
 struct platform_event {
 	enum platform_event_kind kind;
 	pid_t tid;
-	int sig;         /* PEV_SIGNAL: signal number; PEV_EXITED: killing signal or 0 */
+	int sig;	 /* PEV_SIGNAL: signal number; PEV_EXITED: killing signal or 0 */
 	int exit_status; /* PEV_EXITED by exit */
 };
 

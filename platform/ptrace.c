@@ -79,9 +79,9 @@ static uintptr_t detect_user_top(void)
 
 static void build_filter(struct stub_params *p)
 {
-	static const int allowed[] = {SYS_mmap,   SYS_munmap, SYS_mprotect, SYS_mremap,
-				      SYS_madvise, SYS_clone, SYS_exit,     SYS_exit_group,
-				      SYS_getpid, SYS_gettid, SYS_tgkill,   SYS_close};
+	static const int allowed[] = {SYS_mmap,	   SYS_munmap, SYS_mprotect, SYS_mremap,
+				      SYS_madvise, SYS_clone,  SYS_exit,     SYS_exit_group,
+				      SYS_getpid,  SYS_gettid, SYS_tgkill,   SYS_close};
 	const int n = sizeof(allowed) / sizeof(allowed[0]);
 	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
 	struct sock_filter *f = p->filter;
@@ -99,8 +99,8 @@ static void build_filter(struct stub_params *p)
 	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 0);
 	f[i].jf = trap - i - 1;
 	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, instruction_pointer) + 4);
+	f[i++] = (struct sock_filter)BPF_STMT(
+	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4);
 	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 0);
 	f[i].jf = trap - i - 1;
 	i++;
@@ -114,8 +114,8 @@ static void build_filter(struct stub_params *p)
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	p->prog.len = i;
-	p->prog.filter = (struct sock_filter *)(plat.stub_base + PAGE +
-						offsetof(struct stub_params, filter));
+	p->prog.filter =
+	    (struct sock_filter *)(plat.stub_base + PAGE + offsetof(struct stub_params, filter));
 }
 
 static int map_stub_page(void)
@@ -246,7 +246,6 @@ static void unlist_thread(struct platform_thread *t)
 		}
 }
 
-
 int platform_stub_new(struct platform_thread **out)
 {
 	int go[2], st, err;
@@ -356,7 +355,8 @@ void platform_placement_tick(void)
 		if (!t->running || t->spread)
 			continue;
 		uint64_t cpu = process_cpu_ns(t->host_pid);
-		if (t->tick_resumed == t->resumed_ns && cpu && cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
+		if (t->tick_resumed == t->resumed_ns && cpu &&
+		    cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
 			sched_setaffinity(t->tid, sizeof(cpu_set_t), &plat.all_cpus);
 			t->spread = true;
 			t->short_runs = 0;
@@ -381,9 +381,13 @@ void platform_thread_stopped(struct platform_thread *t)
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
 	/* A plain host thread: the guest's view of what is shared is the Sentry's business. */
-	const long args[6] = {CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-				      CLONE_SYSVSEM,
-			      0, 0, 0, 0, 0};
+	const long args[6] = {
+	    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
+	    0,
+	    0,
+	    0,
+	    0,
+	    0};
 	struct platform_thread *t;
 	int st;
 	long tid = platform_inject(parent, SYS_clone, args);
@@ -574,7 +578,7 @@ int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc
 int platform_set_return(struct platform_thread *t, long ret)
 {
 	return ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rax), ret) ? -errno
-											  : 0;
+											    : 0;
 }
 
 int platform_resume(struct platform_thread *t, int sig)

@@ -31,7 +31,7 @@ __asm__(".pushsection .text\n"
 	"	syscall\n"
 	"	test %rax, %rax\n"
 	"	jnz 1f\n"
-	"	int3\n" /* ready: the tracer takes over from this stop */
+	"	int3\n"		  /* ready: the tracer takes over from this stop */
 	"1:	mov $231, %eax\n" /* exit_group(127): the filter could not be installed */
 	"	mov $127, %edi\n"
 	"	syscall\n"

@@ -13,7 +13,7 @@
 struct stub_params {
 	uint64_t low_start, low_len;   /* everything below the stub page */
 	uint64_t high_start, high_len; /* everything above it */
-	struct sock_fprog prog;        /* points at filter, inside the stub page */
+	struct sock_fprog prog;	       /* points at filter, inside the stub page */
 	struct sock_filter filter[STUB_MAX_FILTER];
 };
 

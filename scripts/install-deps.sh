@@ -2,7 +2,7 @@
 # Installs the Debian packages minisentry's build, rootfs and tests need, only when missing.
 set -euo pipefail
 pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libcmocka-dev busybox-static
-      musl-tools musl-dev pkg-config tmux hyperfine)
+      musl-tools musl-dev pkg-config tmux hyperfine clang-format)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

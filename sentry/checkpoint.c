@@ -75,8 +75,8 @@ int kernel_quiesce(void)
 				return r;
 			break;
 		case PEV_SIGNAL:
-			/* A fault is raised again by the same instruction when the thread goes on; a
-			 * host signal aimed at a stub is never the guest's. */
+			/* A fault is raised again by the same instruction when the thread goes on;
+			 * a host signal aimed at a stub is never the guest's. */
 		case PEV_STOP:
 			break;
 		case PEV_EXITED:
@@ -92,7 +92,8 @@ int kernel_quiesce(void)
 void kernel_unquiesce(void)
 {
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->pt && !t->running && !t->blocked && !t->parked && signal_deliver(t, 0, false))
+		if (t->pt && !t->running && !t->blocked && !t->parked &&
+		    signal_deliver(t, 0, false))
 			kernel_resume(t);
 }
 
@@ -249,17 +250,20 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2)
 		return dec_fail(d, "bad kernel record");
 	if (fpsize != platform_fpstate_size() || (xfeatures & ~platform_xfeatures()))
-		return dec_fail(d, "the image was taken on a CPU with other register state (xsave "
-				   "size %llu, features %#llx; here %zu, %#llx)",
+		return dec_fail(d,
+				"the image was taken on a CPU with other register state (xsave "
+				"size %llu, features %#llx; here %zu, %#llx)",
 				(unsigned long long)fpsize, (unsigned long long)xfeatures,
 				platform_fpstate_size(), (unsigned long long)platform_xfeatures());
 	const char *use = o->rootfs ? o->rootfs : rootfs;
 	struct stat st;
 	if (stat(use, &st) || !S_ISDIR(st.st_mode))
-		return dec_fail(d, "rootfs '%s' of the image is missing (--rootfs gives another)", use);
-	if (kernel_rootfs_fingerprint(use) != fingerprint && !o->force)
-		return dec_fail(d, "rootfs '%s' is not the one the image was taken on (--force uses it anyway)",
+		return dec_fail(d, "rootfs '%s' of the image is missing (--rootfs gives another)",
 				use);
+	if (kernel_rootfs_fingerprint(use) != fingerprint && !o->force)
+		return dec_fail(
+		    d, "rootfs '%s' is not the one the image was taken on (--force uses it anyway)",
+		    use);
 	free(kernel_restore_rootfs);
 	kernel_restore_rootfs = strdup(use);
 	if (!kernel_restore_rootfs)
@@ -710,11 +714,11 @@ void *task_load(struct dec *d)
 	t->futex_requeued = dec_bool(d);
 	t->futex_key = dec_u64(d);
 	bool has_thread = dec_bool(d);
-	if (dec_ok(d) && (!valid_pid(t->tgid) || !valid_pid(t->pgid) || !valid_pid(t->sid) ||
-			  !valid_pid(leader) || (parent && !valid_pid(parent)) ||
-			  t->exit_signal < 0 || t->exit_signal > NSIG_GUEST ||
-			  t->pdeath_signal < 0 || t->pdeath_signal > NSIG_GUEST ||
-			  task_by_tid(tid) || (has_thread && (!t->mm || !t->files || !t->fs || !t->sighand))))
+	if (dec_ok(d) &&
+	    (!valid_pid(t->tgid) || !valid_pid(t->pgid) || !valid_pid(t->sid) ||
+	     !valid_pid(leader) || (parent && !valid_pid(parent)) || t->exit_signal < 0 ||
+	     t->exit_signal > NSIG_GUEST || t->pdeath_signal < 0 || t->pdeath_signal > NSIG_GUEST ||
+	     task_by_tid(tid) || (has_thread && (!t->mm || !t->files || !t->fs || !t->sighand))))
 		dec_fail(d, "bad task %d", tid);
 	if (has_thread && dec_ok(d)) {
 		struct user_regs_struct regs;
@@ -726,7 +730,8 @@ void *task_load(struct dec *d)
 		if (dec_ok(d)) {
 			if ((err = claim_thread(t)) || (err = platform_set_regs(t->pt, &regs)) ||
 			    (err = platform_set_fpstate(t->pt, fp, fpsize)))
-				dec_fail(d, "cannot restore the thread of task %d: %s", tid, strerror(-err));
+				dec_fail(d, "cannot restore the thread of task %d: %s", tid,
+					 strerror(-err));
 		}
 	}
 	if (dec_ok(d) && remember(t, leader, parent))

@@ -13,7 +13,7 @@ struct task;
 
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
-	bool force;         /* use a rootfs whose fingerprint differs */
+	bool force;	    /* use a rootfs whose fingerprint differs */
 };
 
 /* Stops every running guest thread (PTRACE_INTERRUPT) and waits until all are stopped; a

@@ -109,7 +109,9 @@ int control_listen(const char *name, int epfd)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	if (!control_socket_path(name, ctl.path, sizeof(ctl.path))) {
-		fprintf(stderr, "minisentry: --id '%s': a name is 1-64 letters, digits, '.', '_' or '-'\n", name);
+		fprintf(stderr,
+			"minisentry: --id '%s': a name is 1-64 letters, digits, '.', '_' or '-'\n",
+			name);
 		return -EINVAL;
 	}
 	runtime_dir(dir, sizeof(dir));
@@ -199,7 +201,8 @@ static void serve_request(int fd)
 		return;
 	}
 	int leave, force, off = 0;
-	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off || req[off] != '/') {
+	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
+	    req[off] != '/') {
 		reply(fd, "error bad request\n");
 		return;
 	}
@@ -339,7 +342,10 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		if (d)
 			closedir(d);
 		if (!empty) {
-			fprintf(stderr, "minisentry: checkpoint: image directory '%s' exists and is not empty (--force replaces it)\n", dir);
+			fprintf(stderr,
+				"minisentry: checkpoint: image directory '%s' exists and is not "
+				"empty (--force replaces it)\n",
+				dir);
 			return 1;
 		}
 	}
@@ -347,7 +353,9 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	snprintf(lock, sizeof(lock), "%.*s.lock", (int)(strlen(path) - 5), path);
 	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
-		fprintf(stderr, "minisentry: checkpoint: sandbox '%s' is already being checkpointed\n", name);
+		fprintf(stderr,
+			"minisentry: checkpoint: sandbox '%s' is already being checkpointed\n",
+			name);
 		close(lfd);
 		return 1;
 	}
@@ -364,7 +372,8 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	size_t got = 0;
 	if (write(fd, req, n) == n) {
 		ssize_t r;
-		while (got < sizeof(resp) - 1 && (r = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
+		while (got < sizeof(resp) - 1 &&
+		       (r = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
 			got += r;
 	}
 	close(fd);
@@ -376,7 +385,8 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		*nl = 0;
 	unsigned long long bytes, pages, wall, cpu;
 	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
-		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f ms)\n",
+		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
+		       "ms)\n",
 		       name, dir, bytes, pages, wall / 1000.0, cpu / 1000.0);
 		return 0;
 	}
@@ -401,7 +411,8 @@ int control_list(void)
 		char path[PATH_MAX];
 		if (n < 6 || strcmp(de->d_name + n - 5, ".sock"))
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path) ||
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+			sizeof(path) ||
 		    !ping(path))
 			continue; /* a socket left by a Sentry that died */
 		printf("%.*s\n", (int)(n - 5), de->d_name);

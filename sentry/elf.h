@@ -13,7 +13,7 @@
 #define ELF_INTERP_MAX 256
 
 struct elf_segment {
-	uint64_t vaddr;  /* as in the file, not page-aligned */
+	uint64_t vaddr;	 /* as in the file, not page-aligned */
 	uint64_t offset; /* file offset of the segment's first byte */
 	uint64_t filesz;
 	uint64_t memsz;
@@ -21,18 +21,19 @@ struct elf_segment {
 };
 
 struct elf_info {
-	int type;        /* ET_EXEC or ET_DYN */
-	uint64_t entry;  /* e_entry, unrelocated */
-	uint64_t phoff;  /* e_phoff */
-	uint16_t phnum;  /* e_phnum */
+	int type;	/* ET_EXEC or ET_DYN */
+	uint64_t entry; /* e_entry, unrelocated */
+	uint64_t phoff; /* e_phoff */
+	uint16_t phnum; /* e_phnum */
 	uint16_t phentsize;
-	uint64_t phdr_vaddr; /* unrelocated address of the program headers in memory, 0 if unmapped */
-	uint64_t lo, hi;     /* page-aligned span of all PT_LOAD segments: [lo, hi) */
+	uint64_t
+	    phdr_vaddr;	 /* unrelocated address of the program headers in memory, 0 if unmapped */
+	uint64_t lo, hi; /* page-aligned span of all PT_LOAD segments: [lo, hi) */
 	struct elf_segment seg[ELF_MAX_SEGMENTS];
 	int nseg;
 	bool has_interp;
 	char interp[ELF_INTERP_MAX]; /* PT_INTERP path, NUL-terminated */
-	bool exec_stack;             /* PT_GNU_STACK with PF_X, or no PT_GNU_STACK */
+	bool exec_stack;	     /* PT_GNU_STACK with PF_X, or no PT_GNU_STACK */
 };
 
 /* Reads LEN bytes at OFF; returns the number read (short at end of file) or a negative errno. */

@@ -72,8 +72,9 @@ static int map_image(struct mm *mm, struct image *img)
 		uintptr_t end = PAGE_UP(img->bias + s->vaddr + s->memsz);
 		/* A segment without bss shows whole file pages, as Linux maps it (the bytes after
 		 * it in its last page are the file's); one with bss is zero past its file part. */
-		size_t file_bytes = s->memsz == s->filesz ? end - start
-							  : (img->bias + s->vaddr - start) + s->filesz;
+		size_t file_bytes = s->memsz == s->filesz
+					? end - start
+					: (img->bias + s->vaddr - start) + s->filesz;
 		long r = mm_map(mm, start, end - start, s->prot, MAP_PRIVATE | MAP_FIXED, img->file,
 				PAGE_DOWN(s->offset), file_bytes, NULL);
 		if (r < 0)
@@ -151,26 +152,26 @@ static int build_stack(struct task *t, struct image *exe, struct image *interp, 
 	__get_cpuid(1, &eax, &ebx, &ecx, &edx);
 
 	uint64_t auxv[][2] = {
-		{AT_HWCAP, edx},
-		{AT_PAGESZ, PAGE_SIZE},
-		{AT_CLKTCK, 100},
-		{AT_PHDR, exe->bias + exe->info.phdr_vaddr},
-		{AT_PHENT, sizeof(Elf64_Phdr)},
-		{AT_PHNUM, exe->info.phnum},
-		{AT_BASE, interp ? interp->bias + interp->info.lo : 0},
-		{AT_FLAGS, 0},
-		{AT_ENTRY, exe->bias + exe->info.entry},
-		{AT_UID, t->uid},
-		{AT_EUID, t->euid},
-		{AT_GID, t->gid},
-		{AT_EGID, t->egid},
-		{AT_SECURE, 0},
-		{AT_RANDOM, random},
-		{AT_HWCAP2, 0},
-		{AT_EXECFN, execfn},
-		{AT_PLATFORM, platform},
-		{AT_MINSIGSTKSZ, platform_fpstate_size() + 1024},
-		{AT_NULL, 0},
+	    {AT_HWCAP, edx},
+	    {AT_PAGESZ, PAGE_SIZE},
+	    {AT_CLKTCK, 100},
+	    {AT_PHDR, exe->bias + exe->info.phdr_vaddr},
+	    {AT_PHENT, sizeof(Elf64_Phdr)},
+	    {AT_PHNUM, exe->info.phnum},
+	    {AT_BASE, interp ? interp->bias + interp->info.lo : 0},
+	    {AT_FLAGS, 0},
+	    {AT_ENTRY, exe->bias + exe->info.entry},
+	    {AT_UID, t->uid},
+	    {AT_EUID, t->euid},
+	    {AT_GID, t->gid},
+	    {AT_EGID, t->egid},
+	    {AT_SECURE, 0},
+	    {AT_RANDOM, random},
+	    {AT_HWCAP2, 0},
+	    {AT_EXECFN, execfn},
+	    {AT_PLATFORM, platform},
+	    {AT_MINSIGSTKSZ, platform_fpstate_size() + 1024},
+	    {AT_NULL, 0},
 	};
 	size_t words = 1 + (argc + 1) + (envc + 1) + sizeof(auxv) / sizeof(uint64_t);
 	sb.p = (sb.p - words * 8) & ~15UL; /* rsp is 16-byte aligned at argc */
@@ -304,9 +305,9 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	if (interp.file && ((err = place_dyn(mm, &interp, 0)) || (err = map_image(mm, &interp))))
 		goto out_mm;
 	mm->brk_start = mm->brk = PAGE_UP(exe.bias + exe.info.hi);
-	long r = mm_map(mm, mm->stack_top - STACK_SIZE, STACK_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_GROWSDOWN, NULL, 0, 0,
-			"[stack]");
+	long r =
+	    mm_map(mm, mm->stack_top - STACK_SIZE, STACK_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_GROWSDOWN, NULL, 0, 0, "[stack]");
 	if (r < 0) {
 		err = (int)r;
 		goto out_mm;
@@ -333,7 +334,8 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 
 	/* Point of no return: the old address space and its stub go. */
 	if (t->pt) {
-		/* The process keeps the CPU time it used, unless the stub was its vfork parent's. */
+		/* The process keeps the CPU time it used, unless the stub was its vfork parent's.
+		 */
 		if (!t->vfork_parent)
 			t->group_leader->cpu_base = process_cpu_time(t);
 		platform_thread_release(t->pt); /* a vfork parent may live on in the old stub */
@@ -360,10 +362,10 @@ out_put:
 	return err;
 }
 
-int exec_find_in_path(struct task *t, const char *cmd, const char *path_env, char *out,
-		      size_t size)
+int exec_find_in_path(struct task *t, const char *cmd, const char *path_env, char *out, size_t size)
 {
-	const char *p = path_env ? path_env : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	const char *p =
+	    path_env ? path_env : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 	while (*p) {
 		const char *end = strchrnul(p, ':');
@@ -526,8 +528,8 @@ SYSCALL_DECL(execveat)
 		int n = vfs_path(t->fs->root, base, path, sizeof(path));
 		if (n < 0)
 			return n;
-		if (rel[0] && snprintf(path + n - 1, sizeof(path) - n + 1, "%s%s",
-				       n > 2 ? "/" : "", rel) >= (int)(sizeof(path) - n + 1))
+		if (rel[0] && snprintf(path + n - 1, sizeof(path) - n + 1, "%s%s", n > 2 ? "/" : "",
+				       rel) >= (int)(sizeof(path) - n + 1))
 			return -ENAMETOOLONG;
 	}
 	if (flags & AT_SYMLINK_NOFOLLOW) {

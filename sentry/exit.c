@@ -258,7 +258,8 @@ SYSCALL_DECL(wait4)
 	if (pid == INT_MIN)
 		return -ESRCH;
 	/* wait4's WUNTRACED is waitid's WSTOPPED. */
-	long err = do_wait(t, idtype, id, options | WEXITED | ((options & WUNTRACED) ? WSTOPPED : 0), &r);
+	long err =
+	    do_wait(t, idtype, id, options | WEXITED | ((options & WUNTRACED) ? WSTOPPED : 0), &r);
 	if (err)
 		return err;
 	if (r.pid && a[1] && copy_out(t->mm, a[1], &r.status, sizeof(int)))

@@ -28,9 +28,9 @@ struct fc_entry {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	struct mobj *mo;       /* the cache's reference */
-	uint8_t *filled;       /* a bit per page: read in */
-	uint64_t nfilled;      /* pages read in */
+	struct mobj *mo;  /* the cache's reference */
+	uint8_t *filled;  /* a bit per page: read in */
+	uint64_t nfilled; /* pages read in */
 	uint64_t last_use;
 };
 

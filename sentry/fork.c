@@ -14,9 +14,9 @@
 #include "sentry/task.h"
 
 /* The clone flags this kernel implements. */
-#define SUPPORTED                                                                              \
-	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |           \
-	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |  \
+#define SUPPORTED                                                                                  \
+	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |               \
+	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |     \
 	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED)
 
 long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
@@ -40,7 +40,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	err = -ENOMEM;
 	if (!(xsave = malloc(xsize)) || !(c = task_new(kernel.next_pid)))
 		goto out;
-	if ((err = platform_get_regs(p->pt, &regs)) || (err = platform_get_fpstate(p->pt, xsave, xsize)))
+	if ((err = platform_get_regs(p->pt, &regs)) ||
+	    (err = platform_get_fpstate(p->pt, xsave, xsize)))
 		goto out;
 	kernel.next_pid++;
 	if (flags & CLONE_THREAD) {

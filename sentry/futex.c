@@ -224,25 +224,49 @@ static long futex_wake_op(struct task *t, uintptr_t uaddr, int n1, int n2, uintp
 	if (copy_in(t->mm, &old, uaddr2, sizeof(old)))
 		return -EFAULT;
 	switch (op) {
-	case FUTEX_OP_SET: new = oparg; break;
-	case FUTEX_OP_ADD: new = old + oparg; break;
-	case FUTEX_OP_OR: new = old | oparg; break;
-	case FUTEX_OP_ANDN: new = old & ~oparg; break;
-	case FUTEX_OP_XOR: new = old ^ oparg; break;
-	default: return -ENOSYS;
+	case FUTEX_OP_SET:
+		new = oparg;
+		break;
+	case FUTEX_OP_ADD:
+		new = old + oparg;
+		break;
+	case FUTEX_OP_OR:
+		new = old | oparg;
+		break;
+	case FUTEX_OP_ANDN:
+		new = old & ~oparg;
+		break;
+	case FUTEX_OP_XOR:
+		new = old ^ oparg;
+		break;
+	default:
+		return -ENOSYS;
 	}
 	if (copy_out(t->mm, uaddr2, &new, sizeof(new)))
 		return -EFAULT;
 	int woken = wake_key(k1, n1, FUTEX_BITSET_MATCH_ANY);
 	bool hit;
 	switch (cmp) {
-	case FUTEX_OP_CMP_EQ: hit = (int)old == cmparg; break;
-	case FUTEX_OP_CMP_NE: hit = (int)old != cmparg; break;
-	case FUTEX_OP_CMP_LT: hit = (int)old < cmparg; break;
-	case FUTEX_OP_CMP_LE: hit = (int)old <= cmparg; break;
-	case FUTEX_OP_CMP_GT: hit = (int)old > cmparg; break;
-	case FUTEX_OP_CMP_GE: hit = (int)old >= cmparg; break;
-	default: return -ENOSYS;
+	case FUTEX_OP_CMP_EQ:
+		hit = (int)old == cmparg;
+		break;
+	case FUTEX_OP_CMP_NE:
+		hit = (int)old != cmparg;
+		break;
+	case FUTEX_OP_CMP_LT:
+		hit = (int)old < cmparg;
+		break;
+	case FUTEX_OP_CMP_LE:
+		hit = (int)old <= cmparg;
+		break;
+	case FUTEX_OP_CMP_GT:
+		hit = (int)old > cmparg;
+		break;
+	case FUTEX_OP_CMP_GE:
+		hit = (int)old >= cmparg;
+		break;
+	default:
+		return -ENOSYS;
 	}
 	if (hit)
 		woken += wake_key(k2, n2, FUTEX_BITSET_MATCH_ANY);

@@ -394,9 +394,11 @@ static int start_init(struct task *t)
 
 	if (kernel.cfg.cwd) {
 		struct vfs_dentry *d;
-		err = vfs_lookup(t->fs, NULL, kernel.cfg.cwd, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+		err = vfs_lookup(t->fs, NULL, kernel.cfg.cwd,
+				 VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
 		if (err) {
-			fprintf(stderr, "minisentry: --cwd %s: %s\n", kernel.cfg.cwd, strerror(-err));
+			fprintf(stderr, "minisentry: --cwd %s: %s\n", kernel.cfg.cwd,
+				strerror(-err));
 			return err;
 		}
 		vfs_dentry_put(t->fs->cwd);
@@ -412,8 +414,9 @@ static int start_init(struct task *t)
 	}
 	if ((err = exec_load(t, cmd, kernel.cfg.argv, kernel.cfg.envp))) {
 		fprintf(stderr, "minisentry: %s: %s\n", cmd,
-			err == -ENOEXEC ? "not an executable this sandbox can run (Exec format error)"
-					: strerror(-err));
+			err == -ENOEXEC
+			    ? "not an executable this sandbox can run (Exec format error)"
+			    : strerror(-err));
 		return err;
 	}
 	return 0;
@@ -469,10 +472,12 @@ static void print_kernfs_stats(void)
 	struct kernfs_stats st;
 
 	if (proc_root && kernfs_stats(proc_root, &st) == 0)
-		fprintf(stderr, "minisentry: stats: proc: %lu inodes, %lu dentries, %lu populated dirs\n",
+		fprintf(stderr,
+			"minisentry: stats: proc: %lu inodes, %lu dentries, %lu populated dirs\n",
 			st.inodes, st.dentries, st.populated_dirs);
 	if (sys_root && kernfs_stats(sys_root, &st) == 0)
-		fprintf(stderr, "minisentry: stats: sysfs: %lu inodes, %lu dentries, %lu populated dirs\n",
+		fprintf(stderr,
+			"minisentry: stats: sysfs: %lu inodes, %lu dentries, %lu populated dirs\n",
 			st.inodes, st.dentries, st.populated_dirs);
 }
 
@@ -583,7 +588,7 @@ static void print_restore_stats(void)
 		fclose(f);
 	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
 		(now.tv_sec - kernel_main_start.tv_sec) * 1e3 +
-			(now.tv_nsec - kernel_main_start.tv_nsec) / 1e6,
+		    (now.tv_nsec - kernel_main_start.tv_nsec) / 1e6,
 		cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6, rss);
 }
 

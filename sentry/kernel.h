@@ -22,7 +22,7 @@ struct kernel_config {
 	int cpus;
 	bool strace;
 	bool eager_kernfs; /* build /proc and /sys whole at start (for comparisons) */
-	bool stats;        /* print the synthetic filesystems' inode counts at exit */
+	bool stats;	   /* print the synthetic filesystems' inode counts at exit */
 	enum platform_placement placement;
 	/* The checkpoint-test syscall (tests/conformance/check.h's maybe_save) checkpoints,
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
@@ -33,14 +33,14 @@ struct kernel_config {
 struct kernel {
 	struct kernel_config cfg;
 	struct task *tasks;
-	struct task *dead; /* exited this event; freed by the loop */
+	struct task *dead;    /* exited this event; freed by the loop */
 	struct task *current; /* the task whose syscall is being served */
 	pid_t next_pid;
 	struct vfs_dentry *root;
 	int epfd;
 	bool done;
 	pid_t tty_sid, tty_fg_pgid; /* the sandbox terminal's session and foreground group */
-	int exit_status; /* minisentry run's exit status once init is gone */
+	int exit_status;	    /* minisentry run's exit status once init is gone */
 	struct timespec boot_mono, boot_real; /* when the sandbox started */
 	uint64_t forks;
 };

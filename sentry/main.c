@@ -17,37 +17,37 @@
 #define VERSION "0.1.0"
 
 static const char usage[] =
-	"usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
-	"       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
-	"       minisentry restore [options] --image DIR\n"
-	"       minisentry list\n"
-	"       minisentry inspect DIR\n"
-	"       minisentry --help | --version\n"
-	"\n"
-	"Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
-	"every system call is served by minisentry.\n"
-	"\n"
-	"run options:\n"
-	"  --strace              print every guest syscall and its result on stderr\n"
-	"  --env K=V             set an environment variable for CMD (repeatable)\n"
-	"  --cwd DIR             working directory inside the sandbox (default /)\n"
-	"  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
-	"  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
-	"                        they make syscalls, on any CPU while they compute), same, other\n"
-	"  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
-	"  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
-	"  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
-	"  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
-	"                        restores the whole sandbox\n"
-	"\n"
-	"checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
-	"unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
-	"\n"
-	"restore options:\n"
-	"  --id NAME             name the restored sandbox\n"
-	"  --rootfs PATH         the root filesystem to use instead of the image's\n"
-	"  --force               use a root filesystem that differs from the image's\n"
-	"  --strace, --placement, --stats, --save-restore-test as for run\n";
+    "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
+    "       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
+    "       minisentry restore [options] --image DIR\n"
+    "       minisentry list\n"
+    "       minisentry inspect DIR\n"
+    "       minisentry --help | --version\n"
+    "\n"
+    "Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
+    "every system call is served by minisentry.\n"
+    "\n"
+    "run options:\n"
+    "  --strace              print every guest syscall and its result on stderr\n"
+    "  --env K=V             set an environment variable for CMD (repeatable)\n"
+    "  --cwd DIR             working directory inside the sandbox (default /)\n"
+    "  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
+    "  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
+    "                        they make syscalls, on any CPU while they compute), same, other\n"
+    "  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
+    "  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
+    "  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
+    "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
+    "                        restores the whole sandbox\n"
+    "\n"
+    "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
+    "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
+    "\n"
+    "restore options:\n"
+    "  --id NAME             name the restored sandbox\n"
+    "  --rootfs PATH         the root filesystem to use instead of the image's\n"
+    "  --force               use a root filesystem that differs from the image's\n"
+    "  --strace, --placement, --stats, --save-restore-test as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -66,7 +66,8 @@ static void make_env(char **env, char **extra, int nextra)
 
 	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	env[n++] = "HOME=/root";
-	if (term && (size_t)snprintf(term_buf, sizeof(term_buf), "TERM=%s", term) < sizeof(term_buf))
+	if (term &&
+	    (size_t)snprintf(term_buf, sizeof(term_buf), "TERM=%s", term) < sizeof(term_buf))
 		env[n++] = term_buf;
 	for (int i = 0; i < nextra; i++) {
 		size_t klen = strchr(extra[i], '=') - extra[i] + 1;
@@ -98,7 +99,8 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		} else if (!strcmp(optarg, "auto")) {
 			cfg->placement = PLACEMENT_AUTO;
 		} else {
-			snprintf(msg, sizeof(msg), "%s: --placement is same, other or auto, got", cmd);
+			snprintf(msg, sizeof(msg), "%s: --placement is same, other or auto, got",
+				 cmd);
 			return fail(msg, optarg);
 		}
 		return 0;
@@ -118,13 +120,17 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"strace", no_argument, NULL, 's'}, {"env", required_argument, NULL, 'e'},
-		{"cwd", required_argument, NULL, 'c'}, {"cpus", required_argument, NULL, 'n'},
-		{"placement", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-		{"eager-kernfs", no_argument, NULL, 'E'}, {"stats", no_argument, NULL, 'S'},
-		{"id", required_argument, NULL, 'i'}, {"save-restore-test", no_argument, NULL, 'T'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"strace", no_argument, NULL, 's'},
+					     {"env", required_argument, NULL, 'e'},
+					     {"cwd", required_argument, NULL, 'c'},
+					     {"cpus", required_argument, NULL, 'n'},
+					     {"placement", required_argument, NULL, 'p'},
+					     {"help", no_argument, NULL, 'h'},
+					     {"eager-kernfs", no_argument, NULL, 'E'},
+					     {"stats", no_argument, NULL, 'S'},
+					     {"id", required_argument, NULL, 'i'},
+					     {"save-restore-test", no_argument, NULL, 'T'},
+					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
 	int nextra = 0, c;
@@ -154,7 +160,8 @@ static int cmd_run(int argc, char **argv)
 			errno = 0;
 			long n = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || n < 1 || n > 512)
-				return fail("run: --cpus needs a number from 1 to 512, got", optarg);
+				return fail("run: --cpus needs a number from 1 to 512, got",
+					    optarg);
 			cfg.cpus = (int)n;
 			break;
 		case 'E':
@@ -191,10 +198,11 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_checkpoint(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"leave-running", no_argument, NULL, 'l'}, {"force", no_argument, NULL, 'f'},
-		{"image", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"leave-running", no_argument, NULL, 'l'},
+					     {"force", no_argument, NULL, 'f'},
+					     {"image", required_argument, NULL, 'i'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	bool leave = false, force = false;
 	const char *image = NULL;
 	int c;
@@ -229,13 +237,17 @@ static int cmd_checkpoint(int argc, char **argv)
 
 static int cmd_restore(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"image", required_argument, NULL, 'm'}, {"id", required_argument, NULL, 'i'},
-		{"rootfs", required_argument, NULL, 'r'}, {"force", no_argument, NULL, 'f'},
-		{"strace", no_argument, NULL, 's'}, {"placement", required_argument, NULL, 'p'},
-		{"stats", no_argument, NULL, 'S'}, {"save-restore-test", no_argument, NULL, 'T'},
-		{"delete-image", no_argument, NULL, 'D'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"image", required_argument, NULL, 'm'},
+					     {"id", required_argument, NULL, 'i'},
+					     {"rootfs", required_argument, NULL, 'r'},
+					     {"force", no_argument, NULL, 'f'},
+					     {"strace", no_argument, NULL, 's'},
+					     {"placement", required_argument, NULL, 'p'},
+					     {"stats", no_argument, NULL, 'S'},
+					     {"save-restore-test", no_argument, NULL, 'T'},
+					     {"delete-image", no_argument, NULL, 'D'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;

@@ -56,10 +56,10 @@ struct mm *mm_new(struct platform_thread *thread)
 	mm->stack_top = top;
 	mm->mmap_base = PAGE_DOWN(top - STACK_RESERVE - MMAP_GAP);
 	struct vma stub = {
-		.start = platform_stub_base(),
-		.end = platform_stub_base() + platform_stub_len(),
-		.prot = PROT_READ | PROT_EXEC,
-		.flags = VMA_RESERVED,
+	    .start = platform_stub_base(),
+	    .end = platform_stub_base() + platform_stub_len(),
+	    .prot = PROT_READ | PROT_EXEC,
+	    .flags = VMA_RESERVED,
 	};
 	if (vma_insert(&mm->vmas, &stub)) {
 		free(mm);
@@ -248,9 +248,10 @@ static bool mark_past_eof(struct mm *mm, struct mobj *mo, uint64_t mf_eof)
 		struct vma v = mm->vmas.v[i];
 		if (v.mobj != mo || !(v.flags & MAP_SHARED))
 			continue;
-		uintptr_t cut = mf_eof <= v.mf_off		   ? v.start
-				: mf_eof - v.mf_off >= v.end - v.start ? v.end
-								       : v.start + (mf_eof - v.mf_off);
+		uintptr_t cut = mf_eof <= v.mf_off ? v.start
+				: mf_eof - v.mf_off >= v.end - v.start
+				    ? v.end
+				    : v.start + (mf_eof - v.mf_off);
 		bool past_now = cut < v.end && !(v.flags & VMA_PAST_EOF);
 		bool back_now = cut > v.start && (v.flags & VMA_PAST_EOF);
 		if (!past_now && !back_now)
@@ -279,8 +280,8 @@ void mm_sync_host(struct mm *mm)
 			r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 				   MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
 		else
-			r = inject(mm, SYS_mprotect, v->start, v->end - v->start, host_prot(v), 0, 0,
-				   0);
+			r = inject(mm, SYS_mprotect, v->start, v->end - v->start, host_prot(v), 0,
+				   0, 0);
 		if (r < 0)
 			stale = true;
 		else
@@ -370,14 +371,14 @@ long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags,
 	if (at < 0)
 		return at;
 	struct vma v = {
-		.start = at,
-		.end = at + len,
-		.prot = prot,
-		.flags = MAP_SHARED | (flags & VMA_NO_WRITE),
-		.mobj = mobj_get(mo),
-		.mf_off = mf_off,
-		.file_off = file_off,
-		.ino = ino,
+	    .start = at,
+	    .end = at + len,
+	    .prot = prot,
+	    .flags = MAP_SHARED | (flags & VMA_NO_WRITE),
+	    .mobj = mobj_get(mo),
+	    .mf_off = mf_off,
+	    .file_off = file_off,
+	    .ino = ino,
 	};
 	int err = install(mm, &v);
 	if (err) {
@@ -416,14 +417,15 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
 		return -ENOMEM;
 	uint64_t mf = cached ? mo->off + (uint64_t)off : mo->off;
 	struct vma v = {
-		.start = addr,
-		.end = addr + len,
-		.prot = prot,
-		.flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | VMA_NO_WRITE)) |
-			 (prot & PROT_WRITE ? VMA_WAS_WRITABLE : 0) | (cached ? VMA_COW : 0),
-		.mobj = mo,
-		.mf_off = mf,
-		.file_off = file ? off : 0,
+	    .start = addr,
+	    .end = addr + len,
+	    .prot = prot,
+	    .flags = (flags &
+		      (MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | VMA_NO_WRITE)) |
+		     (prot & PROT_WRITE ? VMA_WAS_WRITABLE : 0) | (cached ? VMA_COW : 0),
+	    .mobj = mo,
+	    .mf_off = mf,
+	    .file_off = file ? off : 0,
 	};
 	if (name)
 		snprintf(v.name, sizeof(v.name), "%s", name);
@@ -636,7 +638,8 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 		if (r < 0)
 			return r;
 	}
-	if (old_len > keep && (err = vma_remove(&mm->vmas, old + keep, old + old_len, free_piece, NULL)))
+	if (old_len > keep &&
+	    (err = vma_remove(&mm->vmas, old + keep, old + old_len, free_piece, NULL)))
 		return err;
 	if ((err = vma_remove(&mm->vmas, old, old + keep, drop_piece_ref, NULL)))
 		return err;
@@ -870,10 +873,12 @@ static int save_clean_runs(struct enc *e, const struct vma *v)
 	}
 
 	for (uint64_t at = first; buf && at < npages; at += CLEAN_CHUNK / PAGE_SIZE) {
-		uint64_t n = npages - at < CLEAN_CHUNK / PAGE_SIZE ? npages - at : CLEAN_CHUNK / PAGE_SIZE;
-		ssize_t got = vfs_dentry_pread(v->dentry, buf, n * PAGE_SIZE, v->file_off + at * PAGE_SIZE);
+		uint64_t n =
+		    npages - at < CLEAN_CHUNK / PAGE_SIZE ? npages - at : CLEAN_CHUNK / PAGE_SIZE;
+		ssize_t got =
+		    vfs_dentry_pread(v->dentry, buf, n * PAGE_SIZE, v->file_off + at * PAGE_SIZE);
 		if (got < 0)
-			break; /* unreadable: every page is saved */
+			break;				   /* unreadable: every page is saved */
 		memset(buf + got, 0, n * PAGE_SIZE - got); /* past the end of the file: zeros */
 		for (uint64_t i = 0; i < n; i++) {
 			bool clean = !memcmp(memfile_ptr(v->mf_off + (at + i) * PAGE_SIZE),
@@ -901,7 +906,8 @@ static int save_clean_runs(struct enc *e, const struct vma *v)
 	for (uint64_t i = 0; i < nruns; i++) {
 		enc_u64(e, runs[2 * i]);
 		enc_u64(e, runs[2 * i + 1]);
-		if (memfile_save_skip(v->mf_off + runs[2 * i] * PAGE_SIZE, runs[2 * i + 1] * PAGE_SIZE)) {
+		if (memfile_save_skip(v->mf_off + runs[2 * i] * PAGE_SIZE,
+				      runs[2 * i + 1] * PAGE_SIZE)) {
 			free(runs);
 			return enc_fail(e, "out of memory");
 		}
@@ -925,10 +931,12 @@ static void load_clean_runs(struct dec *d, const struct vma *v)
 			return;
 		}
 		next = first + n;
-		ssize_t got = vfs_dentry_pread(v->dentry, memfile_ptr(v->mf_off + first * PAGE_SIZE),
-					       n * PAGE_SIZE, v->file_off + first * PAGE_SIZE);
+		ssize_t got =
+		    vfs_dentry_pread(v->dentry, memfile_ptr(v->mf_off + first * PAGE_SIZE),
+				     n * PAGE_SIZE, v->file_off + first * PAGE_SIZE);
 		if (got < 0)
-			dec_fail(d, "cannot read the pages of a mapped file again: %s", strerror((int)-got));
+			dec_fail(d, "cannot read the pages of a mapped file again: %s",
+				 strerror((int)-got));
 	}
 }
 int mm_save(struct enc *e, const void *obj)

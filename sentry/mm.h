@@ -26,11 +26,11 @@ struct mm {
 	int refs;
 	struct vma_set vmas;
 	struct platform_thread *via; /* a stopped thread of this mm, for injections */
-	uintptr_t mmap_base;         /* top-down allocations start below this */
+	uintptr_t mmap_base;	     /* top-down allocations start below this */
 	uintptr_t stack_top;
 	uintptr_t brk_start, brk;
 	uintptr_t arg_start, arg_end, env_start, env_end; /* for /proc/PID/cmdline, environ */
-	bool host_stale; /* some VMA has VMA_HOST_STALE: mm_sync_host before running */
+	bool host_stale;    /* some VMA has VMA_HOST_STALE: mm_sync_host before running */
 	uint64_t cow_epoch; /* counts the changes of copy-on-write sharing (fork, break_cow) */
 	unsigned int visit; /* for walks over every mm (kernel.c) */
 };

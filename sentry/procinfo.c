@@ -164,7 +164,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	if (o->ngroups) /* a task with no supplementary groups has no array */
 		memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
 	/* Only a process that ever made threads needs the list walked. */
-	for (struct task *x = l->had_threads ? kernel.tasks : l; x; x = l->had_threads ? x->next : NULL)
+	for (struct task *x = l->had_threads ? kernel.tasks : l; x;
+	     x = l->had_threads ? x->next : NULL)
 		o->nthreads += x->tgid == pid && !x->thread_gone && !x->zombie;
 	if (o->nthreads == 0)
 		o->nthreads = 1;
@@ -173,7 +174,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	 * not been let run since the last look gets the figures of that look, at no cost. */
 	uint64_t key = 1;
 	bool running = false;
-	for (struct task *x = l->had_threads ? kernel.tasks : l; x; x = l->had_threads ? x->next : NULL)
+	for (struct task *x = l->had_threads ? kernel.tasks : l; x;
+	     x = l->had_threads ? x->next : NULL)
 		if (x->tgid == pid) {
 			key += x->resumes;
 			running |= x->running;
@@ -204,7 +206,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 		else if (h2 != (uint64_t)SIG_DFL)
 			o->sig_caught |= SIGBIT(s);
 	}
-	for (struct task *x = l->had_threads ? kernel.tasks : t; x; x = l->had_threads ? x->next : NULL)
+	for (struct task *x = l->had_threads ? kernel.tasks : t; x;
+	     x = l->had_threads ? x->next : NULL)
 		if (x->tgid == pid && (x == t || tid == pid)) { /* the process: all its threads */
 			o->rchar += x->rchar, o->wchar += x->wchar;
 			o->syscr += x->syscr, o->syscw += x->syscw;
@@ -218,8 +221,10 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->umask = t->fs ? (int)t->fs->umask : 022;
 	o->no_new_privs = t->no_new_privs;
 	for (int r = 0; r < 16 && r < RLIM_NLIMITS; r++) {
-		o->rlim[r].cur = t->rlim[r].rlim_cur == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_cur;
-		o->rlim[r].max = t->rlim[r].rlim_max == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_max;
+		o->rlim[r].cur =
+		    t->rlim[r].rlim_cur == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_cur;
+		o->rlim[r].max =
+		    t->rlim[r].rlim_max == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_max;
 	}
 	return 0;
 }
@@ -281,8 +286,8 @@ static int pi_vmas(pid_t pid, struct procinfo_vma *out, int max)
 		return -ESRCH;
 	if (!(h = mm_holder(l)))
 		return 0;
-	struct vfs_dentry *root = kernel.current && kernel.current->fs ? kernel.current->fs->root
-									 : kernel.root;
+	struct vfs_dentry *root =
+	    kernel.current && kernel.current->fs ? kernel.current->fs->root : kernel.root;
 	for (size_t i = 0; i < h->mm->vmas.n; i++) {
 		const struct vma *v = &h->mm->vmas.v[i];
 		if (v->flags & VMA_RESERVED)
@@ -468,31 +473,31 @@ static const char *pi_hostname(void)
 }
 
 const struct procinfo_ops kernel_procinfo = {
-	.pids = pi_pids,
-	.tids = pi_tids,
-	.self_pid = pi_self_pid,
-	.self_tid = pi_self_tid,
-	.task = pi_task,
-	.owner = pi_owner,
-	.cmdline = pi_cmdline,
-	.environ = pi_environ,
-	.vmas = pi_vmas,
-	.fds = pi_fds,
-	.fd_file = pi_fd_file,
-	.cwd = pi_cwd,
-	.root = pi_root,
-	.exe = pi_exe,
-	.reader_root = pi_reader_root,
-	.boot_time_s = pi_boot_time_s,
-	.uptime_ns = pi_uptime_ns,
-	.idle_ns = pi_idle_ns,
-	.cpus = pi_cpus,
-	.mem_total = pi_mem_total,
-	.mem_used = pi_mem_used,
-	.nr_running = pi_nr_running,
-	.nr_threads = pi_nr_threads,
-	.last_pid = pi_last_pid,
-	.forks = pi_forks,
-	.hostname = pi_hostname,
-	.set_oom_score_adj = pi_set_oom_score_adj,
+    .pids = pi_pids,
+    .tids = pi_tids,
+    .self_pid = pi_self_pid,
+    .self_tid = pi_self_tid,
+    .task = pi_task,
+    .owner = pi_owner,
+    .cmdline = pi_cmdline,
+    .environ = pi_environ,
+    .vmas = pi_vmas,
+    .fds = pi_fds,
+    .fd_file = pi_fd_file,
+    .cwd = pi_cwd,
+    .root = pi_root,
+    .exe = pi_exe,
+    .reader_root = pi_reader_root,
+    .boot_time_s = pi_boot_time_s,
+    .uptime_ns = pi_uptime_ns,
+    .idle_ns = pi_idle_ns,
+    .cpus = pi_cpus,
+    .mem_total = pi_mem_total,
+    .mem_used = pi_mem_used,
+    .nr_running = pi_nr_running,
+    .nr_threads = pi_nr_threads,
+    .last_pid = pi_last_pid,
+    .forks = pi_forks,
+    .hostname = pi_hostname,
+    .set_oom_score_adj = pi_set_oom_score_adj,
 };

@@ -33,8 +33,8 @@ static struct {
 	struct task *runq_head, *runq_tail;
 	struct host_watch *watches;
 	struct ktimer *timers; /* armed kernel timers */
-	int ndeadlines;        /* tasks with has_deadline: no scan of all tasks when zero */
-	int timer_tag; /* the address identifies the timer in epoll data */
+	int ndeadlines;	       /* tasks with has_deadline: no scan of all tasks when zero */
+	int timer_tag;	       /* the address identifies the timer in epoll data */
 	struct timespec armed;
 } sched = {.timerfd = -1};
 

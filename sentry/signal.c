@@ -64,14 +64,13 @@ _Static_assert(sizeof(struct rt_sigframe) == 440, "rt_sigframe layout");
 /* Flags a handler's return may change (Linux's FIX_EFLAGS). */
 #define FIX_EFLAGS 0x40dd5UL
 
-static const uint64_t stop_sigs = SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) |
-				  SIGBIT(SIGTTOU);
-static const uint64_t ignore_sigs = SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH) |
-				    SIGBIT(SIGCONT);
-static const uint64_t core_sigs = SIGBIT(SIGQUIT) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP) |
-				  SIGBIT(SIGABRT) | SIGBIT(SIGBUS) | SIGBIT(SIGFPE) |
-				  SIGBIT(SIGSEGV) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) |
-				  SIGBIT(SIGSYS);
+static const uint64_t stop_sigs =
+    SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU);
+static const uint64_t ignore_sigs =
+    SIGBIT(SIGCHLD) | SIGBIT(SIGURG) | SIGBIT(SIGWINCH) | SIGBIT(SIGCONT);
+static const uint64_t core_sigs =
+    SIGBIT(SIGQUIT) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP) | SIGBIT(SIGABRT) | SIGBIT(SIGBUS) |
+    SIGBIT(SIGFPE) | SIGBIT(SIGSEGV) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) | SIGBIT(SIGSYS);
 
 static void jobctl_on_send(struct task *leader, int sig);
 
@@ -286,8 +285,7 @@ static void notify_parent_jobctl(struct task *leader, int code, int status)
 	struct task *parent = leader->parent;
 
 	waitq_wake(parent ? &parent->child_wait : &leader->child_wait, 0);
-	if (!parent || !parent->sighand ||
-	    (parent->sighand->act[SIGCHLD - 1].flags & SA_NOCLDSTOP))
+	if (!parent || !parent->sighand || (parent->sighand->act[SIGCHLD - 1].flags & SA_NOCLDSTOP))
 		return;
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
@@ -347,7 +345,8 @@ static void jobctl_on_send(struct task *leader, int sig)
 				while (leader->shared_pending.set & SIGBIT(s))
 					dequeue(&leader->shared_pending, s, &si);
 				for (struct task *o = kernel.tasks; o; o = o->next)
-					while (o->tgid == leader->tgid && (o->pending.set & SIGBIT(s)))
+					while (o->tgid == leader->tgid &&
+					       (o->pending.set & SIGBIT(s)))
 						dequeue(&o->pending, s, &si);
 			}
 		group_continue(leader);
@@ -378,8 +377,8 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	memset(xsave, 0, xsize);
 	if (platform_get_fpstate(t->pt, xsave, xsize))
 		goto out;
-	if ((act->flags & SA_ONSTACK) && t->altstack.ss_size && !(t->altstack.ss_flags & SS_DISABLE) &&
-	    !on_altstack(t, regs->rsp))
+	if ((act->flags & SA_ONSTACK) && t->altstack.ss_size &&
+	    !(t->altstack.ss_flags & SS_DISABLE) && !on_altstack(t, regs->rsp))
 		sp = (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
 	fp = (sp - (xsize + 4)) & ~63UL;
 	frame = ((fp - sizeof(f)) & ~15UL) - 8;
@@ -399,8 +398,8 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
 	f.uc.uc_stack.ss_sp = (uint64_t)t->altstack.ss_sp;
 	f.uc.uc_stack.ss_size = t->altstack.ss_size;
-	f.uc.uc_stack.ss_flags = t->altstack.ss_size ? (on_altstack(t, regs->rsp) ? SS_ONSTACK : 0)
-						     : SS_DISABLE;
+	f.uc.uc_stack.ss_flags =
+	    t->altstack.ss_size ? (on_altstack(t, regs->rsp) ? SS_ONSTACK : 0) : SS_DISABLE;
 	if (t->altstack.ss_flags & SS_DISABLE)
 		f.uc.uc_stack.ss_flags = SS_DISABLE;
 	struct ksigcontext *sc = &f.uc.uc_mcontext;
@@ -431,9 +430,9 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	regs->orig_rax = -1;
 	/* The handler starts with a clean FPU state, as on Linux. */
 	memset(xsave, 0, xsize);
-	((uint16_t *)xsave)[0] = 0x37f;             /* FCW */
-	((uint32_t *)xsave)[6] = 0x1f80;            /* MXCSR */
-	((uint64_t *)(xsave + 512))[0] = 0x3;       /* XSTATE_BV: x87, SSE */
+	((uint16_t *)xsave)[0] = 0x37f;	      /* FCW */
+	((uint32_t *)xsave)[6] = 0x1f80;      /* MXCSR */
+	((uint64_t *)(xsave + 512))[0] = 0x3; /* XSTATE_BV: x87, SSE */
 	err = platform_set_fpstate(t->pt, xsave, xsize);
 out:
 	free(xsave);
@@ -484,8 +483,8 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 
 	while ((sig = pick_signal(t))) {
 		siginfo_t info;
-		struct sigpending *from = (t->pending.set & SIGBIT(sig)) ? &t->pending
-									: &t->group_leader->shared_pending;
+		struct sigpending *from =
+		    (t->pending.set & SIGBIT(sig)) ? &t->pending : &t->group_leader->shared_pending;
 		dequeue(from, sig, &info);
 		struct ksigaction act = t->sighand->act[sig - 1];
 

@@ -10,12 +10,12 @@
 
 struct task;
 
-#define SIGBIT(s) (1ULL << ((s) - 1))
+#define SIGBIT(s) (1ULL << ((s)-1))
 #define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 
 /* Linux's internal restart codes: a syscall interrupted by a signal returns one of these, and
  * delivery turns it into -EINTR or a restart. Never seen by the guest. */
-#define ERESTARTSYS 512    /* restart if the handler has SA_RESTART (or there is none) */
+#define ERESTARTSYS 512	   /* restart if the handler has SA_RESTART (or there is none) */
 #define ERESTARTNOINTR 513 /* always restart */
 #define ERESTARTNOHAND 514 /* restart only if no handler runs */
 

@@ -113,10 +113,10 @@ static void sigfd_release(struct vfs_file *f)
 }
 
 static const struct vfs_file_ops sigfd_ops = {
-	.read = sigfd_read,
-	.poll = sigfd_poll,
-	.getattr = sigfd_getattr,
-	.release = sigfd_release,
+    .read = sigfd_read,
+    .poll = sigfd_poll,
+    .getattr = sigfd_getattr,
+    .release = sigfd_release,
 };
 
 static long do_signalfd(struct task *t, int fd, uintptr_t mask_addr, size_t size, int flags)

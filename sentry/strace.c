@@ -49,10 +49,11 @@ static void print_open_flags(FILE *out, unsigned long f)
 	static const struct {
 		int bit;
 		const char *name;
-	} bits[] = {{O_CREAT, "O_CREAT"},	  {O_EXCL, "O_EXCL"},	    {O_NOCTTY, "O_NOCTTY"},
-		    {O_TRUNC, "O_TRUNC"},	  {O_APPEND, "O_APPEND"},   {O_NONBLOCK, "O_NONBLOCK"},
-		    {O_DIRECTORY, "O_DIRECTORY"}, {O_NOFOLLOW, "O_NOFOLLOW"}, {O_CLOEXEC, "O_CLOEXEC"},
-		    {O_PATH, "O_PATH"},		  {O_LARGEFILE, "O_LARGEFILE"}};
+	} bits[] = {
+	    {O_CREAT, "O_CREAT"},	  {O_EXCL, "O_EXCL"},	       {O_NOCTTY, "O_NOCTTY"},
+	    {O_TRUNC, "O_TRUNC"},	  {O_APPEND, "O_APPEND"},      {O_NONBLOCK, "O_NONBLOCK"},
+	    {O_DIRECTORY, "O_DIRECTORY"}, {O_NOFOLLOW, "O_NOFOLLOW"},  {O_CLOEXEC, "O_CLOEXEC"},
+	    {O_PATH, "O_PATH"},		  {O_LARGEFILE, "O_LARGEFILE"}};
 	const char *acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
 
 	fputs(acc[f & O_ACCMODE], out);
@@ -75,7 +76,8 @@ void strace_print(struct task *t, long ret)
 
 	fprintf(out, "[pid %d] ", t->tid);
 	if (!def) {
-		fprintf(out, "%s(%#lx, %#lx, %#lx, ...)", name ? name : "syscall", a[0], a[1], a[2]);
+		fprintf(out, "%s(%#lx, %#lx, %#lx, ...)", name ? name : "syscall", a[0], a[1],
+			a[2]);
 	} else {
 		fprintf(out, "%s(", def->name);
 		for (int i = 0; def->args[i]; i++) {
@@ -123,8 +125,8 @@ void strace_print(struct task *t, long ret)
 	else if (t->exited)
 		fputs(" = ?\n", out);
 	else if (ret < 0 && ret > -4096)
-		fprintf(out, " = -1 %s (%s)\n", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
-			strerror(-ret));
+		fprintf(out, " = -1 %s (%s)\n",
+			strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?", strerror(-ret));
 	else if (def && def->ret == 'x')
 		fprintf(out, " = %#lx\n", ret);
 	else

@@ -74,7 +74,7 @@ static long set_re(struct task *t, unsigned int r, unsigned int e, bool gid)
 	unsigned int os = gid ? t->sgid : t->suid;
 
 	if (!privileged(t)) {
-		if (r != KEEP && r != or && r != oe)
+		if (r != KEEP && r != or &&r != oe)
 			return -EPERM;
 		if (e != KEEP && !one_of(e, or, oe, os))
 			return -EPERM;

@@ -220,7 +220,8 @@ static long rwv_at(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is
 		}
 	}
 	if (r == 0)
-		r = do_io(t, f, giov, cnt, positioned ? &off : (f->seekable ? &f->pos : NULL), is_read);
+		r = do_io(t, f, giov, cnt, positioned ? &off : (f->seekable ? &f->pos : NULL),
+			  is_read);
 	free(giov);
 	return r;
 }
@@ -428,7 +429,7 @@ static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 		return err;
 	struct vfs_cred cred = task_fs_cred(t);
 	return vfs_lookup_cred(t->fs, &cred, start, path,
-			  (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
+			       (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
 }
 
 static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, struct stat *st)
@@ -787,8 +788,8 @@ SYSCALL_DECL(fadvise64)
 
 	if (!f || (f->flags & O_PATH))
 		return -EBADF;
-	if (vfs_is_pipe(f) || (f->ops->getattr && f->ops->getattr(f, &st) == 0 &&
-			       S_ISFIFO(st.st_mode)))
+	if (vfs_is_pipe(f) ||
+	    (f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISFIFO(st.st_mode)))
 		return -ESPIPE;
 	if ((long)a[2] < 0 || a[3] > POSIX_FADV_NOREUSE)
 		return -EINVAL;
@@ -829,8 +830,8 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 		if (n < 0) {
 			if (done == 0)
 				return n == -EAGAIN && !nonblock && !(in->flags & O_NONBLOCK)
-					       ? wait_for_file(t, in, POLLIN)
-					       : n;
+					   ? wait_for_file(t, in, POLLIN)
+					   : n;
 			break;
 		}
 		struct iovec ov = {buf, n};

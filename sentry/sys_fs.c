@@ -66,8 +66,8 @@ static long path_at(struct task *t, int dirfd, uintptr_t path_addr, char *path,
 
 /* Resolves a path for the attribute calls: FOLLOW for the last symlink, and an empty path
  * with AT_EMPTY_PATH (or PATH_ADDR 0 for utimensat) naming DIRFD itself. */
-static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool follow,
-		       bool empty_ok, struct vfs_dentry **out)
+static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool follow, bool empty_ok,
+		       struct vfs_dentry **out)
 {
 	struct vfs_cred cred = cred_of(t);
 	char path[PATH_MAX];
@@ -148,8 +148,8 @@ static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 
 	if (err)
 		return err;
-	return vfs_mknod(t->fs, &cred, start, path, (mode & S_IFMT) | (mode & 07777 & ~t->fs->umask),
-			 dev);
+	return vfs_mknod(t->fs, &cred, start, path,
+			 (mode & S_IFMT) | (mode & 07777 & ~t->fs->umask), dev);
 }
 
 SYSCALL_DECL(mknod)
@@ -235,7 +235,8 @@ static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, ui
 		return -EINVAL;
 	if ((flags & AT_EMPTY_PATH) && t->euid != 0)
 		return -ENOENT; /* Linux wants CAP_DAC_READ_SEARCH for it */
-	err = resolve_at(t, ofd, opath_addr, flags & AT_SYMLINK_FOLLOW, flags & AT_EMPTY_PATH, &old);
+	err =
+	    resolve_at(t, ofd, opath_addr, flags & AT_SYMLINK_FOLLOW, flags & AT_EMPTY_PATH, &old);
 	if (err)
 		return err;
 	err = path_at(t, nfd, npath_addr, npath, &nstart);
@@ -493,7 +494,8 @@ SYSCALL_DECL(fstatfs)
 	if (!f)
 		return -EBADF;
 	if (!f->dentry)
-		return -ENOSYS; /* pipes and anonymous files: their pseudo filesystems are not modelled */
+		return -ENOSYS; /* pipes and anonymous files: their pseudo filesystems are not
+				   modelled */
 	return statfs_out(t, vfs_dentry_get(f->dentry), a[1]);
 }
 
@@ -566,8 +568,8 @@ SYSCALL_DECL(mount)
 		return -EPERM;
 	if ((err = copy_string_in(t->mm, target, a[1], sizeof(target))) < 0)
 		return err;
-	if (flags & (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE |
-		     MS_UNBINDABLE))
+	if (flags &
+	    (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
 		return -EOPNOTSUPP;
 	if (!a[2])
 		return -EINVAL;
@@ -694,16 +696,52 @@ static long xattr_list(struct task *t, struct xattr_obj o)
 	return err ? err : 0;
 }
 
-SYSCALL_DECL(getxattr) { return xattr_get(t, XATTR_PATH(a[0]), a[1]); }
-SYSCALL_DECL(lgetxattr) { return xattr_get(t, XATTR_LINK(a[0]), a[1]); }
-SYSCALL_DECL(fgetxattr) { return xattr_get(t, XATTR_FD((int)a[0]), a[1]); }
-SYSCALL_DECL(setxattr) { return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], (int)a[4]); }
-SYSCALL_DECL(lsetxattr) { return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], (int)a[4]); }
-SYSCALL_DECL(fsetxattr) { return xattr_set(t, XATTR_FD((int)a[0]), a[1], a[3], (int)a[4]); }
-SYSCALL_DECL(listxattr) { return xattr_list(t, XATTR_PATH(a[0])); }
-SYSCALL_DECL(llistxattr) { return xattr_list(t, XATTR_LINK(a[0])); }
-SYSCALL_DECL(flistxattr) { return xattr_list(t, XATTR_FD((int)a[0])); }
+SYSCALL_DECL(getxattr)
+{
+	return xattr_get(t, XATTR_PATH(a[0]), a[1]);
+}
+SYSCALL_DECL(lgetxattr)
+{
+	return xattr_get(t, XATTR_LINK(a[0]), a[1]);
+}
+SYSCALL_DECL(fgetxattr)
+{
+	return xattr_get(t, XATTR_FD((int)a[0]), a[1]);
+}
+SYSCALL_DECL(setxattr)
+{
+	return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], (int)a[4]);
+}
+SYSCALL_DECL(lsetxattr)
+{
+	return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], (int)a[4]);
+}
+SYSCALL_DECL(fsetxattr)
+{
+	return xattr_set(t, XATTR_FD((int)a[0]), a[1], a[3], (int)a[4]);
+}
+SYSCALL_DECL(listxattr)
+{
+	return xattr_list(t, XATTR_PATH(a[0]));
+}
+SYSCALL_DECL(llistxattr)
+{
+	return xattr_list(t, XATTR_LINK(a[0]));
+}
+SYSCALL_DECL(flistxattr)
+{
+	return xattr_list(t, XATTR_FD((int)a[0]));
+}
 /* Removing answers as getting does: the object, the name, then EOPNOTSUPP. */
-SYSCALL_DECL(removexattr) { return xattr_get(t, XATTR_PATH(a[0]), a[1]); }
-SYSCALL_DECL(lremovexattr) { return xattr_get(t, XATTR_LINK(a[0]), a[1]); }
-SYSCALL_DECL(fremovexattr) { return xattr_get(t, XATTR_FD((int)a[0]), a[1]); }
+SYSCALL_DECL(removexattr)
+{
+	return xattr_get(t, XATTR_PATH(a[0]), a[1]);
+}
+SYSCALL_DECL(lremovexattr)
+{
+	return xattr_get(t, XATTR_LINK(a[0]), a[1]);
+}
+SYSCALL_DECL(fremovexattr)
+{
+	return xattr_get(t, XATTR_FD((int)a[0]), a[1]);
+}

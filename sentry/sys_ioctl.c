@@ -23,26 +23,26 @@ static const struct {
 	int dir;
 	int size;
 } requests[] = {
-	{TCGETS, OUT, 36},  /* the kernel's struct termios */
-	{TCSETS, IN, 36},
-	{TCSETSW, IN, 36},
-	{TCSETSF, IN, 36},
-	{TIOCGWINSZ, OUT, sizeof(struct winsize)},
-	{TIOCSWINSZ, IN, sizeof(struct winsize)},
-	{FIONREAD, OUT, sizeof(int)},
-	{TIOCOUTQ, OUT, sizeof(int)},
-	{TCFLSH, VAL, 0},
-	{TCXONC, VAL, 0},
-	{TCSBRK, VAL, 0},
-	{TIOCGPGRP, OUT, sizeof(pid_t)},
-	{TIOCSPGRP, IN, sizeof(pid_t)},
-	{TIOCGSID, OUT, sizeof(pid_t)},
-	{TIOCSCTTY, VAL, 0},
-	{TIOCNOTTY, NONE, 0},
-	{FIONBIO, IN, sizeof(int)},
-	{FIOASYNC, IN, sizeof(int)},
-	{FIOCLEX, NONE, 0},
-	{FIONCLEX, NONE, 0},
+    {TCGETS, OUT, 36}, /* the kernel's struct termios */
+    {TCSETS, IN, 36},
+    {TCSETSW, IN, 36},
+    {TCSETSF, IN, 36},
+    {TIOCGWINSZ, OUT, sizeof(struct winsize)},
+    {TIOCSWINSZ, IN, sizeof(struct winsize)},
+    {FIONREAD, OUT, sizeof(int)},
+    {TIOCOUTQ, OUT, sizeof(int)},
+    {TCFLSH, VAL, 0},
+    {TCXONC, VAL, 0},
+    {TCSBRK, VAL, 0},
+    {TIOCGPGRP, OUT, sizeof(pid_t)},
+    {TIOCSPGRP, IN, sizeof(pid_t)},
+    {TIOCGSID, OUT, sizeof(pid_t)},
+    {TIOCSCTTY, VAL, 0},
+    {TIOCNOTTY, NONE, 0},
+    {FIONBIO, IN, sizeof(int)},
+    {FIOASYNC, IN, sizeof(int)},
+    {FIOCLEX, NONE, 0},
+    {FIONCLEX, NONE, 0},
 };
 
 static bool is_tty(struct vfs_file *f)

@@ -32,12 +32,13 @@ SYSCALL_DECL(mmap)
 		file = fdtable_get(t->files, fd);
 		if (!file)
 			return -EBADF;
-		if (!file->ops->pread_kernel || !file->ops->getattr || file->ops->getattr(file, &st) ||
-		    !S_ISREG(st.st_mode))
+		if (!file->ops->pread_kernel || !file->ops->getattr ||
+		    file->ops->getattr(file, &st) || !S_ISREG(st.st_mode))
 			return -ENODEV;
 		if ((file->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
-		if (type != MAP_PRIVATE && (prot & PROT_WRITE) && (file->flags & O_ACCMODE) != O_RDWR)
+		if (type != MAP_PRIVATE && (prot & PROT_WRITE) &&
+		    (file->flags & O_ACCMODE) != O_RDWR)
 			return -EACCES;
 		if (off < st.st_size)
 			file_bytes = st.st_size - off;
@@ -51,18 +52,20 @@ SYSCALL_DECL(mmap)
 		int err = vfs_file_mmap_range(file, off, PAGE_UP(len), &mo, &mf_off);
 		if (err == 0) {
 			file->ops->getattr(file, &st);
-			int sflags = flags | ((file->flags & O_ACCMODE) == O_RDWR ? 0 : VMA_NO_WRITE);
-			long r = mm_map_mobj(t->mm, addr, len, prot, sflags, mo, mf_off, off, st.st_ino,
-					     st.st_size);
+			int sflags =
+			    flags | ((file->flags & O_ACCMODE) == O_RDWR ? 0 : VMA_NO_WRITE);
+			long r = mm_map_mobj(t->mm, addr, len, prot, sflags, mo, mf_off, off,
+					     st.st_ino, st.st_size);
 			mobj_put(mo);
 			return r;
 		}
 		if (err != -ENODEV)
 			return err;
 	}
-	int vflags = (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
-		     (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0) |
-		     (file && type != MAP_PRIVATE && (file->flags & O_ACCMODE) != O_RDWR ? VMA_NO_WRITE : 0);
+	int vflags =
+	    (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
+	    (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0) |
+	    (file && type != MAP_PRIVATE && (file->flags & O_ACCMODE) != O_RDWR ? VMA_NO_WRITE : 0);
 	return mm_map(t->mm, addr, len, prot, vflags, file, file ? off : 0, file_bytes, NULL);
 }
 

@@ -40,7 +40,8 @@ static long wait_on(struct task *t, struct vfs_file *f, struct waitq *wq, uint32
 			return err;
 	}
 	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
-		return task_wait_host_fd(t, f->ops->host_fd(f), events & (POLLIN | POLLOUT | POLLPRI));
+		return task_wait_host_fd(t, f->ops->host_fd(f),
+					 events & (POLLIN | POLLOUT | POLLPRI));
 	if (wq)
 		return task_wait_queue(t, wq, events | POLLHUP | POLLERR);
 	return 0;
@@ -121,7 +122,8 @@ static long poll_common(struct task *t, uintptr_t ufds, size_t n, bool timed)
 	if (r >= 0) {
 		/* Only revents goes back, field by field, as Linux writes it. */
 		for (size_t i = 0; i < n && r >= 0; i++)
-			if (copy_out(t->mm, ufds + i * sizeof(*fds) + offsetof(struct pollfd, revents),
+			if (copy_out(t->mm,
+				     ufds + i * sizeof(*fds) + offsetof(struct pollfd, revents),
 				     &fds[i].revents, sizeof(short)))
 				r = -EFAULT;
 	}
@@ -134,8 +136,8 @@ SYSCALL_DECL(poll)
 	int timeout = (int)a[2];
 
 	if (!t->retry && timeout >= 0)
-		t->sys_deadline = ts_add(mono_now(), (struct timespec){timeout / 1000,
-									(timeout % 1000) * 1000000L});
+		t->sys_deadline = ts_add(
+		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
 	return poll_common(t, a[0], a[1], timeout >= 0);
 }
 
@@ -235,8 +237,9 @@ SYSCALL_DECL(select)
 			return -EFAULT;
 		if (tv.tv_sec < 0 || tv.tv_usec < 0)
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / 1000000,
-								       (tv.tv_usec % 1000000) * 1000});
+		t->sys_deadline =
+		    ts_add(mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / 1000000,
+							 (tv.tv_usec % 1000000) * 1000});
 	}
 	long r = select_common(t, (int)a[0], a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {
@@ -336,7 +339,8 @@ static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxeve
 
 	if (!ep)
 		return -EBADF;
-	if (!vfs_is_epoll(ep) || maxevents <= 0 || maxevents > INT_MAX / (int)sizeof(struct epoll_event))
+	if (!vfs_is_epoll(ep) || maxevents <= 0 ||
+	    maxevents > INT_MAX / (int)sizeof(struct epoll_event))
 		return -EINVAL;
 	int cap = maxevents < 1024 ? maxevents : 1024;
 	struct epoll_event *out = malloc(cap * sizeof(*out));
@@ -362,8 +366,8 @@ static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxeve
 static void set_ms_deadline(struct task *t, int timeout)
 {
 	if (!t->retry && timeout >= 0)
-		t->sys_deadline = ts_add(mono_now(), (struct timespec){timeout / 1000,
-								       (timeout % 1000) * 1000000L});
+		t->sys_deadline = ts_add(
+		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
 }
 
 SYSCALL_DECL(epoll_wait)

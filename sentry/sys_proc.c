@@ -40,8 +40,7 @@ SYSCALL_DECL(setpgid)
 
 	if (pgid < 0)
 		return -EINVAL;
-	if (!p || p->group_leader != p ||
-	    (p != t->group_leader && p->parent != t->group_leader))
+	if (!p || p->group_leader != p || (p != t->group_leader && p->parent != t->group_leader))
 		return -ESRCH;
 	if (p != t->group_leader && p->did_exec)
 		return -EACCES; /* a child that has exec'd is no longer ours to move */

@@ -128,7 +128,8 @@ struct timespec process_cpu_time(struct task *t)
 	struct timespec ts = l->cpu_time;
 	clockid_t cid;
 
-	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+	if (t->pt && clock_getcpuclockid(t->pt->host_pid, &cid) == 0 &&
+	    clock_gettime(cid, &ts) == 0)
 		ts = ts_add(ts, l->cpu_base);
 	return ts;
 }

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/user.h>
 
-#define KNOWN_SA_FLAGS                                                                    \
-	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |    \
+#define KNOWN_SA_FLAGS                                                                             \
+	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |         \
 	 SA_RESETHAND | 0x800 /* SA_EXPOSE_TAGBITS */ | 0x04000000 /* SA_RESTORER */)
 
 SYSCALL_DECL(rt_sigaction)

@@ -142,7 +142,8 @@ SYSCALL_DECL(clock_nanosleep)
 		case CLOCK_THREAD_CPUTIME_ID:
 			return -EINVAL;
 		default:
-			/* CPU-time clocks would need the guest's CPU accounting to drive a timer. */
+			/* CPU-time clocks would need the guest's CPU accounting to drive a timer.
+			 */
 			return valid_clock(clk) ? -EOPNOTSUPP : -EINVAL;
 		}
 		if (copy_in(t->mm, &req, a[2], sizeof(req)))

@@ -113,7 +113,8 @@ static struct task *tid_hash[TID_BUCKETS];
 
 static void hash_remove(struct task *t)
 {
-	for (struct task **pp = &tid_hash[(unsigned)t->tid % TID_BUCKETS]; *pp; pp = &(*pp)->hash_next)
+	for (struct task **pp = &tid_hash[(unsigned)t->tid % TID_BUCKETS]; *pp;
+	     pp = &(*pp)->hash_next)
 		if (*pp == t) {
 			*pp = t->hash_next;
 			return;
@@ -161,7 +162,6 @@ struct task *task_by_tid(pid_t tid)
 			return t;
 	return NULL;
 }
-
 
 struct vfs_cred task_fs_cred(const struct task *t)
 {

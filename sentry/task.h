@@ -34,10 +34,10 @@ struct sighand {
 struct task {
 	pid_t tid, tgid, pgid, sid;
 	struct task *group_leader; /* itself for a process's first thread */
-	struct task *parent;       /* the parent process's leader; NULL for init */
-	int exit_signal;           /* sent to the parent at exit (SIGCHLD, or none) */
-	bool zombie;               /* exited, waiting to be reaped by the parent */
-	int exit_status;           /* wait status: code << 8, or a signal number (| 0x80 core) */
+	struct task *parent;	   /* the parent process's leader; NULL for init */
+	int exit_signal;	   /* sent to the parent at exit (SIGCHLD, or none) */
+	bool zombie;		   /* exited, waiting to be reaped by the parent */
+	int exit_status;	   /* wait status: code << 8, or a signal number (| 0x80 core) */
 	struct timespec cpu_time;  /* CPU time of the process when it exited */
 	struct timespec cpu_base;  /* on the leader: CPU time of its stubs before this one (exec,
 				    * restore), which the host no longer counts */
@@ -52,31 +52,32 @@ struct task {
 	struct vfs_fs_ctx *fs; /* root, cwd, umask: shared under CLONE_FS (fs_new, fs_get) */
 	struct sighand *sighand;
 	uint64_t sigmask;
-	struct sigpending pending;        /* sent to this thread */
+	struct sigpending pending;	  /* sent to this thread */
 	struct sigpending shared_pending; /* sent to the process (on the leader) */
-	bool has_saved_sigmask;           /* sigsuspend & co: restore this after the handler */
+	bool has_saved_sigmask;		  /* sigsuspend & co: restore this after the handler */
 	uint64_t saved_sigmask;
 	stack_t altstack;
-	bool running;     /* resumed: guest code runs, an interrupt is needed to stop it */
-	int intr_ret;     /* what a blocked syscall returns when a signal interrupts it */
-	bool regs_set;    /* the handler wrote every register (execve, rt_sigreturn) */
+	bool running;  /* resumed: guest code runs, an interrupt is needed to stop it */
+	int intr_ret;  /* what a blocked syscall returns when a signal interrupts it */
+	bool regs_set; /* the handler wrote every register (execve, rt_sigreturn) */
 	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
 	/* A write fault let through unresolved (mm_write_fault): its address, and the address
 	 * space's cow_epoch then. */
 	uint64_t write_fault_retried, write_fault_epoch;
 	struct timespec cchild_time; /* CPU time of reaped children */
 	long maxrss, cchild_maxrss;  /* KiB: at exit; largest of reaped children */
-	uint64_t rss_peak;           /* bytes: the largest resident size procfs reported */
+	uint64_t rss_peak;	     /* bytes: the largest resident size procfs reported */
 	struct rlimit rlim[RLIM_NLIMITS];
 	uint64_t affinity[8]; /* of the --cpus CPUs (up to 512) */
-	bool did_exec;        /* setpgid on it then fails with EACCES */
+	bool did_exec;	      /* setpgid on it then fails with EACCES */
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
 	bool no_new_privs;
-	int oom_score_adj; /* on the leader: -1000..1000, inherited by fork; no OOM killer reads it */
+	int oom_score_adj; /* on the leader: -1000..1000, inherited by fork; no OOM killer reads it
+			    */
 	char comm[16];
-	struct timespec start_time;   /* monotonic */
-	struct vfs_dentry *exe;       /* the executable (a reference) */
+	struct timespec start_time;	     /* monotonic */
+	struct vfs_dentry *exe;		     /* the executable (a reference) */
 	uint64_t rchar, wchar, syscr, syscw; /* /proc/PID/io */
 	uint64_t nsyscalls;
 	uint64_t resumes; /* times it was let run: what procfs's cached figures are keyed on */
@@ -84,7 +85,7 @@ struct task {
 		uint64_t key; /* the process's resumes when taken */
 		uint64_t rss_pages;
 		struct timespec cpu;
-	} snap; /* on the leader: figures that cannot change while the process does not run */
+	} snap;	     /* on the leader: figures that cannot change while the process does not run */
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */
@@ -105,23 +106,23 @@ struct task {
 	bool child_subreaper; /* on the leader: orphans of descendants come here */
 	int pdeath_signal;
 	struct process_timers *timers; /* on the leader */
-	struct task *vfork_parent; /* set while a vfork child borrows its parent's memory */
-	pid_t vfork_child;         /* the vfork parent: whom it waits for */
-	struct waitq vfork_wq;     /* the vfork parent sleeps here */
-	bool thread_gone;          /* the leader's own thread exited; the process lives on */
-	bool had_threads;          /* on the leader: a CLONE_THREAD child was ever made */
-	bool stopped;              /* on the leader: the group is stopped (SIGSTOP & co) */
+	struct task *vfork_parent;     /* set while a vfork child borrows its parent's memory */
+	pid_t vfork_child;	       /* the vfork parent: whom it waits for */
+	struct waitq vfork_wq;	       /* the vfork parent sleeps here */
+	bool thread_gone;	       /* the leader's own thread exited; the process lives on */
+	bool had_threads;	       /* on the leader: a CLONE_THREAD child was ever made */
+	bool stopped;		       /* on the leader: the group is stopped (SIGSTOP & co) */
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
-	bool parked;               /* held in its stop while the group is stopped */
+	bool parked;		       /* held in its stop while the group is stopped */
 	struct timespec sys_deadline;
 	size_t io_done;
 	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
 	bool futex_woken, futex_timed;
-	bool futex_requeued;  /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
+	bool futex_requeued; /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
 	uint64_t futex_key;
 
-	struct task *next; /* in the kernel's task list */
+	struct task *next;	/* in the kernel's task list */
 	struct task *hash_next; /* in the tid hash */
 };
 

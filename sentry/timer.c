@@ -23,7 +23,7 @@
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
-#define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+#define container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
 static struct timespec tv_to_ts(struct timeval tv)
 {
@@ -270,8 +270,7 @@ void timer_signal_dequeued(siginfo_t *info)
 		if (l->group_leader != l || !l->timers)
 			continue;
 		for (struct posix_timer *p = l->timers->posix; p; p = p->next)
-			if (p->id == info->si_timerid && p->queued &&
-			    p->signo == info->si_signo) {
+			if (p->id == info->si_timerid && p->queued && p->signo == info->si_signo) {
 				p->queued = false;
 				info->si_overrun = p->overrun;
 				p->overrun_last = p->overrun;
@@ -457,7 +456,7 @@ SYSCALL_DECL(timer_delete)
 struct timerfd {
 	struct ktimer k;
 	clockid_t clock;
-	uint64_t ticks; /* expirations not yet read */
+	uint64_t ticks;	   /* expirations not yet read */
 	bool abs_realtime; /* armed with TFD_TIMER_ABSTIME on CLOCK_REALTIME */
 	struct waitq wq;
 };
@@ -512,10 +511,10 @@ static void timerfd_release(struct vfs_file *f)
 }
 
 static const struct vfs_file_ops timerfd_ops = {
-	.read = timerfd_read,
-	.poll = timerfd_poll,
-	.getattr = timerfd_getattr,
-	.release = timerfd_release,
+    .read = timerfd_read,
+    .poll = timerfd_poll,
+    .getattr = timerfd_getattr,
+    .release = timerfd_release,
 };
 
 static struct timerfd *timerfd_of(struct task *t, int fd)
@@ -542,8 +541,9 @@ SYSCALL_DECL(timerfd_create)
 		free(f);
 		return -ENOMEM;
 	}
-	tf->clock = clk == CLOCK_REALTIME_ALARM ? CLOCK_REALTIME
-		    : clk == CLOCK_BOOTTIME_ALARM ? CLOCK_BOOTTIME : clk;
+	tf->clock = clk == CLOCK_REALTIME_ALARM	  ? CLOCK_REALTIME
+		    : clk == CLOCK_BOOTTIME_ALARM ? CLOCK_BOOTTIME
+						  : clk;
 	tf->k.fn = timerfd_fired;
 	f->ops = &timerfd_ops;
 	f->refs = 1;

@@ -16,7 +16,7 @@ struct cpu_itimer {
 };
 
 struct posix_timer {
-	struct ktimer k;     /* wall clocks */
+	struct ktimer k;       /* wall clocks */
 	struct cpu_itimer cpu; /* CLOCK_PROCESS_CPUTIME_ID */
 	int id;
 	clockid_t clock;
@@ -24,17 +24,17 @@ struct posix_timer {
 	union sigval value;
 	pid_t tid;
 	struct task *leader;
-	int overrun;      /* expiries while its signal was still queued */
+	int overrun;	  /* expiries while its signal was still queued */
 	int overrun_last; /* what the last delivered signal stood for (timer_getoverrun) */
-	bool queued;      /* its signal is pending: expiries count as overruns */
+	bool queued;	  /* its signal is pending: expiries count as overruns */
 	struct posix_timer *next;
 };
 
 struct process_timers {
 	struct task *leader;
-	struct ktimer real; /* ITIMER_REAL */
+	struct ktimer real;	  /* ITIMER_REAL */
 	struct cpu_itimer cpu[2]; /* ITIMER_VIRTUAL, ITIMER_PROF */
-	struct ktimer cpu_poll;   /* samples CPU time while a CPU itimer is armed */
+	struct ktimer cpu_poll;	  /* samples CPU time while a CPU itimer is armed */
 	struct posix_timer *posix;
 	int next_id;
 };

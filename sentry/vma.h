@@ -11,10 +11,10 @@
 #define VMA_NAME_MAX 24
 
 /* flags beyond mmap(2)'s MAP_SHARED/MAP_PRIVATE/MAP_ANONYMOUS */
-#define VMA_RESERVED 0x1000000 /* the stub page: never given to the guest */
-#define VMA_PAST_EOF 0x2000000 /* file pages past EOF: host PROT_NONE, access is SIGBUS */
-#define VMA_NO_WRITE 0x4000000 /* a shared mapping of a file not open for writing */
-#define VMA_HOST_STALE 0x8000000 /* the host's protection is not yet what the flags say */
+#define VMA_RESERVED 0x1000000	    /* the stub page: never given to the guest */
+#define VMA_PAST_EOF 0x2000000	    /* file pages past EOF: host PROT_NONE, access is SIGBUS */
+#define VMA_NO_WRITE 0x4000000	    /* a shared mapping of a file not open for writing */
+#define VMA_HOST_STALE 0x8000000    /* the host's protection is not yet what the flags say */
 #define VMA_WAS_WRITABLE 0x10000000 /* was ever mapped or protected writable */
 /* Private memory whose memory object other pieces (another address space's, after fork) may
  * map too: the host maps it without write, and the first write copies it (mm.c, "Copy on
@@ -30,12 +30,12 @@ struct vma {
 	struct mobj *mobj;    /* the memory object backing it (one reference per piece) */
 	int prot;
 	int flags;
-	uint64_t mf_off;   /* memory-file offset backing START */
-	uint64_t file_off; /* for file mappings: file offset of START (shown in maps) */
-	uint64_t ino;      /* for file mappings: the inode number, else 0 */
-	uint64_t dev;      /* and its st_dev */
+	uint64_t mf_off;	   /* memory-file offset backing START */
+	uint64_t file_off;	   /* for file mappings: file offset of START (shown in maps) */
+	uint64_t ino;		   /* for file mappings: the inode number, else 0 */
+	uint64_t dev;		   /* and its st_dev */
 	struct vfs_dentry *dentry; /* and its name (one reference per piece), for maps */
-	char name[VMA_NAME_MAX]; /* "[stack]", "[heap]", or empty */
+	char name[VMA_NAME_MAX];   /* "[stack]", "[heap]", or empty */
 };
 
 struct vma_set {

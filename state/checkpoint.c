@@ -22,15 +22,15 @@ static const struct kind_ops {
 	void *(*load)(struct dec *d);
 	void (*drop)(void *obj); /* drops the load's own reference; NULL: nothing to drop */
 } kinds[CK_NKINDS] = {
-	[CK_MOBJ] = {"mobjs", mobj_save, mobj_load, mobj_drop},
-	[CK_DENTRY] = {"dentries", vfs_dentry_save, vfs_dentry_load, vfs_dentry_drop},
-	[CK_FILE] = {"files", vfs_file_save, vfs_file_load, vfs_file_drop},
-	[CK_FILE_LINKS] = {"file-links", vfs_file_links_save, vfs_file_links_load, NULL},
-	[CK_FDTABLE] = {"fdtables", fdtable_save, fdtable_load, fdtable_drop},
-	[CK_FSCTX] = {"fs-contexts", fsctx_save, fsctx_load, fsctx_drop},
-	[CK_SIGHAND] = {"sighands", sighand_save, sighand_load, sighand_drop},
-	[CK_MM] = {"mms", mm_save, mm_load, mm_drop},
-	[CK_TASK] = {"tasks", task_save, task_load, NULL},
+    [CK_MOBJ] = {"mobjs", mobj_save, mobj_load, mobj_drop},
+    [CK_DENTRY] = {"dentries", vfs_dentry_save, vfs_dentry_load, vfs_dentry_drop},
+    [CK_FILE] = {"files", vfs_file_save, vfs_file_load, vfs_file_drop},
+    [CK_FILE_LINKS] = {"file-links", vfs_file_links_save, vfs_file_links_load, NULL},
+    [CK_FDTABLE] = {"fdtables", fdtable_save, fdtable_load, fdtable_drop},
+    [CK_FSCTX] = {"fs-contexts", fsctx_save, fsctx_load, fsctx_drop},
+    [CK_SIGHAND] = {"sighands", sighand_save, sighand_load, sighand_drop},
+    [CK_MM] = {"mms", mm_save, mm_load, mm_drop},
+    [CK_TASK] = {"tasks", task_save, task_load, NULL},
 };
 
 /* The sections in load order: "kernel" first (configuration, clocks, rootfs check), then the
@@ -88,8 +88,8 @@ int state_save(const char *dir, bool force, struct state_save_stats *stats, char
 		ret = -ENOMEM;
 		goto out;
 	}
-	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) || (ret = kernel_vfs_save(&secs[SEC_VFS])) ||
-	    (ret = locks_save(&secs[SEC_LOCKS])))
+	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) ||
+	    (ret = kernel_vfs_save(&secs[SEC_VFS])) || (ret = locks_save(&secs[SEC_LOCKS])))
 		goto out;
 	counts[SEC_KERNEL] = counts[SEC_VFS] = counts[SEC_LOCKS] = 1;
 	/* Saving an object queues what it refers to; go round until nothing new is queued. */
@@ -155,7 +155,8 @@ static int load_records(struct dec *d, enum ckpt_kind k)
 		if (!dec_at_end(&sub)) {
 			if (kinds[k].drop)
 				kinds[k].drop(obj);
-			return dec_fail(d, "bad record %llu (trailing bytes)", (unsigned long long)id);
+			return dec_fail(d, "bad record %llu (trailing bytes)",
+					(unsigned long long)id);
 		}
 		if (ckpt_refs_put(d->refs, k, id, obj)) {
 			if (kinds[k].drop)
@@ -204,24 +205,28 @@ int state_load(const char *dir, const struct kernel_restore_opts *o, char **err)
 			ret = locks_load(&d);
 			break;
 		default:
-			ret = load_records(&d, i == SEC_MOBJS ? CK_MOBJ : (enum ckpt_kind)(i - SEC_KINDS + 1));
+			ret = load_records(
+			    &d, i == SEC_MOBJS ? CK_MOBJ : (enum ckpt_kind)(i - SEC_KINDS + 1));
 		}
 		/* The VFS keeps what dentries and files load against until they are all in. */
-		if (i == SEC_KINDS + CK_FILE_LINKS - 1 || (ret && i >= SEC_VFS && i < SEC_KINDS + CK_FILE_LINKS))
+		if (i == SEC_KINDS + CK_FILE_LINKS - 1 ||
+		    (ret && i >= SEC_VFS && i < SEC_KINDS + CK_FILE_LINKS))
 			vfs_load_finish();
-		if (!ret && (i == SEC_KERNEL || i == SEC_MEMORY || i == SEC_VFS || i == SEC_LOCKS) &&
+		if (!ret &&
+		    (i == SEC_KERNEL || i == SEC_MEMORY || i == SEC_VFS || i == SEC_LOCKS) &&
 		    !dec_at_end(&d))
 			ret = dec_fail(&d, "trailing bytes");
 		if (ret || !dec_ok(&d)) {
 			if (!ret)
 				ret = -EINVAL;
-			/* Messages that name the problem for the user (a missing rootfs) are kept as
-			 * they are; the rest say where the image is bad. */
+			/* Messages that name the problem for the user (a missing rootfs) are kept
+			 * as they are; the rest say where the image is bad. */
 			if (i == SEC_KERNEL) {
-				if (asprintf(err, "%s", d.error ? d.error : "bad kernel record") < 0)
+				if (asprintf(err, "%s", d.error ? d.error : "bad kernel record") <
+				    0)
 					*err = NULL;
-			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", dir, name,
-					    d.error ? d.error : strerror(-ret)) < 0) {
+			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", dir,
+					    name, d.error ? d.error : strerror(-ret)) < 0) {
 				*err = NULL;
 			}
 		}
@@ -260,8 +265,8 @@ int state_inspect(const char *dir, FILE *out, char **err)
 		(unsigned long long)stored);
 	struct image_section *mem = image_find(&img, "memory");
 	if (mem)
-		fprintf(out, "memory pages saved: %llu (%llu KiB)\n", (unsigned long long)mem->count,
-			(unsigned long long)mem->count * 4);
+		fprintf(out, "memory pages saved: %llu (%llu KiB)\n",
+			(unsigned long long)mem->count, (unsigned long long)mem->count * 4);
 	image_free(&img);
 	return 0;
 }

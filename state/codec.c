@@ -331,7 +331,7 @@ struct kind_table {
 	struct slot {
 		const void *obj;
 		uint64_t id;
-	} *hash;
+	} * hash;
 	size_t hcap; /* a power of two, or 0 */
 };
 

@@ -214,7 +214,9 @@ int image_write(const char *dir, struct image *img, bool force, char **err)
 	if (st < 0)
 		return fail(err, st, "image directory '%s': %s", dir, strerror(-st));
 	if (st > 0 && !force)
-		return fail(err, -EEXIST, "image directory '%s' exists and is not empty (--force replaces it)", dir);
+		return fail(err, -EEXIST,
+			    "image directory '%s' exists and is not empty (--force replaces it)",
+			    dir);
 	if (img->nsections > IMAGE_MAX_SECTIONS)
 		return fail(err, -EINVAL, "too many sections");
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dir, (int)getpid()) >= (int)sizeof(tmp) ||
@@ -276,7 +278,7 @@ int image_write(const char *dir, struct image *img, bool force, char **err)
 			ret = fail(err, e, "cannot write section %s: %s", s->name, strerror(-e));
 			goto out_close;
 		}
-entry:;
+	entry:;
 		uint8_t *p = hdr + HEADER_FIXED + i * SEC_ENTRY_LEN;
 		memset(p, 0, SEC_ENTRY_LEN);
 		memcpy(p, s->name, strlen(s->name));
@@ -351,11 +353,13 @@ static int parse_header(int dirfd, const char *dir, struct image *img, char **er
 		goto out;
 	}
 	if (get32(hdr + len - 4) != crc32(0, hdr, len - 4)) {
-		ret = fail(err, -EINVAL, "image '%s' has a corrupt header (checksum mismatch)", dir);
+		ret =
+		    fail(err, -EINVAL, "image '%s' has a corrupt header (checksum mismatch)", dir);
 		goto out;
 	}
 	if (img->version != IMAGE_VERSION) {
-		ret = fail(err, -EINVAL, "image '%s' has format version %u; this minisentry reads version %u",
+		ret = fail(err, -EINVAL,
+			   "image '%s' has format version %u; this minisentry reads version %u",
 			   dir, img->version, IMAGE_VERSION);
 		goto out;
 	}
@@ -374,7 +378,8 @@ static int parse_header(int dirfd, const char *dir, struct image *img, char **er
 		s->count = get64(p + IMAGE_NAME_MAX + 16);
 		s->crc = get32(p + IMAGE_NAME_MAX + 24);
 		if (!valid_name(s->name)) {
-			ret = fail(err, -EINVAL, "image '%s' has a corrupt header (section name)", dir);
+			ret = fail(err, -EINVAL, "image '%s' has a corrupt header (section name)",
+				   dir);
 			goto out;
 		}
 	}
@@ -414,7 +419,8 @@ int image_read(const char *dir, struct image *img, char **err)
 
 		if (s->stored == 0) {
 			if (s->len != 0 || s->crc != 0) {
-				ret = fail(err, -EINVAL, "image '%s' has a corrupt header (section %s)", dir,
+				ret = fail(err, -EINVAL,
+					   "image '%s' has a corrupt header (section %s)", dir,
 					   s->name);
 				goto out;
 			}
@@ -432,19 +438,22 @@ int image_read(const char *dir, struct image *img, char **err)
 		}
 		if (zlen != s->stored) {
 			free(z);
-			ret = fail(err, -EINVAL, "image '%s' is truncated (section %s)", dir, s->name);
+			ret = fail(err, -EINVAL, "image '%s' is truncated (section %s)", dir,
+				   s->name);
 			goto out;
 		}
 		if (crc32(0, z, zlen) != s->crc) {
 			free(z);
-			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: checksum mismatch)",
-				   dir, s->name);
+			ret = fail(err, -EINVAL,
+				   "image '%s' is corrupt (section %s: checksum mismatch)", dir,
+				   s->name);
 			goto out;
 		}
 		/* The length comes from a checksummed header, but bound it anyway. */
 		if (s->len > (1ULL << 40)) {
 			free(z);
-			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: size)", dir, s->name);
+			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: size)", dir,
+				   s->name);
 			goto out;
 		}
 		s->data = malloc(s->len ? s->len : 1);
@@ -453,7 +462,8 @@ int image_read(const char *dir, struct image *img, char **err)
 		free(z);
 		if (zr != Z_OK || out_len != s->len) {
 			ret = fail(err, zr == Z_MEM_ERROR ? -ENOMEM : -EINVAL,
-				   "image '%s' is corrupt (section %s does not decompress)", dir, s->name);
+				   "image '%s' is corrupt (section %s does not decompress)", dir,
+				   s->name);
 			goto out;
 		}
 	}

@@ -19,9 +19,9 @@ struct image_section {
 	char name[IMAGE_NAME_MAX];
 	uint8_t *data; /* uncompressed */
 	size_t len;
-	uint64_t count;     /* records (objects) in it */
-	uint64_t stored;    /* bytes on disk, compressed */
-	uint32_t crc;       /* of the stored bytes */
+	uint64_t count;	 /* records (objects) in it */
+	uint64_t stored; /* bytes on disk, compressed */
+	uint32_t crc;	 /* of the stored bytes */
 };
 
 struct image {

@@ -12,8 +12,8 @@
 #include "sentry/checkpoint.h"
 
 struct state_save_stats {
-	uint64_t bytes;  /* on disk */
-	uint64_t pages;  /* memory pages saved */
+	uint64_t bytes; /* on disk */
+	uint64_t pages; /* memory pages saved */
 };
 
 /* Writes the image of the (quiesced) kernel to DIR; see image_write for FORCE. On failure

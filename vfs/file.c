@@ -341,9 +341,10 @@ int vfs_open_resolve(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 	if (flags & O_CREAT)
 		err = open_creat_lookup(fs, cred, start, path, flags, mode, resolve, &d, &created);
 	else
-		err = vfs_lookup_cred(fs, cred, start, path,
-				      lookup_flags | (lookup_flags & VFS_LOOKUP_FOLLOW ? VFS_LOOKUP_MAGIC_LAST : 0),
-				      &d);
+		err = vfs_lookup_cred(
+		    fs, cred, start, path,
+		    lookup_flags | (lookup_flags & VFS_LOOKUP_FOLLOW ? VFS_LOOKUP_MAGIC_LAST : 0),
+		    &d);
 	if (err)
 		return err;
 	if (S_ISLNK(d->inode->mode) && !(flags & O_NOFOLLOW)) {

@@ -350,8 +350,8 @@ int vfs_walk_path(struct vfs_walk *w, struct vfs_dentry *start, const char *path
 		if (is_last && !trailing && (w->flags & VFS_LOOKUP_MAGIC_LAST) &&
 		    S_ISLNK(child->inode->mode) && is_magic_link(child) &&
 		    child->inode->ops->magic_dentry &&
-		    !(w->flags & (VFS_LOOKUP_NO_SYMLINKS | VFS_LOOKUP_NO_MAGICLINKS | VFS_LOOKUP_NO_XDEV |
-				    VFS_LOOKUP_SCOPED))) {
+		    !(w->flags & (VFS_LOOKUP_NO_SYMLINKS | VFS_LOOKUP_NO_MAGICLINKS |
+				  VFS_LOOKUP_NO_XDEV | VFS_LOOKUP_SCOPED))) {
 			walk_step(&cur, child);
 			break;
 		}

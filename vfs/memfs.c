@@ -748,8 +748,7 @@ static int memfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
 	if (__builtin_add_overflow(off, len, &end))
 		return -EFBIG;
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
-		zero_range(mi->data, (uint64_t)off,
-			   (uint64_t)(end < mi->size ? end : mi->size));
+		zero_range(mi->data, (uint64_t)off, (uint64_t)(end < mi->size ? end : mi->size));
 		changed(mi);
 		return 0;
 	}
@@ -778,7 +777,8 @@ static int memfs_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mo
 	 * not follow: a file mapped for the first time gets a reservation large enough for any
 	 * file but a huge one first (address space only: the memory file is sparse). */
 	if ((!mi->data || mi->data->refs == 1) && (uint64_t)end < MEMFS_MAPPED_RESERVE)
-		reserve(mi, MEMFS_MAPPED_RESERVE); /* if the memory file is that full, END will do */
+		reserve(mi,
+			MEMFS_MAPPED_RESERVE); /* if the memory file is that full, END will do */
 	err = reserve(mi, (uint64_t)end);
 	if (err)
 		return err;
@@ -810,7 +810,8 @@ static off_t memfs_reg_llseek(struct vfs_file *f, off_t off, int whence)
 			return -ENXIO;
 		if (!mi->data)
 			return whence == SEEK_DATA ? -ENXIO : off;
-		res = memfile_seek(mi->data->off + off, mi->data->off + mi->size, whence == SEEK_DATA);
+		res = memfile_seek(mi->data->off + off, mi->data->off + mi->size,
+				   whence == SEEK_DATA);
 		if (res < 0)
 			return whence == SEEK_DATA ? -ENXIO : mi->size;
 		res -= mi->data->off;

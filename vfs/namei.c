@@ -289,13 +289,13 @@ static int remove_at(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 	if (err)
 		goto out_victim;
 	if (isdir)
-		err = dir->inode->ops->rmdir ? dir->inode->ops->rmdir(dir->inode, last.name,
-								      victim->inode)
-					     : -EROFS;
+		err = dir->inode->ops->rmdir
+			  ? dir->inode->ops->rmdir(dir->inode, last.name, victim->inode)
+			  : -EROFS;
 	else
-		err = dir->inode->ops->unlink ? dir->inode->ops->unlink(dir->inode, last.name,
-									victim->inode)
-					      : -EROFS;
+		err = dir->inode->ops->unlink
+			  ? dir->inode->ops->unlink(dir->inode, last.name, victim->inode)
+			  : -EROFS;
 	if (!err)
 		vfs_dentry_unhash(victim);
 out_victim:
@@ -305,8 +305,8 @@ out:
 	return err;
 }
 
-int vfs_unlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
-	       struct vfs_dentry *start, const char *path)
+int vfs_unlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *start,
+	       const char *path)
 {
 	return remove_at(fs, cred, start, path, false);
 }
@@ -330,9 +330,8 @@ static bool is_below(struct vfs_dentry *d, struct vfs_dentry *ancestor)
 }
 
 /* Linux's do_renameat2 and vfs_rename, in their order of checks. */
-int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
-	       struct vfs_dentry *ostart, const char *opath, struct vfs_dentry *nstart,
-	       const char *npath, unsigned int flags)
+int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *ostart,
+	       const char *opath, struct vfs_dentry *nstart, const char *npath, unsigned int flags)
 {
 	struct vfs_dentry *odir, *ndir, *src = NULL, *tgt = NULL;
 	struct vfs_last olast, nlast;
@@ -415,8 +414,7 @@ int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 	if (err)
 		goto out;
 	/* Moving a directory to a new parent rewrites its "..": write permission on it. */
-	if (odir != ndir && vfs_is_dir(src) &&
-	    (err = vfs_inode_permission(src->inode, cred, W_OK)))
+	if (odir != ndir && vfs_is_dir(src) && (err = vfs_inode_permission(src->inode, cred, W_OK)))
 		goto out;
 	if (exchange && odir != ndir && vfs_is_dir(tgt) &&
 	    (err = vfs_inode_permission(tgt->inode, cred, W_OK)))
@@ -425,9 +423,8 @@ int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		err = -EROFS;
 		goto out;
 	}
-	err = odir->inode->ops->rename(odir->inode, olast.name, src->inode, ndir->inode,
-				       nlast.name, tgt ? tgt->inode : NULL,
-				       exchange ? RENAME_EXCHANGE : 0);
+	err = odir->inode->ops->rename(odir->inode, olast.name, src->inode, ndir->inode, nlast.name,
+				       tgt ? tgt->inode : NULL, exchange ? RENAME_EXCHANGE : 0);
 	if (err)
 		goto out;
 	if (tgt)

@@ -120,7 +120,8 @@ static int ovl_lookup(struct vfs_inode *dir, const char *name, struct vfs_inode 
 		if (err)
 			lo = NULL;
 		if (up && lo && !S_ISDIR(lo->mode)) {
-			vfs_inode_put(lo); /* an upper directory over a lower file: only the first */
+			vfs_inode_put(
+			    lo); /* an upper directory over a lower file: only the first */
 			lo = NULL;
 		}
 	}
@@ -208,8 +209,7 @@ static int ovl_getattr(struct vfs_inode *ino, struct stat *st)
 		 * filesystem would (Linux's overlayfs gives up and says 1). */
 		if (S_ISDIR(st->st_mode))
 			st->st_nlink = merged_nlink(o);
-	}
-	else if (o->upper && memfs_origin_ino(o->upper))
+	} else if (o->upper && memfs_origin_ino(o->upper))
 		st->st_ino = memfs_origin_ino(o->upper);
 	return 0;
 }

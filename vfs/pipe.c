@@ -194,13 +194,13 @@ static int pipe_reopen(struct vfs_file *f, int flags, struct vfs_file **out)
 }
 
 static const struct vfs_file_ops pipe_ops = {
-	.read = pipe_read,
-	.write = pipe_write,
-	.getattr = pipe_getattr,
-	.ioctl = pipe_ioctl,
-	.poll = pipe_poll,
-	.release = pipe_release,
-	.reopen = pipe_reopen,
+    .read = pipe_read,
+    .write = pipe_write,
+    .getattr = pipe_getattr,
+    .ioctl = pipe_ioctl,
+    .poll = pipe_poll,
+    .release = pipe_release,
+    .reopen = pipe_reopen,
 };
 
 static struct vfs_file *pipe_end(struct pipe *p, int accmode, int flags)
@@ -349,7 +349,8 @@ long vfs_pipe_tee(struct vfs_file *in, struct vfs_file *out, size_t len)
 	if (n == 0)
 		return -EAGAIN;
 	for (size_t i = 0; i < n; i++)
-		dst->buf[(dst->head + dst->len + i) % dst->cap] = src->buf[(src->head + i) % src->cap];
+		dst->buf[(dst->head + dst->len + i) % dst->cap] =
+		    src->buf[(src->head + i) % src->cap];
 	dst->len += n;
 	waitq_wake(&dst->wq, POLLIN);
 	return n;
@@ -373,9 +374,8 @@ static int pipe_save(struct enc *e, struct vfs_file *f)
 		return enc_fail(e, "a pipe outside a checkpoint");
 	/* Files are saved in id order: an end with a smaller id that is on this pipe has been
 	 * saved with it already. */
-	struct vfs_file *g = p->saved_as && p->saved_as < self
-				 ? ckpt_refs_get(e->refs, CK_FILE, p->saved_as)
-				 : NULL;
+	struct vfs_file *g =
+	    p->saved_as && p->saved_as < self ? ckpt_refs_get(e->refs, CK_FILE, p->saved_as) : NULL;
 	if (g && g->ops == &pipe_ops && g->priv == p) {
 		enc_u8(e, PIPE_REC_SHARED);
 		enc_ref(e, CK_FILE, g);

@@ -740,7 +740,7 @@ void *vfs_file_load(struct dec *d)
 	}
 	f->refs = 1;
 	const struct vfs_file_kind *kind =
-		dec_str_buf(d, name, sizeof(name)) ? kind_by_name(name) : NULL;
+	    dec_str_buf(d, name, sizeof(name)) ? kind_by_name(name) : NULL;
 	if (!kind && dec_ok(d))
 		dec_fail(d, "an open file of unknown kind '%s'", name);
 	f->flags = (int)dec_u32(d);

@@ -50,9 +50,9 @@ void *vfs_file_links_load(struct dec *d);
 /* Every kind of open file says how it is saved: a kind is found by its ops table. The common
  * fields (flags, offset, dentry) are saved by vfs_file_save; SAVE writes the rest, and LOAD
  * rebuilds F from it, F's common fields already loaded and F->ops set to OPS (LOAD may change
- * it); a failed LOAD frees what it made and returns non-zero. vfs/ registers its own kinds (vfs/save.c's table); the Sentry's (signalfd, timerfd)
- * call vfs_file_kind_register before a checkpoint or a restore. NAME is what the image
- * records. */
+ * it); a failed LOAD frees what it made and returns non-zero. vfs/ registers its own kinds
+ * (vfs/save.c's table); the Sentry's (signalfd, timerfd) call vfs_file_kind_register before a
+ * checkpoint or a restore. NAME is what the image records. */
 struct vfs_file_kind {
 	const char *name;
 	const struct vfs_file_ops *ops;

@@ -1107,12 +1107,12 @@ static void unix_release(struct vfs_file *f)
 }
 
 static const struct vfs_file_ops unix_ops = {
-	.read = unix_read,
-	.write = unix_write,
-	.ioctl = unix_ioctl,
-	.getattr = unix_getattr,
-	.poll = unix_poll,
-	.release = unix_release,
+    .read = unix_read,
+    .write = unix_write,
+    .ioctl = unix_ioctl,
+    .getattr = unix_getattr,
+    .poll = unix_poll,
+    .release = unix_release,
 };
 
 /* --- checkpoint ---------------------------------------------------------------------------- */
@@ -1128,7 +1128,7 @@ static const struct vfs_file_ops unix_ops = {
  * send-buffer charges (wmem) are counted again as messages are queued, and readiness follows
  * from the state. */
 
-#define SCM_MAX_FD 253			 /* Linux's limit of files in one message */
+#define SCM_MAX_FD 253			/* Linux's limit of files in one message */
 #define UNIX_MSG_MAX (2 * UNIX_BUF_MAX) /* no message outgrows a send buffer */
 
 enum { NAME_NONE, NAME_ABSTRACT, NAME_PATH };
@@ -1311,7 +1311,8 @@ static void sockref_save(struct enc *e, struct vfs_unix_sock *o)
 		enc_ref(e, CK_FILE, o->file);
 	} else if (!o->dead && o->listener && o->listener->file) {
 		uint64_t i = 0;
-		for (struct vfs_unix_sock *em = o->listener->acc_head; em && em != o; em = em->acc_next)
+		for (struct vfs_unix_sock *em = o->listener->acc_head; em && em != o;
+		     em = em->acc_next)
 			i++;
 		enc_u8(e, SOCKREF_EMBRYO);
 		enc_ref(e, CK_FILE, o->listener->file);
@@ -1409,8 +1410,7 @@ static int msgs_load(struct dec *d, struct vfs_unix_sock *s)
 		bool bad = !sender || len > UNIX_MSG_MAX || nfiles > SCM_MAX_FD ||
 			   (s->type == SOCK_STREAM ? off >= len : off != 0);
 		struct unix_msg *m = bad || !dec_ok(d) ? NULL : calloc(1, sizeof(*m) + len);
-		struct vfs_file **files =
-		    m && nfiles ? calloc(nfiles, sizeof(*files)) : NULL;
+		struct vfs_file **files = m && nfiles ? calloc(nfiles, sizeof(*files)) : NULL;
 
 		if (!m || (nfiles && !files)) {
 			if (!bad && dec_ok(d))

@@ -337,14 +337,13 @@ int vfs_symlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, const 
 /* A new name PATH for OLD (a non-directory, already resolved by the caller). */
 int vfs_link(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *old,
 	     struct vfs_dentry *start, const char *path);
-int vfs_unlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
-	       struct vfs_dentry *start, const char *path);
+int vfs_unlink(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *start,
+	       const char *path);
 int vfs_rmdir(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *start,
 	      const char *path);
 /* FLAGS: RENAME_NOREPLACE, RENAME_EXCHANGE (not both; RENAME_WHITEOUT gives -EINVAL). */
-int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
-	       struct vfs_dentry *ostart, const char *opath, struct vfs_dentry *nstart,
-	       const char *npath, unsigned int flags);
+int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vfs_dentry *ostart,
+	       const char *opath, struct vfs_dentry *nstart, const char *npath, unsigned int flags);
 
 /* chmod, chown (-1 leaves an id alone), truncate and utimensat on a resolved dentry, with
  * Linux's permission rules (owner or root for chmod and explicit times; root for changing the
@@ -538,8 +537,8 @@ struct vfs_unix_msg {
 int vfs_unix_socket_new(int type, int flags, const struct vfs_unix_cred *owner,
 			struct vfs_file **out);
 /* socketpair(2): two connected sockets; each one's SO_PEERCRED is CRED. */
-int vfs_unix_socketpair(int type, int flags, const struct vfs_unix_cred *cred,
-			struct vfs_file **a, struct vfs_file **b);
+int vfs_unix_socketpair(int type, int flags, const struct vfs_unix_cred *cred, struct vfs_file **a,
+			struct vfs_file **b);
 bool vfs_is_unix_socket(struct vfs_file *f);
 int vfs_unix_type(struct vfs_file *f);
 /* True if an -EPIPE from writing F raises SIGPIPE (SOCK_STREAM does; datagrams do not). */
@@ -583,7 +582,6 @@ int vfs_unix_shutdown(struct vfs_file *f, int how);
 /* SOL_SOCKET options. getsockopt fills VAL (at least 32 bytes) and sets *LEN to the value's
  * natural size; the caller copies out what the guest has room for. */
 int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsigned int *len);
-int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val,
-			unsigned int len);
+int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val, unsigned int len);
 
 #endif

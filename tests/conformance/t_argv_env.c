@@ -2,8 +2,9 @@
  * t_argv_env: the runner starts every test as
  *     /opt/conformance/NAME one "two words" three
  * with exactly the environment PATH=/usr/sbin:/usr/bin:/sbin:/bin, HOME=/root and
- * CONF_TEST=hello conformance (minisentry's defaults are PATH and HOME, which --env overrides). argv and envp are NULL-terminated, environ is envp, and as on
- * Linux the argument and environment strings are packed one after another on the stack.
+ * CONF_TEST=hello conformance (minisentry's defaults are PATH and HOME, which --env overrides).
+ * argv and envp are NULL-terminated, environ is envp, and as on Linux the argument and environment
+ * strings are packed one after another on the stack.
  */
 #include "check.h"
 

@@ -137,8 +137,8 @@ static void test_cloexec(void)
 		/* Writing to the close-on-exec fd fails (status 1 from the redirection) and the
 		 * script goes on; the plain fd stays open. Errors go to the plain pipe too. */
 		snprintf(cmd, sizeof(cmd),
-			 "echo lost >&%d; a=$?; echo kept >&%d; echo \"status $a\" >&%d; exit 0", ce[1],
-			 pl[1], pl[1]);
+			 "echo lost >&%d; a=$?; echo kept >&%d; echo \"status $a\" >&%d; exit 0",
+			 ce[1], pl[1], pl[1]);
 		char *argv[] = {"sh", "-c", cmd, NULL};
 		dup2(pl[1], 2);
 		execve("/bin/sh", argv, no_env);

@@ -1,8 +1,9 @@
 /*
  * t_fs_sendfile: in-kernel copies between /tmp files and pipes. sendfile to a pipe and to a
  * file, with an offset pointer (updated; the file position untouched) and without (the
- * position moves), and into a pipe with less room than asked for; copy_file_range the same two ways; splice file->pipe and pipe->file; tee
- * duplicating pipe data without consuming it; and their EBADF/EINVAL/ESPIPE cases.
+ * position moves), and into a pipe with less room than asked for; copy_file_range the same two
+ * ways; splice file->pipe and pipe->file; tee duplicating pipe data without consuming it; and their
+ * EBADF/EINVAL/ESPIPE cases.
  */
 #include "check.h"
 #include <fcntl.h>

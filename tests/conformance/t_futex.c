@@ -66,8 +66,8 @@ static volatile uint32_t scratch;
 
 static long waiters_on(volatile uint32_t *word, int flags)
 {
-	long n = futex(word, FUTEX_CMP_REQUEUE | flags, 0, (void *)(uintptr_t)INT_MAX, &scratch,
-		       *word);
+	long n =
+	    futex(word, FUTEX_CMP_REQUEUE | flags, 0, (void *)(uintptr_t)INT_MAX, &scratch, *word);
 	if (n > 0)
 		futex(&scratch, FUTEX_CMP_REQUEUE | flags, 0, (void *)(uintptr_t)INT_MAX, word,
 		      scratch);
@@ -173,9 +173,9 @@ static void test_wait_value_and_timeouts(int pf)
 	struct timespec neg = {-1, 0};
 	CHECK_ERR(futex(&word_a, FUTEX_WAIT | pf, 1, &neg, NULL, 0), EINVAL);
 	CHECK_ERR(futex(&word_a, FUTEX_WAIT_BITSET | pf, 1, &rel, NULL, 0), EINVAL); /* bitset 0 */
-	CHECK_ERR(futex((volatile uint32_t *)((char *)&word_a + 1), FUTEX_WAIT | pf, 1, &rel, NULL,
-			0),
-		  EINVAL);
+	CHECK_ERR(
+	    futex((volatile uint32_t *)((char *)&word_a + 1), FUTEX_WAIT | pf, 1, &rel, NULL, 0),
+	    EINVAL);
 	CHECK_ERR(futex(BAD_PTR, FUTEX_WAIT | pf, 1, &rel, NULL, 0), EINVAL); /* unaligned too */
 	CHECK_ERR(futex((volatile uint32_t *)8, FUTEX_WAIT | pf, 1, &rel, NULL, 0), EFAULT);
 	CHECK_ERR(futex(&word_a, 99 | pf, 0, NULL, NULL, 0), ENOSYS);
@@ -306,8 +306,8 @@ static void test_wake_op(int pf)
 /* A shared futex on MAP_SHARED memory links two processes. */
 static void test_shared_across_fork(void)
 {
-	volatile uint32_t *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				    -1, 0);
+	volatile uint32_t *w =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int status;
 
 	CHECK(w != MAP_FAILED);

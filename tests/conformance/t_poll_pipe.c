@@ -89,9 +89,9 @@ static void test_fd_edge_cases(void)
 	int closed = dup(p[0]);
 	close(closed);
 	struct pollfd fds[3] = {
-		{.fd = p[0], .events = POLLIN},
-		{.fd = closed, .events = POLLIN},
-		{.fd = -p[0], .events = POLLIN, .revents = 0x77},
+	    {.fd = p[0], .events = POLLIN},
+	    {.fd = closed, .events = POLLIN},
+	    {.fd = -p[0], .events = POLLIN, .revents = 0x77},
 	};
 	CHECK_EQ(poll(fds, 3, 0), 2);
 	CHECK_EQ(fds[0].revents, POLLIN);

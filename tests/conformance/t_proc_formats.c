@@ -57,11 +57,31 @@ static void test_statm_and_status(void)
 		 7);
 	CHECK(v[0] >= v[1]); /* size >= resident */
 	CHECK(slurp("/proc/self/status", buf, sizeof(buf)) > 0);
-	const char *order[] = {"Name:\t", "Umask:\t", "State:\t", "Tgid:\t", "Ngid:\t", "Pid:\t",
-			       "PPid:\t", "TracerPid:\t", "Uid:\t", "Gid:\t", "FDSize:\t",
-			       "Groups:\t", "VmPeak:\t", "VmSize:\t", "VmRSS:\t", "Threads:\t",
-			       "SigQ:\t", "SigPnd:\t", "ShdPnd:\t", "SigBlk:\t", "SigIgn:\t",
-			       "SigCgt:\t", "CapInh:\t", "Cpus_allowed:\t", "Cpus_allowed_list:\t",
+	const char *order[] = {"Name:\t",
+			       "Umask:\t",
+			       "State:\t",
+			       "Tgid:\t",
+			       "Ngid:\t",
+			       "Pid:\t",
+			       "PPid:\t",
+			       "TracerPid:\t",
+			       "Uid:\t",
+			       "Gid:\t",
+			       "FDSize:\t",
+			       "Groups:\t",
+			       "VmPeak:\t",
+			       "VmSize:\t",
+			       "VmRSS:\t",
+			       "Threads:\t",
+			       "SigQ:\t",
+			       "SigPnd:\t",
+			       "ShdPnd:\t",
+			       "SigBlk:\t",
+			       "SigIgn:\t",
+			       "SigCgt:\t",
+			       "CapInh:\t",
+			       "Cpus_allowed:\t",
+			       "Cpus_allowed_list:\t",
 			       "voluntary_ctxt_switches:\t"};
 	const char *at = buf;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {

@@ -101,8 +101,9 @@ static void test_exe_and_cwd_open(void)
 	CHECK_EQ(chdir("/"), 0);
 }
 
-static const char *const ns_names[] = {"cgroup", "ipc",	 "mnt",		      "net",  "pid",
-				       "pid_for_children", "time", "time_for_children", "user", "uts"};
+static const char *const ns_names[] = {
+    "cgroup", "ipc", "mnt", "net", "pid", "pid_for_children", "time", "time_for_children",
+    "user",   "uts"};
 
 /* The inode number in NAME's link of process PID ("pid:[4026531836]"), or 0. */
 static unsigned long ns_ino(pid_t pid, const char *name)
@@ -197,7 +198,8 @@ static void test_mountstats(void)
 	for (; ml && sl; ml = strtok_r(NULL, "\n", &ms), sl = strtok_r(NULL, "\n", &ss)) {
 		char src[256], mp[256], type[64], want[700];
 		CHECK_EQ(sscanf(ml, "%255s %255s %63s", src, mp, type), 3);
-		snprintf(want, sizeof(want), "device %s mounted on %s with fstype %s", src, mp, type);
+		snprintf(want, sizeof(want), "device %s mounted on %s with fstype %s", src, mp,
+			 type);
 		CHECK(strncmp(sl, want, strlen(want)) == 0);
 		lines++;
 	}

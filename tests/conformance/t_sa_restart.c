@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-static int go_w = -1;		 /* the handler tells the helper child to proceed */
+static int go_w = -1; /* the handler tells the helper child to proceed */
 static volatile int alarms;
 
 static void on_alarm(int sig)

@@ -113,9 +113,9 @@ static void test_alt_stack_basics(void)
 		install(SA_ONSTACK);
 		raise(SIGUSR1);
 		_exit(sigaltstack(NULL, &c) == 0 && c.ss_sp == alt_base && c.ss_size == ALT_SIZE &&
-				      on_alt_stack(handler_local)
-			      ? 0
-			      : 1);
+			      on_alt_stack(handler_local)
+			  ? 0
+			  : 1);
 	}
 	int status;
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
@@ -186,8 +186,8 @@ static void *overflow_thread(void *arg)
 		return NULL;
 	}
 	r->caught = 1;
-	r->on_alt = segv_local >= (uintptr_t)thread_alt &&
-		    segv_local < (uintptr_t)thread_alt + ALT_SIZE;
+	r->on_alt =
+	    segv_local >= (uintptr_t)thread_alt && segv_local < (uintptr_t)thread_alt + ALT_SIZE;
 	ss.ss_flags = SS_DISABLE;
 	sigaltstack(&ss, NULL);
 	free(thread_alt);

@@ -276,8 +276,8 @@ static void test_pending_order(void)
 	CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
 	/* All delivered before sigprocmask returned. */
 	order[order_len] = '\0';
-	char want[8] = {(char)('A' + SIGHUP), (char)('A' + SIGUSR1), (char)('A' + SIGUSR2), 'c', 'd',
-			'l', 0};
+	char want[8] = {
+	    (char)('A' + SIGHUP), (char)('A' + SIGUSR1), (char)('A' + SIGUSR2), 'c', 'd', 'l', 0};
 	CHECK_STREQ(order, want);
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		set_default(sigs[i]);
@@ -342,8 +342,8 @@ static void clobber(int sig, siginfo_t *si, void *uc)
 			 :
 			 : "m"(junk), "m"(mxcsr), "m"(cw)
 			 : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-			   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "rbx", "rdx",
-			   "r8", "r9", "r10", "r12", "r13", "memory");
+			   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "rbx",
+			   "rdx", "r8", "r9", "r10", "r12", "r13", "memory");
 	volatile double d = 1.0;
 	for (int i = 0; i < 10; i++)
 		d = d * 3.7 + 1.1;
@@ -370,42 +370,42 @@ static void test_registers_preserved(void)
 	got_count = 0;
 	long nr = SYS_kill;
 	__asm__ volatile(
-		"ldmxcsr %[mxin]\n\t"
-		"fldcw %[cwin]\n\t"
-		"movdqu 0(%[in]), %%xmm0\n\tmovdqu 16(%[in]), %%xmm1\n\t"
-		"movdqu 32(%[in]), %%xmm2\n\tmovdqu 48(%[in]), %%xmm3\n\t"
-		"movdqu 64(%[in]), %%xmm4\n\tmovdqu 80(%[in]), %%xmm5\n\t"
-		"movdqu 96(%[in]), %%xmm6\n\tmovdqu 112(%[in]), %%xmm7\n\t"
-		"movdqu 128(%[in]), %%xmm8\n\tmovdqu 144(%[in]), %%xmm9\n\t"
-		"movdqu 160(%[in]), %%xmm10\n\tmovdqu 176(%[in]), %%xmm11\n\t"
-		"movdqu 192(%[in]), %%xmm12\n\tmovdqu 208(%[in]), %%xmm13\n\t"
-		"movdqu 224(%[in]), %%xmm14\n\tmovdqu 240(%[in]), %%xmm15\n\t"
-		"mov 256(%[in]), %%rbx\n\tmov 264(%[in]), %%rdx\n\tmov 272(%[in]), %%r8\n\t"
-		"mov 280(%[in]), %%r9\n\tmov 288(%[in]), %%r10\n\tmov 296(%[in]), %%r12\n\t"
-		"mov 304(%[in]), %%r13\n\t"
-		"syscall\n\t" /* kill(getpid(), SIGUSR1): the handler runs on the way out */
-		"movdqu %%xmm0, 0(%[out])\n\tmovdqu %%xmm1, 16(%[out])\n\t"
-		"movdqu %%xmm2, 32(%[out])\n\tmovdqu %%xmm3, 48(%[out])\n\t"
-		"movdqu %%xmm4, 64(%[out])\n\tmovdqu %%xmm5, 80(%[out])\n\t"
-		"movdqu %%xmm6, 96(%[out])\n\tmovdqu %%xmm7, 112(%[out])\n\t"
-		"movdqu %%xmm8, 128(%[out])\n\tmovdqu %%xmm9, 144(%[out])\n\t"
-		"movdqu %%xmm10, 160(%[out])\n\tmovdqu %%xmm11, 176(%[out])\n\t"
-		"movdqu %%xmm12, 192(%[out])\n\tmovdqu %%xmm13, 208(%[out])\n\t"
-		"movdqu %%xmm14, 224(%[out])\n\tmovdqu %%xmm15, 240(%[out])\n\t"
-		"mov %%rbx, 256(%[out])\n\tmov %%rdx, 264(%[out])\n\tmov %%r8, 272(%[out])\n\t"
-		"mov %%r9, 280(%[out])\n\tmov %%r10, 288(%[out])\n\tmov %%r12, 296(%[out])\n\t"
-		"mov %%r13, 304(%[out])\n\t"
-		"stmxcsr %[mxout]\n\t"
-		"fnstcw %[cwout]\n\t"
-		"ldmxcsr %[mxdef]\n\t"
-		"fldcw %[cwdef]\n\t"
-		: "+a"(nr), [mxout] "=m"(mxcsr_out), [cwout] "=m"(cw_out)
-		: "D"((long)getpid()), "S"((long)SIGUSR1), [in] "r"(&in), [out] "r"(&out),
-		  [mxin] "m"(mxcsr_in), [cwin] "m"(cw_in), [mxdef] "m"((uint32_t){0x1f80}),
-		  [cwdef] "m"((uint16_t){0x037f})
-		: "rcx", "r11", "rbx", "rdx", "r8", "r9", "r10", "r12", "r13", "xmm0", "xmm1", "xmm2",
-		  "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-		  "xmm13", "xmm14", "xmm15", "memory");
+	    "ldmxcsr %[mxin]\n\t"
+	    "fldcw %[cwin]\n\t"
+	    "movdqu 0(%[in]), %%xmm0\n\tmovdqu 16(%[in]), %%xmm1\n\t"
+	    "movdqu 32(%[in]), %%xmm2\n\tmovdqu 48(%[in]), %%xmm3\n\t"
+	    "movdqu 64(%[in]), %%xmm4\n\tmovdqu 80(%[in]), %%xmm5\n\t"
+	    "movdqu 96(%[in]), %%xmm6\n\tmovdqu 112(%[in]), %%xmm7\n\t"
+	    "movdqu 128(%[in]), %%xmm8\n\tmovdqu 144(%[in]), %%xmm9\n\t"
+	    "movdqu 160(%[in]), %%xmm10\n\tmovdqu 176(%[in]), %%xmm11\n\t"
+	    "movdqu 192(%[in]), %%xmm12\n\tmovdqu 208(%[in]), %%xmm13\n\t"
+	    "movdqu 224(%[in]), %%xmm14\n\tmovdqu 240(%[in]), %%xmm15\n\t"
+	    "mov 256(%[in]), %%rbx\n\tmov 264(%[in]), %%rdx\n\tmov 272(%[in]), %%r8\n\t"
+	    "mov 280(%[in]), %%r9\n\tmov 288(%[in]), %%r10\n\tmov 296(%[in]), %%r12\n\t"
+	    "mov 304(%[in]), %%r13\n\t"
+	    "syscall\n\t" /* kill(getpid(), SIGUSR1): the handler runs on the way out */
+	    "movdqu %%xmm0, 0(%[out])\n\tmovdqu %%xmm1, 16(%[out])\n\t"
+	    "movdqu %%xmm2, 32(%[out])\n\tmovdqu %%xmm3, 48(%[out])\n\t"
+	    "movdqu %%xmm4, 64(%[out])\n\tmovdqu %%xmm5, 80(%[out])\n\t"
+	    "movdqu %%xmm6, 96(%[out])\n\tmovdqu %%xmm7, 112(%[out])\n\t"
+	    "movdqu %%xmm8, 128(%[out])\n\tmovdqu %%xmm9, 144(%[out])\n\t"
+	    "movdqu %%xmm10, 160(%[out])\n\tmovdqu %%xmm11, 176(%[out])\n\t"
+	    "movdqu %%xmm12, 192(%[out])\n\tmovdqu %%xmm13, 208(%[out])\n\t"
+	    "movdqu %%xmm14, 224(%[out])\n\tmovdqu %%xmm15, 240(%[out])\n\t"
+	    "mov %%rbx, 256(%[out])\n\tmov %%rdx, 264(%[out])\n\tmov %%r8, 272(%[out])\n\t"
+	    "mov %%r9, 280(%[out])\n\tmov %%r10, 288(%[out])\n\tmov %%r12, 296(%[out])\n\t"
+	    "mov %%r13, 304(%[out])\n\t"
+	    "stmxcsr %[mxout]\n\t"
+	    "fnstcw %[cwout]\n\t"
+	    "ldmxcsr %[mxdef]\n\t"
+	    "fldcw %[cwdef]\n\t"
+	    : "+a"(nr), [mxout] "=m"(mxcsr_out), [cwout] "=m"(cw_out)
+	    : "D"((long)getpid()),
+	      "S"((long)SIGUSR1), [in] "r"(&in), [out] "r"(&out), [mxin] "m"(mxcsr_in),
+	      [cwin] "m"(cw_in), [mxdef] "m"((uint32_t){0x1f80}), [cwdef] "m"((uint16_t){0x037f})
+	    : "rcx", "r11", "rbx", "rdx", "r8", "r9", "r10", "r12", "r13", "xmm0", "xmm1", "xmm2",
+	      "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+	      "xmm13", "xmm14", "xmm15", "memory");
 	CHECK_EQ(nr, 0);
 	CHECK_EQ(got_count, 1);
 	for (int i = 0; i < 32; i++)

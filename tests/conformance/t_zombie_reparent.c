@@ -27,7 +27,7 @@ static void test_zombie_until_reaped(void)
 	CHECK_EQ(si.si_status, 4);
 	CHECK_EQ(kill(pid, 0), 0);
 	CHECK_EQ(kill(pid, SIGKILL), 0); /* signalling a zombie succeeds and changes nothing */
-	maybe_save(); /* a zombie not yet reaped */
+	maybe_save();			 /* a zombie not yet reaped */
 	CHECK_EQ(getpgid(pid), getpgid(0));
 	/* A second peek sees the same exit. */
 	memset(&si, 0, sizeof(si));

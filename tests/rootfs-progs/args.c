@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *const shown_env[] = { "FOO", "HOME", "PATH", "PWD", "TERM" };
+static const char *const shown_env[] = {"FOO", "HOME", "PATH", "PWD", "TERM"};
 
 int main(int argc, char **argv)
 {

@@ -3,15 +3,18 @@
 #include <stdio.h>
 #include <sys/auxv.h>
 
-#define AUX(name) { #name, name }
+#define AUX(name)                                                                                  \
+	{                                                                                          \
+#name, name                                                                        \
+	}
 
 static const struct {
 	const char *name;
 	unsigned long type;
 } numeric[] = {
-	AUX(AT_PAGESZ), AUX(AT_CLKTCK), AUX(AT_PHDR),  AUX(AT_PHENT),  AUX(AT_PHNUM),
-	AUX(AT_BASE),   AUX(AT_ENTRY),  AUX(AT_UID),   AUX(AT_EUID),   AUX(AT_GID),
-	AUX(AT_EGID),   AUX(AT_SECURE), AUX(AT_HWCAP), AUX(AT_HWCAP2), AUX(AT_SYSINFO_EHDR),
+    AUX(AT_PAGESZ), AUX(AT_CLKTCK), AUX(AT_PHDR),  AUX(AT_PHENT),  AUX(AT_PHNUM),
+    AUX(AT_BASE),   AUX(AT_ENTRY),  AUX(AT_UID),   AUX(AT_EUID),   AUX(AT_GID),
+    AUX(AT_EGID),   AUX(AT_SECURE), AUX(AT_HWCAP), AUX(AT_HWCAP2), AUX(AT_SYSINFO_EHDR),
 };
 
 int main(void)

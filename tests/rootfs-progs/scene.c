@@ -160,7 +160,8 @@ static int timer(void)
 		pause();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("fired after %s (%.3f s)\n", dt >= (time_t)secs + 0.99 && dt < secs + 5 ? "its time" : "the wrong time", dt);
+	printf("fired after %s (%.3f s)\n",
+	       dt >= (time_t)secs + 0.99 && dt < secs + 5 ? "its time" : "the wrong time", dt);
 	return 0;
 }
 

@@ -460,8 +460,8 @@ static void test_closing_the_epoll_first_unhooks_it_from_its_targets(void **stat
 	vfs_file_put(ep);
 	assert_null(c.w.q);
 	assert_int_equal(c.calls, 1); /* woken once: its retry finds the descriptor gone */
-	put_bytes(p.wr, 1); /* must not reach the freed epoll */
-	vfs_file_put(p.wr); /* nor the release's wake-up */
+	put_bytes(p.wr, 1);	      /* must not reach the freed epoll */
+	vfs_file_put(p.wr);	      /* nor the release's wake-up */
 	assert_int_equal(c.calls, 1);
 	vfs_file_put(p.rd);
 	vfs_file_put(outer);

@@ -350,9 +350,9 @@ static void test_rename_moves_replaces_and_honours_its_flags(void **state)
 	assert_int_equal(vfs_rename(&fs, NULL, NULL, "/a", NULL, "/b", RENAME_EXCHANGE), 0);
 	get_file("/a", buf, sizeof(buf));
 	assert_string_equal(buf, "B");
-	assert_int_equal(vfs_rename(&fs, NULL, NULL, "/a", NULL, "/c",
-				    RENAME_EXCHANGE | RENAME_NOREPLACE),
-			 -EINVAL);
+	assert_int_equal(
+	    vfs_rename(&fs, NULL, NULL, "/a", NULL, "/c", RENAME_EXCHANGE | RENAME_NOREPLACE),
+	    -EINVAL);
 	assert_int_equal(vfs_rename(&fs, NULL, NULL, "/a", NULL, "/c", RENAME_EXCHANGE), -ENOENT);
 	assert_int_equal(vfs_rename(&fs, NULL, NULL, "/a", NULL, "/b", 0), 0);
 	get_file("/b", buf, sizeof(buf));

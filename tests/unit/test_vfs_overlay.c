@@ -237,7 +237,8 @@ static void test_copy_up_on_write_keeps_the_old_data(void **state)
 	assert_int_equal(stat_path("/etc/passwd", &before), 0);
 	put_file("/etc/passwd", "alice:x:1000:1000::/home/alice:/bin/sh\n", O_APPEND);
 	get_file("/etc/passwd", buf, sizeof(buf));
-	assert_string_equal(buf, "root:x:0:0::/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n");
+	assert_string_equal(buf,
+			    "root:x:0:0::/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n");
 	assert_int_equal(stat_path("/etc/passwd", &after), 0);
 	assert_int_equal(after.st_ino, before.st_ino);
 	assert_int_equal(after.st_dev, before.st_dev);
@@ -367,8 +368,8 @@ static void test_merged_directory_counts_subdirectories_of_both_layers(void **st
 
 	(void)state;
 	assert_int_equal(stat_path("/etc", &st), 0);
-	assert_int_equal(st.st_nlink, 3); /* ., .. and dir */
-	put_file("/etc/new-file", "x", O_CREAT);  /* /etc becomes a merged directory */
+	assert_int_equal(st.st_nlink, 3);	 /* ., .. and dir */
+	put_file("/etc/new-file", "x", O_CREAT); /* /etc becomes a merged directory */
 	assert_int_equal(stat_path("/etc", &st), 0);
 	assert_int_equal(st.st_nlink, 3);
 	assert_int_equal(vfs_mkdir(&fs, NULL, NULL, "/etc/sub", 0755), 0);

@@ -152,13 +152,13 @@ static void test_gap_search_is_top_down_below_the_ceiling(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_find_returns_the_containing_vma_or_null),
-		cmocka_unit_test(test_range_free_and_covered_see_holes),
-		cmocka_unit_test(test_remove_from_the_middle_splits_and_keeps_offsets),
-		cmocka_unit_test(test_remove_across_several_vmas_and_holes),
-		cmocka_unit_test(test_protect_splits_at_both_edges),
-		cmocka_unit_test(test_protect_over_a_hole_is_enomem_and_changes_nothing),
-		cmocka_unit_test(test_gap_search_is_top_down_below_the_ceiling),
+	    cmocka_unit_test(test_find_returns_the_containing_vma_or_null),
+	    cmocka_unit_test(test_range_free_and_covered_see_holes),
+	    cmocka_unit_test(test_remove_from_the_middle_splits_and_keeps_offsets),
+	    cmocka_unit_test(test_remove_across_several_vmas_and_holes),
+	    cmocka_unit_test(test_protect_splits_at_both_edges),
+	    cmocka_unit_test(test_protect_over_a_hole_is_enomem_and_changes_nothing),
+	    cmocka_unit_test(test_gap_search_is_top_down_below_the_ceiling),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,11 +63,43 @@ static int check_failures;
 				    #expr, #err, r_, e_, strerror(e_));                            \
 	} while (0)
 
-static inline void maybe_save(void)
+/* How run.sh started us: CONF_MODE is "native", "sandbox" or "save-restore" (unset when a
+ * test is run by hand). */
+static inline int conf_mode_is(const char *mode)
+{
+	const char *m = getenv("CONF_MODE");
+
+	return m && strcmp(m, mode) == 0;
+}
+
+/*
+ * True under minisentry, with or without --save-restore-test. A subject that only minisentry
+ * has (/proc/all) is absent natively and must be there in the sandbox: a test checks it
+ * whenever in_sandbox(), never just where it happens to exist.
+ */
+static inline int in_sandbox(void)
+{
+	return conf_mode_is("sandbox") || conf_mode_is("save-restore");
+}
+
+/*
+ * A save point: under --save-restore-test, checkpoints, tears down and restores the whole
+ * sandbox, then returns 0; otherwise ENOSYS. Place it where the state the test is about is
+ * live. In save-restore mode a call that took no checkpoint is a failure, reported with
+ * "FAIL" so that run.sh sees it even from a child whose failures are not counted.
+ */
+#define maybe_save() maybe_save_(__FILE__, __LINE__)
+
+static inline void maybe_save_(const char *file, int line)
 {
 	int saved = errno;
+	long r = syscall(CHECK_SAVE_SYSCALL);
 
-	syscall(CHECK_SAVE_SYSCALL);
+	if (r != 0 && conf_mode_is("save-restore")) {
+		check_failures++;
+		dprintf(1, "%s:%d: FAIL: maybe_save() took no checkpoint: %s\n", file, line,
+			strerror(errno));
+	}
 	errno = saved;
 }
 

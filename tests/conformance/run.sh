@@ -9,7 +9,10 @@
 #
 # A run passes when it exits with the expected status (0, or N for a test whose source says
 # `conformance: expect-exit N`), prints `ok NAME` and prints no FAIL. A test whose source says
-# `conformance: no-musl` is built static only. Environment knobs:
+# `conformance: no-musl` is built static only. Every run gets CONF_MODE=MODE in its
+# environment (check.h's in_sandbox()). Every test calls maybe_save() where its state is live,
+# or says `conformance: no-save REASON` (it has no state worth saving); one that does neither
+# fails. Environment knobs:
 #   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore")
 #   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
 set -uo pipefail
@@ -37,7 +40,8 @@ shift 2
 modes=${CONFORMANCE_MODES:-native sandbox save-restore}
 read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
 
-# What every run gets: a known argv after argv[0] and exactly this environment.
+# What every run gets: a known argv after argv[0] and exactly this environment, plus
+# CONF_MODE=MODE (t_argv_env checks all of it).
 test_args=(one "two words" three)
 test_env=("PATH=/usr/sbin:/usr/bin:/sbin:/bin" "HOME=/root" "CONF_TEST=hello conformance")
 
@@ -126,6 +130,14 @@ last_lines() {
 	fi
 }
 
+# A test without a save point adds nothing under save-restore: it must say why.
+for src in "${srcs[@]}"; do
+	if ! grep -qE 'maybe_save\(\);' "$src" && ! grep -q 'conformance: no-save [^ ]' "$src"; then
+		report FAIL "$(basename "$src")" save-points \
+			"never calls maybe_save() and says no 'conformance: no-save REASON'"
+	fi
+done
+
 for bin in "${bins[@]}"; do
 	name=${bin%.*}
 	if [ ! -x "$build/$bin" ]; then
@@ -141,13 +153,14 @@ for bin in "${bins[@]}"; do
 	guest="/opt/conformance/$bin"
 	for mode in $modes; do
 		out="$build/$bin.$mode.out"
+		run_env=("${test_env[@]}" "CONF_MODE=$mode")
 		case "$mode" in
 		native)
-			cmd=(env -i "${test_env[@]}" "${native[@]}" "$guest" "${test_args[@]}")
+			cmd=(env -i "${run_env[@]}" "${native[@]}" "$guest" "${test_args[@]}")
 			# `conformance: native-proc`: natively too in a fresh pid namespace with /proc
 			# mounted in the chroot (private to a new mount namespace), as in the sandbox.
 			if grep -q 'conformance: native-proc' "$here/$name.c" && [ "$(id -u)" -eq 0 ]; then
-				cmd=(env -i "${test_env[@]}" unshare -m -p -f "--mount-proc=$rootfs/proc"
+				cmd=(env -i "${run_env[@]}" unshare -m -p -f "--mount-proc=$rootfs/proc"
 				     chroot "$rootfs" "$guest" "${test_args[@]}")
 			fi
 			;;
@@ -155,7 +168,7 @@ for bin in "${bins[@]}"; do
 			cmd=("$minisentry" run "${sandbox_flags[@]}")
 			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it.
 			[ "$mode" = save-restore ] && cmd+=(--save-restore-test)
-			for kv in "${test_env[@]}"; do
+			for kv in "${run_env[@]}"; do
 				cmd+=(--env "$kv")
 			done
 			cmd+=("$rootfs" -- "$guest" "${test_args[@]}")

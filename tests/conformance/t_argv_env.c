@@ -1,10 +1,11 @@
 /*
  * t_argv_env: the runner starts every test as
  *     /opt/conformance/NAME one "two words" three
- * with exactly the environment PATH=/usr/sbin:/usr/bin:/sbin:/bin, HOME=/root and
- * CONF_TEST=hello conformance (minisentry's defaults are PATH and HOME, which --env overrides).
- * argv and envp are NULL-terminated, environ is envp, and as on Linux the argument and environment
- * strings are packed one after another on the stack.
+ * with exactly the environment PATH=/usr/sbin:/usr/bin:/sbin:/bin, HOME=/root,
+ * CONF_TEST=hello conformance and CONF_MODE=native, sandbox or save-restore (minisentry's
+ * defaults are PATH and HOME, which --env overrides). argv and envp are NULL-terminated,
+ * environ is envp, and as on Linux the argument and environment strings are packed one after
+ * another on the stack, where a checkpoint and restore leave them.
  */
 #include "check.h"
 
@@ -12,6 +13,7 @@ extern char **environ;
 
 int main(int argc, char **argv, char **envp)
 {
+	maybe_save(); /* the initial stack as the loader left it */
 	CHECK_EQ(argc, 4);
 	if (argc != 4)
 		return check_done();
@@ -26,10 +28,12 @@ int main(int argc, char **argv, char **envp)
 	int n = 0;
 	while (envp[n])
 		n++;
-	CHECK_EQ(n, 3);
+	CHECK_EQ(n, 4);
 	CHECK_STREQ(getenv("PATH"), "/usr/sbin:/usr/bin:/sbin:/bin");
 	CHECK_STREQ(getenv("CONF_TEST"), "hello conformance");
 	CHECK_STREQ(getenv("HOME"), "/root");
+	/* The mode in_sandbox() and maybe_save() go by: without it, they could not fail. */
+	CHECK(conf_mode_is("native") || conf_mode_is("sandbox") || conf_mode_is("save-restore"));
 	CHECK(getenv("TERM") == NULL);
 
 	/* Strings back to back: argv[0] NUL argv[1] NUL ... envp[0] NUL ... */

@@ -4,7 +4,7 @@
  * group 3000 (and not once it drops its supplementary groups), search a 0710 directory of group
  * 3000, give its own file to group 3000 but not to group 4000, and keep the setgid bit when it
  * chmods a file of group 3000. Natively under `unshare -r`, where these ids are not mapped,
- * there is nothing to test.
+ * there is nothing to test; in the sandbox they always are.
  */
 #include "check.h"
 #include "scratch.h"
@@ -85,7 +85,7 @@ static void run_as(const gid_t *groups, int ngroups, int (*fn)(void))
 	CHECK(pid > 0);
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 100)
+	if (WEXITSTATUS(status) == 100 && !in_sandbox())
 		return; /* natively under `unshare -r`: the ids are not mapped */
 	CHECK_EQ(WEXITSTATUS(status), 0);
 }

@@ -3,7 +3,7 @@
  * raw and through getauxval: page size, AT_RANDOM's 16 bytes, AT_EXECFN equal to argv[0] (the
  * runner execs the absolute path), AT_PHDR/AT_PHNUM/AT_PHENT describing our own program
  * headers, AT_ENTRY at _start, AT_BASE set exactly when there is a PT_INTERP, ids matching
- * getuid() and friends, AT_SECURE off.
+ * getuid() and friends, AT_SECURE off; all of it as before after a checkpoint and restore.
  */
 #include "check.h"
 #include <elf.h>
@@ -16,6 +16,9 @@ extern char _start[];
 int main(int argc, char **argv, char **envp)
 {
 	(void)argc;
+	unsigned char random_before[16];
+	memcpy(random_before, (const void *)getauxval(AT_RANDOM), 16);
+	maybe_save(); /* the initial stack with its auxv, and libc's copy of it */
 	CHECK_EQ(getauxval(AT_PAGESZ), 4096);
 	CHECK_EQ(getauxval(AT_CLKTCK), 100);
 	CHECK_EQ(getauxval(AT_SECURE), 0);
@@ -31,6 +34,7 @@ int main(int argc, char **argv, char **envp)
 		for (int i = 0; i < 16; i++)
 			nonzero |= rnd[i];
 		CHECK(nonzero);
+		CHECK_EQ(memcmp(rnd, random_before, 16), 0);
 	}
 
 	const char *execfn = (const char *)getauxval(AT_EXECFN);

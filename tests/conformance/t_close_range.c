@@ -46,6 +46,7 @@ int main(void)
 	close(fds[2]); /* a gap */
 
 	CHECK_EQ(close_range_(fds[0], fds[1], CR_CLOEXEC), 0);
+	maybe_save(); /* close-on-exec flags, and a gap in the table */
 	CHECK_EQ(fcntl(fds[0], F_GETFD), FD_CLOEXEC);
 	CHECK_EQ(fcntl(fds[1], F_GETFD), FD_CLOEXEC);
 	CHECK_EQ(fcntl(fds[3], F_GETFD), 0);

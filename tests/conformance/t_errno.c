@@ -3,6 +3,7 @@
  * closed fd, write on a read-only one), EFAULT (raw read into a bad pointer, bad and null
  * path pointers), ENAMETOOLONG (a 256-byte component, a path longer than PATH_MAX), ELOOP
  * (O_NOFOLLOW on a symlink), EISDIR (read on a directory).
+ * conformance: no-save (errno values of calls that leave nothing behind)
  */
 #include "check.h"
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /*
  * t_getrandom: getrandom(2) fills the whole buffer, two draws differ, GRND_NONBLOCK and a zero
  * length are accepted, unknown flags give EINVAL and a bad buffer EFAULT.
+ * conformance: no-save (getrandom keeps no state a process could see)
  */
 #include "check.h"
 #include <sys/random.h>

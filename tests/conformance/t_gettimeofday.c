@@ -1,6 +1,7 @@
 /*
  * t_gettimeofday: gettimeofday(2) and time(2) agree with CLOCK_REALTIME, time() stores what it
- * returns, NULL arguments are accepted, and bad pointers give EFAULT.
+ * returns, NULL arguments are accepted, bad pointers give EFAULT, and neither goes back
+ * across a checkpoint and restore.
  */
 #include "check.h"
 #include <sys/time.h>
@@ -30,6 +31,10 @@ int main(void)
 	 * after a second begins it may still name the one before (seen natively in CI). */
 	CHECK(t1 >= tv.tv_sec - 1 && t1 - tv.tv_sec < 2);
 	CHECK(syscall(SYS_time, NULL) >= t1);
+	maybe_save(); /* the realtime clock carries on from where it was */
+	struct timeval after;
+	CHECK_EQ(gettimeofday(&after, NULL), 0);
+	CHECK(after.tv_sec * 1000000LL + after.tv_usec >= ts_us);
 	time_t t2;
 	CHECK_EQ(time(&t2), t2);
 	CHECK(t2 >= t1);

@@ -2,7 +2,8 @@
  * t_path: path resolution: "." and ".." components (".." at the root stays there), repeated
  * slashes, trailing slashes (allowed on directories, ENOTDIR on files), symlinks followed in
  * the last and in the middle of a path, absolute paths ignoring the dirfd, and relative paths
- * needing a valid one.
+ * needing a valid one; relative paths start at the cwd and at a directory fd, both kept
+ * across a checkpoint and restore.
  */
 #include "check.h"
 #include <fcntl.h>
@@ -74,6 +75,12 @@ int main(void)
 	/* Relative to a directory fd, ".." climbs out of it. */
 	int dfd = open("/etc", O_RDONLY | O_DIRECTORY);
 	CHECK(dfd >= 0);
+	CHECK_EQ(chdir("/bin"), 0);
+	maybe_save(); /* a directory fd, and a cwd that is not the root */
+	CHECK(same("sh", "/bin/busybox"));
+	CHECK(same("../etc/passwd", "/etc/passwd"));
+	CHECK(same(".", "/bin"));
+	CHECK(same("..", "/"));
 	fd = openat(dfd, "../bin/busybox", O_RDONLY);
 	CHECK(fd >= 0);
 	close(fd);

@@ -1,6 +1,7 @@
 /*
  * t_uname: uname(2) reports Linux on x86_64, every field is a NUL-terminated string within its
- * 65 bytes, the release looks like a kernel version, and a bad buffer gives EFAULT.
+ * 65 bytes, the release looks like a kernel version, a bad buffer gives EFAULT, and all of it
+ * is the same after a checkpoint and restore.
  */
 #include "check.h"
 #include <ctype.h>
@@ -29,12 +30,15 @@ int main(void)
 	CHECK(strchr(u.release, '.') != NULL);
 	CHECK(strlen(u.version) > 0);
 
+	maybe_save(); /* the sandbox's host name and kernel identity */
 	struct utsname v;
 	CHECK_EQ(uname(&v), 0);
 	CHECK_STREQ(v.sysname, u.sysname);
 	CHECK_STREQ(v.nodename, u.nodename);
 	CHECK_STREQ(v.release, u.release);
+	CHECK_STREQ(v.version, u.version);
 	CHECK_STREQ(v.machine, u.machine);
+	CHECK_STREQ(v.domainname, u.domainname);
 
 	CHECK_ERR(syscall(SYS_uname, BAD_PTR), EFAULT);
 	return check_done();

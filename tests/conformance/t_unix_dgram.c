@@ -1,7 +1,8 @@
 /* AF_UNIX SOCK_DGRAM: message boundaries, MSG_TRUNC and MSG_PEEK, sendto/recvfrom between
  * abstract names with the sender's address, autobind, connect and AF_UNSPEC, EPERM towards a
  * socket associated elsewhere, ECONNREFUSED once the peer is gone, EMSGSIZE, a full buffer,
- * shutdown; and that EPIPE on datagram and seqpacket sockets raises no SIGPIPE. */
+ * shutdown; and that EPIPE on datagram and seqpacket sockets raises no SIGPIPE. Queued
+ * datagrams, names and associations survive a checkpoint and restore. */
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,6 +41,7 @@ static void test_socketpair_boundaries(void)
 	CHECK_EQ(send(sv[0], "one", 3, 0), 3);
 	CHECK_EQ(send(sv[0], "two!!", 5, 0), 5);
 	CHECK_EQ(write(sv[0], "three", 5), 5);
+	maybe_save(); /* three datagrams queued, each with its boundary */
 	CHECK_EQ(ioctl(sv[1], FIONREAD, &avail), 0);
 	CHECK_EQ(avail, 3); /* the next datagram's size */
 	CHECK_EQ(recv(sv[1], buf, sizeof(buf), MSG_PEEK), 3);
@@ -116,6 +118,7 @@ static void test_named(void)
 	/* connect: a default destination, and only it may send to us. */
 	CHECK_ERR(send(anon, "x", 1, 0), ENOTCONN);
 	CHECK_EQ(connect(sb, (struct sockaddr *)&a, alen), 0);
+	maybe_save(); /* two abstract names, an association, an unnamed socket */
 	CHECK_EQ(send(sb, "hi a", 4, 0), 4);
 	CHECK_EQ(recv(sa, buf, sizeof(buf), 0), 4);
 	CHECK_ERR(sendto(anon, "x", 1, 0, (struct sockaddr *)&b, blen), EPERM);

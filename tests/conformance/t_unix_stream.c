@@ -1,10 +1,13 @@
 /* AF_UNIX SOCK_STREAM and SOCK_SEQPACKET: socket() argument errors and other families,
  * socketpair I/O, shutdown and EOF, EPIPE and SIGPIPE, ECONNRESET, MSG_PEEK and MSG_DONTWAIT,
  * poll readiness, buffer limits, bind/listen/connect/accept on an abstract name across a
- * fork (names, SO_PEERCRED, accept4 flags), socket options, and seqpacket boundaries. */
+ * fork (names, SO_PEERCRED, accept4 flags), socket options, and seqpacket boundaries. Queued
+ * bytes, a full buffer with a writer blocked on it, and a connection waiting in a listener's
+ * backlog survive a checkpoint and restore. */
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -103,6 +106,7 @@ static void test_socketpair_basics(void)
 	CHECK_EQ(poll_one(sv[0], POLLIN | POLLOUT), POLLOUT);
 	CHECK_EQ(write(sv[0], "hello", 5), 5);
 	CHECK_EQ(write(sv[0], " world", 6), 6);
+	maybe_save(); /* 11 bytes queued; options set on the socket */
 	CHECK_EQ(poll_one(sv[1], POLLIN | POLLOUT), POLLIN | POLLOUT);
 	int avail = 0;
 	CHECK_EQ(ioctl(sv[1], FIONREAD, &avail), 0);
@@ -184,6 +188,7 @@ static void test_buffer_limit(void)
 		queued += n;
 	CHECK_EQ(errno, EAGAIN);
 	CHECK(queued > 0);
+	maybe_save(); /* a full buffer: every byte is still there, and still no room */
 	CHECK_EQ(poll_one(sv[0], POLLOUT), 0);
 	while ((n = read(sv[1], buf, sizeof(buf))) > 0)
 		queued -= n;
@@ -206,10 +211,15 @@ static void test_buffer_limit(void)
 	}
 	close(sv[1]);
 	long total = 0, bad = 0;
+	bool saved = false;
 	while ((n = read(sv[0], buf, 1000)) > 0) {
 		for (long i = 0; i < n; i++)
 			bad += buf[i] != 'a' + (total + i) / 65536;
 		total += n;
+		if (!saved && total >= 4 * 65536) {
+			saved = true;
+			maybe_save(); /* the child blocked in the middle of a write */
+		}
 	}
 	CHECK_EQ(total, 16 * 65536);
 	CHECK_EQ(bad, 0);
@@ -308,6 +318,7 @@ static void test_listen_connect_accept(void)
 	int c = socket(AF_UNIX, SOCK_STREAM, 0);
 	CHECK_EQ(connect(c, (struct sockaddr *)&sun, len), 0);
 	CHECK_EQ(write(c, "early", 5), 5);
+	maybe_save(); /* a connection in the backlog, with data, not yet accepted */
 	CHECK_EQ(poll_one(lfd, POLLIN), POLLIN);
 	s = accept(lfd, NULL, NULL);
 	CHECK(s >= 0);

@@ -1,7 +1,9 @@
 /*
  * t_vfork: vfork's child borrows the parent's memory (its writes are the parent's) and the
  * parent stays suspended until the child _exits or execs; posix_spawn (a CLONE_VM|CLONE_VFORK
- * clone in both libcs) runs programs, applies file actions and reports exec failure.
+ * clone in both libcs) runs programs, applies file actions and reports exec failure. A pipe a
+ * spawned program wrote into and an ignored signal it inherits survive a checkpoint and
+ * restore (taken in the parent: a vfork child that has not exec'd yet refuses one).
  */
 #include "check.h"
 #include <signal.h>
@@ -115,6 +117,7 @@ static void test_posix_spawn(void)
 	CHECK_EQ(posix_spawn(&pid, "/bin/echo", &fa, NULL, echo_argv, environ), 0);
 	CHECK_EQ(posix_spawn_file_actions_destroy(&fa), 0);
 	close(p[1]);
+	maybe_save(); /* a spawned child running or a zombie, its output in our pipe */
 	char buf[64];
 	ssize_t n = 0, r;
 	while (n < (ssize_t)sizeof(buf) && (r = read(p[0], buf + n, sizeof(buf) - n)) > 0)
@@ -131,6 +134,7 @@ static void test_posix_spawn(void)
 	sigemptyset(&def);
 	sigaddset(&def, SIGTERM);
 	signal(SIGTERM, SIG_IGN);
+	maybe_save(); /* an ignored signal, which the next spawn inherits */
 	CHECK_EQ(posix_spawnattr_init(&attr), 0);
 	CHECK_EQ(posix_spawnattr_setsigdefault(&attr, &def), 0);
 	CHECK_EQ(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF), 0);

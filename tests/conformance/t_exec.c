@@ -3,7 +3,8 @@
  * pid; a missing file is ENOENT, a directory or a file without execute permission EACCES, a
  * path through a file ENOTDIR; O_CLOEXEC descriptors are closed and the others inherited;
  * handled signals revert to default while ignored ones stay ignored; exec from a second
- * thread replaces the whole thread group and keeps the process's pid.
+ * thread replaces the whole thread group and keeps the process's pid. An exec'd image waiting
+ * on a pipe carries on after a checkpoint and restore with its pid.
  */
 #include "check.h"
 #include <fcntl.h>
@@ -78,30 +79,44 @@ static void test_exec_passes_argv_and_env(void)
 	CHECK_EQ(WEXITSTATUS(r.status), 42);
 }
 
-/* The new image keeps the pid: sh's $$ is the pid fork returned. */
+/* The new image keeps the pid: sh's $$ is the pid fork returned, before and after a
+ * checkpoint taken while it waits for a line on its stdin. */
 static void test_exec_keeps_pid(void)
 {
-	int p[2];
+	int p[2], in[2];
 
 	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(pipe(in), 0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		char *argv[] = {"sh", "-c", "echo $$", NULL};
+		char *argv[] = {"sh", "-c", "echo $$; read line; echo $$ $line", NULL};
+		dup2(in[0], 0);
 		dup2(p[1], 1);
+		close(in[1]);
 		execve("/bin/sh", argv, no_env);
 		_exit(127);
 	}
+	close(in[0]);
 	close(p[1]);
-	char buf[32] = {0};
+	char buf[64] = {0};
 	size_t len = 0;
 	ssize_t n;
+	while (len < sizeof(buf) - 1 && !memchr(buf, '\n', len) &&
+	       (n = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	CHECK_EQ(atol(buf), pid);
+	maybe_save(); /* the exec'd sh blocked in read */
+	CHECK_EQ(write(in[1], "after\n", 6), 6);
+	close(in[1]);
 	while (len < sizeof(buf) - 1 && (n = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += (size_t)n;
 	close(p[0]);
 	int status;
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK_EQ(status, 0);
-	CHECK_EQ(atol(buf), pid);
+	char want[64];
+	snprintf(want, sizeof(want), "%d\n%d after\n", pid, pid);
+	CHECK_STREQ(buf, want);
 }
 
 static void test_exec_errors(void)
@@ -239,7 +254,6 @@ int main(void)
 	test_exec_keeps_pid();
 	test_exec_errors();
 	test_cloexec();
-	maybe_save();
 	test_exec_resets_handled_signals();
 	test_exec_from_second_thread();
 	return check_done();

@@ -3,11 +3,13 @@
  * CLOCK_MONOTONIC and CLOCK_REALTIME) sleep at least the time asked and not much more (the
  * upper bound is loose, SLACK_MS, to stay deterministic on a loaded host); an absolute time
  * in the past returns at once; bad timespecs and clocks are EINVAL; a handled signal ends the
- * sleep with EINTR and the time left (not for TIMER_ABSTIME, which has none to report).
+ * sleep with EINTR and the time left (not for TIMER_ABSTIME, which has none to report). A
+ * child asleep, relative and absolute, across a checkpoint wakes neither early nor never.
  */
 #include "check.h"
 #include <signal.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define SLACK_MS 200
@@ -96,6 +98,39 @@ static void test_durations(void)
 	CHECK_SLEPT(start, 20 * MS);
 }
 
+/*
+ * Children sleep 300 ms (relatively, and to an absolute monotonic deadline) while we
+ * checkpoint; each exits 0 if it woke on time: not early, and within a few seconds however
+ * long the checkpoint took.
+ */
+static void test_sleep_across_save(void)
+{
+	pid_t kids[2];
+
+	for (int i = 0; i < 2; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			long long start = now_ns(CLOCK_MONOTONIC);
+			struct timespec rel = ns_ts(300 * MS), abs = ns_ts(start + 300 * MS);
+			int r = i == 0
+				    ? clock_nanosleep(CLOCK_MONOTONIC, 0, &rel, NULL)
+				    : clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL);
+			long long slept = now_ns(CLOCK_MONOTONIC) - start;
+			_exit(r != 0 ? 1 : slept < 300 * MS ? 2 : slept > 5000 * MS ? 3 : 0);
+		}
+		CHECK(kids[i] > 0);
+	}
+	struct timespec settle = ns_ts(50 * MS);
+	nanosleep(&settle, NULL);
+	maybe_save(); /* both children asleep */
+	for (int i = 0; i < 2; i++) {
+		int status;
+		CHECK_EQ(waitpid(kids[i], &status, 0), kids[i]);
+		CHECK(WIFEXITED(status));
+		CHECK_EQ(WEXITSTATUS(status), 0);
+	}
+}
+
 static void test_errors(void)
 {
 	struct timespec bad = {0, 1000000000};
@@ -171,7 +206,7 @@ static void test_interrupted(void)
 int main(void)
 {
 	test_durations();
-	maybe_save();
+	test_sleep_across_save();
 	test_errors();
 	test_interrupted();
 	return check_done();

@@ -3,7 +3,9 @@
  * empty pipe and wait4 are restarted and complete; without it they fail with EINTR. Sleeps
  * and waits for readiness (nanosleep, poll) fail with EINTR either way. The signal is a
  * periodic ITIMER_REAL SIGALRM, so it also lands if the first tick comes early; the data
- * (or the child's exit) is produced by a child only after the handler has run.
+ * (or the child's exit) is produced by a child only after the handler has run. The first
+ * handler of a restarted read and of an interrupted one checkpoints: the pending restart or
+ * EINTR survives the restore.
  */
 #include "check.h"
 #include <poll.h>
@@ -13,7 +15,7 @@
 #include <time.h>
 
 static int go_w = -1; /* the handler tells the helper child to proceed */
-static volatile int alarms;
+static volatile int alarms, save_in_handler;
 
 static void on_alarm(int sig)
 {
@@ -21,6 +23,8 @@ static void on_alarm(int sig)
 	alarms++;
 	if (go_w >= 0 && alarms == 1)
 		(void)write(go_w, "g", 1);
+	if (save_in_handler && alarms == 1)
+		maybe_save(); /* a read interrupted, to be restarted or to fail with EINTR */
 }
 
 static void install(int flags)
@@ -96,9 +100,11 @@ static void test_read_restarted(void)
 	CHECK_EQ(pipe(data), 0);
 	install(SA_RESTART);
 	pid_t pid = start_helper(data[1]);
+	save_in_handler = 1;
 	start_ticks();
 	CHECK_EQ(read(data[0], &c, 1), 1);
 	stop_ticks();
+	save_in_handler = 0;
 	CHECK_EQ(c, 'x');
 	CHECK(alarms >= 1);
 	finish_helper(pid);
@@ -113,9 +119,11 @@ static void test_read_interrupted(void)
 
 	CHECK_EQ(pipe(data), 0);
 	install(0);
+	save_in_handler = 1;
 	start_ticks();
 	CHECK_ERR(read(data[0], &c, 1), EINTR);
 	stop_ticks();
+	save_in_handler = 0;
 	CHECK(alarms >= 1);
 	close(data[0]);
 	close(data[1]);
@@ -169,7 +177,6 @@ int main(void)
 {
 	test_read_restarted();
 	test_read_interrupted();
-	maybe_save();
 	test_wait_restarted_or_interrupted();
 	test_never_restarted();
 	signal(SIGALRM, SIG_DFL);

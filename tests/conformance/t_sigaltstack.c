@@ -4,7 +4,8 @@
  * SS_ONSTACK and refuses changes with EPERM; handlers without SA_ONSTACK, or with the stack
  * disabled, run on the normal stack; bad sizes and flags fail; a forked child inherits the
  * setting, a new thread starts without one; a thread overflowing its stack catches the
- * SIGSEGV on its alternate stack.
+ * SIGSEGV on its alternate stack. A checkpoint taken in a handler running on the alternate
+ * stack leaves it there.
  */
 #include "check.h"
 #include <pthread.h>
@@ -18,7 +19,7 @@
 
 static char *alt_base;
 static volatile uintptr_t handler_local;
-static volatile int handler_flags, handler_set_errno, handler_runs;
+static volatile int handler_flags, handler_set_errno, handler_runs, save_in_handler;
 
 static void on_usr1(int sig)
 {
@@ -27,6 +28,10 @@ static void on_usr1(int sig)
 
 	(void)sig;
 	(void)here;
+	if (save_in_handler) {
+		save_in_handler = 0;
+		maybe_save(); /* a signal frame on the alternate stack */
+	}
 	handler_local = (uintptr_t)&here;
 	handler_flags = -1;
 	if (sigaltstack(NULL, &cur) == 0)
@@ -77,6 +82,7 @@ static void test_alt_stack_basics(void)
 	/* SA_ONSTACK: the handler's frame is on the alternate stack. */
 	install(SA_ONSTACK);
 	handler_runs = 0;
+	save_in_handler = 1;
 	CHECK_EQ(raise(SIGUSR1), 0);
 	CHECK_EQ(handler_runs, 1);
 	CHECK(on_alt_stack(handler_local));
@@ -220,7 +226,6 @@ static void test_overflow_on_alt_stack(void)
 int main(void)
 {
 	test_alt_stack_basics();
-	maybe_save();
 	test_overflow_on_alt_stack();
 	return check_done();
 }

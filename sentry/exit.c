@@ -49,6 +49,10 @@ static void reparent_children(struct task *leader)
 		if (c->parent != leader)
 			continue;
 		c->parent = heir;
+		/* As on Linux: nobody may make a child that signals init or a subreaper with
+		 * anything but SIGCHLD when it dies. */
+		if (c->group_leader == c)
+			c->exit_signal = SIGCHLD;
 		if (c->pdeath_signal && !c->zombie)
 			signal_send_thread(c, c->pdeath_signal, NULL);
 		if (c->zombie && c->parent)

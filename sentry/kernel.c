@@ -12,6 +12,7 @@
 #include <sys/time.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -167,6 +168,42 @@ void kernel_retry_syscall(struct task *t)
 	finish_syscall(t, syscall_dispatch(t));
 }
 
+/* The legacy vsyscall page: gettimeofday, time and getcpu at fixed addresses, which old
+ * static binaries still call. Such a call makes no syscall stop: the host kernel emulates the
+ * page, asks the stub's seccomp filter (which traps, since the call does not come from the
+ * stub's gadget), performs the `ret`, and stops the thread with a SIGSYS whose si_syscall is
+ * the call's number. It is served here as the syscall it stands for. */
+#define VSYSCALL_ADDR 0xffffffffff600000UL
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1 /* si_code of a seccomp SIGSYS */
+#endif
+
+static bool vsyscall_trap(struct task *t)
+{
+	struct user_regs_struct regs;
+	siginfo_t si;
+
+	if (platform_get_siginfo(t->pt, &si) || si.si_code != SYS_SECCOMP ||
+	    (uintptr_t)si.si_call_addr - VSYSCALL_ADDR >= 4096)
+		return false;
+	if (si.si_syscall != SYS_gettimeofday && si.si_syscall != SYS_time &&
+	    si.si_syscall != SYS_getcpu)
+		return false;
+	if (platform_get_regs(t->pt, &regs))
+		return false;
+	t->sc = (struct platform_syscall){
+	    .nr = si.si_syscall,
+	    .args = {regs.rdi, regs.rsi, regs.rdx},
+	    .ip = regs.rip,
+	    .sp = regs.rsp,
+	    .native = true,
+	};
+	t->retry = false;
+	t->timed_out = false;
+	kernel_retry_syscall(t);
+	return true;
+}
+
 static void handle_event(const struct platform_event *ev)
 {
 	struct task *t = task_by_host_tid(ev->tid);
@@ -197,8 +234,11 @@ static void handle_event(const struct platform_event *ev)
 		case SIGILL:
 		case SIGFPE:
 		case SIGTRAP:
-		case SIGSYS:
 			signal_fault(t, ev->sig);
+			break;
+		case SIGSYS:
+			if (!vsyscall_trap(t))
+				signal_fault(t, ev->sig);
 			break;
 		default:
 			/* Host signals aimed at a stub are not the guest's: drop them. */

@@ -245,3 +245,21 @@ SYSCALL_DECL(sysinfo)
 	si.procs = procs;
 	return copy_out(t->mm, a[0], &si, sizeof(si));
 }
+
+/* The CPU a thread runs on is the lowest one it may run on: a guest pinned to CPU k sees k.
+ * One NUMA node. */
+SYSCALL_DECL(getcpu)
+{
+	unsigned int cpu = 0, node = 0;
+
+	for (int c = 0; c < kernel.cfg.cpus; c++)
+		if (t->affinity[c / 64] & (1ULL << (c % 64))) {
+			cpu = (unsigned int)c;
+			break;
+		}
+	if (a[0] && copy_out(t->mm, a[0], &cpu, sizeof(cpu)))
+		return -EFAULT;
+	if (a[1] && copy_out(t->mm, a[1], &node, sizeof(node)))
+		return -EFAULT;
+	return 0;
+}

@@ -213,6 +213,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(getrusage, getrusage, "dp"),
     ROW(times, times, "p"),
     ROW(sysinfo, sysinfo, "p"),
+    ROW(getcpu, getcpu, "ppp"),
     ROW(poll, poll, "pud"),
     ROW(epoll_create, epoll_create, "d"),
     ROW(epoll_create1, epoll_create1, "x"),

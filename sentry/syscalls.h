@@ -113,6 +113,7 @@ SYSCALL_DECL(sched_get_priority_min);
 SYSCALL_DECL(getrusage);
 SYSCALL_DECL(times);
 SYSCALL_DECL(sysinfo);
+SYSCALL_DECL(getcpu);
 /* signalfd.c */
 SYSCALL_DECL(signalfd);
 SYSCALL_DECL(signalfd4);

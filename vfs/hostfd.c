@@ -168,6 +168,15 @@ static off_t hostfd_llseek(struct vfs_file *f, off_t off, int whence)
 	return r < 0 ? -errno : r;
 }
 
+/* Whether an open with FLAGS asks for no more than access mode GIVEN. */
+static bool access_within(int flags, int given)
+{
+	bool rd = (flags & O_ACCMODE) != O_WRONLY;
+	bool wr = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+
+	return (!rd || given != O_WRONLY) && (!wr || given != O_RDONLY);
+}
+
 /* An open of /proc/PID/fd/N of a host descriptor: a new open of the same host object (the
  * host's own magic link), so the new description has its own flags and, for files, offset.
  * O_TRUNC truncates a file the sandbox was given for writing, as `> /dev/stdout` does on
@@ -179,6 +188,13 @@ static int hostfd_reopen(struct vfs_file *f, int flags, struct vfs_file **out)
 
 	if (hf->fd < 0)
 		return -ENXIO;
+	/* Never more than the sandbox was handed: a guest that got a read-only stdin may not
+	 * reopen it for writing (nor truncate it), whatever the host file's own mode allows. */
+	int given = fcntl(hf->fd, F_GETFL);
+	if (given < 0)
+		return -errno;
+	if (!access_within(flags, given & O_ACCMODE))
+		return -EACCES;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", hf->fd);
 	int fd = open(path, (flags & (O_ACCMODE | O_NONBLOCK | O_APPEND | O_TRUNC)) | O_CLOEXEC |
 				O_NOCTTY);

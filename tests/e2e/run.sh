@@ -4,7 +4,7 @@
 # Each scenario is a function named for the behaviour it specifies; it returns 0 to pass,
 # 2 to skip (missing prerequisite) or 1 with $why set.
 # Usage: tests/e2e/run.sh MINISENTRY ROOTFS   (MINISENTRY_ROOTFS overrides ROOTFS; E2E_TIMEOUT,
-# default 30, is the limit in seconds for one run)
+# default 30, is the limit in seconds for one run; E2E_ONLY=REGEX picks scenarios by name)
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -347,6 +347,8 @@ source "$(dirname "$0")/filesystem.sh"
 source "$(dirname "$0")/procfs.sh"
 # shellcheck source=tests/e2e/checkpoint.sh
 source "$(dirname "$0")/checkpoint.sh"
+# shellcheck source=tests/e2e/holes.sh
+source "$(dirname "$0")/holes.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
@@ -357,6 +359,8 @@ if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
 fi
 
 for s in "${scenarios[@]}"; do
+  # E2E_ONLY=REGEX runs only the scenarios whose names match (while working on one).
+  [ -n "${E2E_ONLY:-}" ] && ! [[ $s =~ $E2E_ONLY ]] && continue
   why=""
   "$s"
   rc=$?

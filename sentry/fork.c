@@ -11,7 +11,10 @@
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
+
+#define CLONE_ARGS_SIZE_VER0 64 /* the first struct clone_args */
 
 /* The clone flags this kernel implements. */
 #define SUPPORTED                                                                                  \
@@ -187,24 +190,10 @@ SYSCALL_DECL(clone3)
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 		uint64_t set_tid, set_tid_size, cgroup; /* later versions of the structure */
 	} args;
-	size_t size = a[1], known = sizeof(args);
+	long err = arg_struct(t, &args, sizeof(args), a[0], a[1], CLONE_ARGS_SIZE_VER0);
 
-	/* As Linux's copy_struct_from_user: at least the first version, at most a page, and
-	 * nothing this kernel does not know of past what it knows. */
-	if (size < 64)
-		return -EINVAL;
-	if (size > 4096)
-		return -E2BIG;
-	memset(&args, 0, sizeof(args));
-	if (copy_in(t->mm, &args, a[0], size < known ? size : known))
-		return -EFAULT;
-	for (size_t at = known; at < size; at++) {
-		uint8_t byte;
-		if (copy_in(t->mm, &byte, a[0] + at, 1))
-			return -EFAULT;
-		if (byte)
-			return -E2BIG;
-	}
+	if (err)
+		return err;
 	if (args.exit_signal > 64 || (args.flags & CSIGNAL))
 		return -EINVAL;
 	if (args.set_tid || args.set_tid_size || args.cgroup)

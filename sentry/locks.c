@@ -15,6 +15,7 @@
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "state/codec.h"
 #include "vfs/vfs.h"
@@ -300,7 +301,7 @@ void locks_on_exit(struct task *leader)
 
 SYSCALL_DECL(flock)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, (int)a[0]);
 
 	if (!f)
 		return -EBADF;

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"

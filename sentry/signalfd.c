@@ -10,11 +10,11 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/save.h"
 #include "vfs/vfs.h"
@@ -131,7 +131,7 @@ static long do_signalfd(struct task *t, int fd, uintptr_t mask_addr, size_t size
 		return -EFAULT;
 	mask &= ~UNBLOCKABLE;
 	if (fd != -1) {
-		struct vfs_file *f = fdtable_get(t->files, fd);
+		struct vfs_file *f = arg_file(t, fd);
 		if (!f)
 			return -EBADF;
 		if (f->ops != &sigfd_ops)

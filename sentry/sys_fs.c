@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -29,87 +29,12 @@ static struct vfs_cred cred_of(struct task *t)
 	return task_fs_cred(t);
 }
 
-static long path_in(struct task *t, uintptr_t addr, char *buf)
-{
-	long n = copy_string_in(t->mm, buf, addr, PATH_MAX);
-
-	return n < 0 ? n : 0;
-}
-
-/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD. */
-static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
-{
-	struct vfs_file *f;
-
-	*start = NULL;
-	if (path[0] == 0)
-		return -ENOENT;
-	if (path[0] == '/' || dirfd == AT_FDCWD)
-		return 0;
-	f = fdtable_get(t->files, dirfd);
-	if (!f)
-		return -EBADF;
-	if (!f->dentry || !vfs_is_dir(f->dentry))
-		return -ENOTDIR;
-	*start = f->dentry;
-	return 0;
-}
-
-/* Copies in PATH_ADDR and resolves DIRFD for it: the common start of the path calls. */
-static long path_at(struct task *t, int dirfd, uintptr_t path_addr, char *path,
-		    struct vfs_dentry **start)
-{
-	long err = path_in(t, path_addr, path);
-
-	return err ? err : start_dir(t, dirfd, path, start);
-}
-
-/* Resolves a path for the attribute calls: FOLLOW for the last symlink, and an empty path
- * with AT_EMPTY_PATH (or PATH_ADDR 0 for utimensat) naming DIRFD itself. */
-static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool follow, bool empty_ok,
-		       struct vfs_dentry **out)
-{
-	struct vfs_cred cred = cred_of(t);
-	char path[PATH_MAX];
-	struct vfs_dentry *start;
-	long err;
-
-	if (path_addr) {
-		err = path_in(t, path_addr, path);
-		if (err)
-			return err;
-	} else if (empty_ok) {
-		path[0] = '\0'; /* utimensat(fd, NULL, ...), and AT_EMPTY_PATH with no path */
-	} else {
-		return -EFAULT;
-	}
-	if (path[0] == '\0' && empty_ok) {
-		struct vfs_file *f;
-
-		if (dirfd == AT_FDCWD) {
-			*out = vfs_dentry_get(t->fs->cwd);
-			return 0;
-		}
-		f = fdtable_get(t->files, dirfd);
-		if (!f)
-			return -EBADF;
-		if (!f->dentry)
-			return -ENOENT;
-		*out = vfs_dentry_get(f->dentry);
-		return 0;
-	}
-	err = start_dir(t, dirfd, path, &start);
-	if (err)
-		return err;
-	return vfs_lookup_cred(t->fs, &cred, start, path, follow ? VFS_LOOKUP_FOLLOW : 0, out);
-}
-
 /* The file behind FD for the f*() attribute calls: O_PATH files are refused, as on Linux. */
 static long fd_dentry(struct task *t, int fd, struct vfs_dentry **out)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file_nopath(t, fd);
 
-	if (!f || (f->flags & O_PATH))
+	if (!f)
 		return -EBADF;
 	if (!f->dentry)
 		return -EINVAL; /* host stdio and anonymous files have no inode here */
@@ -122,7 +47,7 @@ static long do_mkdirat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *start;
 	char path[PATH_MAX];
-	long err = path_at(t, dirfd, path_addr, path, &start);
+	long err = arg_path_at(t, dirfd, path_addr, 0, path, &start);
 
 	if (err)
 		return err;
@@ -144,7 +69,7 @@ static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *start;
 	char path[PATH_MAX];
-	long err = path_at(t, dirfd, path_addr, path, &start);
+	long err = arg_path_at(t, dirfd, path_addr, 0, path, &start);
 
 	if (err)
 		return err;
@@ -171,7 +96,7 @@ static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flag
 
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
-	err = path_at(t, dirfd, path_addr, path, &start);
+	err = arg_path_at(t, dirfd, path_addr, 0, path, &start);
 	if (err)
 		return err;
 	if (flags & AT_REMOVEDIR)
@@ -202,8 +127,8 @@ static long do_renameat2(struct task *t, int ofd, uintptr_t opath_addr, int nfd,
 	char opath[PATH_MAX], npath[PATH_MAX];
 	long err;
 
-	if ((err = path_at(t, ofd, opath_addr, opath, &ostart)) ||
-	    (err = path_at(t, nfd, npath_addr, npath, &nstart)))
+	if ((err = arg_path_at(t, ofd, opath_addr, 0, opath, &ostart)) ||
+	    (err = arg_path_at(t, nfd, npath_addr, 0, npath, &nstart)))
 		return err;
 	return vfs_rename(t->fs, &cred, ostart, opath, nstart, npath, flags);
 }
@@ -235,11 +160,13 @@ static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, ui
 		return -EINVAL;
 	if ((flags & AT_EMPTY_PATH) && t->euid != 0)
 		return -ENOENT; /* Linux wants CAP_DAC_READ_SEARCH for it */
-	err =
-	    resolve_at(t, ofd, opath_addr, flags & AT_SYMLINK_FOLLOW, flags & AT_EMPTY_PATH, &old);
+	err = arg_lookup(t, ofd, opath_addr,
+			 (flags & AT_EMPTY_PATH) | ARG_NULL_IS_EMPTY |
+			     (flags & AT_SYMLINK_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW),
+			 &old, NULL);
 	if (err)
 		return err;
-	err = path_at(t, nfd, npath_addr, npath, &nstart);
+	err = arg_path_at(t, nfd, npath_addr, 0, npath, &nstart);
 	if (!err)
 		err = vfs_link(t->fs, &cred, old, nstart, npath);
 	vfs_dentry_put(old);
@@ -263,8 +190,8 @@ static long do_symlinkat(struct task *t, uintptr_t target_addr, int dirfd, uintp
 	struct vfs_dentry *start;
 	long err;
 
-	if ((err = path_in(t, target_addr, target)) ||
-	    (err = path_at(t, dirfd, path_addr, path, &start)))
+	if ((err = arg_path(t, target_addr, target)) ||
+	    (err = arg_path_at(t, dirfd, path_addr, 0, path, &start)))
 		return err;
 	return vfs_symlink(t->fs, &cred, target, start, path);
 }
@@ -291,7 +218,7 @@ static long chmod_dentry(struct task *t, struct vfs_dentry *d, mode_t mode)
 SYSCALL_DECL(chmod)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
 	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
 }
@@ -299,7 +226,7 @@ SYSCALL_DECL(chmod)
 SYSCALL_DECL(fchmodat)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, (int)a[0], a[1], true, false, &d);
+	long err = arg_lookup(t, (int)a[0], a[1], 0, &d, NULL);
 
 	return err ? err : chmod_dentry(t, d, (mode_t)a[2]);
 }
@@ -324,7 +251,7 @@ static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t 
 SYSCALL_DECL(chown)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
 	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
 }
@@ -332,7 +259,7 @@ SYSCALL_DECL(chown)
 SYSCALL_DECL(lchown)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], false, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, &d, NULL);
 
 	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
 }
@@ -345,8 +272,7 @@ SYSCALL_DECL(fchownat)
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	err = resolve_at(t, (int)a[0], a[1], !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH,
-			 &d);
+	err = arg_lookup(t, (int)a[0], a[1], flags | ARG_NULL_IS_EMPTY, &d, NULL);
 	return err ? err : chown_dentry(t, d, (uid_t)a[2], (gid_t)a[3]);
 }
 
@@ -366,7 +292,7 @@ SYSCALL_DECL(truncate)
 
 	if ((long)a[1] < 0)
 		return -EINVAL;
-	err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 	if (err)
 		return err;
 	err = vfs_truncate(d, &cred, (off_t)a[1]);
@@ -376,7 +302,7 @@ SYSCALL_DECL(truncate)
 
 SYSCALL_DECL(ftruncate)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, (int)a[0]);
 
 	if (!f)
 		return -EBADF;
@@ -385,7 +311,7 @@ SYSCALL_DECL(ftruncate)
 
 SYSCALL_DECL(fallocate)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, (int)a[0]);
 
 	if (!f)
 		return -EBADF;
@@ -403,8 +329,8 @@ static long utimens_at(struct task *t, int dirfd, uintptr_t path_addr, const str
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
 	/* utimensat(fd, NULL, ...) names FD itself (Linux's own extension). */
-	err = resolve_at(t, dirfd, path_addr, !(flags & AT_SYMLINK_NOFOLLOW),
-			 !path_addr || (flags & AT_EMPTY_PATH), &d);
+	err = arg_lookup(t, dirfd, path_addr,
+			 flags | (path_addr ? 0 : AT_EMPTY_PATH) | ARG_NULL_IS_EMPTY, &d, NULL);
 	if (err)
 		return err;
 	err = vfs_utimens(d, &cred, times);
@@ -482,14 +408,14 @@ static long statfs_out(struct task *t, struct vfs_dentry *d, uintptr_t buf)
 SYSCALL_DECL(statfs)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
 	return err ? err : statfs_out(t, d, a[1]);
 }
 
 SYSCALL_DECL(fstatfs)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, (int)a[0]);
 
 	if (!f)
 		return -EBADF;
@@ -502,9 +428,9 @@ SYSCALL_DECL(fstatfs)
 /* Everything lives in memory or on the read-only host tree: there is nothing to flush. */
 static long sync_fd(struct task *t, int fd)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file_nopath(t, fd);
 
-	if (!f || (f->flags & O_PATH))
+	if (!f)
 		return -EBADF;
 	if (!f->dentry)
 		return -EINVAL; /* pipes, sockets, eventfds */
@@ -529,16 +455,14 @@ SYSCALL_DECL(sync)
 
 SYSCALL_DECL(syncfs)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
-
-	return f && !(f->flags & O_PATH) ? 0 : -EBADF;
+	return arg_file_nopath(t, (int)a[0]) ? 0 : -EBADF;
 }
 
 SYSCALL_DECL(chroot)
 {
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
 	if (err)
 		return err;
@@ -566,7 +490,7 @@ SYSCALL_DECL(mount)
 
 	if (t->euid != 0)
 		return -EPERM;
-	if ((err = copy_string_in(t->mm, target, a[1], sizeof(target))) < 0)
+	if ((err = arg_path(t, a[1], target)))
 		return err;
 	if (flags &
 	    (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
@@ -609,7 +533,7 @@ SYSCALL_DECL(umount2)
 		return -EPERM;
 	if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
 		return -EINVAL;
-	if ((err = copy_string_in(t->mm, target, a[0], sizeof(target))) < 0)
+	if ((err = arg_path(t, a[0], target)))
 		return err;
 	if ((err = vfs_lookup(t->fs, NULL, target,
 			      (flags & UMOUNT_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, &d)))
@@ -660,10 +584,9 @@ static long xattr_object(struct task *t, struct xattr_obj o)
 	long err;
 
 	if (o.by_fd) {
-		struct vfs_file *f = fdtable_get(t->files, o.fd);
-		return !f || (f->flags & O_PATH) ? -EBADF : 0;
+		return arg_file_nopath(t, o.fd) ? 0 : -EBADF;
 	}
-	if ((err = resolve_at(t, AT_FDCWD, o.path, o.follow, false, &d)))
+	if ((err = arg_lookup(t, AT_FDCWD, o.path, o.follow ? 0 : AT_SYMLINK_NOFOLLOW, &d, NULL)))
 		return err;
 	vfs_dentry_put(d);
 	return 0;

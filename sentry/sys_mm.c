@@ -7,9 +7,9 @@
 #include "mem/memfile.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
-#include "sentry/fdtable.h"
 
 SYSCALL_DECL(mmap)
 {
@@ -29,7 +29,7 @@ SYSCALL_DECL(mmap)
 		return -EINVAL;
 	if (!(flags & MAP_ANONYMOUS)) {
 		struct stat st;
-		file = fdtable_get(t->files, fd);
+		file = arg_file(t, fd);
 		if (!file)
 			return -EBADF;
 		if (!file->ops->pread_kernel || !file->ops->getattr ||

@@ -10,11 +10,11 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -57,7 +57,7 @@ static long poll_pass(struct task *t, struct pollfd *fds, size_t n, bool wait)
 		fds[i].revents = 0;
 		if (fds[i].fd < 0)
 			continue;
-		struct vfs_file *f = fdtable_get(t->files, fds[i].fd);
+		struct vfs_file *f = arg_file(t, fds[i].fd);
 		if (!f) {
 			fds[i].revents = POLLNVAL;
 			ready++;
@@ -196,7 +196,7 @@ static long select_common(struct task *t, int nfds, uintptr_t rd, uintptr_t wr, 
 			ev |= POLLPRI;
 		if (!ev)
 			continue;
-		if (!fdtable_get(t->files, fd)) {
+		if (!arg_file(t, fd)) {
 			r = -EBADF;
 			goto out;
 		}
@@ -319,8 +319,8 @@ SYSCALL_DECL(epoll_create)
 
 SYSCALL_DECL(epoll_ctl)
 {
-	struct vfs_file *ep = fdtable_get(t->files, (int)a[0]);
-	struct vfs_file *target = fdtable_get(t->files, (int)a[2]);
+	struct vfs_file *ep = arg_file(t, (int)a[0]);
+	struct vfs_file *target = arg_file(t, (int)a[2]);
 	struct epoll_event ev;
 
 	if (!ep || !target)
@@ -333,7 +333,7 @@ SYSCALL_DECL(epoll_ctl)
 
 static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxevents, bool timed)
 {
-	struct vfs_file *ep = fdtable_get(t->files, epfd);
+	struct vfs_file *ep = arg_file(t, epfd);
 	struct waitq *wq = NULL;
 	long err;
 

@@ -20,15 +20,13 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
 #define SOCK_TYPE_MASK 0xf
 #define SOCK_MAX_TYPE 11     /* SOCK_PACKET + 1: Linux's SOCK_MAX */
 #define SOMAXCONN_LINUX 4096 /* net.core.somaxconn */
-#ifndef UIO_MAXIOV
-#define UIO_MAXIOV 1024
-#endif
 #define SCM_MAX_FD 253
 #define OPTMEM_MAX 131072 /* net.core.optmem_max: the largest control buffer sendmsg takes */
 /* The most guest memory one call translates: above any send buffer, so a datagram this long
@@ -50,7 +48,7 @@ static struct vfs_unix_cred msg_cred(struct task *t)
 
 static long sock_fd(struct task *t, int fd, struct vfs_file **out)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file(t, fd);
 
 	if (!f)
 		return -EBADF;
@@ -465,7 +463,8 @@ SYSCALL_DECL(getsockopt)
 /* --- data: iovecs, control messages, sendmsg and recvmsg ----------------------------------- */
 
 /* The guest iovecs GIOV (CNT of them) as Sentry iovecs into guest memory, at most
- * SOCK_IO_MAX bytes; WRITE when the socket writes into them. *IOV is malloc'd. */
+ * SOCK_IO_MAX bytes, all of them mapped; WRITE when the socket writes into them. *IOV is
+ * malloc'd. */
 static long iov_in(struct task *t, const struct iovec *giov, size_t cnt, bool write,
 		   struct iovec **iov, int *n, size_t *total)
 {
@@ -475,38 +474,16 @@ static long iov_in(struct task *t, const struct iovec *giov, size_t cnt, bool wr
 	*total = 0;
 	if (!(*iov = malloc(max * sizeof(**iov))))
 		return -ENOMEM;
-	for (size_t i = 0; i < cnt && *total < SOCK_IO_MAX; i++) {
-		size_t len = giov[i].iov_len;
-		if ((ssize_t)len < 0)
+	/* sendto's and recvfrom's one buffer (msghdr iovecs were checked by arg_iovec). */
+	for (size_t i = 0; i < cnt; i++)
+		if ((ssize_t)giov[i].iov_len < 0)
 			return -EINVAL;
-		if (len == 0)
-			continue;
-		if (len > SOCK_IO_MAX - *total)
-			len = SOCK_IO_MAX - *total;
-		int got = mm_iovecs(t->mm, (uintptr_t)giov[i].iov_base, len, write, *iov + *n,
-				    (int)(max - *n));
-		if (got < 0)
-			return got;
-		for (int k = 0; k < got; k++)
-			*total += (*iov)[*n + k].iov_len;
-		*n += got;
-	}
+	int got = arg_iovec_map(t->mm, giov, cnt, SOCK_IO_MAX,
+				ARG_IOV_WHOLE | (write ? ARG_IOV_WRITE : 0), *iov, (int)max, total);
+	if (got < 0)
+		return got;
+	*n = got;
 	return 0;
-}
-
-/* Drops the first SKIP bytes of IOV (N entries); returns the new count. */
-static int iov_skip(struct iovec *iov, int n, size_t skip)
-{
-	int i = 0;
-
-	while (i < n && skip >= iov[i].iov_len)
-		skip -= iov[i++].iov_len;
-	if (i < n) {
-		iov[i].iov_base = (char *)iov[i].iov_base + skip;
-		iov[i].iov_len -= skip;
-	}
-	memmove(iov, iov + i, (n - i) * sizeof(*iov));
-	return n - i;
 }
 
 struct scm_in {
@@ -577,7 +554,7 @@ static long scm_parse(struct task *t, uintptr_t control, size_t controllen, stru
 			for (int i = 0; i < num; i++) {
 				int fd;
 				memcpy(&fd, data + i * sizeof(int), sizeof(fd));
-				struct vfs_file *f = fdtable_get(t->files, fd);
+				struct vfs_file *f = arg_file(t, fd);
 				if (!f) {
 					err = -EBADF;
 					goto out;
@@ -640,7 +617,7 @@ static long sock_send(struct task *t, int fd, const struct iovec *giov, size_t c
 		goto out;
 	if ((err = iov_in(t, giov, cnt, false, &iov, &n, &total)))
 		goto out;
-	n = iov_skip(iov, n, done);
+	n = arg_iovec_advance(iov, n, done);
 	m.iov = iov;
 	m.iovcnt = n;
 	m.cred = scm.cred;
@@ -754,7 +731,7 @@ static long sock_recv(struct task *t, int fd, const struct iovec *giov, size_t c
 	if ((err = iov_in(t, giov, cnt, true, &iov, &n, &total)))
 		goto out;
 	m.iov = iov;
-	m.iovcnt = iov_skip(iov, n, done);
+	m.iovcnt = arg_iovec_advance(iov, n, done);
 	err = vfs_unix_recvmsg(f, &m);
 	if (err > 0 && waitall && done + err < total && !m.nfiles) {
 		done += err;
@@ -821,7 +798,7 @@ static long msghdr_in(struct task *t, uintptr_t addr, struct msghdr *mh, struct 
 	*giov = NULL;
 	if (copy_in(t->mm, mh, addr, sizeof(*mh)))
 		return -EFAULT;
-	if (mh->msg_iovlen > UIO_MAXIOV)
+	if (mh->msg_iovlen > ARG_IOV_MAX)
 		return -EMSGSIZE;
 	if ((int)mh->msg_namelen < 0)
 		return -EINVAL;
@@ -829,22 +806,19 @@ static long msghdr_in(struct task *t, uintptr_t addr, struct msghdr *mh, struct 
 		mh->msg_namelen = sizeof(struct sockaddr_storage);
 	if (!mh->msg_name)
 		mh->msg_namelen = 0;
-	if (mh->msg_iovlen == 0)
-		return 0;
-	if (!(*giov = malloc(mh->msg_iovlen * sizeof(**giov))))
-		return -ENOMEM;
-	if (copy_in(t->mm, *giov, (uintptr_t)mh->msg_iov, mh->msg_iovlen * sizeof(**giov)))
-		return -EFAULT;
-	return 0;
+	long r = arg_iovec(t, (uintptr_t)mh->msg_iov, (unsigned int)mh->msg_iovlen, giov);
+	return r < 0 ? r : 0;
 }
 
+/* The descriptor is checked before the message, as Linux does. */
 static long do_sendmsg(struct task *t, int fd, uintptr_t umsg, int flags)
 {
+	struct iovec *giov = NULL;
+	struct vfs_file *f;
 	struct msghdr mh;
-	struct iovec *giov;
 	long err;
 
-	if (!(err = msghdr_in(t, umsg, &mh, &giov)))
+	if (!(err = sock_fd(t, fd, &f)) && !(err = msghdr_in(t, umsg, &mh, &giov)))
 		err = sock_send(t, fd, giov, mh.msg_iovlen, (uintptr_t)mh.msg_name, mh.msg_namelen,
 				(uintptr_t)mh.msg_control, mh.msg_controllen, flags);
 	free(giov);
@@ -853,12 +827,13 @@ static long do_sendmsg(struct task *t, int fd, uintptr_t umsg, int flags)
 
 static long do_recvmsg(struct task *t, int fd, uintptr_t umsg, int flags)
 {
-	struct msghdr mh;
-	struct iovec *giov;
+	struct iovec *giov = NULL;
 	struct recv_out out;
+	struct vfs_file *f;
+	struct msghdr mh;
 	long err, r;
 
-	if ((err = msghdr_in(t, umsg, &mh, &giov)))
+	if ((err = sock_fd(t, fd, &f)) || (err = msghdr_in(t, umsg, &mh, &giov)))
 		goto out;
 	r = sock_recv(t, fd, giov, mh.msg_iovlen, flags, (uintptr_t)mh.msg_control,
 		      mh.msg_controllen, &out);

@@ -10,12 +10,12 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
@@ -519,7 +519,7 @@ static const struct vfs_file_ops timerfd_ops = {
 
 static struct timerfd *timerfd_of(struct task *t, int fd)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file(t, fd);
 
 	return f && f->ops == &timerfd_ops ? f->priv : NULL;
 }
@@ -557,7 +557,7 @@ SYSCALL_DECL(timerfd_settime)
 	struct timerfd *tf = timerfd_of(t, (int)a[0]);
 	struct itimerspec nv, old;
 
-	if (!fdtable_get(t->files, (int)a[0]))
+	if (!arg_file(t, (int)a[0]))
 		return -EBADF;
 	if (!tf)
 		return -EINVAL;
@@ -581,7 +581,7 @@ SYSCALL_DECL(timerfd_gettime)
 	struct timerfd *tf = timerfd_of(t, (int)a[0]);
 	struct itimerspec v;
 
-	if (!fdtable_get(t->files, (int)a[0]))
+	if (!arg_file(t, (int)a[0]))
 		return -EBADF;
 	if (!tf)
 		return -EINVAL;

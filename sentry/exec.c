@@ -490,7 +490,7 @@ out:
 	return err;
 }
 
-SYSCALL_DECL(execve)
+long sys_execve(struct task *t, const unsigned long *a)
 {
 	char path[PATH_MAX];
 	long err = arg_path(t, a[0], path);
@@ -500,10 +500,10 @@ SYSCALL_DECL(execve)
 
 /* execveat names the file relative to a directory descriptor (or, with AT_EMPTY_PATH, the
  * descriptor itself): it becomes a path from the task's root for the loader. */
-SYSCALL_DECL(execveat)
+long sys_execveat(struct task *t, const unsigned long *a)
 {
 	char rel[PATH_MAX], path[PATH_MAX];
-	int dirfd = (int)a[0], flags = (int)a[4];
+	int dirfd = arg_int(a, 0), flags = arg_int(a, 4);
 	long err = arg_path(t, a[1], rel);
 
 	if (err)

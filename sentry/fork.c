@@ -168,7 +168,7 @@ void kernel_vfork_release(struct task *c)
 	c->vfork_parent = NULL;
 }
 
-SYSCALL_DECL(clone)
+long sys_clone(struct task *t, const unsigned long *a)
 {
 	if (t->retry && t->vfork_child)
 		return kernel_vfork_wait(t);
@@ -176,13 +176,13 @@ SYSCALL_DECL(clone)
 	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
 }
 
-SYSCALL_DECL(fork)
+long sys_fork(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return kernel_clone(t, SIGCHLD, 0, 0, 0, 0);
 }
 
-SYSCALL_DECL(clone3)
+long sys_clone3(struct task *t, const unsigned long *a)
 {
 	if (t->retry && t->vfork_child)
 		return kernel_vfork_wait(t);

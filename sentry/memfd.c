@@ -9,6 +9,7 @@
 
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -16,11 +17,11 @@
 
 static struct vfs_dentry *memfd_root;
 
-SYSCALL_DECL(memfd_create)
+long sys_memfd_create(struct task *t, const unsigned long *a)
 {
 	static unsigned long seq;
 	char name[MFD_NAME_MAX + 1], path[MFD_NAME_MAX + 48];
-	unsigned int flags = (unsigned int)a[1];
+	unsigned int flags = arg_uint(a, 1);
 	struct vfs_file *f;
 	long err;
 

@@ -160,60 +160,60 @@ static long rwv(struct task *t, int fd, uintptr_t giov_addr, unsigned int cnt, b
 }
 
 /* x86_64 passes the offset whole in the fourth argument (the fifth, pos_h, is unused). */
-SYSCALL_DECL(preadv)
+long sys_preadv(struct task *t, const unsigned long *a)
 {
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], true, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), true, true, arg_long(a, 3));
 }
 
-SYSCALL_DECL(pwritev)
+long sys_pwritev(struct task *t, const unsigned long *a)
 {
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], false, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), false, true, arg_long(a, 3));
 }
 
 #define RWF_SUPPORTED (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND)
 
-SYSCALL_DECL(preadv2)
+long sys_preadv2(struct task *t, const unsigned long *a)
 {
 	if (a[5] & ~(unsigned long)RWF_SUPPORTED)
 		return -EOPNOTSUPP;
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], true, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), true, true, arg_long(a, 3));
 }
 
-SYSCALL_DECL(pwritev2)
+long sys_pwritev2(struct task *t, const unsigned long *a)
 {
 	if (a[5] & ~(unsigned long)RWF_SUPPORTED)
 		return -EOPNOTSUPP;
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], false, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), false, true, arg_long(a, 3));
 }
 
-SYSCALL_DECL(read)
+long sys_read(struct task *t, const unsigned long *a)
 {
-	return rw(t, (int)a[0], a[1], a[2], true);
+	return rw(t, arg_int(a, 0), a[1], a[2], true);
 }
 
-SYSCALL_DECL(write)
+long sys_write(struct task *t, const unsigned long *a)
 {
-	return rw(t, (int)a[0], a[1], a[2], false);
+	return rw(t, arg_int(a, 0), a[1], a[2], false);
 }
 
-SYSCALL_DECL(pread64)
+long sys_pread64(struct task *t, const unsigned long *a)
 {
-	return prw(t, (int)a[0], a[1], a[2], (off_t)a[3], true);
+	return prw(t, arg_int(a, 0), a[1], a[2], arg_long(a, 3), true);
 }
 
-SYSCALL_DECL(pwrite64)
+long sys_pwrite64(struct task *t, const unsigned long *a)
 {
-	return prw(t, (int)a[0], a[1], a[2], (off_t)a[3], false);
+	return prw(t, arg_int(a, 0), a[1], a[2], arg_long(a, 3), false);
 }
 
-SYSCALL_DECL(readv)
+long sys_readv(struct task *t, const unsigned long *a)
 {
-	return rwv(t, (int)a[0], a[1], (int)a[2], true);
+	return rwv(t, arg_int(a, 0), a[1], arg_uint(a, 2), true);
 }
 
-SYSCALL_DECL(writev)
+long sys_writev(struct task *t, const unsigned long *a)
 {
-	return rwv(t, (int)a[0], a[1], (int)a[2], false);
+	return rwv(t, arg_int(a, 0), a[1], arg_uint(a, 2), false);
 }
 
 /* openat(2), and openat2(2) with RESOLVE, the VFS_LOOKUP_ restrictions of its RESOLVE_
@@ -257,28 +257,28 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	return task_install_file(t, f, flags & O_CLOEXEC);
 }
 
-SYSCALL_DECL(open)
+long sys_open(struct task *t, const unsigned long *a)
 {
-	return do_openat(t, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], 0);
+	return do_openat(t, AT_FDCWD, a[0], arg_int(a, 1), arg_uint(a, 2), 0);
 }
 
-SYSCALL_DECL(creat)
+long sys_creat(struct task *t, const unsigned long *a)
 {
-	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1], 0);
+	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, arg_uint(a, 1), 0);
 }
 
-SYSCALL_DECL(openat)
+long sys_openat(struct task *t, const unsigned long *a)
 {
-	return do_openat(t, (int)a[0], a[1], (int)a[2], (mode_t)a[3], 0);
+	return do_openat(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_uint(a, 3), 0);
 }
 
-SYSCALL_DECL(close)
+long sys_close(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (f)
 		locks_on_close(t, f);
-	return fdtable_close(t->files, (int)a[0]);
+	return fdtable_close(t->files, arg_int(a, 0));
 }
 
 #define CLOSE_RANGE_UNSHARE_FLAG 0x2
@@ -286,10 +286,10 @@ SYSCALL_DECL(close)
 
 /* close_range(2): closes (or with CLOSE_RANGE_CLOEXEC marks close-on-exec) every descriptor
  * from FIRST to LAST, after giving the caller a table of its own with CLOSE_RANGE_UNSHARE. */
-SYSCALL_DECL(close_range)
+long sys_close_range(struct task *t, const unsigned long *a)
 {
-	unsigned int first = (unsigned int)a[0], last = (unsigned int)a[1];
-	unsigned int flags = (unsigned int)a[2];
+	unsigned int first = arg_uint(a, 0), last = arg_uint(a, 1);
+	unsigned int flags = arg_uint(a, 2);
 
 	if ((flags & ~(CLOSE_RANGE_UNSHARE_FLAG | CLOSE_RANGE_CLOEXEC_FLAG)) || first > last)
 		return -EINVAL;
@@ -314,13 +314,13 @@ SYSCALL_DECL(close_range)
 	return 0;
 }
 
-SYSCALL_DECL(lseek)
+long sys_lseek(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return vfs_lseek(f, (off_t)a[1], (int)a[2]);
+	return vfs_lseek(f, arg_long(a, 1), arg_int(a, 2));
 }
 
 static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, struct stat *st)
@@ -341,9 +341,9 @@ static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, s
 	return err;
 }
 
-SYSCALL_DECL(fstat)
+long sys_fstat(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 	struct stat st;
 	long err;
 
@@ -364,22 +364,22 @@ static long stat_to_guest(struct task *t, int dirfd, uintptr_t path, int flags, 
 	return err ? err : copy_out(t->mm, buf, &st, sizeof(st));
 }
 
-SYSCALL_DECL(stat)
+long sys_stat(struct task *t, const unsigned long *a)
 {
 	return stat_to_guest(t, AT_FDCWD, a[0], 0, a[1]);
 }
 
-SYSCALL_DECL(lstat)
+long sys_lstat(struct task *t, const unsigned long *a)
 {
 	return stat_to_guest(t, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, a[1]);
 }
 
-SYSCALL_DECL(newfstatat)
+long sys_newfstatat(struct task *t, const unsigned long *a)
 {
-	return stat_to_guest(t, (int)a[0], a[1], (int)a[3], a[2]);
+	return stat_to_guest(t, arg_int(a, 0), a[1], arg_int(a, 3), a[2]);
 }
 
-SYSCALL_DECL(statx)
+long sys_statx(struct task *t, const unsigned long *a)
 {
 	struct stat st;
 	struct statx stx;
@@ -389,16 +389,16 @@ SYSCALL_DECL(statx)
 		return -EINVAL;
 	if (a[3] & STATX__RESERVED)
 		return -EINVAL;
-	if ((err = stat_at(t, (int)a[0], a[1], (int)a[2], &st)))
+	if ((err = stat_at(t, arg_int(a, 0), a[1], arg_int(a, 2), &st)))
 		return err;
-	if ((err = vfs_statx_fill(&st, (unsigned)a[3], &stx)))
+	if ((err = vfs_statx_fill(&st, arg_uint(a, 3), &stx)))
 		return err;
 	return copy_out(t->mm, a[4], &stx, sizeof(stx));
 }
 
-SYSCALL_DECL(getdents64)
+long sys_getdents64(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 	size_t size = a[2];
 
 	if (!f)
@@ -440,14 +440,14 @@ static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t b
 	return copy_out(t->mm, buf, target, n) ? -EFAULT : n;
 }
 
-SYSCALL_DECL(readlink)
+long sys_readlink(struct task *t, const unsigned long *a)
 {
-	return do_readlinkat(t, AT_FDCWD, a[0], a[1], (long)a[2]);
+	return do_readlinkat(t, AT_FDCWD, a[0], a[1], arg_long(a, 2));
 }
 
-SYSCALL_DECL(readlinkat)
+long sys_readlinkat(struct task *t, const unsigned long *a)
 {
-	return do_readlinkat(t, (int)a[0], a[1], a[2], (long)a[3]);
+	return do_readlinkat(t, arg_int(a, 0), a[1], a[2], arg_long(a, 3));
 }
 
 static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, int flags)
@@ -470,22 +470,22 @@ static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, in
 	return err;
 }
 
-SYSCALL_DECL(access)
+long sys_access(struct task *t, const unsigned long *a)
 {
-	return do_faccessat(t, AT_FDCWD, a[0], (int)a[1], 0);
+	return do_faccessat(t, AT_FDCWD, a[0], arg_int(a, 1), 0);
 }
 
-SYSCALL_DECL(faccessat)
+long sys_faccessat(struct task *t, const unsigned long *a)
 {
-	return do_faccessat(t, (int)a[0], a[1], (int)a[2], 0);
+	return do_faccessat(t, arg_int(a, 0), a[1], arg_int(a, 2), 0);
 }
 
-SYSCALL_DECL(faccessat2)
+long sys_faccessat2(struct task *t, const unsigned long *a)
 {
-	return do_faccessat(t, (int)a[0], a[1], (int)a[2], (int)a[3]);
+	return do_faccessat(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_int(a, 3));
 }
 
-SYSCALL_DECL(getcwd)
+long sys_getcwd(struct task *t, const unsigned long *a)
 {
 	char buf[PATH_MAX];
 	int n = vfs_path(t->fs->root, t->fs->cwd, buf, sizeof(buf));
@@ -515,7 +515,7 @@ static long set_cwd(struct task *t, struct vfs_dentry *d)
 	return 0;
 }
 
-SYSCALL_DECL(chdir)
+long sys_chdir(struct task *t, const unsigned long *a)
 {
 	char path[PATH_MAX];
 	struct vfs_dentry *d;
@@ -529,9 +529,9 @@ SYSCALL_DECL(chdir)
 	return set_cwd(t, d);
 }
 
-SYSCALL_DECL(fchdir)
+long sys_fchdir(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
@@ -540,9 +540,9 @@ SYSCALL_DECL(fchdir)
 	return set_cwd(t, vfs_dentry_get(f->dentry));
 }
 
-SYSCALL_DECL(fcntl)
+long sys_fcntl(struct task *t, const unsigned long *a)
 {
-	int fd = (int)a[0], cmd = (int)a[1];
+	int fd = arg_int(a, 0), cmd = arg_int(a, 1);
 	struct fd_entry *e = fdtable_entry(t->files, fd);
 	const int settable = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
 
@@ -551,10 +551,10 @@ SYSCALL_DECL(fcntl)
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC: {
-		if ((long)a[2] < 0 || (long)a[2] >= task_nofile_limit(t))
+		if (arg_long(a, 2) < 0 || arg_long(a, 2) >= task_nofile_limit(t))
 			return -EINVAL;
 		int nfd = fdtable_install(t->files, vfs_file_get(e->file), cmd == F_DUPFD_CLOEXEC,
-					  (int)a[2], task_nofile_limit(t));
+					  arg_int(a, 2), task_nofile_limit(t));
 		if (nfd < 0)
 			vfs_file_put(arg_file(t, fd));
 		return nfd;
@@ -569,11 +569,11 @@ SYSCALL_DECL(fcntl)
 	case F_GETPIPE_SZ:
 		return vfs_pipe_size(e->file, -1);
 	case F_SETPIPE_SZ:
-		if ((long)a[2] < 0 || (long)a[2] > INT_MAX)
+		if (arg_long(a, 2) < 0 || arg_long(a, 2) > INT_MAX)
 			return -EINVAL;
-		return vfs_pipe_size(e->file, (long)a[2]);
+		return vfs_pipe_size(e->file, arg_long(a, 2));
 	case F_SETFL:
-		e->file->flags = (e->file->flags & ~settable) | ((int)a[2] & settable);
+		e->file->flags = (e->file->flags & ~settable) | (arg_int(a, 2) & settable);
 		return 0;
 	case F_GETLK:
 	case F_SETLK:
@@ -599,9 +599,9 @@ static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
 				  task_nofile_limit(t));
 }
 
-SYSCALL_DECL(dup)
+long sys_dup(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
@@ -611,22 +611,22 @@ SYSCALL_DECL(dup)
 	return fd;
 }
 
-SYSCALL_DECL(dup2)
+long sys_dup2(struct task *t, const unsigned long *a)
 {
-	if (!arg_file(t, (int)a[0]))
+	if (!arg_file(t, arg_int(a, 0)))
 		return -EBADF;
 	if (a[0] == a[1])
-		return (int)a[1];
-	return do_dup3(t, (int)a[0], (int)a[1], 0);
+		return arg_int(a, 1);
+	return do_dup3(t, arg_int(a, 0), arg_int(a, 1), 0);
 }
 
-SYSCALL_DECL(dup3)
+long sys_dup3(struct task *t, const unsigned long *a)
 {
 	if (a[2] & ~(unsigned long)O_CLOEXEC)
 		return -EINVAL;
 	if (a[0] == a[1])
 		return -EINVAL;
-	return do_dup3(t, (int)a[0], (int)a[1], (int)a[2]);
+	return do_dup3(t, arg_int(a, 0), arg_int(a, 1), arg_int(a, 2));
 }
 
 static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
@@ -659,22 +659,22 @@ static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
 	return 0;
 }
 
-SYSCALL_DECL(pipe)
+long sys_pipe(struct task *t, const unsigned long *a)
 {
 	return do_pipe2(t, a[0], 0);
 }
 
-SYSCALL_DECL(pipe2)
+long sys_pipe2(struct task *t, const unsigned long *a)
 {
-	return do_pipe2(t, a[0], (int)a[1]);
+	return do_pipe2(t, a[0], arg_int(a, 1));
 }
 
 /* posix_fadvise: advice about caching, which the Sentry has nothing to act on (the memory
  * file and the host's page cache hold everything already); the arguments are checked as on
  * Linux. */
-SYSCALL_DECL(fadvise64)
+long sys_fadvise64(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file_nopath(t, (int)a[0]);
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
 	struct stat st;
 
 	if (!f)
@@ -682,7 +682,7 @@ SYSCALL_DECL(fadvise64)
 	if (vfs_is_pipe(f) ||
 	    (f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISFIFO(st.st_mode)))
 		return -ESPIPE;
-	if ((long)a[2] < 0 || a[3] > POSIX_FADV_NOREUSE)
+	if (arg_long(a, 2) < 0 || a[3] > POSIX_FADV_NOREUSE)
 		return -EINVAL;
 	return 0;
 }
@@ -768,9 +768,9 @@ static long offset_arg(struct task *t, uintptr_t addr, off_t *off, off_t **ptr)
 	return 0;
 }
 
-SYSCALL_DECL(sendfile)
+long sys_sendfile(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *out = arg_file(t, (int)a[0]), *in = arg_file(t, (int)a[1]);
+	struct vfs_file *out = arg_file(t, arg_int(a, 0)), *in = arg_file(t, arg_int(a, 1));
 	off_t off, *offp;
 	long r;
 
@@ -788,9 +788,9 @@ SYSCALL_DECL(sendfile)
 	return r;
 }
 
-SYSCALL_DECL(copy_file_range)
+long sys_copy_file_range(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *in = arg_file(t, (int)a[0]), *out = arg_file(t, (int)a[2]);
+	struct vfs_file *in = arg_file(t, arg_int(a, 0)), *out = arg_file(t, arg_int(a, 2));
 	off_t ioff, ooff, *ip, *op;
 	long r;
 
@@ -819,9 +819,9 @@ SYSCALL_DECL(copy_file_range)
 	return r;
 }
 
-SYSCALL_DECL(splice)
+long sys_splice(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *in = arg_file(t, (int)a[0]), *out = arg_file(t, (int)a[2]);
+	struct vfs_file *in = arg_file(t, arg_int(a, 0)), *out = arg_file(t, arg_int(a, 2));
 	off_t ioff, ooff, *ip, *op;
 	long r;
 
@@ -841,9 +841,9 @@ SYSCALL_DECL(splice)
 	return r;
 }
 
-SYSCALL_DECL(tee)
+long sys_tee(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *in = arg_file(t, (int)a[0]), *out = arg_file(t, (int)a[1]);
+	struct vfs_file *in = arg_file(t, arg_int(a, 0)), *out = arg_file(t, arg_int(a, 1));
 
 	if (!in || !out)
 		return -EBADF;
@@ -890,7 +890,7 @@ static int resolve_to_lookup(uint64_t resolve)
  * O_TMPFILE are EINVAL; RESOLVE_CACHED refuses what would have to create or truncate
  * (EAGAIN), as Linux does before trying. The RESOLVE_ restrictions are applied by the VFS's
  * walk. */
-SYSCALL_DECL(openat2)
+long sys_openat2(struct task *t, const unsigned long *a)
 {
 	struct open_how how;
 	const uint64_t known = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
@@ -916,5 +916,5 @@ SYSCALL_DECL(openat2)
 	if ((how.resolve & RESOLVE_CACHED) &&
 	    (how.flags & (O_TRUNC | O_CREAT | (O_TMPFILE & ~O_DIRECTORY))))
 		return -EAGAIN;
-	return do_openat(t, (int)a[0], a[1], (int)how.flags, (mode_t)how.mode, lookup);
+	return do_openat(t, arg_int(a, 0), a[1], (int)how.flags, (mode_t)how.mode, lookup);
 }

@@ -54,14 +54,14 @@ static long do_mkdirat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 	return vfs_mkdir(t->fs, &cred, start, path, mode & 07777 & ~t->fs->umask);
 }
 
-SYSCALL_DECL(mkdir)
+long sys_mkdir(struct task *t, const unsigned long *a)
 {
-	return do_mkdirat(t, AT_FDCWD, a[0], (mode_t)a[1]);
+	return do_mkdirat(t, AT_FDCWD, a[0], arg_uint(a, 1));
 }
 
-SYSCALL_DECL(mkdirat)
+long sys_mkdirat(struct task *t, const unsigned long *a)
 {
-	return do_mkdirat(t, (int)a[0], a[1], (mode_t)a[2]);
+	return do_mkdirat(t, arg_int(a, 0), a[1], arg_uint(a, 2));
 }
 
 static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mode, dev_t dev)
@@ -77,14 +77,14 @@ static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 			 (mode & S_IFMT) | (mode & 07777 & ~t->fs->umask), dev);
 }
 
-SYSCALL_DECL(mknod)
+long sys_mknod(struct task *t, const unsigned long *a)
 {
-	return do_mknodat(t, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
+	return do_mknodat(t, AT_FDCWD, a[0], arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(mknodat)
+long sys_mknodat(struct task *t, const unsigned long *a)
 {
-	return do_mknodat(t, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
+	return do_mknodat(t, arg_int(a, 0), a[1], arg_uint(a, 2), arg_uint(a, 3));
 }
 
 static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flags)
@@ -104,17 +104,17 @@ static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flag
 	return vfs_unlink(t->fs, &cred, start, path);
 }
 
-SYSCALL_DECL(unlink)
+long sys_unlink(struct task *t, const unsigned long *a)
 {
 	return do_unlinkat(t, AT_FDCWD, a[0], 0);
 }
 
-SYSCALL_DECL(unlinkat)
+long sys_unlinkat(struct task *t, const unsigned long *a)
 {
-	return do_unlinkat(t, (int)a[0], a[1], (int)a[2]);
+	return do_unlinkat(t, arg_int(a, 0), a[1], arg_int(a, 2));
 }
 
-SYSCALL_DECL(rmdir)
+long sys_rmdir(struct task *t, const unsigned long *a)
 {
 	return do_unlinkat(t, AT_FDCWD, a[0], AT_REMOVEDIR);
 }
@@ -133,19 +133,19 @@ static long do_renameat2(struct task *t, int ofd, uintptr_t opath_addr, int nfd,
 	return vfs_rename(t->fs, &cred, ostart, opath, nstart, npath, flags);
 }
 
-SYSCALL_DECL(rename)
+long sys_rename(struct task *t, const unsigned long *a)
 {
 	return do_renameat2(t, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 }
 
-SYSCALL_DECL(renameat)
+long sys_renameat(struct task *t, const unsigned long *a)
 {
-	return do_renameat2(t, (int)a[0], a[1], (int)a[2], a[3], 0);
+	return do_renameat2(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3], 0);
 }
 
-SYSCALL_DECL(renameat2)
+long sys_renameat2(struct task *t, const unsigned long *a)
 {
-	return do_renameat2(t, (int)a[0], a[1], (int)a[2], a[3], (unsigned int)a[4]);
+	return do_renameat2(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3], arg_uint(a, 4));
 }
 
 static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, uintptr_t npath_addr,
@@ -173,14 +173,14 @@ static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, ui
 	return err;
 }
 
-SYSCALL_DECL(link)
+long sys_link(struct task *t, const unsigned long *a)
 {
 	return do_linkat(t, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 }
 
-SYSCALL_DECL(linkat)
+long sys_linkat(struct task *t, const unsigned long *a)
 {
-	return do_linkat(t, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
+	return do_linkat(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3], arg_int(a, 4));
 }
 
 static long do_symlinkat(struct task *t, uintptr_t target_addr, int dirfd, uintptr_t path_addr)
@@ -196,14 +196,14 @@ static long do_symlinkat(struct task *t, uintptr_t target_addr, int dirfd, uintp
 	return vfs_symlink(t->fs, &cred, target, start, path);
 }
 
-SYSCALL_DECL(symlink)
+long sys_symlink(struct task *t, const unsigned long *a)
 {
 	return do_symlinkat(t, a[0], AT_FDCWD, a[1]);
 }
 
-SYSCALL_DECL(symlinkat)
+long sys_symlinkat(struct task *t, const unsigned long *a)
 {
-	return do_symlinkat(t, a[0], (int)a[1], a[2]);
+	return do_symlinkat(t, a[0], arg_int(a, 1), a[2]);
 }
 
 static long chmod_dentry(struct task *t, struct vfs_dentry *d, mode_t mode)
@@ -215,28 +215,28 @@ static long chmod_dentry(struct task *t, struct vfs_dentry *d, mode_t mode)
 	return err;
 }
 
-SYSCALL_DECL(chmod)
+long sys_chmod(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
 	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
-	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
+	return err ? err : chmod_dentry(t, d, arg_uint(a, 1));
 }
 
-SYSCALL_DECL(fchmodat)
+long sys_fchmodat(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = arg_lookup(t, (int)a[0], a[1], 0, &d, NULL);
+	long err = arg_lookup(t, arg_int(a, 0), a[1], 0, &d, NULL);
 
-	return err ? err : chmod_dentry(t, d, (mode_t)a[2]);
+	return err ? err : chmod_dentry(t, d, arg_uint(a, 2));
 }
 
-SYSCALL_DECL(fchmod)
+long sys_fchmod(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = fd_dentry(t, (int)a[0], &d);
+	long err = fd_dentry(t, arg_int(a, 0), &d);
 
-	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
+	return err ? err : chmod_dentry(t, d, arg_uint(a, 1));
 }
 
 static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t gid)
@@ -248,74 +248,74 @@ static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t 
 	return err;
 }
 
-SYSCALL_DECL(chown)
+long sys_chown(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
 	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
-	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(lchown)
+long sys_lchown(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
 	long err = arg_lookup(t, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, &d, NULL);
 
-	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(fchownat)
+long sys_fchownat(struct task *t, const unsigned long *a)
 {
-	int flags = (int)a[4];
+	int flags = arg_int(a, 4);
 	struct vfs_dentry *d;
 	long err;
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	err = arg_lookup(t, (int)a[0], a[1], flags | ARG_NULL_IS_EMPTY, &d, NULL);
-	return err ? err : chown_dentry(t, d, (uid_t)a[2], (gid_t)a[3]);
+	err = arg_lookup(t, arg_int(a, 0), a[1], flags | ARG_NULL_IS_EMPTY, &d, NULL);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 2), arg_uint(a, 3));
 }
 
-SYSCALL_DECL(fchown)
+long sys_fchown(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = fd_dentry(t, (int)a[0], &d);
+	long err = fd_dentry(t, arg_int(a, 0), &d);
 
-	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(truncate)
+long sys_truncate(struct task *t, const unsigned long *a)
 {
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *d;
 	long err;
 
-	if ((long)a[1] < 0)
+	if (arg_long(a, 1) < 0)
 		return -EINVAL;
 	err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 	if (err)
 		return err;
-	err = vfs_truncate(d, &cred, (off_t)a[1]);
+	err = vfs_truncate(d, &cred, arg_long(a, 1));
 	vfs_dentry_put(d);
 	return err;
 }
 
-SYSCALL_DECL(ftruncate)
+long sys_ftruncate(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return vfs_ftruncate(f, (off_t)a[1]);
+	return vfs_ftruncate(f, arg_long(a, 1));
 }
 
-SYSCALL_DECL(fallocate)
+long sys_fallocate(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return vfs_fallocate(f, (int)a[1], (off_t)a[2], (off_t)a[3]);
+	return vfs_fallocate(f, arg_int(a, 1), arg_long(a, 2), arg_long(a, 3));
 }
 
 /* TIMES is NULL for "both now". */
@@ -338,7 +338,7 @@ static long utimens_at(struct task *t, int dirfd, uintptr_t path_addr, const str
 	return err;
 }
 
-SYSCALL_DECL(utimensat)
+long sys_utimensat(struct task *t, const unsigned long *a)
 {
 	struct timespec ts[2];
 
@@ -346,9 +346,9 @@ SYSCALL_DECL(utimensat)
 		return -EFAULT;
 	if (!a[1] && (a[3] & AT_SYMLINK_NOFOLLOW))
 		return -EINVAL;
-	if (!a[1] && (int)a[0] == AT_FDCWD)
+	if (!a[1] && arg_int(a, 0) == AT_FDCWD)
 		return -EFAULT;
-	return utimens_at(t, (int)a[0], a[1], a[2] ? ts : NULL, (int)a[3]);
+	return utimens_at(t, arg_int(a, 0), a[1], a[2] ? ts : NULL, arg_int(a, 3));
 }
 
 /* The timeval forms: microseconds within range, or -EINVAL. */
@@ -370,17 +370,17 @@ static long utimes_at(struct task *t, int dirfd, uintptr_t path_addr, uintptr_t 
 	return utimens_at(t, dirfd, path_addr, ts, 0);
 }
 
-SYSCALL_DECL(futimesat)
+long sys_futimesat(struct task *t, const unsigned long *a)
 {
-	return utimes_at(t, (int)a[0], a[1], a[2]);
+	return utimes_at(t, arg_int(a, 0), a[1], a[2]);
 }
 
-SYSCALL_DECL(utimes)
+long sys_utimes(struct task *t, const unsigned long *a)
 {
 	return utimes_at(t, AT_FDCWD, a[0], a[1]);
 }
 
-SYSCALL_DECL(utime)
+long sys_utime(struct task *t, const unsigned long *a)
 {
 	struct utimbuf ub;
 	struct timespec ts[2];
@@ -405,7 +405,7 @@ static long statfs_out(struct task *t, struct vfs_dentry *d, uintptr_t buf)
 	return copy_out(t->mm, buf, &sfs, sizeof(sfs));
 }
 
-SYSCALL_DECL(statfs)
+long sys_statfs(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
 	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
@@ -413,9 +413,9 @@ SYSCALL_DECL(statfs)
 	return err ? err : statfs_out(t, d, a[1]);
 }
 
-SYSCALL_DECL(fstatfs)
+long sys_fstatfs(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
@@ -437,28 +437,28 @@ static long sync_fd(struct task *t, int fd)
 	return 0;
 }
 
-SYSCALL_DECL(fsync)
+long sys_fsync(struct task *t, const unsigned long *a)
 {
-	return sync_fd(t, (int)a[0]);
+	return sync_fd(t, arg_int(a, 0));
 }
 
-SYSCALL_DECL(fdatasync)
+long sys_fdatasync(struct task *t, const unsigned long *a)
 {
-	return sync_fd(t, (int)a[0]);
+	return sync_fd(t, arg_int(a, 0));
 }
 
-SYSCALL_DECL(sync)
+long sys_sync(struct task *t, const unsigned long *a)
 {
 	(void)t, (void)a;
 	return 0;
 }
 
-SYSCALL_DECL(syncfs)
+long sys_syncfs(struct task *t, const unsigned long *a)
 {
-	return arg_file_nopath(t, (int)a[0]) ? 0 : -EBADF;
+	return arg_file_nopath(t, arg_int(a, 0)) ? 0 : -EBADF;
 }
 
-SYSCALL_DECL(chroot)
+long sys_chroot(struct task *t, const unsigned long *a)
 {
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *d;
@@ -481,7 +481,7 @@ SYSCALL_DECL(chroot)
 
 /* mount(2) of a fresh tmpfs, proc or sysfs; other filesystem types are not known (ENODEV),
  * and bind, move and remount mounts are not offered yet (EOPNOTSUPP). */
-SYSCALL_DECL(mount)
+long sys_mount(struct task *t, const unsigned long *a)
 {
 	char target[PATH_MAX], type[64];
 	unsigned long flags = a[3];
@@ -522,10 +522,10 @@ SYSCALL_DECL(mount)
 	return err;
 }
 
-SYSCALL_DECL(umount2)
+long sys_umount2(struct task *t, const unsigned long *a)
 {
 	char target[PATH_MAX];
-	int flags = (int)a[1];
+	int flags = arg_int(a, 1);
 	struct vfs_dentry *d;
 	long err;
 
@@ -619,52 +619,52 @@ static long xattr_list(struct task *t, struct xattr_obj o)
 	return err ? err : 0;
 }
 
-SYSCALL_DECL(getxattr)
+long sys_getxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_PATH(a[0]), a[1]);
 }
-SYSCALL_DECL(lgetxattr)
+long sys_lgetxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_LINK(a[0]), a[1]);
 }
-SYSCALL_DECL(fgetxattr)
+long sys_fgetxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_get(t, XATTR_FD((int)a[0]), a[1]);
+	return xattr_get(t, XATTR_FD(arg_int(a, 0)), a[1]);
 }
-SYSCALL_DECL(setxattr)
+long sys_setxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], (int)a[4]);
+	return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], arg_int(a, 4));
 }
-SYSCALL_DECL(lsetxattr)
+long sys_lsetxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], (int)a[4]);
+	return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], arg_int(a, 4));
 }
-SYSCALL_DECL(fsetxattr)
+long sys_fsetxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_set(t, XATTR_FD((int)a[0]), a[1], a[3], (int)a[4]);
+	return xattr_set(t, XATTR_FD(arg_int(a, 0)), a[1], a[3], arg_int(a, 4));
 }
-SYSCALL_DECL(listxattr)
+long sys_listxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_list(t, XATTR_PATH(a[0]));
 }
-SYSCALL_DECL(llistxattr)
+long sys_llistxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_list(t, XATTR_LINK(a[0]));
 }
-SYSCALL_DECL(flistxattr)
+long sys_flistxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_list(t, XATTR_FD((int)a[0]));
+	return xattr_list(t, XATTR_FD(arg_int(a, 0)));
 }
 /* Removing answers as getting does: the object, the name, then EOPNOTSUPP. */
-SYSCALL_DECL(removexattr)
+long sys_removexattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_PATH(a[0]), a[1]);
 }
-SYSCALL_DECL(lremovexattr)
+long sys_lremovexattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_LINK(a[0]), a[1]);
 }
-SYSCALL_DECL(fremovexattr)
+long sys_fremovexattr(struct task *t, const unsigned long *a)
 {
-	return xattr_get(t, XATTR_FD((int)a[0]), a[1]);
+	return xattr_get(t, XATTR_FD(arg_int(a, 0)), a[1]);
 }

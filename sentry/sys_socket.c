@@ -217,30 +217,28 @@ static long socket_args(long domain, unsigned long type_arg, long protocol, int 
 	return 0;
 }
 
-SYSCALL_DECL(socket)
+long sys_socket(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
 	struct vfs_file *f;
 	int type, flags;
 	long err;
 
-	if ((err =
-		 socket_args((long)(int)a[0], (unsigned int)a[1], (long)(int)a[2], &type, &flags)))
+	if ((err = socket_args(arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
 		return err;
 	if ((err = vfs_unix_socket_new(type, flags & O_NONBLOCK, &cred, &f)))
 		return err;
 	return task_install_file(t, f, flags & SOCK_CLOEXEC);
 }
 
-SYSCALL_DECL(socketpair)
+long sys_socketpair(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
 	struct vfs_file *fa, *fb;
 	int type, flags, fds[2];
 	long err;
 
-	if ((err =
-		 socket_args((long)(int)a[0], (unsigned int)a[1], (long)(int)a[2], &type, &flags)))
+	if ((err = socket_args(arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
 		return err;
 	if ((err = vfs_unix_socketpair(type, flags & O_NONBLOCK, &cred, &fa, &fb)))
 		return err;
@@ -264,14 +262,14 @@ SYSCALL_DECL(socketpair)
 	return 0;
 }
 
-SYSCALL_DECL(bind)
+long sys_bind(struct task *t, const unsigned long *a)
 {
 	char buf[VFS_UNIX_ADDR_MAX + 1], abs[PATH_MAX];
-	long len = (long)(int)a[2], err;
+	long len = arg_int(a, 2), err;
 	struct vfs_file *f;
 	sa_family_t fam;
 
-	if ((err = sock_fd(t, (int)a[0], &f)) || (err = addr_in(t, a[1], len, buf)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)) || (err = addr_in(t, a[1], len, buf)))
 		return err;
 	memcpy(&fam, buf, sizeof(fam));
 	if (len == (long)SUN_PATH_OFF && fam == AF_UNIX)
@@ -301,14 +299,14 @@ SYSCALL_DECL(bind)
 	return err;
 }
 
-SYSCALL_DECL(listen)
+long sys_listen(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
-	int backlog = (int)a[1];
+	int backlog = arg_int(a, 1);
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
 	if ((unsigned int)backlog > SOMAXCONN_LINUX)
 		backlog = SOMAXCONN_LINUX;
@@ -349,27 +347,27 @@ static long do_accept(struct task *t, int fd, uintptr_t uaddr, uintptr_t ulen, i
 	return nfd;
 }
 
-SYSCALL_DECL(accept)
+long sys_accept(struct task *t, const unsigned long *a)
 {
-	return do_accept(t, (int)a[0], a[1], a[2], 0);
+	return do_accept(t, arg_int(a, 0), a[1], a[2], 0);
 }
 
-SYSCALL_DECL(accept4)
+long sys_accept4(struct task *t, const unsigned long *a)
 {
-	return do_accept(t, (int)a[0], a[1], a[2], (int)a[3]);
+	return do_accept(t, arg_int(a, 0), a[1], a[2], arg_int(a, 3));
 }
 
-SYSCALL_DECL(connect)
+long sys_connect(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
 	char buf[VFS_UNIX_ADDR_MAX + 1];
-	long len = (long)(int)a[2], err;
+	long len = arg_int(a, 2), err;
 	struct vfs_unix_sock *target = NULL;
 	struct waitq *wq = NULL;
 	struct vfs_file *f;
 	sa_family_t fam;
 
-	if ((err = sock_fd(t, (int)a[0], &f)) || (err = addr_in(t, a[1], len, buf)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)) || (err = addr_in(t, a[1], len, buf)))
 		return err;
 	memcpy(&fam, buf, sizeof(fam));
 	if (vfs_unix_type(f) == SOCK_DGRAM) {
@@ -397,47 +395,47 @@ static long getname(struct task *t, const unsigned long *a, bool peer)
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)) || (err = vfs_unix_getname(f, peer, addr, &alen)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)) || (err = vfs_unix_getname(f, peer, addr, &alen)))
 		return err;
 	return addr_out(t, a[1], a[2], addr, alen);
 }
 
-SYSCALL_DECL(getsockname)
+long sys_getsockname(struct task *t, const unsigned long *a)
 {
 	return getname(t, a, false);
 }
 
-SYSCALL_DECL(getpeername)
+long sys_getpeername(struct task *t, const unsigned long *a)
 {
 	return getname(t, a, true);
 }
 
-SYSCALL_DECL(shutdown)
+long sys_shutdown(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
-	return vfs_unix_shutdown(f, (int)a[1]);
+	return vfs_unix_shutdown(f, arg_int(a, 1));
 }
 
-SYSCALL_DECL(setsockopt)
+long sys_setsockopt(struct task *t, const unsigned long *a)
 {
 	char val[64] = {0};
-	long len = (long)(int)a[4], err;
+	long len = arg_int(a, 4), err;
 	struct vfs_file *f;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
 	if (len < 0)
 		return -EINVAL;
 	if (len && copy_in(t->mm, val, a[3], len < (long)sizeof(val) ? len : (long)sizeof(val)))
 		return -EFAULT;
-	return vfs_unix_setsockopt(f, (int)a[1], (int)a[2], val, (unsigned int)len);
+	return vfs_unix_setsockopt(f, arg_int(a, 1), arg_int(a, 2), val, (unsigned int)len);
 }
 
-SYSCALL_DECL(getsockopt)
+long sys_getsockopt(struct task *t, const unsigned long *a)
 {
 	char val[64];
 	unsigned int vlen;
@@ -445,13 +443,13 @@ SYSCALL_DECL(getsockopt)
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
 	if (copy_in(t->mm, &len, a[4], sizeof(len)))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
-	if ((err = vfs_unix_getsockopt(f, (int)a[1], (int)a[2], val, &vlen)))
+	if ((err = vfs_unix_getsockopt(f, arg_int(a, 1), arg_int(a, 2), val, &vlen)))
 		return err;
 	if ((unsigned int)len > vlen)
 		len = (int)vlen;
@@ -771,18 +769,18 @@ out:
 	return err;
 }
 
-SYSCALL_DECL(sendto)
+long sys_sendto(struct task *t, const unsigned long *a)
 {
 	struct iovec one = {(void *)a[1], a[2]};
 
-	return sock_send(t, (int)a[0], &one, 1, a[4], (long)(int)a[5], 0, 0, (int)a[3]);
+	return sock_send(t, arg_int(a, 0), &one, 1, a[4], arg_int(a, 5), 0, 0, arg_int(a, 3));
 }
 
-SYSCALL_DECL(recvfrom)
+long sys_recvfrom(struct task *t, const unsigned long *a)
 {
 	struct iovec one = {(void *)a[1], a[2]};
 	struct recv_out out;
-	long r = sock_recv(t, (int)a[0], &one, 1, (int)a[3], 0, 0, &out);
+	long r = sock_recv(t, arg_int(a, 0), &one, 1, arg_int(a, 3), 0, 0, &out);
 
 	if (r >= 0 && a[4]) {
 		long err = addr_out(t, a[4], a[5], out.addr, out.addrlen);
@@ -859,12 +857,12 @@ out:
 	return err;
 }
 
-SYSCALL_DECL(sendmsg)
+long sys_sendmsg(struct task *t, const unsigned long *a)
 {
-	return do_sendmsg(t, (int)a[0], a[1], (int)a[2]);
+	return do_sendmsg(t, arg_int(a, 0), a[1], arg_int(a, 2));
 }
 
-SYSCALL_DECL(recvmsg)
+long sys_recvmsg(struct task *t, const unsigned long *a)
 {
-	return do_recvmsg(t, (int)a[0], a[1], (int)a[2]);
+	return do_recvmsg(t, arg_int(a, 0), a[1], arg_int(a, 2));
 }

@@ -32,7 +32,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	long err;
 
 	if (flags & ~(unsigned long)SUPPORTED)
-		return -ENOSYS;
+		return syscall_unsupported(p, -ENOSYS, "flags %#lx",
+					   flags & ~(unsigned long)SUPPORTED);
 	if ((flags & CSIGNAL) > 64)
 		return -EINVAL;
 	if (((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) ||
@@ -196,8 +197,10 @@ long sys_clone3(struct task *t, const unsigned long *a)
 		return err;
 	if (args.exit_signal > 64 || (args.flags & CSIGNAL))
 		return -EINVAL;
-	if (args.set_tid || args.set_tid_size || args.cgroup)
-		return -ENOSYS; /* choosing the child's pid, CLONE_INTO_CGROUP: not implemented */
+	if (args.set_tid || args.set_tid_size)
+		return syscall_unsupported(t, -ENOSYS, "set_tid"); /* choosing the child's pid */
+	if (args.cgroup)
+		return syscall_unsupported(t, -ENOSYS, "cgroup");
 	return kernel_clone(t, args.flags | args.exit_signal,
 			    args.stack ? args.stack + args.stack_size : 0, args.parent_tid,
 			    args.child_tid, args.tls);

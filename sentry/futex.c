@@ -304,7 +304,14 @@ long sys_futex(struct task *t, const unsigned long *a)
 		return futex_requeue(t, a[0], (int)val, arg_int(a, 3), a[4], &val3);
 	case FUTEX_WAKE_OP:
 		return futex_wake_op(t, a[0], (int)val, arg_int(a, 3), a[4], val3);
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_UNLOCK_PI:
+	case FUTEX_TRYLOCK_PI:
+	case FUTEX_WAIT_REQUEUE_PI:
+	case FUTEX_CMP_REQUEUE_PI:
+		return syscall_unsupported(t, -ENOSYS, "priority-inheritance operation %d", cmd);
 	default:
-		return -ENOSYS; /* PI futexes and FUTEX_WAIT_REQUEUE_PI are not implemented */
+		return -ENOSYS;
 	}
 }

@@ -26,7 +26,9 @@ long sys_memfd_create(struct task *t, const unsigned long *a)
 	long err;
 
 	if (flags & ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING))
-		return -EINVAL; /* MFD_HUGETLB and the exec-seal flags are not offered */
+		return syscall_unsupported(t, -EINVAL, "flags %#x",
+					   flags &
+					       ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING));
 	long n = copy_string_in(t->mm, name, a[0], sizeof(name));
 	if (n == -ENAMETOOLONG)
 		return -EINVAL;

@@ -419,9 +419,8 @@ long sys_fstatfs(struct task *t, const unsigned long *a)
 
 	if (!f)
 		return -EBADF;
-	if (!f->dentry)
-		return -ENOSYS; /* pipes and anonymous files: their pseudo filesystems are not
-				   modelled */
+	if (!f->dentry) /* the pseudo filesystems of pipes and anonymous files are not modelled */
+		return syscall_unsupported(t, -ENOSYS, "a file with no filesystem");
 	return statfs_out(t, vfs_dentry_get(f->dentry), a[1]);
 }
 
@@ -492,9 +491,10 @@ long sys_mount(struct task *t, const unsigned long *a)
 		return -EPERM;
 	if ((err = arg_path(t, a[1], target)))
 		return err;
-	if (flags &
-	    (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
-		return -EOPNOTSUPP;
+	unsigned long other = flags & (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE |
+				       MS_SLAVE | MS_UNBINDABLE);
+	if (other)
+		return syscall_unsupported(t, -EOPNOTSUPP, "flags %#lx", other);
 	if (!a[2])
 		return -EINVAL;
 	if ((err = copy_string_in(t->mm, type, a[2], sizeof(type))) < 0)
@@ -507,7 +507,7 @@ long sys_mount(struct task *t, const unsigned long *a)
 	else if (!strcmp(type, "sysfs"))
 		make = kernel_new_sysfs;
 	else
-		return -ENODEV;
+		return syscall_unsupported(t, -ENODEV, "filesystem type %s", type);
 	if ((err = vfs_lookup(t->fs, NULL, target, VFS_LOOKUP_FOLLOW, &mp)))
 		return err;
 	err = -ENOTDIR;

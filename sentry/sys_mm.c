@@ -32,8 +32,11 @@ long sys_mmap(struct task *t, const unsigned long *a)
 		file = arg_file(t, fd);
 		if (!file)
 			return -EBADF;
-		if (!file->ops->pread_kernel || !file->ops->getattr ||
-		    file->ops->getattr(file, &st) || !S_ISREG(st.st_mode))
+		if (!file->ops->getattr || file->ops->getattr(file, &st))
+			return -ENODEV;
+		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			return syscall_unsupported(t, -ENODEV, "mapping a device");
+		if (!file->ops->pread_kernel || !S_ISREG(st.st_mode))
 			return -ENODEV;
 		if ((file->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
@@ -86,6 +89,8 @@ long sys_brk(struct task *t, const unsigned long *a)
 
 long sys_mremap(struct task *t, const unsigned long *a)
 {
+	if (arg_int(a, 3) & MREMAP_DONTUNMAP)
+		return syscall_unsupported(t, -EINVAL, "MREMAP_DONTUNMAP");
 	return mm_remap(t->mm, a[0], a[1], a[2], arg_int(a, 3), a[4]);
 }
 

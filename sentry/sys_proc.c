@@ -343,6 +343,6 @@ long sys_prctl(struct task *t, const unsigned long *a)
 	case PR_GET_PDEATHSIG:
 		return copy_out(t->mm, a[1], &t->pdeath_signal, sizeof(int));
 	default:
-		return -EINVAL;
+		return syscall_unsupported(t, -EINVAL, "option %d", arg_int(a, 0));
 	}
 }

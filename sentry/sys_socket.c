@@ -200,7 +200,8 @@ static long resolve(struct task *t, int type, const char *buf, long len, struct 
 /* --- socket, socketpair, bind, listen, accept, connect, names ------------------------------- */
 
 /* The type and flags of socket()'s TYPE argument, checked in Linux's order. */
-static long socket_args(long domain, unsigned long type_arg, long protocol, int *type, int *flags)
+static long socket_args(struct task *t, long domain, unsigned long type_arg, long protocol,
+			int *type, int *flags)
 {
 	*type = (int)(type_arg & SOCK_TYPE_MASK);
 	*flags = (int)(type_arg & ~(unsigned long)SOCK_TYPE_MASK);
@@ -211,7 +212,7 @@ static long socket_args(long domain, unsigned long type_arg, long protocol, int 
 	if (*type >= SOCK_MAX_TYPE)
 		return -EINVAL;
 	if (domain != AF_UNIX)
-		return -EAFNOSUPPORT;
+		return syscall_unsupported(t, -EAFNOSUPPORT, "address family %ld", domain);
 	if (protocol && protocol != PF_UNIX)
 		return -EPROTONOSUPPORT;
 	return 0;
@@ -224,7 +225,7 @@ long sys_socket(struct task *t, const unsigned long *a)
 	int type, flags;
 	long err;
 
-	if ((err = socket_args(arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
+	if ((err = socket_args(t, arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
 		return err;
 	if ((err = vfs_unix_socket_new(type, flags & O_NONBLOCK, &cred, &f)))
 		return err;
@@ -238,7 +239,7 @@ long sys_socketpair(struct task *t, const unsigned long *a)
 	int type, flags, fds[2];
 	long err;
 
-	if ((err = socket_args(arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
+	if ((err = socket_args(t, arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
 		return err;
 	if ((err = vfs_unix_socketpair(type, flags & O_NONBLOCK, &cred, &fa, &fb)))
 		return err;

@@ -145,7 +145,9 @@ long sys_clock_nanosleep(struct task *t, const unsigned long *a)
 		default:
 			/* CPU-time clocks would need the guest's CPU accounting to drive a timer.
 			 */
-			return valid_clock(clk) ? -EOPNOTSUPP : -EINVAL;
+			return valid_clock(clk)
+				   ? syscall_unsupported(t, -EOPNOTSUPP, "clock %d", clk)
+				   : -EINVAL;
 		}
 		if (copy_in(t->mm, &req, a[2], sizeof(req)))
 			return -EFAULT;

@@ -313,7 +313,9 @@ long sys_timer_create(struct task *t, const unsigned long *a)
 		return -ENOMEM;
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
 	    clk != CLOCK_TAI && clk != CLOCK_PROCESS_CPUTIME_ID)
-		return clk < 0 || clk > CLOCK_TAI ? -EINVAL : -EOPNOTSUPP;
+		return clk < 0 || clk > CLOCK_TAI
+			   ? -EINVAL
+			   : syscall_unsupported(t, -EOPNOTSUPP, "clock %d", clk);
 	memset(&ev, 0, sizeof(ev));
 	if (a[1]) {
 		if (copy_in(t->mm, &ev, a[1], sizeof(ev)))

@@ -108,8 +108,12 @@ ALL_C := $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:
 	clang-format -i $(ALL_C)
 
-lint:
-	@clang-format --dry-run -Werror $(ALL_C) && echo "lint: formatting clean"
+# Lint: the formatting, and the syscall table against its handlers and docs/syscalls.md.
+lint: $(BIN)
+	@fail=0; \
+	clang-format --dry-run -Werror $(ALL_C) && echo "lint: formatting clean" || fail=1; \
+	bash scripts/check-syscalls.sh ./$(BIN) || fail=1; \
+	exit $$fail
 
 clean:
 	rm -rf build build-san minisentry $(ROOTFS)

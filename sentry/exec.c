@@ -22,6 +22,7 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -489,23 +490,23 @@ out:
 	return err;
 }
 
-SYSCALL_DECL(execve)
+long sys_execve(struct task *t, const unsigned long *a)
 {
 	char path[PATH_MAX];
-	long err = copy_string_in(t->mm, path, a[0], sizeof(path));
+	long err = arg_path(t, a[0], path);
 
-	return err < 0 ? err : do_execve(t, path, a[1], a[2]);
+	return err ? err : do_execve(t, path, a[1], a[2]);
 }
 
 /* execveat names the file relative to a directory descriptor (or, with AT_EMPTY_PATH, the
  * descriptor itself): it becomes a path from the task's root for the loader. */
-SYSCALL_DECL(execveat)
+long sys_execveat(struct task *t, const unsigned long *a)
 {
 	char rel[PATH_MAX], path[PATH_MAX];
-	int dirfd = (int)a[0], flags = (int)a[4];
-	long err = copy_string_in(t->mm, rel, a[1], sizeof(rel));
+	int dirfd = arg_int(a, 0), flags = arg_int(a, 4);
+	long err = arg_path(t, a[1], rel);
 
-	if (err < 0)
+	if (err)
 		return err;
 	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
 		return -EINVAL;
@@ -514,7 +515,7 @@ SYSCALL_DECL(execveat)
 	} else {
 		struct vfs_dentry *base = dirfd == AT_FDCWD ? t->fs->cwd : NULL;
 		if (!base) {
-			struct vfs_file *f = fdtable_get(t->files, dirfd);
+			struct vfs_file *f = arg_file(t, dirfd);
 			if (!f)
 				return -EBADF;
 			if (!f->dentry)

@@ -14,6 +14,7 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "sentry/timer.h"
 #include "sentry/futex.h"
@@ -249,10 +250,10 @@ static void fill_rusage(struct rusage *ru, struct timespec cpu)
 	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
 }
 
-SYSCALL_DECL(wait4)
+long sys_wait4(struct task *t, const unsigned long *a)
 {
-	pid_t pid = (pid_t)a[0];
-	int options = (int)a[2];
+	pid_t pid = arg_int(a, 0);
+	int options = arg_int(a, 2);
 	struct wait_result r;
 	int idtype = pid > 0 ? P_PID : pid == -1 ? P_ALL : P_PGID;
 	pid_t id = pid < -1 ? -pid : pid == 0 ? t->pgid : pid;
@@ -277,10 +278,10 @@ SYSCALL_DECL(wait4)
 	return r.pid;
 }
 
-SYSCALL_DECL(waitid)
+long sys_waitid(struct task *t, const unsigned long *a)
 {
-	int idtype = (int)a[0], options = (int)a[3];
-	pid_t id = (pid_t)a[1];
+	int idtype = arg_int(a, 0), options = arg_int(a, 3);
+	pid_t id = arg_int(a, 1);
 	struct wait_result r;
 
 	if (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT | __WNOTHREAD |

@@ -81,7 +81,7 @@ struct fd_entry *fdtable_entry(struct fdtable *t, int fd)
 	return &t->fds[fd];
 }
 
-struct vfs_file *fdtable_get(struct fdtable *t, int fd)
+struct vfs_file *fdtable_peek(struct fdtable *t, int fd)
 {
 	struct fd_entry *e = fdtable_entry(t, fd);
 
@@ -139,7 +139,7 @@ void *fdtable_load(struct dec *d)
 		struct vfs_file *f = dec_ref(d, CK_FILE);
 		if (!dec_ok(d))
 			break;
-		if (!f || fd >= FD_MAX || fdtable_get(t, (int)fd)) {
+		if (!f || fd >= FD_MAX || fdtable_peek(t, (int)fd)) {
 			dec_fail(d, "bad descriptor table");
 			break;
 		}

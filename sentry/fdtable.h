@@ -27,8 +27,9 @@ void fdtable_put(struct fdtable *t);
 int fdtable_install(struct fdtable *t, struct vfs_file *file, bool cloexec, int min, int limit);
 /* Installs FILE at exactly FD, closing what was there. Returns FD or a negative errno. */
 int fdtable_install_at(struct fdtable *t, int fd, struct vfs_file *file, bool cloexec, int limit);
-/* The file at FD (borrowed: valid while the table holds it), or NULL. */
-struct vfs_file *fdtable_get(struct fdtable *t, int fd);
+/* The file at FD, or NULL. Borrowed, not a new reference: valid while the table holds it.
+ * Syscall handlers reach it through arg_file (sentry/sysarg.h). */
+struct vfs_file *fdtable_peek(struct fdtable *t, int fd);
 struct fd_entry *fdtable_entry(struct fdtable *t, int fd);
 int fdtable_close(struct fdtable *t, int fd);
 

@@ -11,7 +11,10 @@
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
+
+#define CLONE_ARGS_SIZE_VER0 64 /* the first struct clone_args */
 
 /* The clone flags this kernel implements. */
 #define SUPPORTED                                                                                  \
@@ -29,7 +32,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	long err;
 
 	if (flags & ~(unsigned long)SUPPORTED)
-		return -ENOSYS;
+		return syscall_unsupported(p, -ENOSYS, "flags %#lx",
+					   flags & ~(unsigned long)SUPPORTED);
 	if ((flags & CSIGNAL) > 64)
 		return -EINVAL;
 	if (((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) ||
@@ -165,7 +169,7 @@ void kernel_vfork_release(struct task *c)
 	c->vfork_parent = NULL;
 }
 
-SYSCALL_DECL(clone)
+long sys_clone(struct task *t, const unsigned long *a)
 {
 	if (t->retry && t->vfork_child)
 		return kernel_vfork_wait(t);
@@ -173,13 +177,13 @@ SYSCALL_DECL(clone)
 	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
 }
 
-SYSCALL_DECL(fork)
+long sys_fork(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return kernel_clone(t, SIGCHLD, 0, 0, 0, 0);
 }
 
-SYSCALL_DECL(clone3)
+long sys_clone3(struct task *t, const unsigned long *a)
 {
 	if (t->retry && t->vfork_child)
 		return kernel_vfork_wait(t);
@@ -187,28 +191,16 @@ SYSCALL_DECL(clone3)
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 		uint64_t set_tid, set_tid_size, cgroup; /* later versions of the structure */
 	} args;
-	size_t size = a[1], known = sizeof(args);
+	long err = arg_struct(t, &args, sizeof(args), a[0], a[1], CLONE_ARGS_SIZE_VER0);
 
-	/* As Linux's copy_struct_from_user: at least the first version, at most a page, and
-	 * nothing this kernel does not know of past what it knows. */
-	if (size < 64)
-		return -EINVAL;
-	if (size > 4096)
-		return -E2BIG;
-	memset(&args, 0, sizeof(args));
-	if (copy_in(t->mm, &args, a[0], size < known ? size : known))
-		return -EFAULT;
-	for (size_t at = known; at < size; at++) {
-		uint8_t byte;
-		if (copy_in(t->mm, &byte, a[0] + at, 1))
-			return -EFAULT;
-		if (byte)
-			return -E2BIG;
-	}
+	if (err)
+		return err;
 	if (args.exit_signal > 64 || (args.flags & CSIGNAL))
 		return -EINVAL;
-	if (args.set_tid || args.set_tid_size || args.cgroup)
-		return -ENOSYS; /* choosing the child's pid, CLONE_INTO_CGROUP: not implemented */
+	if (args.set_tid || args.set_tid_size)
+		return syscall_unsupported(t, -ENOSYS, "set_tid"); /* choosing the child's pid */
+	if (args.cgroup)
+		return syscall_unsupported(t, -ENOSYS, "cgroup");
 	return kernel_clone(t, args.flags | args.exit_signal,
 			    args.stack ? args.stack + args.stack_size : 0, args.parent_tid,
 			    args.child_tid, args.tls);

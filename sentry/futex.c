@@ -14,6 +14,7 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/waitq.h"
 
@@ -273,11 +274,11 @@ static long futex_wake_op(struct task *t, uintptr_t uaddr, int n1, int n2, uintp
 	return woken;
 }
 
-SYSCALL_DECL(futex)
+long sys_futex(struct task *t, const unsigned long *a)
 {
-	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
+	int op = arg_int(a, 1), cmd = op & FUTEX_CMD_MASK;
 	bool realtime = op & FUTEX_CLOCK_REALTIME;
-	uint32_t val = (uint32_t)a[2], val3 = (uint32_t)a[5];
+	uint32_t val = arg_uint(a, 2), val3 = arg_uint(a, 5);
 
 	if (realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT)
 		return -ENOSYS;
@@ -298,12 +299,19 @@ SYSCALL_DECL(futex)
 		return wake_key(key, (int)val > 0 ? (int)val : 0, bits);
 	}
 	case FUTEX_REQUEUE:
-		return futex_requeue(t, a[0], (int)val, (int)a[3], a[4], NULL);
+		return futex_requeue(t, a[0], (int)val, arg_int(a, 3), a[4], NULL);
 	case FUTEX_CMP_REQUEUE:
-		return futex_requeue(t, a[0], (int)val, (int)a[3], a[4], &val3);
+		return futex_requeue(t, a[0], (int)val, arg_int(a, 3), a[4], &val3);
 	case FUTEX_WAKE_OP:
-		return futex_wake_op(t, a[0], (int)val, (int)a[3], a[4], val3);
+		return futex_wake_op(t, a[0], (int)val, arg_int(a, 3), a[4], val3);
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_UNLOCK_PI:
+	case FUTEX_TRYLOCK_PI:
+	case FUTEX_WAIT_REQUEUE_PI:
+	case FUTEX_CMP_REQUEUE_PI:
+		return syscall_unsupported(t, -ENOSYS, "priority-inheritance operation %d", cmd);
 	default:
-		return -ENOSYS; /* PI futexes and FUTEX_WAIT_REQUEUE_PI are not implemented */
+		return -ENOSYS;
 	}
 }

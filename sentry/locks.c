@@ -15,6 +15,7 @@
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "state/codec.h"
 #include "vfs/vfs.h"
@@ -298,13 +299,13 @@ void locks_on_exit(struct task *leader)
 	release_where(posix_of, key);
 }
 
-SYSCALL_DECL(flock)
+long sys_flock(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return locks_flock(t, f, (int)a[1]);
+	return locks_flock(t, f, arg_int(a, 1));
 }
 
 /* --- checkpoint ---------------------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "sentry/syscall.h"
 #include "state/state.h"
 
 #define VERSION "0.1.0"
@@ -317,6 +318,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("minisentry %s\n", VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1],
+		    "--syscall-table")) { /* not in the usage: it writes docs/syscalls.md */
+		syscall_table_markdown(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))

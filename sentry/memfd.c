@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -17,16 +17,18 @@
 
 static struct vfs_dentry *memfd_root;
 
-SYSCALL_DECL(memfd_create)
+long sys_memfd_create(struct task *t, const unsigned long *a)
 {
 	static unsigned long seq;
 	char name[MFD_NAME_MAX + 1], path[MFD_NAME_MAX + 48];
-	unsigned int flags = (unsigned int)a[1];
+	unsigned int flags = arg_uint(a, 1);
 	struct vfs_file *f;
 	long err;
 
 	if (flags & ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING))
-		return -EINVAL; /* MFD_HUGETLB and the exec-seal flags are not offered */
+		return syscall_unsupported(t, -EINVAL, "flags %#x",
+					   flags &
+					       ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING));
 	long n = copy_string_in(t->mm, name, a[0], sizeof(name));
 	if (n == -ENAMETOOLONG)
 		return -EINVAL;

@@ -603,7 +603,7 @@ void signal_fault(struct task *t, int sig)
 		kernel_resume(t);
 }
 
-SYSCALL_DECL(rt_sigreturn)
+long sys_rt_sigreturn(struct task *t, const unsigned long *a)
 {
 	struct user_regs_struct regs;
 	struct rt_sigframe f;

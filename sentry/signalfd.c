@@ -10,11 +10,11 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/save.h"
 #include "vfs/vfs.h"
@@ -131,7 +131,7 @@ static long do_signalfd(struct task *t, int fd, uintptr_t mask_addr, size_t size
 		return -EFAULT;
 	mask &= ~UNBLOCKABLE;
 	if (fd != -1) {
-		struct vfs_file *f = fdtable_get(t->files, fd);
+		struct vfs_file *f = arg_file(t, fd);
 		if (!f)
 			return -EBADF;
 		if (f->ops != &sigfd_ops)
@@ -155,14 +155,14 @@ static long do_signalfd(struct task *t, int fd, uintptr_t mask_addr, size_t size
 	return task_install_file(t, f, flags & SFD_CLOEXEC);
 }
 
-SYSCALL_DECL(signalfd4)
+long sys_signalfd4(struct task *t, const unsigned long *a)
 {
-	return do_signalfd(t, (int)a[0], a[1], a[2], (int)a[3]);
+	return do_signalfd(t, arg_int(a, 0), a[1], a[2], arg_int(a, 3));
 }
 
-SYSCALL_DECL(signalfd)
+long sys_signalfd(struct task *t, const unsigned long *a)
 {
-	return do_signalfd(t, (int)a[0], a[1], a[2], 0);
+	return do_signalfd(t, arg_int(a, 0), a[1], a[2], 0);
 }
 
 static int sigfd_save(struct enc *e, struct vfs_file *f)

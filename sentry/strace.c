@@ -1,6 +1,7 @@
 /* --strace: prints each finished guest syscall on stderr the way strace(1) does, driven by the
- * argument formats in the syscall table. Strings are read from guest memory with the same
- * checked accessors the handlers use. */
+ * argument formats in the syscall table, and marks a call that met a part this kernel does not
+ * implement. Strings are read from guest memory with the same checked accessors the handlers
+ * use. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -121,14 +122,20 @@ void strace_print(struct task *t, long ret)
 		fputc(')', out);
 	}
 	if (ret == -ESENTRY_BLOCK)
-		fputs(" <blocks>\n", out);
+		fputs(" <blocks>", out);
 	else if (t->exited)
-		fputs(" = ?\n", out);
+		fputs(" = ?", out);
 	else if (ret < 0 && ret > -4096)
-		fprintf(out, " = -1 %s (%s)\n",
-			strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?", strerror(-ret));
+		fprintf(out, " = -1 %s (%s)", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
+			strerror(-ret));
 	else if (def && def->ret == 'x')
-		fprintf(out, " = %#lx\n", ret);
+		fprintf(out, " = %#lx", ret);
 	else
-		fprintf(out, " = %ld\n", ret);
+		fprintf(out, " = %ld", ret);
+	/* What the table and the handler know of what is missing. */
+	if (syscall_unsupported_now())
+		fprintf(out, " <unsupported: %s>", syscall_unsupported_now());
+	else if (ret == -ENOSYS && (!def || def->support == SYSCALL_UNIMPLEMENTED))
+		fputs(" <unimplemented>", out);
+	fputc('\n', out);
 }

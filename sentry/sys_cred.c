@@ -8,6 +8,7 @@
 
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 
 #define NGROUPS_MAX 65536
@@ -36,9 +37,9 @@ static bool one_of(unsigned int id, unsigned int a, unsigned int b, unsigned int
 	return id == a || id == b || id == c;
 }
 
-SYSCALL_DECL(setuid)
+long sys_setuid(struct task *t, const unsigned long *a)
 {
-	uid_t uid = (uid_t)a[0];
+	uid_t uid = arg_uint(a, 0);
 
 	if (uid == KEEP)
 		return -EINVAL;
@@ -51,9 +52,9 @@ SYSCALL_DECL(setuid)
 	return 0;
 }
 
-SYSCALL_DECL(setgid)
+long sys_setgid(struct task *t, const unsigned long *a)
 {
-	gid_t gid = (gid_t)a[0];
+	gid_t gid = arg_uint(a, 0);
 
 	if (gid == KEEP)
 		return -EINVAL;
@@ -85,14 +86,14 @@ static long set_re(struct task *t, unsigned int r, unsigned int e, bool gid)
 	return 0;
 }
 
-SYSCALL_DECL(setreuid)
+long sys_setreuid(struct task *t, const unsigned long *a)
 {
-	return set_re(t, (unsigned int)a[0], (unsigned int)a[1], false);
+	return set_re(t, arg_uint(a, 0), arg_uint(a, 1), false);
 }
 
-SYSCALL_DECL(setregid)
+long sys_setregid(struct task *t, const unsigned long *a)
 {
-	return set_re(t, (unsigned int)a[0], (unsigned int)a[1], true);
+	return set_re(t, arg_uint(a, 0), arg_uint(a, 1), true);
 }
 
 static long set_res(struct task *t, unsigned int r, unsigned int e, unsigned int s, bool gid)
@@ -110,39 +111,39 @@ static long set_res(struct task *t, unsigned int r, unsigned int e, unsigned int
 	return 0;
 }
 
-SYSCALL_DECL(setresuid)
+long sys_setresuid(struct task *t, const unsigned long *a)
 {
-	return set_res(t, (unsigned int)a[0], (unsigned int)a[1], (unsigned int)a[2], false);
+	return set_res(t, arg_uint(a, 0), arg_uint(a, 1), arg_uint(a, 2), false);
 }
 
-SYSCALL_DECL(setresgid)
+long sys_setresgid(struct task *t, const unsigned long *a)
 {
-	return set_res(t, (unsigned int)a[0], (unsigned int)a[1], (unsigned int)a[2], true);
+	return set_res(t, arg_uint(a, 0), arg_uint(a, 1), arg_uint(a, 2), true);
 }
 
 /* The filesystem ids are the effective ones here: setfs*id reports them and changes nothing
  * it could not change through the effective id. */
-SYSCALL_DECL(setfsuid)
+long sys_setfsuid(struct task *t, const unsigned long *a)
 {
-	uid_t old = t->euid, id = (uid_t)a[0];
+	uid_t old = t->euid, id = arg_uint(a, 0);
 
 	if (id != KEEP && (privileged(t) || one_of(id, t->uid, t->euid, t->suid)))
 		t->euid = id;
 	return old;
 }
 
-SYSCALL_DECL(setfsgid)
+long sys_setfsgid(struct task *t, const unsigned long *a)
 {
-	gid_t old = t->egid, id = (gid_t)a[0];
+	gid_t old = t->egid, id = arg_uint(a, 0);
 
 	if (id != KEEP && (privileged(t) || one_of(id, t->gid, t->egid, t->sgid)))
 		t->egid = id;
 	return old;
 }
 
-SYSCALL_DECL(setgroups)
+long sys_setgroups(struct task *t, const unsigned long *a)
 {
-	long n = (long)a[0];
+	long n = arg_long(a, 0);
 
 	if (n < 0 || n > NGROUPS_MAX)
 		return -EINVAL;
@@ -161,9 +162,9 @@ SYSCALL_DECL(setgroups)
 	return 0;
 }
 
-SYSCALL_DECL(getgroups)
+long sys_getgroups(struct task *t, const unsigned long *a)
 {
-	int size = (int)a[0];
+	int size = arg_int(a, 0);
 
 	if (size < 0)
 		return -EINVAL;

@@ -21,62 +21,12 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
-#define MAX_RW_COUNT (INT_MAX & ~(PAGE_SIZE - 1))
 #define IOV_PIECES 64
-
-static long path_in(struct task *t, uintptr_t addr, char *buf)
-{
-	long n = copy_string_in(t->mm, buf, addr, PATH_MAX);
-
-	return n < 0 ? n : 0;
-}
-
-/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD
- * unless it is their root (IN_ROOT, for openat2's RESOLVE_IN_ROOT). */
-static long start_dir_at(struct task *t, int dirfd, const char *path, bool in_root,
-			 struct vfs_dentry **start)
-{
-	*start = NULL;
-	if (path[0] == 0)
-		return -ENOENT;
-	if ((path[0] == '/' && !in_root) || dirfd == AT_FDCWD)
-		return 0;
-	struct vfs_file *f = fdtable_get(t->files, dirfd);
-	if (!f)
-		return -EBADF;
-	if (!f->dentry || !vfs_is_dir(f->dentry))
-		return -ENOTDIR;
-	*start = f->dentry;
-	return 0;
-}
-
-static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
-{
-	return start_dir_at(t, dirfd, path, false, start);
-}
-
-static struct vfs_file *file_of(struct task *t, int fd)
-{
-	return fdtable_get(t->files, fd);
-}
-
-/* Drops the first SKIP bytes of IOV (N entries); returns the new count. */
-static int iov_skip(struct iovec *iov, int n, size_t skip)
-{
-	int i = 0;
-
-	while (i < n && skip >= iov[i].iov_len)
-		skip -= iov[i++].iov_len;
-	if (i < n) {
-		iov[i].iov_base = (char *)iov[i].iov_base + skip;
-		iov[i].iov_len -= skip;
-	}
-	memmove(iov, iov + i, (n - i) * sizeof(*iov));
-	return n - i;
-}
+#define OPEN_HOW_SIZE_VER0 24 /* the first struct open_how */
 
 /* Parks T until F is ready for EVENTS (a host descriptor or the file's wait queue). */
 static long wait_for_file(struct task *t, struct vfs_file *f, uint32_t events)
@@ -93,6 +43,17 @@ static long wait_for_file(struct task *t, struct vfs_file *f, uint32_t events)
 	return err ? err : task_block(t);
 }
 
+/* Whether F may be read (IS_READ) or written: -EBADF when it is not open for it, -EINVAL
+ * when it is but the file has no such operation. Linux checks this before the iovecs. */
+static long io_allowed(struct vfs_file *f, bool is_read)
+{
+	if ((f->flags & O_ACCMODE) == (is_read ? O_WRONLY : O_RDONLY) || (f->flags & O_PATH))
+		return -EBADF;
+	if (is_read ? !f->ops->read : !f->ops->write)
+		return -EINVAL;
+	return 0;
+}
+
 /* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
  * write to a stream that only partly fits keeps what it wrote in t->io_done across retries,
  * so the retry continues where it stopped. */
@@ -100,35 +61,16 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 		  off_t *pos, bool is_read)
 {
 	struct iovec iov[IOV_PIECES];
-	int n = 0;
-	size_t total = 0, done = t->retry && !is_read ? t->io_done : 0;
+	size_t total, done = t->retry && !is_read ? t->io_done : 0;
+	long err = io_allowed(f, is_read);
 
-	if ((f->flags & O_ACCMODE) == (is_read ? O_WRONLY : O_RDONLY) || (f->flags & O_PATH))
-		return -EBADF;
-	if (is_read ? !f->ops->read : !f->ops->write)
-		return -EINVAL; /* open for it, but the file has no such operation */
-	for (int i = 0; i < giovcnt && n < IOV_PIECES; i++) {
-		size_t len = giov[i].iov_len;
-		if (len == 0)
-			continue;
-		if (total + len > MAX_RW_COUNT)
-			len = MAX_RW_COUNT - total;
-		int got = mm_iovecs(t->mm, (uintptr_t)giov[i].iov_base, len, is_read, iov + n,
-				    IOV_PIECES - n);
-		if (got < 0) {
-			if (n == 0)
-				return got;
-			break;
-		}
-		for (int k = 0; k < got; k++)
-			total += iov[n + k].iov_len;
-		n += got;
-		if (total >= MAX_RW_COUNT)
-			break;
-	}
-	if (n == 0)
-		return 0;
-	n = iov_skip(iov, n, done);
+	if (err)
+		return err;
+	int n = arg_iovec_map(t->mm, giov, giovcnt, ARG_RW_MAX, is_read ? ARG_IOV_WRITE : 0, iov,
+			      IOV_PIECES, &total);
+	if (n <= 0)
+		return n;
+	n = arg_iovec_advance(iov, n, done);
 	long r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
 	if (r > 0 && !is_read && !pos && !(f->flags & O_NONBLOCK) && done + r < total) {
 		done += r;
@@ -160,7 +102,7 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 
 static long rw(struct task *t, int fd, uintptr_t buf, size_t len, bool is_read)
 {
-	struct vfs_file *f = file_of(t, fd);
+	struct vfs_file *f = arg_file(t, fd);
 	struct iovec one = {(void *)buf, len};
 
 	if (!f)
@@ -170,10 +112,10 @@ static long rw(struct task *t, int fd, uintptr_t buf, size_t len, bool is_read)
 
 static long prw(struct task *t, int fd, uintptr_t buf, size_t len, off_t off, bool is_read)
 {
-	struct vfs_file *f = file_of(t, fd);
+	struct vfs_file *f = arg_file_nopath(t, fd);
 	struct iovec one = {(void *)buf, len};
 
-	if (!f || (f->flags & O_PATH))
+	if (!f)
 		return -EBADF;
 	if (!f->seekable)
 		return -ESPIPE;
@@ -184,10 +126,12 @@ static long prw(struct task *t, int fd, uintptr_t buf, size_t len, off_t off, bo
 
 /* readv/writev and their positioned forms: OFF < 0 means the file's own offset (preadv2's
  * -1), otherwise the file must be seekable. */
-static long rwv_at(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_read,
+static long rwv_at(struct task *t, int fd, uintptr_t giov_addr, unsigned int cnt, bool is_read,
 		   bool positioned, off_t off)
 {
-	struct vfs_file *f = file_of(t, fd);
+	struct vfs_file *f = arg_file(t, fd);
+	struct iovec *giov;
+	long r;
 
 	if (!f)
 		return -EBADF;
@@ -201,91 +145,75 @@ static long rwv_at(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is
 	} else {
 		positioned = false;
 	}
-	if (cnt < 0 || cnt > IOV_MAX)
-		return -EINVAL;
-	if (cnt == 0)
-		return 0;
-	struct iovec *giov = malloc(cnt * sizeof(*giov));
-	if (!giov)
-		return -ENOMEM;
-	long r = copy_in(t->mm, giov, giov_addr, cnt * sizeof(*giov));
-	if (r == 0) {
-		ssize_t sum = 0;
-		for (int i = 0; i < cnt; i++) {
-			if ((ssize_t)giov[i].iov_len < 0 || sum + (ssize_t)giov[i].iov_len < sum) {
-				r = -EINVAL;
-				break;
-			}
-			sum += giov[i].iov_len;
-		}
-	}
-	if (r == 0)
+	if ((r = io_allowed(f, is_read)) || (r = arg_iovec(t, giov_addr, cnt, &giov)) < 0)
+		return r;
+	if (r > 0)
 		r = do_io(t, f, giov, cnt, positioned ? &off : (f->seekable ? &f->pos : NULL),
 			  is_read);
 	free(giov);
 	return r;
 }
 
-static long rwv(struct task *t, int fd, uintptr_t giov_addr, int cnt, bool is_read)
+static long rwv(struct task *t, int fd, uintptr_t giov_addr, unsigned int cnt, bool is_read)
 {
 	return rwv_at(t, fd, giov_addr, cnt, is_read, false, 0);
 }
 
 /* x86_64 passes the offset whole in the fourth argument (the fifth, pos_h, is unused). */
-SYSCALL_DECL(preadv)
+long sys_preadv(struct task *t, const unsigned long *a)
 {
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], true, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), true, true, arg_long(a, 3));
 }
 
-SYSCALL_DECL(pwritev)
+long sys_pwritev(struct task *t, const unsigned long *a)
 {
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], false, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), false, true, arg_long(a, 3));
 }
 
 #define RWF_SUPPORTED (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND)
 
-SYSCALL_DECL(preadv2)
+long sys_preadv2(struct task *t, const unsigned long *a)
 {
 	if (a[5] & ~(unsigned long)RWF_SUPPORTED)
 		return -EOPNOTSUPP;
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], true, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), true, true, arg_long(a, 3));
 }
 
-SYSCALL_DECL(pwritev2)
+long sys_pwritev2(struct task *t, const unsigned long *a)
 {
 	if (a[5] & ~(unsigned long)RWF_SUPPORTED)
 		return -EOPNOTSUPP;
-	return rwv_at(t, (int)a[0], a[1], (int)a[2], false, true, (off_t)a[3]);
+	return rwv_at(t, arg_int(a, 0), a[1], arg_uint(a, 2), false, true, arg_long(a, 3));
 }
 
-SYSCALL_DECL(read)
+long sys_read(struct task *t, const unsigned long *a)
 {
-	return rw(t, (int)a[0], a[1], a[2], true);
+	return rw(t, arg_int(a, 0), a[1], a[2], true);
 }
 
-SYSCALL_DECL(write)
+long sys_write(struct task *t, const unsigned long *a)
 {
-	return rw(t, (int)a[0], a[1], a[2], false);
+	return rw(t, arg_int(a, 0), a[1], a[2], false);
 }
 
-SYSCALL_DECL(pread64)
+long sys_pread64(struct task *t, const unsigned long *a)
 {
-	return prw(t, (int)a[0], a[1], a[2], (off_t)a[3], true);
+	return prw(t, arg_int(a, 0), a[1], a[2], arg_long(a, 3), true);
 }
 
-SYSCALL_DECL(pwrite64)
+long sys_pwrite64(struct task *t, const unsigned long *a)
 {
-	return prw(t, (int)a[0], a[1], a[2], (off_t)a[3], false);
+	return prw(t, arg_int(a, 0), a[1], a[2], arg_long(a, 3), false);
 }
 
-SYSCALL_DECL(readv)
+long sys_readv(struct task *t, const unsigned long *a)
 {
-	return rwv(t, (int)a[0], a[1], (int)a[2], true);
+	return rwv(t, arg_int(a, 0), a[1], arg_uint(a, 2), true);
 }
 
-SYSCALL_DECL(writev)
+long sys_writev(struct task *t, const unsigned long *a)
 {
-	return rwv(t, (int)a[0], a[1], (int)a[2], false);
+	return rwv(t, arg_int(a, 0), a[1], arg_uint(a, 2), false);
 }
 
 /* openat(2), and openat2(2) with RESOLVE, the VFS_LOOKUP_ restrictions of its RESOLVE_
@@ -293,15 +221,14 @@ SYSCALL_DECL(writev)
 static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags, mode_t mode,
 		      int resolve)
 {
-	bool in_root = resolve & VFS_LOOKUP_IN_ROOT;
+	int in_root = resolve & VFS_LOOKUP_IN_ROOT ? ARG_IN_ROOT : 0;
 	char path[PATH_MAX];
 	struct vfs_dentry *start;
 	struct vfs_file *f;
 	long err;
 
 	if (!(t->retry && t->pending_open) &&
-	    ((err = path_in(t, path_addr, path)) ||
-	     (err = start_dir_at(t, dirfd, path, in_root, &start))))
+	    (err = arg_path_at(t, dirfd, path_addr, in_root, path, &start)))
 		return err;
 	if (t->retry && t->pending_open) {
 		/* A FIFO open waiting for its partner. */
@@ -330,28 +257,28 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	return task_install_file(t, f, flags & O_CLOEXEC);
 }
 
-SYSCALL_DECL(open)
+long sys_open(struct task *t, const unsigned long *a)
 {
-	return do_openat(t, AT_FDCWD, a[0], (int)a[1], (mode_t)a[2], 0);
+	return do_openat(t, AT_FDCWD, a[0], arg_int(a, 1), arg_uint(a, 2), 0);
 }
 
-SYSCALL_DECL(creat)
+long sys_creat(struct task *t, const unsigned long *a)
 {
-	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1], 0);
+	return do_openat(t, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, arg_uint(a, 1), 0);
 }
 
-SYSCALL_DECL(openat)
+long sys_openat(struct task *t, const unsigned long *a)
 {
-	return do_openat(t, (int)a[0], a[1], (int)a[2], (mode_t)a[3], 0);
+	return do_openat(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_uint(a, 3), 0);
 }
 
-SYSCALL_DECL(close)
+long sys_close(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (f)
 		locks_on_close(t, f);
-	return fdtable_close(t->files, (int)a[0]);
+	return fdtable_close(t->files, arg_int(a, 0));
 }
 
 #define CLOSE_RANGE_UNSHARE_FLAG 0x2
@@ -359,10 +286,10 @@ SYSCALL_DECL(close)
 
 /* close_range(2): closes (or with CLOSE_RANGE_CLOEXEC marks close-on-exec) every descriptor
  * from FIRST to LAST, after giving the caller a table of its own with CLOSE_RANGE_UNSHARE. */
-SYSCALL_DECL(close_range)
+long sys_close_range(struct task *t, const unsigned long *a)
 {
-	unsigned int first = (unsigned int)a[0], last = (unsigned int)a[1];
-	unsigned int flags = (unsigned int)a[2];
+	unsigned int first = arg_uint(a, 0), last = arg_uint(a, 1);
+	unsigned int flags = arg_uint(a, 2);
 
 	if ((flags & ~(CLOSE_RANGE_UNSHARE_FLAG | CLOSE_RANGE_CLOEXEC_FLAG)) || first > last)
 		return -EINVAL;
@@ -387,49 +314,13 @@ SYSCALL_DECL(close_range)
 	return 0;
 }
 
-SYSCALL_DECL(lseek)
+long sys_lseek(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return vfs_lseek(f, (off_t)a[1], (int)a[2]);
-}
-
-/* Looks up PATH for the stat/readlink/access family: FLAGS are AT_* flags. */
-static long lookup_at(struct task *t, int dirfd, uintptr_t path_addr, int flags,
-		      struct vfs_dentry **out, struct vfs_file **empty_file)
-{
-	char path[PATH_MAX];
-	struct vfs_dentry *start;
-	long err;
-
-	*out = NULL;
-	if (empty_file)
-		*empty_file = NULL;
-	if ((err = path_in(t, path_addr, path)))
-		return err;
-	if (path[0] == 0 && (flags & AT_EMPTY_PATH)) {
-		if (dirfd == AT_FDCWD) {
-			*out = vfs_dentry_get(t->fs->cwd);
-			return 0;
-		}
-		struct vfs_file *f = file_of(t, dirfd);
-		if (!f)
-			return -EBADF;
-		if (f->dentry)
-			*out = vfs_dentry_get(f->dentry);
-		else if (empty_file)
-			*empty_file = f;
-		else
-			return -ENOENT;
-		return 0;
-	}
-	if ((err = start_dir(t, dirfd, path, &start)))
-		return err;
-	struct vfs_cred cred = task_fs_cred(t);
-	return vfs_lookup_cred(t->fs, &cred, start, path,
-			       (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, out);
+	return vfs_lseek(f, arg_long(a, 1), arg_int(a, 2));
 }
 
 static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, struct stat *st)
@@ -440,7 +331,7 @@ static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, s
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE))
 		return -EINVAL;
-	if ((err = lookup_at(t, dirfd, path_addr, flags, &d, &f)))
+	if ((err = arg_lookup(t, dirfd, path_addr, flags, &d, &f)))
 		return err;
 	if (f) {
 		return f->ops->getattr ? f->ops->getattr(f, st) : -EBADF;
@@ -450,9 +341,9 @@ static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, s
 	return err;
 }
 
-SYSCALL_DECL(fstat)
+long sys_fstat(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 	struct stat st;
 	long err;
 
@@ -473,22 +364,22 @@ static long stat_to_guest(struct task *t, int dirfd, uintptr_t path, int flags, 
 	return err ? err : copy_out(t->mm, buf, &st, sizeof(st));
 }
 
-SYSCALL_DECL(stat)
+long sys_stat(struct task *t, const unsigned long *a)
 {
 	return stat_to_guest(t, AT_FDCWD, a[0], 0, a[1]);
 }
 
-SYSCALL_DECL(lstat)
+long sys_lstat(struct task *t, const unsigned long *a)
 {
 	return stat_to_guest(t, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, a[1]);
 }
 
-SYSCALL_DECL(newfstatat)
+long sys_newfstatat(struct task *t, const unsigned long *a)
 {
-	return stat_to_guest(t, (int)a[0], a[1], (int)a[3], a[2]);
+	return stat_to_guest(t, arg_int(a, 0), a[1], arg_int(a, 3), a[2]);
 }
 
-SYSCALL_DECL(statx)
+long sys_statx(struct task *t, const unsigned long *a)
 {
 	struct stat st;
 	struct statx stx;
@@ -498,16 +389,16 @@ SYSCALL_DECL(statx)
 		return -EINVAL;
 	if (a[3] & STATX__RESERVED)
 		return -EINVAL;
-	if ((err = stat_at(t, (int)a[0], a[1], (int)a[2], &st)))
+	if ((err = stat_at(t, arg_int(a, 0), a[1], arg_int(a, 2), &st)))
 		return err;
-	if ((err = vfs_statx_fill(&st, (unsigned)a[3], &stx)))
+	if ((err = vfs_statx_fill(&st, arg_uint(a, 3), &stx)))
 		return err;
 	return copy_out(t->mm, a[4], &stx, sizeof(stx));
 }
 
-SYSCALL_DECL(getdents64)
+long sys_getdents64(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 	size_t size = a[2];
 
 	if (!f)
@@ -534,7 +425,7 @@ static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t b
 
 	if (size <= 0)
 		return -EINVAL;
-	if ((err = lookup_at(t, dirfd, path, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH, &d, NULL)))
+	if ((err = arg_lookup(t, dirfd, path, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH, &d, NULL)))
 		return err;
 	long n = vfs_readlink(d, target, sizeof(target));
 	vfs_dentry_put(d);
@@ -549,14 +440,14 @@ static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t b
 	return copy_out(t->mm, buf, target, n) ? -EFAULT : n;
 }
 
-SYSCALL_DECL(readlink)
+long sys_readlink(struct task *t, const unsigned long *a)
 {
-	return do_readlinkat(t, AT_FDCWD, a[0], a[1], (long)a[2]);
+	return do_readlinkat(t, AT_FDCWD, a[0], a[1], arg_long(a, 2));
 }
 
-SYSCALL_DECL(readlinkat)
+long sys_readlinkat(struct task *t, const unsigned long *a)
 {
-	return do_readlinkat(t, (int)a[0], a[1], a[2], (long)a[3]);
+	return do_readlinkat(t, arg_int(a, 0), a[1], a[2], arg_long(a, 3));
 }
 
 static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, int flags)
@@ -568,7 +459,7 @@ static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, in
 		return -EINVAL;
 	if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	if ((err = lookup_at(t, dirfd, path, flags, &d, NULL)))
+	if ((err = arg_lookup(t, dirfd, path, flags, &d, NULL)))
 		return err;
 	/* access(2) asks with the real ids; AT_EACCESS with the effective ones. */
 	struct vfs_cred cred = task_real_cred(t);
@@ -579,22 +470,22 @@ static long do_faccessat(struct task *t, int dirfd, uintptr_t path, int mode, in
 	return err;
 }
 
-SYSCALL_DECL(access)
+long sys_access(struct task *t, const unsigned long *a)
 {
-	return do_faccessat(t, AT_FDCWD, a[0], (int)a[1], 0);
+	return do_faccessat(t, AT_FDCWD, a[0], arg_int(a, 1), 0);
 }
 
-SYSCALL_DECL(faccessat)
+long sys_faccessat(struct task *t, const unsigned long *a)
 {
-	return do_faccessat(t, (int)a[0], a[1], (int)a[2], 0);
+	return do_faccessat(t, arg_int(a, 0), a[1], arg_int(a, 2), 0);
 }
 
-SYSCALL_DECL(faccessat2)
+long sys_faccessat2(struct task *t, const unsigned long *a)
 {
-	return do_faccessat(t, (int)a[0], a[1], (int)a[2], (int)a[3]);
+	return do_faccessat(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_int(a, 3));
 }
 
-SYSCALL_DECL(getcwd)
+long sys_getcwd(struct task *t, const unsigned long *a)
 {
 	char buf[PATH_MAX];
 	int n = vfs_path(t->fs->root, t->fs->cwd, buf, sizeof(buf));
@@ -624,13 +515,13 @@ static long set_cwd(struct task *t, struct vfs_dentry *d)
 	return 0;
 }
 
-SYSCALL_DECL(chdir)
+long sys_chdir(struct task *t, const unsigned long *a)
 {
 	char path[PATH_MAX];
 	struct vfs_dentry *d;
 	long err;
 
-	if ((err = path_in(t, a[0], path)))
+	if ((err = arg_path(t, a[0], path)))
 		return err;
 	struct vfs_cred cred = task_fs_cred(t);
 	if ((err = vfs_lookup_cred(t->fs, &cred, NULL, path, VFS_LOOKUP_FOLLOW, &d)))
@@ -638,9 +529,9 @@ SYSCALL_DECL(chdir)
 	return set_cwd(t, d);
 }
 
-SYSCALL_DECL(fchdir)
+long sys_fchdir(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
@@ -649,9 +540,9 @@ SYSCALL_DECL(fchdir)
 	return set_cwd(t, vfs_dentry_get(f->dentry));
 }
 
-SYSCALL_DECL(fcntl)
+long sys_fcntl(struct task *t, const unsigned long *a)
 {
-	int fd = (int)a[0], cmd = (int)a[1];
+	int fd = arg_int(a, 0), cmd = arg_int(a, 1);
 	struct fd_entry *e = fdtable_entry(t->files, fd);
 	const int settable = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
 
@@ -660,12 +551,12 @@ SYSCALL_DECL(fcntl)
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC: {
-		if ((long)a[2] < 0 || (long)a[2] >= task_nofile_limit(t))
+		if (arg_long(a, 2) < 0 || arg_long(a, 2) >= task_nofile_limit(t))
 			return -EINVAL;
 		int nfd = fdtable_install(t->files, vfs_file_get(e->file), cmd == F_DUPFD_CLOEXEC,
-					  (int)a[2], task_nofile_limit(t));
+					  arg_int(a, 2), task_nofile_limit(t));
 		if (nfd < 0)
-			vfs_file_put(fdtable_get(t->files, fd));
+			vfs_file_put(arg_file(t, fd));
 		return nfd;
 	}
 	case F_GETFD:
@@ -678,11 +569,11 @@ SYSCALL_DECL(fcntl)
 	case F_GETPIPE_SZ:
 		return vfs_pipe_size(e->file, -1);
 	case F_SETPIPE_SZ:
-		if ((long)a[2] < 0 || (long)a[2] > INT_MAX)
+		if (arg_long(a, 2) < 0 || arg_long(a, 2) > INT_MAX)
 			return -EINVAL;
-		return vfs_pipe_size(e->file, (long)a[2]);
+		return vfs_pipe_size(e->file, arg_long(a, 2));
 	case F_SETFL:
-		e->file->flags = (e->file->flags & ~settable) | ((int)a[2] & settable);
+		e->file->flags = (e->file->flags & ~settable) | (arg_int(a, 2) & settable);
 		return 0;
 	case F_GETLK:
 	case F_SETLK:
@@ -698,7 +589,7 @@ SYSCALL_DECL(fcntl)
 
 static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
 {
-	struct vfs_file *f = file_of(t, oldfd);
+	struct vfs_file *f = arg_file(t, oldfd);
 
 	if (!f)
 		return -EBADF;
@@ -708,9 +599,9 @@ static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
 				  task_nofile_limit(t));
 }
 
-SYSCALL_DECL(dup)
+long sys_dup(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = file_of(t, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
@@ -720,22 +611,22 @@ SYSCALL_DECL(dup)
 	return fd;
 }
 
-SYSCALL_DECL(dup2)
+long sys_dup2(struct task *t, const unsigned long *a)
 {
-	if (!file_of(t, (int)a[0]))
+	if (!arg_file(t, arg_int(a, 0)))
 		return -EBADF;
 	if (a[0] == a[1])
-		return (int)a[1];
-	return do_dup3(t, (int)a[0], (int)a[1], 0);
+		return arg_int(a, 1);
+	return do_dup3(t, arg_int(a, 0), arg_int(a, 1), 0);
 }
 
-SYSCALL_DECL(dup3)
+long sys_dup3(struct task *t, const unsigned long *a)
 {
 	if (a[2] & ~(unsigned long)O_CLOEXEC)
 		return -EINVAL;
 	if (a[0] == a[1])
 		return -EINVAL;
-	return do_dup3(t, (int)a[0], (int)a[1], (int)a[2]);
+	return do_dup3(t, arg_int(a, 0), arg_int(a, 1), arg_int(a, 2));
 }
 
 static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
@@ -768,30 +659,30 @@ static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
 	return 0;
 }
 
-SYSCALL_DECL(pipe)
+long sys_pipe(struct task *t, const unsigned long *a)
 {
 	return do_pipe2(t, a[0], 0);
 }
 
-SYSCALL_DECL(pipe2)
+long sys_pipe2(struct task *t, const unsigned long *a)
 {
-	return do_pipe2(t, a[0], (int)a[1]);
+	return do_pipe2(t, a[0], arg_int(a, 1));
 }
 
 /* posix_fadvise: advice about caching, which the Sentry has nothing to act on (the memory
  * file and the host's page cache hold everything already); the arguments are checked as on
  * Linux. */
-SYSCALL_DECL(fadvise64)
+long sys_fadvise64(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
 	struct stat st;
 
-	if (!f || (f->flags & O_PATH))
+	if (!f)
 		return -EBADF;
 	if (vfs_is_pipe(f) ||
 	    (f->ops->getattr && f->ops->getattr(f, &st) == 0 && S_ISFIFO(st.st_mode)))
 		return -ESPIPE;
-	if ((long)a[2] < 0 || a[3] > POSIX_FADV_NOREUSE)
+	if (arg_long(a, 2) < 0 || a[3] > POSIX_FADV_NOREUSE)
 		return -EINVAL;
 	return 0;
 }
@@ -877,9 +768,9 @@ static long offset_arg(struct task *t, uintptr_t addr, off_t *off, off_t **ptr)
 	return 0;
 }
 
-SYSCALL_DECL(sendfile)
+long sys_sendfile(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *out = file_of(t, (int)a[0]), *in = file_of(t, (int)a[1]);
+	struct vfs_file *out = arg_file(t, arg_int(a, 0)), *in = arg_file(t, arg_int(a, 1));
 	off_t off, *offp;
 	long r;
 
@@ -891,15 +782,15 @@ SYSCALL_DECL(sendfile)
 		return -ESPIPE;
 	if (out->flags & O_APPEND)
 		return -EINVAL;
-	r = transfer(t, out, NULL, in, offp, a[3] > MAX_RW_COUNT ? MAX_RW_COUNT : a[3], false);
+	r = transfer(t, out, NULL, in, offp, a[3] > ARG_RW_MAX ? ARG_RW_MAX : a[3], false);
 	if (r >= 0 && offp && copy_out(t->mm, a[2], &off, sizeof(off)))
 		return -EFAULT;
 	return r;
 }
 
-SYSCALL_DECL(copy_file_range)
+long sys_copy_file_range(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *in = file_of(t, (int)a[0]), *out = file_of(t, (int)a[2]);
+	struct vfs_file *in = arg_file(t, arg_int(a, 0)), *out = arg_file(t, arg_int(a, 2));
 	off_t ioff, ooff, *ip, *op;
 	long r;
 
@@ -914,7 +805,7 @@ SYSCALL_DECL(copy_file_range)
 		return -EBADF;
 	if (!in->seekable || !out->seekable)
 		return -EINVAL; /* copy_file_range is for regular files */
-	size_t count = a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4];
+	size_t count = a[4] > ARG_RW_MAX ? ARG_RW_MAX : a[4];
 	if (in->dentry && in->dentry == out->dentry) {
 		/* Within one file the ranges must not overlap. */
 		off_t is = ip ? *ip : in->pos, os = op ? *op : out->pos;
@@ -928,9 +819,9 @@ SYSCALL_DECL(copy_file_range)
 	return r;
 }
 
-SYSCALL_DECL(splice)
+long sys_splice(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *in = file_of(t, (int)a[0]), *out = file_of(t, (int)a[2]);
+	struct vfs_file *in = arg_file(t, arg_int(a, 0)), *out = arg_file(t, arg_int(a, 2));
 	off_t ioff, ooff, *ip, *op;
 	long r;
 
@@ -942,7 +833,7 @@ SYSCALL_DECL(splice)
 		return r;
 	if ((ip && vfs_is_pipe(in)) || (op && vfs_is_pipe(out)))
 		return -ESPIPE;
-	r = transfer(t, out, op, in, ip, a[4] > MAX_RW_COUNT ? MAX_RW_COUNT : a[4],
+	r = transfer(t, out, op, in, ip, a[4] > ARG_RW_MAX ? ARG_RW_MAX : a[4],
 		     a[5] & SPLICE_F_NONBLOCK);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
@@ -950,13 +841,13 @@ SYSCALL_DECL(splice)
 	return r;
 }
 
-SYSCALL_DECL(tee)
+long sys_tee(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *in = file_of(t, (int)a[0]), *out = file_of(t, (int)a[1]);
+	struct vfs_file *in = arg_file(t, arg_int(a, 0)), *out = arg_file(t, arg_int(a, 1));
 
 	if (!in || !out)
 		return -EBADF;
-	long r = vfs_pipe_tee(in, out, a[2] > MAX_RW_COUNT ? MAX_RW_COUNT : a[2]);
+	long r = vfs_pipe_tee(in, out, a[2] > ARG_RW_MAX ? ARG_RW_MAX : a[2]);
 	if (r != -EAGAIN || (a[3] & SPLICE_F_NONBLOCK))
 		return r;
 	struct waitq *wq;
@@ -994,29 +885,12 @@ static int resolve_to_lookup(uint64_t resolve)
 	return resolve ? -EINVAL : lookup;
 }
 
-/* A struct open_how larger than ours (a newer caller's) may only have zeros beyond the fields
- * we know, as Linux's copy_struct_from_user requires: -E2BIG otherwise. */
-static long open_how_tail_is_zero(struct task *t, uintptr_t addr, size_t known, size_t size)
-{
-	char buf[256];
-
-	for (size_t off = known, n; off < size; off += n) {
-		n = size - off < sizeof(buf) ? size - off : sizeof(buf);
-		if (copy_in(t->mm, buf, addr + off, n))
-			return -EFAULT;
-		for (size_t i = 0; i < n; i++)
-			if (buf[i])
-				return -E2BIG;
-	}
-	return 0;
-}
-
 /* openat2: openat with strict checks of its arguments, in Linux's order (build_open_flags):
  * unknown open or resolve flags, BENEATH with IN_ROOT, and a mode without O_CREAT or
  * O_TMPFILE are EINVAL; RESOLVE_CACHED refuses what would have to create or truncate
  * (EAGAIN), as Linux does before trying. The RESOLVE_ restrictions are applied by the VFS's
  * walk. */
-SYSCALL_DECL(openat2)
+long sys_openat2(struct task *t, const unsigned long *a)
 {
 	struct open_how how;
 	const uint64_t known = O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |
@@ -1026,13 +900,7 @@ SYSCALL_DECL(openat2)
 	long err;
 	int lookup;
 
-	if (a[3] < sizeof(how))
-		return -EINVAL;
-	if (a[3] > 4096)
-		return -E2BIG;
-	if (copy_in(t->mm, &how, a[2], sizeof(how)))
-		return -EFAULT;
-	if ((err = open_how_tail_is_zero(t, a[2], sizeof(how), a[3])))
+	if ((err = arg_struct(t, &how, sizeof(how), a[2], a[3], OPEN_HOW_SIZE_VER0)))
 		return err;
 	if (how.flags & ~known)
 		return -EINVAL;
@@ -1048,5 +916,5 @@ SYSCALL_DECL(openat2)
 	if ((how.resolve & RESOLVE_CACHED) &&
 	    (how.flags & (O_TRUNC | O_CREAT | (O_TMPFILE & ~O_DIRECTORY))))
 		return -EAGAIN;
-	return do_openat(t, (int)a[0], a[1], (int)how.flags, (mode_t)how.mode, lookup);
+	return do_openat(t, arg_int(a, 0), a[1], (int)how.flags, (mode_t)how.mode, lookup);
 }

@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -29,87 +29,12 @@ static struct vfs_cred cred_of(struct task *t)
 	return task_fs_cred(t);
 }
 
-static long path_in(struct task *t, uintptr_t addr, char *buf)
-{
-	long n = copy_string_in(t->mm, buf, addr, PATH_MAX);
-
-	return n < 0 ? n : 0;
-}
-
-/* The directory a *at() call starts from: NULL for the cwd. Absolute paths ignore DIRFD. */
-static long start_dir(struct task *t, int dirfd, const char *path, struct vfs_dentry **start)
-{
-	struct vfs_file *f;
-
-	*start = NULL;
-	if (path[0] == 0)
-		return -ENOENT;
-	if (path[0] == '/' || dirfd == AT_FDCWD)
-		return 0;
-	f = fdtable_get(t->files, dirfd);
-	if (!f)
-		return -EBADF;
-	if (!f->dentry || !vfs_is_dir(f->dentry))
-		return -ENOTDIR;
-	*start = f->dentry;
-	return 0;
-}
-
-/* Copies in PATH_ADDR and resolves DIRFD for it: the common start of the path calls. */
-static long path_at(struct task *t, int dirfd, uintptr_t path_addr, char *path,
-		    struct vfs_dentry **start)
-{
-	long err = path_in(t, path_addr, path);
-
-	return err ? err : start_dir(t, dirfd, path, start);
-}
-
-/* Resolves a path for the attribute calls: FOLLOW for the last symlink, and an empty path
- * with AT_EMPTY_PATH (or PATH_ADDR 0 for utimensat) naming DIRFD itself. */
-static long resolve_at(struct task *t, int dirfd, uintptr_t path_addr, bool follow, bool empty_ok,
-		       struct vfs_dentry **out)
-{
-	struct vfs_cred cred = cred_of(t);
-	char path[PATH_MAX];
-	struct vfs_dentry *start;
-	long err;
-
-	if (path_addr) {
-		err = path_in(t, path_addr, path);
-		if (err)
-			return err;
-	} else if (empty_ok) {
-		path[0] = '\0'; /* utimensat(fd, NULL, ...), and AT_EMPTY_PATH with no path */
-	} else {
-		return -EFAULT;
-	}
-	if (path[0] == '\0' && empty_ok) {
-		struct vfs_file *f;
-
-		if (dirfd == AT_FDCWD) {
-			*out = vfs_dentry_get(t->fs->cwd);
-			return 0;
-		}
-		f = fdtable_get(t->files, dirfd);
-		if (!f)
-			return -EBADF;
-		if (!f->dentry)
-			return -ENOENT;
-		*out = vfs_dentry_get(f->dentry);
-		return 0;
-	}
-	err = start_dir(t, dirfd, path, &start);
-	if (err)
-		return err;
-	return vfs_lookup_cred(t->fs, &cred, start, path, follow ? VFS_LOOKUP_FOLLOW : 0, out);
-}
-
 /* The file behind FD for the f*() attribute calls: O_PATH files are refused, as on Linux. */
 static long fd_dentry(struct task *t, int fd, struct vfs_dentry **out)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file_nopath(t, fd);
 
-	if (!f || (f->flags & O_PATH))
+	if (!f)
 		return -EBADF;
 	if (!f->dentry)
 		return -EINVAL; /* host stdio and anonymous files have no inode here */
@@ -122,21 +47,21 @@ static long do_mkdirat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *start;
 	char path[PATH_MAX];
-	long err = path_at(t, dirfd, path_addr, path, &start);
+	long err = arg_path_at(t, dirfd, path_addr, 0, path, &start);
 
 	if (err)
 		return err;
 	return vfs_mkdir(t->fs, &cred, start, path, mode & 07777 & ~t->fs->umask);
 }
 
-SYSCALL_DECL(mkdir)
+long sys_mkdir(struct task *t, const unsigned long *a)
 {
-	return do_mkdirat(t, AT_FDCWD, a[0], (mode_t)a[1]);
+	return do_mkdirat(t, AT_FDCWD, a[0], arg_uint(a, 1));
 }
 
-SYSCALL_DECL(mkdirat)
+long sys_mkdirat(struct task *t, const unsigned long *a)
 {
-	return do_mkdirat(t, (int)a[0], a[1], (mode_t)a[2]);
+	return do_mkdirat(t, arg_int(a, 0), a[1], arg_uint(a, 2));
 }
 
 static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mode, dev_t dev)
@@ -144,7 +69,7 @@ static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *start;
 	char path[PATH_MAX];
-	long err = path_at(t, dirfd, path_addr, path, &start);
+	long err = arg_path_at(t, dirfd, path_addr, 0, path, &start);
 
 	if (err)
 		return err;
@@ -152,14 +77,14 @@ static long do_mknodat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mo
 			 (mode & S_IFMT) | (mode & 07777 & ~t->fs->umask), dev);
 }
 
-SYSCALL_DECL(mknod)
+long sys_mknod(struct task *t, const unsigned long *a)
 {
-	return do_mknodat(t, AT_FDCWD, a[0], (mode_t)a[1], (dev_t)a[2]);
+	return do_mknodat(t, AT_FDCWD, a[0], arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(mknodat)
+long sys_mknodat(struct task *t, const unsigned long *a)
 {
-	return do_mknodat(t, (int)a[0], a[1], (mode_t)a[2], (dev_t)a[3]);
+	return do_mknodat(t, arg_int(a, 0), a[1], arg_uint(a, 2), arg_uint(a, 3));
 }
 
 static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flags)
@@ -171,7 +96,7 @@ static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flag
 
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
-	err = path_at(t, dirfd, path_addr, path, &start);
+	err = arg_path_at(t, dirfd, path_addr, 0, path, &start);
 	if (err)
 		return err;
 	if (flags & AT_REMOVEDIR)
@@ -179,17 +104,17 @@ static long do_unlinkat(struct task *t, int dirfd, uintptr_t path_addr, int flag
 	return vfs_unlink(t->fs, &cred, start, path);
 }
 
-SYSCALL_DECL(unlink)
+long sys_unlink(struct task *t, const unsigned long *a)
 {
 	return do_unlinkat(t, AT_FDCWD, a[0], 0);
 }
 
-SYSCALL_DECL(unlinkat)
+long sys_unlinkat(struct task *t, const unsigned long *a)
 {
-	return do_unlinkat(t, (int)a[0], a[1], (int)a[2]);
+	return do_unlinkat(t, arg_int(a, 0), a[1], arg_int(a, 2));
 }
 
-SYSCALL_DECL(rmdir)
+long sys_rmdir(struct task *t, const unsigned long *a)
 {
 	return do_unlinkat(t, AT_FDCWD, a[0], AT_REMOVEDIR);
 }
@@ -202,25 +127,25 @@ static long do_renameat2(struct task *t, int ofd, uintptr_t opath_addr, int nfd,
 	char opath[PATH_MAX], npath[PATH_MAX];
 	long err;
 
-	if ((err = path_at(t, ofd, opath_addr, opath, &ostart)) ||
-	    (err = path_at(t, nfd, npath_addr, npath, &nstart)))
+	if ((err = arg_path_at(t, ofd, opath_addr, 0, opath, &ostart)) ||
+	    (err = arg_path_at(t, nfd, npath_addr, 0, npath, &nstart)))
 		return err;
 	return vfs_rename(t->fs, &cred, ostart, opath, nstart, npath, flags);
 }
 
-SYSCALL_DECL(rename)
+long sys_rename(struct task *t, const unsigned long *a)
 {
 	return do_renameat2(t, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 }
 
-SYSCALL_DECL(renameat)
+long sys_renameat(struct task *t, const unsigned long *a)
 {
-	return do_renameat2(t, (int)a[0], a[1], (int)a[2], a[3], 0);
+	return do_renameat2(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3], 0);
 }
 
-SYSCALL_DECL(renameat2)
+long sys_renameat2(struct task *t, const unsigned long *a)
 {
-	return do_renameat2(t, (int)a[0], a[1], (int)a[2], a[3], (unsigned int)a[4]);
+	return do_renameat2(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3], arg_uint(a, 4));
 }
 
 static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, uintptr_t npath_addr,
@@ -235,25 +160,27 @@ static long do_linkat(struct task *t, int ofd, uintptr_t opath_addr, int nfd, ui
 		return -EINVAL;
 	if ((flags & AT_EMPTY_PATH) && t->euid != 0)
 		return -ENOENT; /* Linux wants CAP_DAC_READ_SEARCH for it */
-	err =
-	    resolve_at(t, ofd, opath_addr, flags & AT_SYMLINK_FOLLOW, flags & AT_EMPTY_PATH, &old);
+	err = arg_lookup(t, ofd, opath_addr,
+			 (flags & AT_EMPTY_PATH) | ARG_NULL_IS_EMPTY |
+			     (flags & AT_SYMLINK_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW),
+			 &old, NULL);
 	if (err)
 		return err;
-	err = path_at(t, nfd, npath_addr, npath, &nstart);
+	err = arg_path_at(t, nfd, npath_addr, 0, npath, &nstart);
 	if (!err)
 		err = vfs_link(t->fs, &cred, old, nstart, npath);
 	vfs_dentry_put(old);
 	return err;
 }
 
-SYSCALL_DECL(link)
+long sys_link(struct task *t, const unsigned long *a)
 {
 	return do_linkat(t, AT_FDCWD, a[0], AT_FDCWD, a[1], 0);
 }
 
-SYSCALL_DECL(linkat)
+long sys_linkat(struct task *t, const unsigned long *a)
 {
-	return do_linkat(t, (int)a[0], a[1], (int)a[2], a[3], (int)a[4]);
+	return do_linkat(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3], arg_int(a, 4));
 }
 
 static long do_symlinkat(struct task *t, uintptr_t target_addr, int dirfd, uintptr_t path_addr)
@@ -263,20 +190,20 @@ static long do_symlinkat(struct task *t, uintptr_t target_addr, int dirfd, uintp
 	struct vfs_dentry *start;
 	long err;
 
-	if ((err = path_in(t, target_addr, target)) ||
-	    (err = path_at(t, dirfd, path_addr, path, &start)))
+	if ((err = arg_path(t, target_addr, target)) ||
+	    (err = arg_path_at(t, dirfd, path_addr, 0, path, &start)))
 		return err;
 	return vfs_symlink(t->fs, &cred, target, start, path);
 }
 
-SYSCALL_DECL(symlink)
+long sys_symlink(struct task *t, const unsigned long *a)
 {
 	return do_symlinkat(t, a[0], AT_FDCWD, a[1]);
 }
 
-SYSCALL_DECL(symlinkat)
+long sys_symlinkat(struct task *t, const unsigned long *a)
 {
-	return do_symlinkat(t, a[0], (int)a[1], a[2]);
+	return do_symlinkat(t, a[0], arg_int(a, 1), a[2]);
 }
 
 static long chmod_dentry(struct task *t, struct vfs_dentry *d, mode_t mode)
@@ -288,28 +215,28 @@ static long chmod_dentry(struct task *t, struct vfs_dentry *d, mode_t mode)
 	return err;
 }
 
-SYSCALL_DECL(chmod)
+long sys_chmod(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
-	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
+	return err ? err : chmod_dentry(t, d, arg_uint(a, 1));
 }
 
-SYSCALL_DECL(fchmodat)
+long sys_fchmodat(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, (int)a[0], a[1], true, false, &d);
+	long err = arg_lookup(t, arg_int(a, 0), a[1], 0, &d, NULL);
 
-	return err ? err : chmod_dentry(t, d, (mode_t)a[2]);
+	return err ? err : chmod_dentry(t, d, arg_uint(a, 2));
 }
 
-SYSCALL_DECL(fchmod)
+long sys_fchmod(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = fd_dentry(t, (int)a[0], &d);
+	long err = fd_dentry(t, arg_int(a, 0), &d);
 
-	return err ? err : chmod_dentry(t, d, (mode_t)a[1]);
+	return err ? err : chmod_dentry(t, d, arg_uint(a, 1));
 }
 
 static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t gid)
@@ -321,75 +248,74 @@ static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t 
 	return err;
 }
 
-SYSCALL_DECL(chown)
+long sys_chown(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
-	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(lchown)
+long sys_lchown(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], false, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], AT_SYMLINK_NOFOLLOW, &d, NULL);
 
-	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(fchownat)
+long sys_fchownat(struct task *t, const unsigned long *a)
 {
-	int flags = (int)a[4];
+	int flags = arg_int(a, 4);
 	struct vfs_dentry *d;
 	long err;
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	err = resolve_at(t, (int)a[0], a[1], !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH,
-			 &d);
-	return err ? err : chown_dentry(t, d, (uid_t)a[2], (gid_t)a[3]);
+	err = arg_lookup(t, arg_int(a, 0), a[1], flags | ARG_NULL_IS_EMPTY, &d, NULL);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 2), arg_uint(a, 3));
 }
 
-SYSCALL_DECL(fchown)
+long sys_fchown(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = fd_dentry(t, (int)a[0], &d);
+	long err = fd_dentry(t, arg_int(a, 0), &d);
 
-	return err ? err : chown_dentry(t, d, (uid_t)a[1], (gid_t)a[2]);
+	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
 }
 
-SYSCALL_DECL(truncate)
+long sys_truncate(struct task *t, const unsigned long *a)
 {
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *d;
 	long err;
 
-	if ((long)a[1] < 0)
+	if (arg_long(a, 1) < 0)
 		return -EINVAL;
-	err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 	if (err)
 		return err;
-	err = vfs_truncate(d, &cred, (off_t)a[1]);
+	err = vfs_truncate(d, &cred, arg_long(a, 1));
 	vfs_dentry_put(d);
 	return err;
 }
 
-SYSCALL_DECL(ftruncate)
+long sys_ftruncate(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return vfs_ftruncate(f, (off_t)a[1]);
+	return vfs_ftruncate(f, arg_long(a, 1));
 }
 
-SYSCALL_DECL(fallocate)
+long sys_fallocate(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	return vfs_fallocate(f, (int)a[1], (off_t)a[2], (off_t)a[3]);
+	return vfs_fallocate(f, arg_int(a, 1), arg_long(a, 2), arg_long(a, 3));
 }
 
 /* TIMES is NULL for "both now". */
@@ -403,8 +329,8 @@ static long utimens_at(struct task *t, int dirfd, uintptr_t path_addr, const str
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
 	/* utimensat(fd, NULL, ...) names FD itself (Linux's own extension). */
-	err = resolve_at(t, dirfd, path_addr, !(flags & AT_SYMLINK_NOFOLLOW),
-			 !path_addr || (flags & AT_EMPTY_PATH), &d);
+	err = arg_lookup(t, dirfd, path_addr,
+			 flags | (path_addr ? 0 : AT_EMPTY_PATH) | ARG_NULL_IS_EMPTY, &d, NULL);
 	if (err)
 		return err;
 	err = vfs_utimens(d, &cred, times);
@@ -412,7 +338,7 @@ static long utimens_at(struct task *t, int dirfd, uintptr_t path_addr, const str
 	return err;
 }
 
-SYSCALL_DECL(utimensat)
+long sys_utimensat(struct task *t, const unsigned long *a)
 {
 	struct timespec ts[2];
 
@@ -420,9 +346,9 @@ SYSCALL_DECL(utimensat)
 		return -EFAULT;
 	if (!a[1] && (a[3] & AT_SYMLINK_NOFOLLOW))
 		return -EINVAL;
-	if (!a[1] && (int)a[0] == AT_FDCWD)
+	if (!a[1] && arg_int(a, 0) == AT_FDCWD)
 		return -EFAULT;
-	return utimens_at(t, (int)a[0], a[1], a[2] ? ts : NULL, (int)a[3]);
+	return utimens_at(t, arg_int(a, 0), a[1], a[2] ? ts : NULL, arg_int(a, 3));
 }
 
 /* The timeval forms: microseconds within range, or -EINVAL. */
@@ -444,17 +370,17 @@ static long utimes_at(struct task *t, int dirfd, uintptr_t path_addr, uintptr_t 
 	return utimens_at(t, dirfd, path_addr, ts, 0);
 }
 
-SYSCALL_DECL(futimesat)
+long sys_futimesat(struct task *t, const unsigned long *a)
 {
-	return utimes_at(t, (int)a[0], a[1], a[2]);
+	return utimes_at(t, arg_int(a, 0), a[1], a[2]);
 }
 
-SYSCALL_DECL(utimes)
+long sys_utimes(struct task *t, const unsigned long *a)
 {
 	return utimes_at(t, AT_FDCWD, a[0], a[1]);
 }
 
-SYSCALL_DECL(utime)
+long sys_utime(struct task *t, const unsigned long *a)
 {
 	struct utimbuf ub;
 	struct timespec ts[2];
@@ -479,66 +405,63 @@ static long statfs_out(struct task *t, struct vfs_dentry *d, uintptr_t buf)
 	return copy_out(t->mm, buf, &sfs, sizeof(sfs));
 }
 
-SYSCALL_DECL(statfs)
+long sys_statfs(struct task *t, const unsigned long *a)
 {
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
 	return err ? err : statfs_out(t, d, a[1]);
 }
 
-SYSCALL_DECL(fstatfs)
+long sys_fstatfs(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
+	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (!f)
 		return -EBADF;
-	if (!f->dentry)
-		return -ENOSYS; /* pipes and anonymous files: their pseudo filesystems are not
-				   modelled */
+	if (!f->dentry) /* the pseudo filesystems of pipes and anonymous files are not modelled */
+		return syscall_unsupported(t, -ENOSYS, "a file with no filesystem");
 	return statfs_out(t, vfs_dentry_get(f->dentry), a[1]);
 }
 
 /* Everything lives in memory or on the read-only host tree: there is nothing to flush. */
 static long sync_fd(struct task *t, int fd)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file_nopath(t, fd);
 
-	if (!f || (f->flags & O_PATH))
+	if (!f)
 		return -EBADF;
 	if (!f->dentry)
 		return -EINVAL; /* pipes, sockets, eventfds */
 	return 0;
 }
 
-SYSCALL_DECL(fsync)
+long sys_fsync(struct task *t, const unsigned long *a)
 {
-	return sync_fd(t, (int)a[0]);
+	return sync_fd(t, arg_int(a, 0));
 }
 
-SYSCALL_DECL(fdatasync)
+long sys_fdatasync(struct task *t, const unsigned long *a)
 {
-	return sync_fd(t, (int)a[0]);
+	return sync_fd(t, arg_int(a, 0));
 }
 
-SYSCALL_DECL(sync)
+long sys_sync(struct task *t, const unsigned long *a)
 {
 	(void)t, (void)a;
 	return 0;
 }
 
-SYSCALL_DECL(syncfs)
+long sys_syncfs(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = fdtable_get(t->files, (int)a[0]);
-
-	return f && !(f->flags & O_PATH) ? 0 : -EBADF;
+	return arg_file_nopath(t, arg_int(a, 0)) ? 0 : -EBADF;
 }
 
-SYSCALL_DECL(chroot)
+long sys_chroot(struct task *t, const unsigned long *a)
 {
 	struct vfs_cred cred = cred_of(t);
 	struct vfs_dentry *d;
-	long err = resolve_at(t, AT_FDCWD, a[0], true, false, &d);
+	long err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 
 	if (err)
 		return err;
@@ -557,7 +480,7 @@ SYSCALL_DECL(chroot)
 
 /* mount(2) of a fresh tmpfs, proc or sysfs; other filesystem types are not known (ENODEV),
  * and bind, move and remount mounts are not offered yet (EOPNOTSUPP). */
-SYSCALL_DECL(mount)
+long sys_mount(struct task *t, const unsigned long *a)
 {
 	char target[PATH_MAX], type[64];
 	unsigned long flags = a[3];
@@ -566,11 +489,12 @@ SYSCALL_DECL(mount)
 
 	if (t->euid != 0)
 		return -EPERM;
-	if ((err = copy_string_in(t->mm, target, a[1], sizeof(target))) < 0)
+	if ((err = arg_path(t, a[1], target)))
 		return err;
-	if (flags &
-	    (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
-		return -EOPNOTSUPP;
+	unsigned long other = flags & (MS_BIND | MS_MOVE | MS_REMOUNT | MS_SHARED | MS_PRIVATE |
+				       MS_SLAVE | MS_UNBINDABLE);
+	if (other)
+		return syscall_unsupported(t, -EOPNOTSUPP, "flags %#lx", other);
 	if (!a[2])
 		return -EINVAL;
 	if ((err = copy_string_in(t->mm, type, a[2], sizeof(type))) < 0)
@@ -583,7 +507,7 @@ SYSCALL_DECL(mount)
 	else if (!strcmp(type, "sysfs"))
 		make = kernel_new_sysfs;
 	else
-		return -ENODEV;
+		return syscall_unsupported(t, -ENODEV, "filesystem type %s", type);
 	if ((err = vfs_lookup(t->fs, NULL, target, VFS_LOOKUP_FOLLOW, &mp)))
 		return err;
 	err = -ENOTDIR;
@@ -598,10 +522,10 @@ SYSCALL_DECL(mount)
 	return err;
 }
 
-SYSCALL_DECL(umount2)
+long sys_umount2(struct task *t, const unsigned long *a)
 {
 	char target[PATH_MAX];
-	int flags = (int)a[1];
+	int flags = arg_int(a, 1);
 	struct vfs_dentry *d;
 	long err;
 
@@ -609,7 +533,7 @@ SYSCALL_DECL(umount2)
 		return -EPERM;
 	if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
 		return -EINVAL;
-	if ((err = copy_string_in(t->mm, target, a[0], sizeof(target))) < 0)
+	if ((err = arg_path(t, a[0], target)))
 		return err;
 	if ((err = vfs_lookup(t->fs, NULL, target,
 			      (flags & UMOUNT_NOFOLLOW) ? 0 : VFS_LOOKUP_FOLLOW, &d)))
@@ -660,10 +584,9 @@ static long xattr_object(struct task *t, struct xattr_obj o)
 	long err;
 
 	if (o.by_fd) {
-		struct vfs_file *f = fdtable_get(t->files, o.fd);
-		return !f || (f->flags & O_PATH) ? -EBADF : 0;
+		return arg_file_nopath(t, o.fd) ? 0 : -EBADF;
 	}
-	if ((err = resolve_at(t, AT_FDCWD, o.path, o.follow, false, &d)))
+	if ((err = arg_lookup(t, AT_FDCWD, o.path, o.follow ? 0 : AT_SYMLINK_NOFOLLOW, &d, NULL)))
 		return err;
 	vfs_dentry_put(d);
 	return 0;
@@ -696,52 +619,52 @@ static long xattr_list(struct task *t, struct xattr_obj o)
 	return err ? err : 0;
 }
 
-SYSCALL_DECL(getxattr)
+long sys_getxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_PATH(a[0]), a[1]);
 }
-SYSCALL_DECL(lgetxattr)
+long sys_lgetxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_LINK(a[0]), a[1]);
 }
-SYSCALL_DECL(fgetxattr)
+long sys_fgetxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_get(t, XATTR_FD((int)a[0]), a[1]);
+	return xattr_get(t, XATTR_FD(arg_int(a, 0)), a[1]);
 }
-SYSCALL_DECL(setxattr)
+long sys_setxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], (int)a[4]);
+	return xattr_set(t, XATTR_PATH(a[0]), a[1], a[3], arg_int(a, 4));
 }
-SYSCALL_DECL(lsetxattr)
+long sys_lsetxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], (int)a[4]);
+	return xattr_set(t, XATTR_LINK(a[0]), a[1], a[3], arg_int(a, 4));
 }
-SYSCALL_DECL(fsetxattr)
+long sys_fsetxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_set(t, XATTR_FD((int)a[0]), a[1], a[3], (int)a[4]);
+	return xattr_set(t, XATTR_FD(arg_int(a, 0)), a[1], a[3], arg_int(a, 4));
 }
-SYSCALL_DECL(listxattr)
+long sys_listxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_list(t, XATTR_PATH(a[0]));
 }
-SYSCALL_DECL(llistxattr)
+long sys_llistxattr(struct task *t, const unsigned long *a)
 {
 	return xattr_list(t, XATTR_LINK(a[0]));
 }
-SYSCALL_DECL(flistxattr)
+long sys_flistxattr(struct task *t, const unsigned long *a)
 {
-	return xattr_list(t, XATTR_FD((int)a[0]));
+	return xattr_list(t, XATTR_FD(arg_int(a, 0)));
 }
 /* Removing answers as getting does: the object, the name, then EOPNOTSUPP. */
-SYSCALL_DECL(removexattr)
+long sys_removexattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_PATH(a[0]), a[1]);
 }
-SYSCALL_DECL(lremovexattr)
+long sys_lremovexattr(struct task *t, const unsigned long *a)
 {
 	return xattr_get(t, XATTR_LINK(a[0]), a[1]);
 }
-SYSCALL_DECL(fremovexattr)
+long sys_fremovexattr(struct task *t, const unsigned long *a)
 {
-	return xattr_get(t, XATTR_FD((int)a[0]), a[1]);
+	return xattr_get(t, XATTR_FD(arg_int(a, 0)), a[1]);
 }

@@ -13,6 +13,7 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -96,10 +97,10 @@ static long tty_job_control(struct task *t, struct vfs_file *f, unsigned int cmd
 	return -ENOTTY;
 }
 
-SYSCALL_DECL(ioctl)
+long sys_ioctl(struct task *t, const unsigned long *a)
 {
-	struct fd_entry *e = fdtable_entry(t->files, (int)a[0]);
-	unsigned int cmd = (unsigned int)a[1];
+	struct fd_entry *e = fdtable_entry(t->files, arg_int(a, 0));
+	unsigned int cmd = arg_uint(a, 1);
 	union {
 		char buf[64];
 		long val;
@@ -121,7 +122,7 @@ SYSCALL_DECL(ioctl)
 	if (dir == IN && copy_in(t->mm, arg.buf, a[2], size))
 		return -EFAULT;
 	if (dir == VAL)
-		arg.val = (long)a[2];
+		arg.val = arg_long(a, 2);
 
 	long r;
 	switch (cmd) {

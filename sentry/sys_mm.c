@@ -7,16 +7,16 @@
 #include "mem/memfile.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
-#include "sentry/fdtable.h"
 
-SYSCALL_DECL(mmap)
+long sys_mmap(struct task *t, const unsigned long *a)
 {
 	uintptr_t addr = a[0];
 	size_t len = a[1];
-	int prot = (int)a[2], flags = (int)a[3], fd = (int)a[4];
-	off_t off = (off_t)a[5];
+	int prot = arg_int(a, 2), flags = arg_int(a, 3), fd = arg_int(a, 4);
+	off_t off = arg_long(a, 5);
 	int type = flags & MAP_TYPE;
 	struct vfs_file *file = NULL;
 	size_t file_bytes = 0;
@@ -29,11 +29,14 @@ SYSCALL_DECL(mmap)
 		return -EINVAL;
 	if (!(flags & MAP_ANONYMOUS)) {
 		struct stat st;
-		file = fdtable_get(t->files, fd);
+		file = arg_file(t, fd);
 		if (!file)
 			return -EBADF;
-		if (!file->ops->pread_kernel || !file->ops->getattr ||
-		    file->ops->getattr(file, &st) || !S_ISREG(st.st_mode))
+		if (!file->ops->getattr || file->ops->getattr(file, &st))
+			return -ENODEV;
+		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			return syscall_unsupported(t, -ENODEV, "mapping a device");
+		if (!file->ops->pread_kernel || !S_ISREG(st.st_mode))
 			return -ENODEV;
 		if ((file->flags & O_ACCMODE) == O_WRONLY)
 			return -EACCES;
@@ -69,32 +72,34 @@ SYSCALL_DECL(mmap)
 	return mm_map(t->mm, addr, len, prot, vflags, file, file ? off : 0, file_bytes, NULL);
 }
 
-SYSCALL_DECL(munmap)
+long sys_munmap(struct task *t, const unsigned long *a)
 {
 	return mm_unmap(t->mm, a[0], a[1]);
 }
 
-SYSCALL_DECL(mprotect)
+long sys_mprotect(struct task *t, const unsigned long *a)
 {
-	return mm_protect(t->mm, a[0], a[1], (int)a[2]);
+	return mm_protect(t->mm, a[0], a[1], arg_int(a, 2));
 }
 
-SYSCALL_DECL(brk)
+long sys_brk(struct task *t, const unsigned long *a)
 {
 	return mm_brk(t->mm, a[0]);
 }
 
-SYSCALL_DECL(mremap)
+long sys_mremap(struct task *t, const unsigned long *a)
 {
-	return mm_remap(t->mm, a[0], a[1], a[2], (int)a[3], a[4]);
+	if (arg_int(a, 3) & MREMAP_DONTUNMAP)
+		return syscall_unsupported(t, -EINVAL, "MREMAP_DONTUNMAP");
+	return mm_remap(t->mm, a[0], a[1], a[2], arg_int(a, 3), a[4]);
 }
 
-SYSCALL_DECL(madvise)
+long sys_madvise(struct task *t, const unsigned long *a)
 {
-	return mm_advise(t->mm, a[0], a[1], (int)a[2]);
+	return mm_advise(t->mm, a[0], a[1], arg_int(a, 2));
 }
 
-SYSCALL_DECL(msync)
+long sys_msync(struct task *t, const unsigned long *a)
 {
-	return mm_sync(t->mm, a[0], a[1], (int)a[2]);
+	return mm_sync(t->mm, a[0], a[1], arg_int(a, 2));
 }

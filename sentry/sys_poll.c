@@ -10,11 +10,11 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
@@ -57,7 +57,7 @@ static long poll_pass(struct task *t, struct pollfd *fds, size_t n, bool wait)
 		fds[i].revents = 0;
 		if (fds[i].fd < 0)
 			continue;
-		struct vfs_file *f = fdtable_get(t->files, fds[i].fd);
+		struct vfs_file *f = arg_file(t, fds[i].fd);
 		if (!f) {
 			fds[i].revents = POLLNVAL;
 			ready++;
@@ -131,9 +131,9 @@ static long poll_common(struct task *t, uintptr_t ufds, size_t n, bool timed)
 	return r;
 }
 
-SYSCALL_DECL(poll)
+long sys_poll(struct task *t, const unsigned long *a)
 {
-	int timeout = (int)a[2];
+	int timeout = arg_int(a, 2);
 
 	if (!t->retry && timeout >= 0)
 		t->sys_deadline = ts_add(
@@ -141,7 +141,7 @@ SYSCALL_DECL(poll)
 	return poll_common(t, a[0], a[1], timeout >= 0);
 }
 
-SYSCALL_DECL(ppoll)
+long sys_ppoll(struct task *t, const unsigned long *a)
 {
 	struct timespec ts;
 	long err;
@@ -196,7 +196,7 @@ static long select_common(struct task *t, int nfds, uintptr_t rd, uintptr_t wr, 
 			ev |= POLLPRI;
 		if (!ev)
 			continue;
-		if (!fdtable_get(t->files, fd)) {
+		if (!arg_file(t, fd)) {
 			r = -EBADF;
 			goto out;
 		}
@@ -228,7 +228,7 @@ out:
 	return r;
 }
 
-SYSCALL_DECL(select)
+long sys_select(struct task *t, const unsigned long *a)
 {
 	struct timeval tv;
 
@@ -241,7 +241,7 @@ SYSCALL_DECL(select)
 		    ts_add(mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / 1000000,
 							 (tv.tv_usec % 1000000) * 1000});
 	}
-	long r = select_common(t, (int)a[0], a[1], a[2], a[3], a[4] != 0);
+	long r = select_common(t, arg_int(a, 0), a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {
 		/* Linux reports the time left. */
 		struct timespec left = ts_sub(t->sys_deadline, mono_now());
@@ -251,7 +251,7 @@ SYSCALL_DECL(select)
 	return r;
 }
 
-SYSCALL_DECL(pselect6)
+long sys_pselect6(struct task *t, const unsigned long *a)
 {
 	struct timespec ts;
 	struct {
@@ -271,7 +271,7 @@ SYSCALL_DECL(pselect6)
 		return -EFAULT;
 	if ((err = set_call_sigmask(t, sig.ss, sig.len)))
 		return err;
-	long r = select_common(t, (int)a[0], a[1], a[2], a[3], a[4] != 0);
+	long r = select_common(t, arg_int(a, 0), a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {
 		struct timespec left = ts_sub(t->sys_deadline, mono_now());
 		copy_out(t->mm, a[4], &left, sizeof(left));
@@ -296,44 +296,44 @@ static long wait_epoll_host_fds(struct task *t, struct vfs_file *f)
 	return 0;
 }
 
-SYSCALL_DECL(epoll_create1)
+long sys_epoll_create1(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f;
 	long err;
 
 	if (a[0] & ~(unsigned long)EPOLL_CLOEXEC)
 		return -EINVAL;
-	if ((err = vfs_epoll_new((int)a[0], &f)))
+	if ((err = vfs_epoll_new(arg_int(a, 0), &f)))
 		return err;
 	return task_install_file(t, f, a[0] & EPOLL_CLOEXEC);
 }
 
-SYSCALL_DECL(epoll_create)
+long sys_epoll_create(struct task *t, const unsigned long *a)
 {
 	const unsigned long none[6] = {0};
 
-	if ((int)a[0] <= 0)
+	if (arg_int(a, 0) <= 0)
 		return -EINVAL;
 	return sys_epoll_create1(t, none);
 }
 
-SYSCALL_DECL(epoll_ctl)
+long sys_epoll_ctl(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *ep = fdtable_get(t->files, (int)a[0]);
-	struct vfs_file *target = fdtable_get(t->files, (int)a[2]);
+	struct vfs_file *ep = arg_file(t, arg_int(a, 0));
+	struct vfs_file *target = arg_file(t, arg_int(a, 2));
 	struct epoll_event ev;
 
 	if (!ep || !target)
 		return -EBADF;
-	if ((int)a[1] != EPOLL_CTL_DEL && copy_in(t->mm, &ev, a[3], sizeof(ev)))
+	if (arg_int(a, 1) != EPOLL_CTL_DEL && copy_in(t->mm, &ev, a[3], sizeof(ev)))
 		return -EFAULT;
-	return vfs_epoll_ctl(ep, (int)a[1], (int)a[2], target,
-			     (int)a[1] == EPOLL_CTL_DEL ? NULL : &ev);
+	return vfs_epoll_ctl(ep, arg_int(a, 1), arg_int(a, 2), target,
+			     arg_int(a, 1) == EPOLL_CTL_DEL ? NULL : &ev);
 }
 
 static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxevents, bool timed)
 {
-	struct vfs_file *ep = fdtable_get(t->files, epfd);
+	struct vfs_file *ep = arg_file(t, epfd);
 	struct waitq *wq = NULL;
 	long err;
 
@@ -370,33 +370,33 @@ static void set_ms_deadline(struct task *t, int timeout)
 		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
 }
 
-SYSCALL_DECL(epoll_wait)
+long sys_epoll_wait(struct task *t, const unsigned long *a)
 {
-	set_ms_deadline(t, (int)a[3]);
-	return do_epoll_wait(t, (int)a[0], a[1], (int)a[2], (int)a[3] >= 0);
+	set_ms_deadline(t, arg_int(a, 3));
+	return do_epoll_wait(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_int(a, 3) >= 0);
 }
 
-SYSCALL_DECL(epoll_pwait)
+long sys_epoll_pwait(struct task *t, const unsigned long *a)
 {
 	long err;
 
-	set_ms_deadline(t, (int)a[3]);
+	set_ms_deadline(t, arg_int(a, 3));
 	if ((err = set_call_sigmask(t, a[4], a[5])))
 		return err;
-	return do_epoll_wait(t, (int)a[0], a[1], (int)a[2], (int)a[3] >= 0);
+	return do_epoll_wait(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_int(a, 3) >= 0);
 }
 
-SYSCALL_DECL(eventfd2)
+long sys_eventfd2(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f;
 	long err;
 
-	if ((err = vfs_eventfd_new((unsigned int)a[0], (int)a[1], &f)))
+	if ((err = vfs_eventfd_new(arg_uint(a, 0), arg_int(a, 1), &f)))
 		return err;
 	return task_install_file(t, f, a[1] & EFD_CLOEXEC);
 }
 
-SYSCALL_DECL(eventfd)
+long sys_eventfd(struct task *t, const unsigned long *a)
 {
 	const unsigned long args[6] = {a[0], 0};
 

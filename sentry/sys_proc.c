@@ -13,29 +13,30 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 
-SYSCALL_DECL(getpid)
+long sys_getpid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->tgid;
 }
 
-SYSCALL_DECL(gettid)
+long sys_gettid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->tid;
 }
 
-SYSCALL_DECL(getppid)
+long sys_getppid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->group_leader->parent ? t->group_leader->parent->tgid : 0;
 }
 
-SYSCALL_DECL(setpgid)
+long sys_setpgid(struct task *t, const unsigned long *a)
 {
-	pid_t pid = (pid_t)a[0], pgid = (pid_t)a[1];
+	pid_t pid = arg_int(a, 0), pgid = arg_int(a, 1);
 	struct task *p = pid == 0 ? t->group_leader : task_by_tid(pid);
 
 	if (pgid < 0)
@@ -61,7 +62,7 @@ SYSCALL_DECL(setpgid)
 	return 0;
 }
 
-SYSCALL_DECL(setsid)
+long sys_setsid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	for (struct task *o = kernel.tasks; o; o = o->next)
@@ -73,7 +74,7 @@ SYSCALL_DECL(setsid)
 	return t->tgid;
 }
 
-SYSCALL_DECL(vfork)
+long sys_vfork(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	if (t->retry && t->vfork_child)
@@ -81,25 +82,25 @@ SYSCALL_DECL(vfork)
 	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 }
 
-SYSCALL_DECL(getuid)
+long sys_getuid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->uid;
 }
 
-SYSCALL_DECL(geteuid)
+long sys_geteuid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->euid;
 }
 
-SYSCALL_DECL(getgid)
+long sys_getgid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->gid;
 }
 
-SYSCALL_DECL(getegid)
+long sys_getegid(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->egid;
@@ -116,57 +117,57 @@ static long put_three_ids(struct task *t, const unsigned long *a, unsigned r, un
 	return 0;
 }
 
-SYSCALL_DECL(getresuid)
+long sys_getresuid(struct task *t, const unsigned long *a)
 {
 	return put_three_ids(t, a, t->uid, t->euid, t->suid);
 }
 
-SYSCALL_DECL(getresgid)
+long sys_getresgid(struct task *t, const unsigned long *a)
 {
 	return put_three_ids(t, a, t->gid, t->egid, t->sgid);
 }
 
-SYSCALL_DECL(getpgrp)
+long sys_getpgrp(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	return t->pgid;
 }
 
-SYSCALL_DECL(getpgid)
+long sys_getpgid(struct task *t, const unsigned long *a)
 {
-	pid_t pid = (pid_t)a[0];
+	pid_t pid = arg_int(a, 0);
 	struct task *p = pid == 0 ? t : task_by_tid(pid);
 
 	return p ? p->pgid : -ESRCH;
 }
 
-SYSCALL_DECL(getsid)
+long sys_getsid(struct task *t, const unsigned long *a)
 {
-	pid_t pid = (pid_t)a[0];
+	pid_t pid = arg_int(a, 0);
 	struct task *p = pid == 0 ? t : task_by_tid(pid);
 
 	return p ? p->sid : -ESRCH;
 }
 
-SYSCALL_DECL(exit)
+long sys_exit(struct task *t, const unsigned long *a)
 {
 	kernel_exit_thread(t, (int)(a[0] & 0xff) << 8);
 	return 0;
 }
 
-SYSCALL_DECL(exit_group)
+long sys_exit_group(struct task *t, const unsigned long *a)
 {
 	kernel_exit_group(t, (int)(a[0] & 0xff) << 8);
 	return 0;
 }
 
-SYSCALL_DECL(set_tid_address)
+long sys_set_tid_address(struct task *t, const unsigned long *a)
 {
 	t->clear_child_tid = a[0];
 	return t->tid;
 }
 
-SYSCALL_DECL(uname)
+long sys_uname(struct task *t, const unsigned long *a)
 {
 	struct utsname u;
 
@@ -180,19 +181,19 @@ SYSCALL_DECL(uname)
 	return copy_out(t->mm, a[0], &u, sizeof(u));
 }
 
-SYSCALL_DECL(arch_prctl)
+long sys_arch_prctl(struct task *t, const unsigned long *a)
 {
 	struct user_regs_struct regs;
 	int err;
 
-	switch ((int)a[0]) {
+	switch (arg_int(a, 0)) {
 	case ARCH_SET_FS:
 	case ARCH_SET_GS:
 		if (a[1] >= (1UL << 47))
 			return -EPERM;
 		if ((err = platform_get_regs(t->pt, &regs)))
 			return err;
-		if ((int)a[0] == ARCH_SET_FS)
+		if (arg_int(a, 0) == ARCH_SET_FS)
 			regs.fs_base = a[1];
 		else
 			regs.gs_base = a[1];
@@ -201,7 +202,7 @@ SYSCALL_DECL(arch_prctl)
 	case ARCH_GET_GS:
 		if ((err = platform_get_regs(t->pt, &regs)))
 			return err;
-		unsigned long v = (int)a[0] == ARCH_GET_FS ? regs.fs_base : regs.gs_base;
+		unsigned long v = arg_int(a, 0) == ARCH_GET_FS ? regs.fs_base : regs.gs_base;
 		return copy_out(t->mm, a[1], &v, sizeof(v));
 	default:
 		return -EINVAL;
@@ -230,27 +231,27 @@ static long do_prlimit(struct task *t, int res, uintptr_t new_addr, uintptr_t ol
 	return 0;
 }
 
-SYSCALL_DECL(prlimit64)
+long sys_prlimit64(struct task *t, const unsigned long *a)
 {
-	pid_t pid = (pid_t)a[0];
+	pid_t pid = arg_int(a, 0);
 	struct task *p = pid == 0 ? t : task_by_tid(pid);
 
 	if (!p)
 		return -ESRCH;
-	return do_prlimit(p, (int)a[1], a[2], a[3]);
+	return do_prlimit(p, arg_int(a, 1), a[2], a[3]);
 }
 
-SYSCALL_DECL(getrlimit)
+long sys_getrlimit(struct task *t, const unsigned long *a)
 {
-	return do_prlimit(t, (int)a[0], 0, a[1]);
+	return do_prlimit(t, arg_int(a, 0), 0, a[1]);
 }
 
-SYSCALL_DECL(setrlimit)
+long sys_setrlimit(struct task *t, const unsigned long *a)
 {
-	return do_prlimit(t, (int)a[0], a[1], 0);
+	return do_prlimit(t, arg_int(a, 0), a[1], 0);
 }
 
-SYSCALL_DECL(umask)
+long sys_umask(struct task *t, const unsigned long *a)
 {
 	mode_t old = t->fs->umask;
 
@@ -258,14 +259,14 @@ SYSCALL_DECL(umask)
 	return old;
 }
 
-SYSCALL_DECL(sched_yield)
+long sys_sched_yield(struct task *t, const unsigned long *a)
 {
 	(void)t;
 	(void)a;
 	return 0;
 }
 
-SYSCALL_DECL(getrandom)
+long sys_getrandom(struct task *t, const unsigned long *a)
 {
 	char buf[256];
 	size_t len = a[1], done = 0;
@@ -288,7 +289,7 @@ SYSCALL_DECL(getrandom)
 	return done;
 }
 
-SYSCALL_DECL(set_robust_list)
+long sys_set_robust_list(struct task *t, const unsigned long *a)
 {
 	if (a[1] != 24) /* sizeof(struct robust_list_head) */
 		return -EINVAL;
@@ -297,18 +298,18 @@ SYSCALL_DECL(set_robust_list)
 }
 
 /* Restartable sequences are not offered: glibc and musl fall back when rseq is ENOSYS. */
-SYSCALL_DECL(rseq)
+long sys_rseq(struct task *t, const unsigned long *a)
 {
 	(void)t;
 	(void)a;
 	return -ENOSYS;
 }
 
-SYSCALL_DECL(prctl)
+long sys_prctl(struct task *t, const unsigned long *a)
 {
 	char name[16];
 
-	switch ((int)a[0]) {
+	switch (arg_int(a, 0)) {
 	case PR_SET_NAME:
 		memset(name, 0, sizeof(name));
 		if (copy_string_in(t->mm, name, a[1], sizeof(name)) == -EFAULT)
@@ -337,11 +338,11 @@ SYSCALL_DECL(prctl)
 	case PR_SET_PDEATHSIG:
 		if (a[1] > NSIG_GUEST)
 			return -EINVAL;
-		t->pdeath_signal = (int)a[1];
+		t->pdeath_signal = arg_int(a, 1);
 		return 0;
 	case PR_GET_PDEATHSIG:
 		return copy_out(t->mm, a[1], &t->pdeath_signal, sizeof(int));
 	default:
-		return -EINVAL;
+		return syscall_unsupported(t, -EINVAL, "option %d", arg_int(a, 0));
 	}
 }

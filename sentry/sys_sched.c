@@ -14,6 +14,7 @@
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 
 #define MASK_WORDS (512 / 64)
@@ -36,9 +37,9 @@ void sched_default_affinity(struct task *t)
 		t->affinity[c / 64] |= 1ULL << (c % 64);
 }
 
-SYSCALL_DECL(sched_getaffinity)
+long sys_sched_getaffinity(struct task *t, const unsigned long *a)
 {
-	struct task *p = target(t, (pid_t)a[0]);
+	struct task *p = target(t, arg_int(a, 0));
 	size_t len = a[1];
 
 	if (len * 8 < (size_t)kernel.cfg.cpus || (len & 7))
@@ -49,9 +50,9 @@ SYSCALL_DECL(sched_getaffinity)
 	return copy_out(t->mm, a[2], p->affinity, n) ? -EFAULT : (long)n;
 }
 
-SYSCALL_DECL(sched_setaffinity)
+long sys_sched_setaffinity(struct task *t, const unsigned long *a)
 {
-	struct task *p = target(t, (pid_t)a[0]);
+	struct task *p = target(t, arg_int(a, 0));
 	uint64_t mask[MASK_WORDS] = {0}, online[MASK_WORDS] = {0};
 	size_t len = a[1] < sizeof(mask) ? a[1] : sizeof(mask);
 	bool any = false;
@@ -72,21 +73,21 @@ SYSCALL_DECL(sched_setaffinity)
 	return 0;
 }
 
-SYSCALL_DECL(sched_getscheduler)
+long sys_sched_getscheduler(struct task *t, const unsigned long *a)
 {
-	struct task *p = target(t, (pid_t)a[0]);
+	struct task *p = target(t, arg_int(a, 0));
 
-	if ((pid_t)a[0] < 0)
+	if (arg_int(a, 0) < 0)
 		return -EINVAL;
 	return p ? SCHED_OTHER : -ESRCH;
 }
 
-SYSCALL_DECL(sched_getparam)
+long sys_sched_getparam(struct task *t, const unsigned long *a)
 {
-	struct task *p = target(t, (pid_t)a[0]);
+	struct task *p = target(t, arg_int(a, 0));
 	struct sched_param sp = {0};
 
-	if ((pid_t)a[0] < 0 || !a[1])
+	if (arg_int(a, 0) < 0 || !a[1])
 		return -EINVAL;
 	if (!p)
 		return -ESRCH;
@@ -108,16 +109,16 @@ static long priority_bound(int policy, bool max)
 	}
 }
 
-SYSCALL_DECL(sched_get_priority_max)
+long sys_sched_get_priority_max(struct task *t, const unsigned long *a)
 {
 	(void)t;
-	return priority_bound((int)a[0], true);
+	return priority_bound(arg_int(a, 0), true);
 }
 
-SYSCALL_DECL(sched_get_priority_min)
+long sys_sched_get_priority_min(struct task *t, const unsigned long *a)
 {
 	(void)t;
-	return priority_bound((int)a[0], false);
+	return priority_bound(arg_int(a, 0), false);
 }
 
 /* The CPU time of T's process: its stub's plus what earlier stubs used, or what it had when it
@@ -185,10 +186,10 @@ static void fill_usage(struct rusage *ru, struct timespec cpu, long maxrss)
 	ru->ru_maxrss = maxrss;
 }
 
-SYSCALL_DECL(getrusage)
+long sys_getrusage(struct task *t, const unsigned long *a)
 {
 	struct rusage ru;
-	int who = (int)a[0];
+	int who = arg_int(a, 0);
 	struct timespec cpu;
 	long maxrss = 0;
 
@@ -219,7 +220,7 @@ static clock_t to_ticks(struct timespec ts)
 	return ts.tv_sec * hz + ts.tv_nsec / (1000000000L / hz);
 }
 
-SYSCALL_DECL(times)
+long sys_times(struct task *t, const unsigned long *a)
 {
 	struct tms tms = {0};
 
@@ -232,7 +233,7 @@ SYSCALL_DECL(times)
 
 /* sysinfo: the sandbox's uptime and process count; memory figures are the host's (the guest
  * has no memory limit of its own yet). */
-SYSCALL_DECL(sysinfo)
+long sys_sysinfo(struct task *t, const unsigned long *a)
 {
 	struct sysinfo si;
 	unsigned short procs = 0;
@@ -248,7 +249,7 @@ SYSCALL_DECL(sysinfo)
 
 /* The CPU a thread runs on is the lowest one it may run on: a guest pinned to CPU k sees k.
  * One NUMA node. */
-SYSCALL_DECL(getcpu)
+long sys_getcpu(struct task *t, const unsigned long *a)
 {
 	unsigned int cpu = 0, node = 0;
 

@@ -9,6 +9,7 @@
 #endif
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/kernel.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
@@ -21,9 +22,9 @@
 	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |         \
 	 SA_RESETHAND | 0x800 /* SA_EXPOSE_TAGBITS */ | 0x04000000 /* SA_RESTORER */)
 
-SYSCALL_DECL(rt_sigaction)
+long sys_rt_sigaction(struct task *t, const unsigned long *a)
 {
-	int sig = (int)a[0];
+	int sig = arg_int(a, 0);
 	struct ksigaction act;
 
 	if (a[3] != sizeof(uint64_t))
@@ -45,7 +46,7 @@ SYSCALL_DECL(rt_sigaction)
 	return 0;
 }
 
-SYSCALL_DECL(rt_sigprocmask)
+long sys_rt_sigprocmask(struct task *t, const unsigned long *a)
 {
 	uint64_t set, old = t->sigmask;
 
@@ -54,7 +55,7 @@ SYSCALL_DECL(rt_sigprocmask)
 	if (a[1]) {
 		if (copy_in(t->mm, &set, a[1], sizeof(set)))
 			return -EFAULT;
-		switch ((int)a[0]) {
+		switch (arg_int(a, 0)) {
 		case SIG_BLOCK:
 			t->sigmask |= set;
 			break;
@@ -131,12 +132,12 @@ static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
 	return kill_pgrp(t, -pid, sig, si);
 }
 
-SYSCALL_DECL(kill)
+long sys_kill(struct task *t, const unsigned long *a)
 {
 	siginfo_t si;
 
-	user_info(t, (int)a[1], &si, SI_USER);
-	return do_kill(t, (pid_t)a[0], (int)a[1], &si);
+	user_info(t, arg_int(a, 1), &si, SI_USER);
+	return do_kill(t, arg_int(a, 0), arg_int(a, 1), &si);
 }
 
 static long do_tkill(struct task *t, pid_t tgid, pid_t tid, int sig, const siginfo_t *si)
@@ -152,22 +153,22 @@ static long do_tkill(struct task *t, pid_t tgid, pid_t tid, int sig, const sigin
 	return 0;
 }
 
-SYSCALL_DECL(tkill)
+long sys_tkill(struct task *t, const unsigned long *a)
 {
 	siginfo_t si;
 
-	user_info(t, (int)a[1], &si, SI_TKILL);
-	return do_tkill(t, -1, (pid_t)a[0], (int)a[1], &si);
+	user_info(t, arg_int(a, 1), &si, SI_TKILL);
+	return do_tkill(t, -1, arg_int(a, 0), arg_int(a, 1), &si);
 }
 
-SYSCALL_DECL(tgkill)
+long sys_tgkill(struct task *t, const unsigned long *a)
 {
 	siginfo_t si;
 
-	if ((pid_t)a[0] <= 0)
+	if (arg_int(a, 0) <= 0)
 		return -EINVAL;
-	user_info(t, (int)a[2], &si, SI_TKILL);
-	return do_tkill(t, (pid_t)a[0], (pid_t)a[1], (int)a[2], &si);
+	user_info(t, arg_int(a, 2), &si, SI_TKILL);
+	return do_tkill(t, arg_int(a, 0), arg_int(a, 1), arg_int(a, 2), &si);
 }
 
 /* Info from user space may not pretend to come from the kernel or kill(2), unless it is sent
@@ -182,23 +183,23 @@ static long queueinfo_in(struct task *t, pid_t target, int sig, uintptr_t addr, 
 	return 0;
 }
 
-SYSCALL_DECL(rt_sigqueueinfo)
+long sys_rt_sigqueueinfo(struct task *t, const unsigned long *a)
 {
 	siginfo_t si;
-	long err = queueinfo_in(t, (pid_t)a[0], (int)a[1], a[2], &si);
+	long err = queueinfo_in(t, arg_int(a, 0), arg_int(a, 1), a[2], &si);
 
-	return err ? err : do_kill(t, (pid_t)a[0], (int)a[1], &si);
+	return err ? err : do_kill(t, arg_int(a, 0), arg_int(a, 1), &si);
 }
 
-SYSCALL_DECL(rt_tgsigqueueinfo)
+long sys_rt_tgsigqueueinfo(struct task *t, const unsigned long *a)
 {
 	siginfo_t si;
-	long err = queueinfo_in(t, (pid_t)a[0], (int)a[2], a[3], &si);
+	long err = queueinfo_in(t, arg_int(a, 0), arg_int(a, 2), a[3], &si);
 
-	return err ? err : do_tkill(t, (pid_t)a[0], (pid_t)a[1], (int)a[2], &si);
+	return err ? err : do_tkill(t, arg_int(a, 0), arg_int(a, 1), arg_int(a, 2), &si);
 }
 
-SYSCALL_DECL(rt_sigpending)
+long sys_rt_sigpending(struct task *t, const unsigned long *a)
 {
 	uint64_t set = (t->pending.set | t->group_leader->shared_pending.set) & t->sigmask;
 
@@ -207,7 +208,7 @@ SYSCALL_DECL(rt_sigpending)
 	return copy_out(t->mm, a[0], &set, sizeof(set));
 }
 
-SYSCALL_DECL(rt_sigsuspend)
+long sys_rt_sigsuspend(struct task *t, const unsigned long *a)
 {
 	uint64_t mask;
 
@@ -225,14 +226,14 @@ SYSCALL_DECL(rt_sigsuspend)
 	return task_block(t);
 }
 
-SYSCALL_DECL(pause)
+long sys_pause(struct task *t, const unsigned long *a)
 {
 	(void)a;
 	t->intr_ret = -ERESTARTNOHAND;
 	return task_block(t);
 }
 
-SYSCALL_DECL(sigaltstack)
+long sys_sigaltstack(struct task *t, const unsigned long *a)
 {
 	stack_t ss, old = t->altstack;
 	struct user_regs_struct regs;
@@ -268,7 +269,7 @@ SYSCALL_DECL(sigaltstack)
 	return 0;
 }
 
-SYSCALL_DECL(rt_sigtimedwait)
+long sys_rt_sigtimedwait(struct task *t, const unsigned long *a)
 {
 	uint64_t set;
 	siginfo_t si;

@@ -20,15 +20,13 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/vfs.h"
 
 #define SOCK_TYPE_MASK 0xf
 #define SOCK_MAX_TYPE 11     /* SOCK_PACKET + 1: Linux's SOCK_MAX */
 #define SOMAXCONN_LINUX 4096 /* net.core.somaxconn */
-#ifndef UIO_MAXIOV
-#define UIO_MAXIOV 1024
-#endif
 #define SCM_MAX_FD 253
 #define OPTMEM_MAX 131072 /* net.core.optmem_max: the largest control buffer sendmsg takes */
 /* The most guest memory one call translates: above any send buffer, so a datagram this long
@@ -50,7 +48,7 @@ static struct vfs_unix_cred msg_cred(struct task *t)
 
 static long sock_fd(struct task *t, int fd, struct vfs_file **out)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file(t, fd);
 
 	if (!f)
 		return -EBADF;
@@ -202,7 +200,8 @@ static long resolve(struct task *t, int type, const char *buf, long len, struct 
 /* --- socket, socketpair, bind, listen, accept, connect, names ------------------------------- */
 
 /* The type and flags of socket()'s TYPE argument, checked in Linux's order. */
-static long socket_args(long domain, unsigned long type_arg, long protocol, int *type, int *flags)
+static long socket_args(struct task *t, long domain, unsigned long type_arg, long protocol,
+			int *type, int *flags)
 {
 	*type = (int)(type_arg & SOCK_TYPE_MASK);
 	*flags = (int)(type_arg & ~(unsigned long)SOCK_TYPE_MASK);
@@ -213,36 +212,34 @@ static long socket_args(long domain, unsigned long type_arg, long protocol, int 
 	if (*type >= SOCK_MAX_TYPE)
 		return -EINVAL;
 	if (domain != AF_UNIX)
-		return -EAFNOSUPPORT;
+		return syscall_unsupported(t, -EAFNOSUPPORT, "address family %ld", domain);
 	if (protocol && protocol != PF_UNIX)
 		return -EPROTONOSUPPORT;
 	return 0;
 }
 
-SYSCALL_DECL(socket)
+long sys_socket(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
 	struct vfs_file *f;
 	int type, flags;
 	long err;
 
-	if ((err =
-		 socket_args((long)(int)a[0], (unsigned int)a[1], (long)(int)a[2], &type, &flags)))
+	if ((err = socket_args(t, arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
 		return err;
 	if ((err = vfs_unix_socket_new(type, flags & O_NONBLOCK, &cred, &f)))
 		return err;
 	return task_install_file(t, f, flags & SOCK_CLOEXEC);
 }
 
-SYSCALL_DECL(socketpair)
+long sys_socketpair(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
 	struct vfs_file *fa, *fb;
 	int type, flags, fds[2];
 	long err;
 
-	if ((err =
-		 socket_args((long)(int)a[0], (unsigned int)a[1], (long)(int)a[2], &type, &flags)))
+	if ((err = socket_args(t, arg_int(a, 0), arg_uint(a, 1), arg_int(a, 2), &type, &flags)))
 		return err;
 	if ((err = vfs_unix_socketpair(type, flags & O_NONBLOCK, &cred, &fa, &fb)))
 		return err;
@@ -266,14 +263,14 @@ SYSCALL_DECL(socketpair)
 	return 0;
 }
 
-SYSCALL_DECL(bind)
+long sys_bind(struct task *t, const unsigned long *a)
 {
 	char buf[VFS_UNIX_ADDR_MAX + 1], abs[PATH_MAX];
-	long len = (long)(int)a[2], err;
+	long len = arg_int(a, 2), err;
 	struct vfs_file *f;
 	sa_family_t fam;
 
-	if ((err = sock_fd(t, (int)a[0], &f)) || (err = addr_in(t, a[1], len, buf)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)) || (err = addr_in(t, a[1], len, buf)))
 		return err;
 	memcpy(&fam, buf, sizeof(fam));
 	if (len == (long)SUN_PATH_OFF && fam == AF_UNIX)
@@ -303,14 +300,14 @@ SYSCALL_DECL(bind)
 	return err;
 }
 
-SYSCALL_DECL(listen)
+long sys_listen(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
-	int backlog = (int)a[1];
+	int backlog = arg_int(a, 1);
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
 	if ((unsigned int)backlog > SOMAXCONN_LINUX)
 		backlog = SOMAXCONN_LINUX;
@@ -351,27 +348,27 @@ static long do_accept(struct task *t, int fd, uintptr_t uaddr, uintptr_t ulen, i
 	return nfd;
 }
 
-SYSCALL_DECL(accept)
+long sys_accept(struct task *t, const unsigned long *a)
 {
-	return do_accept(t, (int)a[0], a[1], a[2], 0);
+	return do_accept(t, arg_int(a, 0), a[1], a[2], 0);
 }
 
-SYSCALL_DECL(accept4)
+long sys_accept4(struct task *t, const unsigned long *a)
 {
-	return do_accept(t, (int)a[0], a[1], a[2], (int)a[3]);
+	return do_accept(t, arg_int(a, 0), a[1], a[2], arg_int(a, 3));
 }
 
-SYSCALL_DECL(connect)
+long sys_connect(struct task *t, const unsigned long *a)
 {
 	struct vfs_unix_cred cred = owner_cred(t);
 	char buf[VFS_UNIX_ADDR_MAX + 1];
-	long len = (long)(int)a[2], err;
+	long len = arg_int(a, 2), err;
 	struct vfs_unix_sock *target = NULL;
 	struct waitq *wq = NULL;
 	struct vfs_file *f;
 	sa_family_t fam;
 
-	if ((err = sock_fd(t, (int)a[0], &f)) || (err = addr_in(t, a[1], len, buf)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)) || (err = addr_in(t, a[1], len, buf)))
 		return err;
 	memcpy(&fam, buf, sizeof(fam));
 	if (vfs_unix_type(f) == SOCK_DGRAM) {
@@ -399,47 +396,47 @@ static long getname(struct task *t, const unsigned long *a, bool peer)
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)) || (err = vfs_unix_getname(f, peer, addr, &alen)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)) || (err = vfs_unix_getname(f, peer, addr, &alen)))
 		return err;
 	return addr_out(t, a[1], a[2], addr, alen);
 }
 
-SYSCALL_DECL(getsockname)
+long sys_getsockname(struct task *t, const unsigned long *a)
 {
 	return getname(t, a, false);
 }
 
-SYSCALL_DECL(getpeername)
+long sys_getpeername(struct task *t, const unsigned long *a)
 {
 	return getname(t, a, true);
 }
 
-SYSCALL_DECL(shutdown)
+long sys_shutdown(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
-	return vfs_unix_shutdown(f, (int)a[1]);
+	return vfs_unix_shutdown(f, arg_int(a, 1));
 }
 
-SYSCALL_DECL(setsockopt)
+long sys_setsockopt(struct task *t, const unsigned long *a)
 {
 	char val[64] = {0};
-	long len = (long)(int)a[4], err;
+	long len = arg_int(a, 4), err;
 	struct vfs_file *f;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
 	if (len < 0)
 		return -EINVAL;
 	if (len && copy_in(t->mm, val, a[3], len < (long)sizeof(val) ? len : (long)sizeof(val)))
 		return -EFAULT;
-	return vfs_unix_setsockopt(f, (int)a[1], (int)a[2], val, (unsigned int)len);
+	return vfs_unix_setsockopt(f, arg_int(a, 1), arg_int(a, 2), val, (unsigned int)len);
 }
 
-SYSCALL_DECL(getsockopt)
+long sys_getsockopt(struct task *t, const unsigned long *a)
 {
 	char val[64];
 	unsigned int vlen;
@@ -447,13 +444,13 @@ SYSCALL_DECL(getsockopt)
 	struct vfs_file *f;
 	long err;
 
-	if ((err = sock_fd(t, (int)a[0], &f)))
+	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
 	if (copy_in(t->mm, &len, a[4], sizeof(len)))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
-	if ((err = vfs_unix_getsockopt(f, (int)a[1], (int)a[2], val, &vlen)))
+	if ((err = vfs_unix_getsockopt(f, arg_int(a, 1), arg_int(a, 2), val, &vlen)))
 		return err;
 	if ((unsigned int)len > vlen)
 		len = (int)vlen;
@@ -465,7 +462,8 @@ SYSCALL_DECL(getsockopt)
 /* --- data: iovecs, control messages, sendmsg and recvmsg ----------------------------------- */
 
 /* The guest iovecs GIOV (CNT of them) as Sentry iovecs into guest memory, at most
- * SOCK_IO_MAX bytes; WRITE when the socket writes into them. *IOV is malloc'd. */
+ * SOCK_IO_MAX bytes, all of them mapped; WRITE when the socket writes into them. *IOV is
+ * malloc'd. */
 static long iov_in(struct task *t, const struct iovec *giov, size_t cnt, bool write,
 		   struct iovec **iov, int *n, size_t *total)
 {
@@ -475,38 +473,16 @@ static long iov_in(struct task *t, const struct iovec *giov, size_t cnt, bool wr
 	*total = 0;
 	if (!(*iov = malloc(max * sizeof(**iov))))
 		return -ENOMEM;
-	for (size_t i = 0; i < cnt && *total < SOCK_IO_MAX; i++) {
-		size_t len = giov[i].iov_len;
-		if ((ssize_t)len < 0)
+	/* sendto's and recvfrom's one buffer (msghdr iovecs were checked by arg_iovec). */
+	for (size_t i = 0; i < cnt; i++)
+		if ((ssize_t)giov[i].iov_len < 0)
 			return -EINVAL;
-		if (len == 0)
-			continue;
-		if (len > SOCK_IO_MAX - *total)
-			len = SOCK_IO_MAX - *total;
-		int got = mm_iovecs(t->mm, (uintptr_t)giov[i].iov_base, len, write, *iov + *n,
-				    (int)(max - *n));
-		if (got < 0)
-			return got;
-		for (int k = 0; k < got; k++)
-			*total += (*iov)[*n + k].iov_len;
-		*n += got;
-	}
+	int got = arg_iovec_map(t->mm, giov, cnt, SOCK_IO_MAX,
+				ARG_IOV_WHOLE | (write ? ARG_IOV_WRITE : 0), *iov, (int)max, total);
+	if (got < 0)
+		return got;
+	*n = got;
 	return 0;
-}
-
-/* Drops the first SKIP bytes of IOV (N entries); returns the new count. */
-static int iov_skip(struct iovec *iov, int n, size_t skip)
-{
-	int i = 0;
-
-	while (i < n && skip >= iov[i].iov_len)
-		skip -= iov[i++].iov_len;
-	if (i < n) {
-		iov[i].iov_base = (char *)iov[i].iov_base + skip;
-		iov[i].iov_len -= skip;
-	}
-	memmove(iov, iov + i, (n - i) * sizeof(*iov));
-	return n - i;
 }
 
 struct scm_in {
@@ -577,7 +553,7 @@ static long scm_parse(struct task *t, uintptr_t control, size_t controllen, stru
 			for (int i = 0; i < num; i++) {
 				int fd;
 				memcpy(&fd, data + i * sizeof(int), sizeof(fd));
-				struct vfs_file *f = fdtable_get(t->files, fd);
+				struct vfs_file *f = arg_file(t, fd);
 				if (!f) {
 					err = -EBADF;
 					goto out;
@@ -640,7 +616,7 @@ static long sock_send(struct task *t, int fd, const struct iovec *giov, size_t c
 		goto out;
 	if ((err = iov_in(t, giov, cnt, false, &iov, &n, &total)))
 		goto out;
-	n = iov_skip(iov, n, done);
+	n = arg_iovec_advance(iov, n, done);
 	m.iov = iov;
 	m.iovcnt = n;
 	m.cred = scm.cred;
@@ -754,7 +730,7 @@ static long sock_recv(struct task *t, int fd, const struct iovec *giov, size_t c
 	if ((err = iov_in(t, giov, cnt, true, &iov, &n, &total)))
 		goto out;
 	m.iov = iov;
-	m.iovcnt = iov_skip(iov, n, done);
+	m.iovcnt = arg_iovec_advance(iov, n, done);
 	err = vfs_unix_recvmsg(f, &m);
 	if (err > 0 && waitall && done + err < total && !m.nfiles) {
 		done += err;
@@ -794,18 +770,18 @@ out:
 	return err;
 }
 
-SYSCALL_DECL(sendto)
+long sys_sendto(struct task *t, const unsigned long *a)
 {
 	struct iovec one = {(void *)a[1], a[2]};
 
-	return sock_send(t, (int)a[0], &one, 1, a[4], (long)(int)a[5], 0, 0, (int)a[3]);
+	return sock_send(t, arg_int(a, 0), &one, 1, a[4], arg_int(a, 5), 0, 0, arg_int(a, 3));
 }
 
-SYSCALL_DECL(recvfrom)
+long sys_recvfrom(struct task *t, const unsigned long *a)
 {
 	struct iovec one = {(void *)a[1], a[2]};
 	struct recv_out out;
-	long r = sock_recv(t, (int)a[0], &one, 1, (int)a[3], 0, 0, &out);
+	long r = sock_recv(t, arg_int(a, 0), &one, 1, arg_int(a, 3), 0, 0, &out);
 
 	if (r >= 0 && a[4]) {
 		long err = addr_out(t, a[4], a[5], out.addr, out.addrlen);
@@ -821,7 +797,7 @@ static long msghdr_in(struct task *t, uintptr_t addr, struct msghdr *mh, struct 
 	*giov = NULL;
 	if (copy_in(t->mm, mh, addr, sizeof(*mh)))
 		return -EFAULT;
-	if (mh->msg_iovlen > UIO_MAXIOV)
+	if (mh->msg_iovlen > ARG_IOV_MAX)
 		return -EMSGSIZE;
 	if ((int)mh->msg_namelen < 0)
 		return -EINVAL;
@@ -829,22 +805,19 @@ static long msghdr_in(struct task *t, uintptr_t addr, struct msghdr *mh, struct 
 		mh->msg_namelen = sizeof(struct sockaddr_storage);
 	if (!mh->msg_name)
 		mh->msg_namelen = 0;
-	if (mh->msg_iovlen == 0)
-		return 0;
-	if (!(*giov = malloc(mh->msg_iovlen * sizeof(**giov))))
-		return -ENOMEM;
-	if (copy_in(t->mm, *giov, (uintptr_t)mh->msg_iov, mh->msg_iovlen * sizeof(**giov)))
-		return -EFAULT;
-	return 0;
+	long r = arg_iovec(t, (uintptr_t)mh->msg_iov, (unsigned int)mh->msg_iovlen, giov);
+	return r < 0 ? r : 0;
 }
 
+/* The descriptor is checked before the message, as Linux does. */
 static long do_sendmsg(struct task *t, int fd, uintptr_t umsg, int flags)
 {
+	struct iovec *giov = NULL;
+	struct vfs_file *f;
 	struct msghdr mh;
-	struct iovec *giov;
 	long err;
 
-	if (!(err = msghdr_in(t, umsg, &mh, &giov)))
+	if (!(err = sock_fd(t, fd, &f)) && !(err = msghdr_in(t, umsg, &mh, &giov)))
 		err = sock_send(t, fd, giov, mh.msg_iovlen, (uintptr_t)mh.msg_name, mh.msg_namelen,
 				(uintptr_t)mh.msg_control, mh.msg_controllen, flags);
 	free(giov);
@@ -853,12 +826,13 @@ static long do_sendmsg(struct task *t, int fd, uintptr_t umsg, int flags)
 
 static long do_recvmsg(struct task *t, int fd, uintptr_t umsg, int flags)
 {
-	struct msghdr mh;
-	struct iovec *giov;
+	struct iovec *giov = NULL;
 	struct recv_out out;
+	struct vfs_file *f;
+	struct msghdr mh;
 	long err, r;
 
-	if ((err = msghdr_in(t, umsg, &mh, &giov)))
+	if ((err = sock_fd(t, fd, &f)) || (err = msghdr_in(t, umsg, &mh, &giov)))
 		goto out;
 	r = sock_recv(t, fd, giov, mh.msg_iovlen, flags, (uintptr_t)mh.msg_control,
 		      mh.msg_controllen, &out);
@@ -884,12 +858,12 @@ out:
 	return err;
 }
 
-SYSCALL_DECL(sendmsg)
+long sys_sendmsg(struct task *t, const unsigned long *a)
 {
-	return do_sendmsg(t, (int)a[0], a[1], (int)a[2]);
+	return do_sendmsg(t, arg_int(a, 0), a[1], arg_int(a, 2));
 }
 
-SYSCALL_DECL(recvmsg)
+long sys_recvmsg(struct task *t, const unsigned long *a)
 {
-	return do_recvmsg(t, (int)a[0], a[1], (int)a[2]);
+	return do_recvmsg(t, arg_int(a, 0), a[1], arg_int(a, 2));
 }

@@ -7,6 +7,7 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
@@ -45,21 +46,21 @@ static int guest_clock(struct task *t, clockid_t id, struct timespec *ts)
 	return clock_now(id, ts);
 }
 
-SYSCALL_DECL(clock_gettime)
+long sys_clock_gettime(struct task *t, const unsigned long *a)
 {
 	struct timespec ts;
-	int err = guest_clock(t, (clockid_t)a[0], &ts);
+	int err = guest_clock(t, arg_int(a, 0), &ts);
 
 	if (err)
 		return err;
 	return copy_out(t->mm, a[1], &ts, sizeof(ts));
 }
 
-SYSCALL_DECL(clock_getres)
+long sys_clock_getres(struct task *t, const unsigned long *a)
 {
 	struct timespec ts;
 
-	clockid_t clk = timer_decode_clock(t, (clockid_t)a[0]);
+	clockid_t clk = timer_decode_clock(t, arg_int(a, 0));
 	if (!valid_clock(clk))
 		return -EINVAL;
 	if (clock_getres(clk, &ts))
@@ -67,7 +68,7 @@ SYSCALL_DECL(clock_getres)
 	return a[1] ? copy_out(t->mm, a[1], &ts, sizeof(ts)) : 0;
 }
 
-SYSCALL_DECL(gettimeofday)
+long sys_gettimeofday(struct task *t, const unsigned long *a)
 {
 	struct timeval tv;
 	struct timezone tz = {0, 0};
@@ -80,7 +81,7 @@ SYSCALL_DECL(gettimeofday)
 	return 0;
 }
 
-SYSCALL_DECL(time)
+long sys_time(struct task *t, const unsigned long *a)
 {
 	time_t now = time(NULL);
 
@@ -112,7 +113,7 @@ static long sleep_until_deadline(struct task *t, uintptr_t rem)
 	return task_block(t);
 }
 
-SYSCALL_DECL(nanosleep)
+long sys_nanosleep(struct task *t, const unsigned long *a)
 {
 	struct timespec req;
 
@@ -126,10 +127,10 @@ SYSCALL_DECL(nanosleep)
 	return sleep_until_deadline(t, a[1]);
 }
 
-SYSCALL_DECL(clock_nanosleep)
+long sys_clock_nanosleep(struct task *t, const unsigned long *a)
 {
-	clockid_t clk = (clockid_t)a[0];
-	int flags = (int)a[1];
+	clockid_t clk = arg_int(a, 0);
+	int flags = arg_int(a, 1);
 	struct timespec req, now;
 
 	if (!t->retry) {
@@ -144,7 +145,9 @@ SYSCALL_DECL(clock_nanosleep)
 		default:
 			/* CPU-time clocks would need the guest's CPU accounting to drive a timer.
 			 */
-			return valid_clock(clk) ? -EOPNOTSUPP : -EINVAL;
+			return valid_clock(clk)
+				   ? syscall_unsupported(t, -EOPNOTSUPP, "clock %d", clk)
+				   : -EINVAL;
 		}
 		if (copy_in(t->mm, &req, a[2], sizeof(req)))
 			return -EFAULT;

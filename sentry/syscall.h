@@ -1,8 +1,11 @@
-/* The syscall table: one row per x86_64 syscall number with its name, handler and argument
- * formats (which drive --strace). The table is the index of the kernel: a syscall without a
- * handler returns -ENOSYS and is named once on stderr. */
+/* The syscall table: one row per x86_64 syscall number with its name, handler, argument
+ * formats (which drive --strace) and how much of it is there. The table is the index of the
+ * kernel: a syscall without a handler returns -ENOSYS and is named once on stderr, and a
+ * partial one says what is missing (--strace, stderr, docs/syscalls.md). */
 #ifndef SENTRY_SYSCALL_H
 #define SENTRY_SYSCALL_H
+
+#include <stdio.h>
 
 struct task;
 
@@ -10,11 +13,20 @@ typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
 
 /* Argument format letters: d int, u unsigned, x hex, p pointer, s string, b buffer whose
  * length is the next argument, f fd (AT_FDCWD), o octal mode, F open flags. */
+/* How much of a syscall is there, as in gVisor's table. */
+enum syscall_support {
+	SYSCALL_SUPPORTED,
+	SYSCALL_PARTIAL, /* some flags, operations or cases are missing: the note says which */
+	SYSCALL_UNIMPLEMENTED, /* -ENOSYS on purpose, quietly: the note says why */
+};
+
 struct syscall_def {
 	const char *name;
 	syscall_fn fn;
 	const char *args;
 	char ret; /* 'd' (default) or 'x' for addresses */
+	enum syscall_support support;
+	const char *note; /* what a partial or unimplemented row lacks */
 };
 
 #define SYSCALL_MAX 512
@@ -25,7 +37,18 @@ const char *syscall_name(long nr);
 /* Serves T's current syscall (t->sc). Returns the guest-visible result, or -ESENTRY_BLOCK. */
 long syscall_dispatch(struct task *t);
 
+/* A handler met a part of its syscall that this kernel does not implement (WHAT,
+ * printf-style: "set_tid", "flags 0x20000000"): names it on stderr once per syscall and WHAT,
+ * marks the call's --strace line, and returns ERR for the handler to return. */
+long syscall_unsupported(struct task *t, long err, const char *what, ...)
+    __attribute__((format(printf, 3, 4)));
+/* What the current syscall met that is unsupported (syscall_unsupported), or NULL. */
+const char *syscall_unsupported_now(void);
+
 /* --strace: prints one finished syscall. */
 void strace_print(struct task *t, long ret);
+
+/* docs/syscalls.md, written from the table (`minisentry --syscall-table`). */
+void syscall_table_markdown(FILE *out);
 
 #endif

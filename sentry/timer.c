@@ -10,12 +10,12 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
@@ -169,19 +169,19 @@ static long get_itimer(struct task *t, int which, struct itimerval *out)
 	return 0;
 }
 
-SYSCALL_DECL(getitimer)
+long sys_getitimer(struct task *t, const unsigned long *a)
 {
 	struct itimerval v;
-	long err = get_itimer(t, (int)a[0], &v);
+	long err = get_itimer(t, arg_int(a, 0), &v);
 
 	return err ? err : copy_out(t->mm, a[1], &v, sizeof(v));
 }
 
-SYSCALL_DECL(setitimer)
+long sys_setitimer(struct task *t, const unsigned long *a)
 {
 	struct itimerval nv, old;
 	struct process_timers *pt;
-	int which = (int)a[0];
+	int which = arg_int(a, 0);
 	long err;
 
 	if (which != ITIMER_REAL && which != ITIMER_VIRTUAL && which != ITIMER_PROF)
@@ -213,10 +213,10 @@ SYSCALL_DECL(setitimer)
 	return 0;
 }
 
-SYSCALL_DECL(alarm)
+long sys_alarm(struct task *t, const unsigned long *a)
 {
 	struct process_timers *pt = timers_of(t);
-	unsigned int secs = (unsigned int)a[0];
+	unsigned int secs = arg_uint(a, 0);
 
 	if (!pt)
 		return -ENOMEM;
@@ -303,9 +303,9 @@ static struct posix_timer *find_timer(struct task *t, int id)
 	return NULL;
 }
 
-SYSCALL_DECL(timer_create)
+long sys_timer_create(struct task *t, const unsigned long *a)
 {
-	clockid_t clk = timer_decode_clock(t, (clockid_t)a[0]);
+	clockid_t clk = timer_decode_clock(t, arg_int(a, 0));
 	struct sigevent ev;
 	struct process_timers *pt = timers_of(t);
 
@@ -313,7 +313,9 @@ SYSCALL_DECL(timer_create)
 		return -ENOMEM;
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
 	    clk != CLOCK_TAI && clk != CLOCK_PROCESS_CPUTIME_ID)
-		return clk < 0 || clk > CLOCK_TAI ? -EINVAL : -EOPNOTSUPP;
+		return clk < 0 || clk > CLOCK_TAI
+			   ? -EINVAL
+			   : syscall_unsupported(t, -EOPNOTSUPP, "clock %d", clk);
 	memset(&ev, 0, sizeof(ev));
 	if (a[1]) {
 		if (copy_in(t->mm, &ev, a[1], sizeof(ev)))
@@ -390,9 +392,9 @@ static void arm_from(struct ktimer *k, clockid_t clk, bool abs, const struct iti
 	ktimer_arm(k, deadline, v->it_interval);
 }
 
-SYSCALL_DECL(timer_settime)
+long sys_timer_settime(struct task *t, const unsigned long *a)
 {
-	struct posix_timer *p = find_timer(t, (int)a[0]);
+	struct posix_timer *p = find_timer(t, arg_int(a, 0));
 	struct itimerspec nv, old;
 
 	if (!p)
@@ -418,9 +420,9 @@ SYSCALL_DECL(timer_settime)
 	return 0;
 }
 
-SYSCALL_DECL(timer_gettime)
+long sys_timer_gettime(struct task *t, const unsigned long *a)
 {
-	struct posix_timer *p = find_timer(t, (int)a[0]);
+	struct posix_timer *p = find_timer(t, arg_int(a, 0));
 	struct itimerspec v;
 
 	if (!p)
@@ -429,19 +431,19 @@ SYSCALL_DECL(timer_gettime)
 	return copy_out(t->mm, a[1], &v, sizeof(v));
 }
 
-SYSCALL_DECL(timer_getoverrun)
+long sys_timer_getoverrun(struct task *t, const unsigned long *a)
 {
-	struct posix_timer *p = find_timer(t, (int)a[0]);
+	struct posix_timer *p = find_timer(t, arg_int(a, 0));
 
 	return p ? p->overrun_last : -EINVAL;
 }
 
-SYSCALL_DECL(timer_delete)
+long sys_timer_delete(struct task *t, const unsigned long *a)
 {
 	struct process_timers *pt = t->group_leader->timers;
 
 	for (struct posix_timer **pp = pt ? &pt->posix : NULL; pp && *pp; pp = &(*pp)->next)
-		if ((*pp)->id == (int)a[0]) {
+		if ((*pp)->id == arg_int(a, 0)) {
 			struct posix_timer *p = *pp;
 			*pp = p->next;
 			ktimer_cancel(&p->k);
@@ -519,15 +521,15 @@ static const struct vfs_file_ops timerfd_ops = {
 
 static struct timerfd *timerfd_of(struct task *t, int fd)
 {
-	struct vfs_file *f = fdtable_get(t->files, fd);
+	struct vfs_file *f = arg_file(t, fd);
 
 	return f && f->ops == &timerfd_ops ? f->priv : NULL;
 }
 
-SYSCALL_DECL(timerfd_create)
+long sys_timerfd_create(struct task *t, const unsigned long *a)
 {
-	clockid_t clk = (clockid_t)a[0];
-	int flags = (int)a[1];
+	clockid_t clk = arg_int(a, 0);
+	int flags = arg_int(a, 1);
 
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC && clk != CLOCK_BOOTTIME &&
 	    clk != CLOCK_REALTIME_ALARM && clk != CLOCK_BOOTTIME_ALARM)
@@ -552,12 +554,12 @@ SYSCALL_DECL(timerfd_create)
 	return task_install_file(t, f, flags & TFD_CLOEXEC);
 }
 
-SYSCALL_DECL(timerfd_settime)
+long sys_timerfd_settime(struct task *t, const unsigned long *a)
 {
-	struct timerfd *tf = timerfd_of(t, (int)a[0]);
+	struct timerfd *tf = timerfd_of(t, arg_int(a, 0));
 	struct itimerspec nv, old;
 
-	if (!fdtable_get(t->files, (int)a[0]))
+	if (!arg_file(t, arg_int(a, 0)))
 		return -EBADF;
 	if (!tf)
 		return -EINVAL;
@@ -576,12 +578,12 @@ SYSCALL_DECL(timerfd_settime)
 	return 0;
 }
 
-SYSCALL_DECL(timerfd_gettime)
+long sys_timerfd_gettime(struct task *t, const unsigned long *a)
 {
-	struct timerfd *tf = timerfd_of(t, (int)a[0]);
+	struct timerfd *tf = timerfd_of(t, arg_int(a, 0));
 	struct itimerspec v;
 
-	if (!fdtable_get(t->files, (int)a[0]))
+	if (!arg_file(t, arg_int(a, 0)))
 		return -EBADF;
 	if (!tf)
 		return -EINVAL;

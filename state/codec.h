@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Kinds of shared objects, in load order. */
 enum ckpt_kind {
@@ -56,6 +57,8 @@ void enc_raw(struct enc *e, const void *p, size_t n);
 void enc_bytes(struct enc *e, const void *p, size_t n);
 /* A string, or NULL. */
 void enc_str(struct enc *e, const char *s);
+/* A time: seconds and nanoseconds, two i64. */
+void enc_timespec(struct enc *e, struct timespec ts);
 /* The id of OBJ (0 for NULL) of kind K, queueing OBJ to be saved in its section. */
 void enc_ref(struct enc *e, enum ckpt_kind k, const void *obj);
 /* Marks the save failed: "cannot checkpoint: <what>". Returns -EOPNOTSUPP for the caller to
@@ -95,6 +98,8 @@ const void *dec_bytes(struct dec *d, size_t *len);
 char *dec_str_buf(struct dec *d, char *buf, size_t size);
 /* A saved string, malloc'd (NULL for a saved NULL or on failure). */
 char *dec_str(struct dec *d);
+/* A time, failing ("bad time") unless its nanoseconds are in [0, 1e9). */
+struct timespec dec_timespec(struct dec *d);
 /* The object of kind K loaded under the next id (borrowed: the load keeps its reference
  * until the end of the restore); NULL for id 0. An unknown id fails the decoder. */
 void *dec_ref(struct dec *d, enum ckpt_kind k);

@@ -1,8 +1,8 @@
 /* codec — how every saved object is written and read back. A subsystem saves its objects with
- * the enc_* calls next to their definitions (DESIGN.md §1: "state reaches each subsystem only
- * through that subsystem's own save and load functions") and loads them with dec_*, which never
- * read past a record: a truncated or corrupt record sets the decoder's error and yields zeros,
- * so load code checks dec_ok() once at the end rather than after every field.
+ * the enc_* calls next to their definitions and loads them with dec_*, which never read past a
+ * record: a truncated or corrupt record sets the decoder's error and yields zeros, so load code
+ * checks dec_ok() once at the end rather than after every field. Which objects go into which
+ * section, and in which order, is the Sentry's (sentry/checkpoint.c): state/ calls no one.
  *
  * Objects that several others refer to (a file in two fd tables, an mm shared by threads, a
  * memory object shared by mappings) are saved once and referred to by id: enc_ref writes the id

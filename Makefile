@@ -103,15 +103,18 @@ bench: $(BIN) rootfs
 	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; exit $$fail
 
 # Every C file in the tree is formatted by .clang-format; CI fails on drift (`make format` fixes it).
+# The includes keep to the layer rules of docs/layers.md (scripts/check-layers.sh).
 ALL_C := $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
 format:
 	clang-format -i $(ALL_C)
 
-# Lint: the formatting, and the syscall table against its handlers and docs/syscalls.md.
+# Lint: the formatting, the layer rules, and the syscall table against its handlers and
+# docs/syscalls.md.
 lint: $(BIN)
 	@fail=0; \
 	clang-format --dry-run -Werror $(ALL_C) && echo "lint: formatting clean" || fail=1; \
+	bash scripts/check-layers.sh || fail=1; \
 	bash scripts/check-syscalls.sh ./$(BIN) || fail=1; \
 	exit $$fail
 

@@ -1,19 +1,23 @@
-/* The Sentry's part of a checkpoint (sentry/checkpoint.c): quiescing, the kernel record, tasks,
- * filesystem contexts and signal handler tables, and starting the restored tasks. The image
- * itself is assembled by state/ (state/state.h). */
+/* Checkpoint and restore of a whole sandbox (DESIGN.md §7, docs/checkpoint.md). The guest's
+ * threads are stopped first (quiesce.c); then checkpoint.c writes the image of the kernel, or
+ * rebuilds a kernel from one in a Sentry that has set up its memory file and platform but no
+ * guest yet. Each object is saved and loaded beside its definition (task.c, signal.c, mm.c,
+ * vfs/save.c, mem/memfile.c, ...) with state/codec.h; the image's files are state/image.h's. */
 #ifndef SENTRY_CHECKPOINT_H
 #define SENTRY_CHECKPOINT_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
-struct enc;
-struct dec;
-struct task;
+#include <stdio.h>
 
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs whose fingerprint differs */
+};
+
+struct checkpoint_stats {
+	uint64_t bytes; /* on disk */
+	uint64_t pages; /* memory pages saved */
 };
 
 /* Stops every running guest thread (PTRACE_INTERRUPT) and waits until all are stopped; a
@@ -22,32 +26,15 @@ int kernel_quiesce(void);
 /* Lets the threads kernel_quiesce stopped run again (checkpoint --leave-running, from the
  * control socket's event: no task is inside a syscall then). */
 void kernel_unquiesce(void);
-/* The task whose own syscall asked for the checkpoint: its image shows that syscall returning
- * RESULT. */
-void kernel_ckpt_set_caller(struct task *t, long result);
 
-uint32_t kernel_rootfs_fingerprint(const char *rootfs);
+/* Writes the image of the (quiesced) kernel to DIR; see image_write for FORCE. On failure
+ * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
+int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats, char **err);
 
-/* The "kernel" section: configuration, clocks, pid allocator; it queues every task. */
-int kernel_ckpt_save(struct enc *e);
-int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o);
-/* The rootfs a restored kernel uses (kernel.cfg.rootfs points at it). */
-extern char *kernel_restore_rootfs;
-/* The "vfs" section, through vfs_save/vfs_load with the kernel's procfs and sysfs. */
-int kernel_vfs_save(struct enc *e);
-int kernel_vfs_load(struct dec *d);
+/* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
+int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);
 
-/* Kinds (state/codec.h). */
-int fsctx_save(struct enc *e, const void *fs);
-void *fsctx_load(struct dec *d);
-void fsctx_drop(void *fs);
-int sighand_save(struct enc *e, const void *sh);
-void *sighand_load(struct dec *d);
-void sighand_drop(void *sh);
-int task_save(struct enc *e, const void *t);
-void *task_load(struct dec *d);
-
-/* After every section: links tasks to their parents and leaders and starts them. */
-int kernel_restore_finish(char **err);
+/* Prints what the image in DIR holds: sections, objects per kind, bytes, pages. */
+int checkpoint_inspect(const char *dir, FILE *out, char **err);
 
 #endif

@@ -25,7 +25,7 @@
 
 #include "sentry/checkpoint.h"
 #include "sentry/kernel.h"
-#include "state/state.h"
+#include "sentry/task.h"
 
 #define NAME_MAX_LEN 64
 
@@ -207,15 +207,15 @@ static void serve_request(int fd)
 		return;
 	}
 	const char *dir = req + off;
-	struct state_save_stats stats;
+	struct checkpoint_stats stats;
 	struct timespec w0, w1, c0, c1;
 	char *err = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	int r = kernel_quiesce();
 	if (!r) {
-		kernel_ckpt_set_caller(NULL, 0);
-		r = state_save(dir, force, &stats, &err);
+		task_save_set_caller(NULL, 0);
+		r = checkpoint_save(dir, force, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
@@ -277,9 +277,9 @@ long control_save_restore_test(struct task *t)
 		 (int)getpid(), rnd);
 	int r = kernel_quiesce();
 	if (!r) {
-		kernel_ckpt_set_caller(t, 0);
-		r = state_save(dir, false, NULL, &err);
-		kernel_ckpt_set_caller(NULL, 0);
+		task_save_set_caller(t, 0);
+		r = checkpoint_save(dir, false, NULL, &err);
+		task_save_set_caller(NULL, 0);
 	}
 	if (r) {
 		fprintf(stderr, "minisentry: save-restore test: %s\n", err ? err : strerror(-r));

@@ -31,7 +31,6 @@
 #include "fs-proc/procfs.h"
 #include "fs-sys/sysfs.h"
 #include "vfs/kernfs.h"
-#include "state/state.h"
 #include "vfs/vfs.h"
 
 struct kernel kernel;
@@ -644,7 +643,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 
 	if ((ret = setup_kernel(cfg)))
 		return ret;
-	ret = state_load(image, o, &err);
+	ret = checkpoint_load(image, o, &err);
 	if (delete_image)
 		control_remove_image(image);
 	if (ret) {

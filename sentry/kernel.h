@@ -60,6 +60,13 @@ extern struct timespec kernel_main_start;
 int kernel_restore(const struct kernel_config *cfg, const char *image,
 		   const struct kernel_restore_opts *o, bool delete_image);
 
+struct enc;
+struct dec;
+/* kernel_save.c: the image's "kernel" section (configuration, clocks, pid allocator, rootfs
+ * identity); saving it queues every task. Loading it checks the rootfs and the CPU first. */
+int kernel_ckpt_save(struct enc *e);
+int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o);
+
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
 void kernel_retry_syscall(struct task *t);
 

@@ -13,7 +13,6 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/syscall.h"
-#include "state/state.h"
 
 #define VERSION "0.1.0"
 
@@ -299,7 +298,7 @@ static int cmd_inspect(int argc, char **argv)
 
 	if (argc != 2)
 		return fail("inspect: needs exactly one image DIR", NULL);
-	if (state_inspect(argv[1], stdout, &err)) {
+	if (checkpoint_inspect(argv[1], stdout, &err)) {
 		fprintf(stderr, "minisentry: inspect: %s\n", err ? err : "cannot read the image");
 		free(err);
 		return 1;

@@ -1,7 +1,8 @@
 /* Signal generation and delivery. Delivery happens whenever a stopped task is about to run
  * guest code again: at the end of a syscall, after an interrupt stop, after a fault. A handler
  * gets an rt_sigframe laid out exactly as Linux's (siginfo, ucontext with sigcontext and an
- * xsave area), so libc's restorer and rt_sigreturn work as on Linux. */
+ * xsave area), so libc's restorer and rt_sigreturn work as on Linux. Also how handler tables
+ * and pending signals are saved in an image. */
 #ifndef SS_AUTODISARM
 #define SS_AUTODISARM (1U << 31)
 #endif
@@ -20,6 +21,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
 #include "sentry/timer.h"
+#include "state/codec.h"
 
 /* The kernel's x86_64 signal frame (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h). */
 struct ksigcontext {
@@ -647,4 +649,84 @@ bad:
 	/* A frame that cannot be read back is fatal, as on Linux. */
 	kernel_exit_group(t, SIGSEGV | 0x80);
 	return 0;
+}
+
+/* --- checkpoint and restore ----------------------------------------------------------------- */
+
+/* Handler tables are a kind of their own (CK_SIGHAND), saved once however many threads share
+ * one; pending signals are part of the task record. */
+int sighand_save(struct enc *e, const void *obj)
+{
+	const struct sighand *sh = obj;
+
+	for (int i = 0; i < NSIG_GUEST; i++) {
+		enc_u64(e, sh->act[i].handler);
+		enc_u64(e, sh->act[i].flags);
+		enc_u64(e, sh->act[i].restorer);
+		enc_u64(e, sh->act[i].mask);
+	}
+	return 0;
+}
+
+void *sighand_load(struct dec *d)
+{
+	struct sighand *sh = calloc(1, sizeof(*sh));
+
+	if (!sh) {
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	sh->refs = 1;
+	for (int i = 0; i < NSIG_GUEST; i++) {
+		sh->act[i].handler = dec_u64(d);
+		sh->act[i].flags = dec_u64(d);
+		sh->act[i].restorer = dec_u64(d);
+		sh->act[i].mask = dec_u64(d);
+	}
+	if (!dec_ok(d)) {
+		free(sh);
+		return NULL;
+	}
+	return sh;
+}
+
+void sighand_drop(void *obj)
+{
+	struct sighand *sh = obj;
+
+	if (--sh->refs == 0)
+		free(sh);
+}
+
+void sigpending_save(struct enc *e, const struct sigpending *p)
+{
+	uint64_t n = 0;
+
+	enc_u64(e, p->set);
+	for (const struct sigqueued *q = p->head; q; q = q->next)
+		n++;
+	enc_u64(e, n);
+	for (const struct sigqueued *q = p->head; q; q = q->next)
+		enc_raw(e, &q->info, sizeof(q->info));
+}
+
+void sigpending_load(struct dec *d, struct sigpending *p)
+{
+	struct sigqueued **tail = &p->head;
+
+	p->set = dec_u64(d);
+	uint64_t n = dec_max(d, 1 << 16, "signal queue");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct sigqueued *q = calloc(1, sizeof(*q));
+		if (!q) {
+			dec_fail(d, "out of memory");
+			return;
+		}
+		*tail = q;
+		tail = &q->next;
+		dec_raw(d, &q->info, sizeof(q->info));
+		if (q->info.si_signo < 1 || q->info.si_signo > NSIG_GUEST ||
+		    !(p->set & SIGBIT(q->info.si_signo)))
+			dec_fail(d, "bad queued signal");
+	}
 }

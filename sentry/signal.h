@@ -57,4 +57,14 @@ int signalfd_register_kind(void);
 /* After a sigaction: if SIG is now ignored, its pending instances in T's process go. */
 void signal_flush_ignored(struct task *t, int sig);
 
+/* Checkpoint: handler tables are a kind (CK_SIGHAND, state/codec.h); a pending set with its
+ * queue is part of a task's record. */
+struct enc;
+struct dec;
+int sighand_save(struct enc *e, const void *sh);
+void *sighand_load(struct dec *d);
+void sighand_drop(void *sh);
+void sigpending_save(struct enc *e, const struct sigpending *p);
+void sigpending_load(struct dec *d, struct sigpending *p);
+
 #endif

@@ -1,5 +1,6 @@
-/* Task objects: creation with Linux's defaults, lookup by guest or host thread id, and
- * parking a task on a host descriptor (blocking = retry: the syscall is re-run on wake-up). */
+/* Task objects: creation with Linux's defaults, lookup by guest or host thread id, filesystem
+ * contexts, and how a task is saved in an image and started again from one (its registers,
+ * signal state, and where it stands in a syscall). */
 #include "sentry/task.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/timer.h"
+#include "state/codec.h"
 
 struct fs_shared {
 	struct vfs_fs_ctx ctx; /* first: a ctx pointer is a fs_shared pointer */
@@ -46,6 +48,37 @@ void fs_put(struct vfs_fs_ctx *fs)
 	vfs_dentry_put(s->ctx.root);
 	vfs_dentry_put(s->ctx.cwd);
 	free(s);
+}
+
+/* A checkpoint saves a context once however many tasks share it (CK_FSCTX). */
+int fsctx_save(struct enc *e, const void *obj)
+{
+	const struct vfs_fs_ctx *fs = obj;
+
+	enc_ref(e, CK_DENTRY, fs->root);
+	enc_ref(e, CK_DENTRY, fs->cwd);
+	enc_u32(e, fs->umask);
+	return 0;
+}
+
+void *fsctx_load(struct dec *d)
+{
+	struct vfs_dentry *root = dec_ref(d, CK_DENTRY), *cwd = dec_ref(d, CK_DENTRY);
+	mode_t umask = dec_u32(d);
+
+	if (!dec_ok(d) || !root || !cwd || (umask & ~0777)) {
+		dec_fail(d, "bad filesystem context");
+		return NULL;
+	}
+	struct vfs_fs_ctx *fs = fs_new(root, cwd, umask);
+	if (!fs)
+		dec_fail(d, "out of memory");
+	return fs;
+}
+
+void fsctx_drop(void *fs)
+{
+	fs_put(fs);
 }
 
 struct task *task_new(pid_t tid)
@@ -187,4 +220,394 @@ int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)
 	if (fd < 0)
 		vfs_file_put(f);
 	return fd;
+}
+
+/* --- checkpoint and restore (CK_TASK) ------------------------------------------------------ */
+
+static void syscall_save(struct enc *e, const struct platform_syscall *sc)
+{
+	enc_i64(e, sc->nr);
+	for (int i = 0; i < 6; i++)
+		enc_u64(e, sc->args[i]);
+	enc_u64(e, sc->ip);
+	enc_u64(e, sc->sp);
+	enc_bool(e, sc->native);
+}
+
+static void syscall_load(struct dec *d, struct platform_syscall *sc)
+{
+	sc->nr = dec_i64(d);
+	for (int i = 0; i < 6; i++)
+		sc->args[i] = dec_u64(d);
+	sc->ip = dec_u64(d);
+	sc->sp = dec_u64(d);
+	sc->native = dec_bool(d);
+}
+
+/* The task whose syscall asked for the checkpoint (--save-restore-test) gets this result. */
+static struct task *saving_task;
+static long saving_result;
+
+void task_save_set_caller(struct task *t, long result)
+{
+	saving_task = t;
+	saving_result = result;
+}
+
+int task_save(struct enc *e, const void *obj)
+{
+	const struct task *t = obj;
+
+	if (t->vfork_parent || t->vfork_child)
+		return enc_fail(e, "a vfork child that has not exec'd yet");
+	enc_u32(e, t->tid);
+	enc_u32(e, t->tgid);
+	enc_u32(e, t->pgid);
+	enc_u32(e, t->sid);
+	enc_u32(e, t->group_leader ? t->group_leader->tid : 0);
+	enc_u32(e, t->parent ? t->parent->tid : 0);
+	enc_u32(e, t->exit_signal);
+	enc_bool(e, t->zombie);
+	enc_u32(e, t->exit_status);
+	enc_timespec(e, t->cpu_time);
+	/* The stubs a restore makes start from zero: the process's time so far is its base. */
+	enc_timespec(e, t->group_leader == t && t->pt ? process_cpu_time((struct task *)t)
+						      : t->cpu_base);
+	enc_u32(e, t->uid);
+	enc_u32(e, t->euid);
+	enc_u32(e, t->suid);
+	enc_u32(e, t->gid);
+	enc_u32(e, t->egid);
+	enc_u32(e, t->sgid);
+	enc_u32(e, t->ngroups);
+	for (int i = 0; i < t->ngroups; i++)
+		enc_u32(e, t->groups[i]);
+	enc_ref(e, CK_MM, t->mm);
+	enc_ref(e, CK_FDTABLE, t->files);
+	enc_ref(e, CK_FSCTX, t->fs);
+	enc_ref(e, CK_SIGHAND, t->sighand);
+	enc_u64(e, t->sigmask);
+	sigpending_save(e, &t->pending);
+	sigpending_save(e, &t->shared_pending);
+	enc_bool(e, t->has_saved_sigmask);
+	enc_u64(e, t->saved_sigmask);
+	enc_u64(e, (uintptr_t)t->altstack.ss_sp);
+	enc_u32(e, t->altstack.ss_flags);
+	enc_u64(e, t->altstack.ss_size);
+	enc_i64(e, t->intr_ret);
+	enc_u64(e, t->fault_addr);
+	enc_u64(e, t->fault_trapno);
+	enc_u64(e, t->fault_err);
+	enc_timespec(e, t->cchild_time);
+	enc_i64(e, t->maxrss);
+	enc_i64(e, t->cchild_maxrss);
+	enc_u64(e, t->rss_peak);
+	for (int r = 0; r < RLIM_NLIMITS; r++) {
+		enc_u64(e, t->rlim[r].rlim_cur);
+		enc_u64(e, t->rlim[r].rlim_max);
+	}
+	for (int i = 0; i < 8; i++)
+		enc_u64(e, t->affinity[i]);
+	enc_bool(e, t->did_exec);
+	enc_u64(e, t->clear_child_tid);
+	enc_u64(e, t->robust_list);
+	enc_bool(e, t->no_new_privs);
+	enc_u32(e, (uint32_t)t->oom_score_adj);
+	enc_raw(e, t->comm, sizeof(t->comm));
+	enc_timespec(e, t->start_time);
+	enc_ref(e, CK_DENTRY, t->exe);
+	enc_u64(e, t->rchar);
+	enc_u64(e, t->wchar);
+	enc_u64(e, t->syscr);
+	enc_u64(e, t->syscw);
+	enc_u64(e, t->nsyscalls);
+	enc_u64(e, t->resumes);
+	/* Where it stands in a syscall: blocked ones are retried after a restore. */
+	syscall_save(e, &t->sc);
+	enc_bool(e, t->blocked);
+	enc_bool(e, t->retry);
+	enc_bool(e, t->interrupt_pending);
+	enc_bool(e, t->sigwait_zero);
+	enc_u64(e, t->sigwait_set);
+	enc_bool(e, t->child_subreaper);
+	enc_u32(e, t->pdeath_signal);
+	timers_save(e, t);
+	enc_bool(e, t->thread_gone);
+	enc_bool(e, t->had_threads);
+	enc_bool(e, t->stopped);
+	enc_u32(e, t->stop_sig);
+	enc_bool(e, t->stop_report);
+	enc_bool(e, t->cont_report);
+	enc_bool(e, t->parked);
+	enc_timespec(e, t->sys_deadline);
+	enc_u64(e, t->io_done);
+	enc_ref(e, CK_FILE, t->pending_open);
+	enc_bool(e, t->futex_woken);
+	enc_bool(e, t->futex_timed);
+	enc_bool(e, t->futex_requeued);
+	enc_u64(e, t->futex_key);
+	/* The host thread's registers, as they must be when it next runs. */
+	enc_bool(e, t->pt != NULL);
+	if (t->pt) {
+		struct user_regs_struct regs;
+		size_t fpsize = platform_fpstate_size();
+		void *fp = malloc(fpsize);
+		int err = fp ? platform_get_regs(t->pt, &regs) : -ENOMEM;
+		if (!err)
+			err = platform_get_fpstate(t->pt, fp, fpsize);
+		if (err) {
+			free(fp);
+			return enc_fail(e, "cannot read the registers of task %d: %s", t->tid,
+					strerror(-err));
+		}
+		if (t == saving_task && !t->blocked)
+			regs.rax = saving_result;
+		enc_raw(e, &regs, sizeof(regs));
+		enc_raw(e, fp, fpsize);
+		free(fp);
+	}
+	return enc_ok(e) ? 0 : -ENOMEM;
+}
+
+/* Restore's bookkeeping between task records and the finish. */
+static struct {
+	struct task **tasks;
+	pid_t *leader, *parent;
+	size_t n, cap;
+} loaded;
+
+static int remember(struct task *t, pid_t leader, pid_t parent)
+{
+	if (loaded.n == loaded.cap) {
+		size_t cap = loaded.cap ? 2 * loaded.cap : 64;
+		struct task **tt = realloc(loaded.tasks, cap * sizeof(*tt));
+		pid_t *l = tt ? realloc(loaded.leader, cap * sizeof(*l)) : NULL;
+		if (tt)
+			loaded.tasks = tt;
+		if (l)
+			loaded.leader = l;
+		pid_t *p = l ? realloc(loaded.parent, cap * sizeof(*p)) : NULL;
+		if (!p)
+			return -ENOMEM;
+		loaded.parent = p;
+		loaded.cap = cap;
+	}
+	loaded.tasks[loaded.n] = t;
+	loaded.leader[loaded.n] = leader;
+	loaded.parent[loaded.n] = parent;
+	loaded.n++;
+	return 0;
+}
+
+/* A host thread for T in its mm's stub: the stub's first thread for the first task of the
+ * mm, a new one for the others. */
+static int claim_thread(struct task *t)
+{
+	for (size_t i = 0; i < loaded.n; i++)
+		if (loaded.tasks[i]->mm == t->mm && loaded.tasks[i]->pt)
+			return platform_thread_new(t->mm->via, &t->pt);
+	t->pt = t->mm->via;
+	return 0;
+}
+
+static bool valid_pid(int64_t pid)
+{
+	return pid > 0 && pid < (1 << 22);
+}
+
+void *task_load(struct dec *d)
+{
+	pid_t tid = (pid_t)dec_u32(d);
+	struct task *t = valid_pid(tid) ? task_new(tid) : NULL;
+
+	if (!t) {
+		dec_fail(d, valid_pid(tid) ? "out of memory" : "bad task id");
+		return NULL;
+	}
+	t->tgid = (pid_t)dec_u32(d);
+	t->pgid = (pid_t)dec_u32(d);
+	t->sid = (pid_t)dec_u32(d);
+	pid_t leader = (pid_t)dec_u32(d), parent = (pid_t)dec_u32(d);
+	t->exit_signal = (int)dec_u32(d);
+	t->zombie = dec_bool(d);
+	t->exit_status = (int)dec_u32(d);
+	t->cpu_time = dec_timespec(d);
+	t->cpu_base = dec_timespec(d);
+	t->uid = dec_u32(d);
+	t->euid = dec_u32(d);
+	t->suid = dec_u32(d);
+	t->gid = dec_u32(d);
+	t->egid = dec_u32(d);
+	t->sgid = dec_u32(d);
+	t->ngroups = (int)dec_u32(d);
+	if (t->ngroups < 0 || t->ngroups > 65536) {
+		t->ngroups = 0;
+		dec_fail(d, "bad group count");
+	}
+	if (t->ngroups && dec_ok(d)) {
+		t->groups = calloc(t->ngroups, sizeof(gid_t));
+		if (!t->groups)
+			t->ngroups = 0, dec_fail(d, "out of memory");
+	}
+	for (int i = 0; i < t->ngroups; i++)
+		t->groups[i] = dec_u32(d);
+	struct mm *mm = dec_ref(d, CK_MM);
+	struct fdtable *files = dec_ref(d, CK_FDTABLE);
+	struct vfs_fs_ctx *fs = dec_ref(d, CK_FSCTX);
+	struct sighand *sh = dec_ref(d, CK_SIGHAND);
+	if (mm)
+		(t->mm = mm)->refs++;
+	if (files)
+		(t->files = files)->refs++;
+	if (fs)
+		t->fs = fs_get(fs);
+	if (sh)
+		(t->sighand = sh)->refs++;
+	t->sigmask = dec_u64(d) & ~UNBLOCKABLE;
+	sigpending_load(d, &t->pending);
+	sigpending_load(d, &t->shared_pending);
+	t->has_saved_sigmask = dec_bool(d);
+	t->saved_sigmask = dec_u64(d);
+	t->altstack.ss_sp = (void *)(uintptr_t)dec_u64(d);
+	t->altstack.ss_flags = (int)dec_u32(d);
+	t->altstack.ss_size = dec_u64(d);
+	t->intr_ret = (int)dec_i64(d);
+	t->fault_addr = dec_u64(d);
+	t->fault_trapno = dec_u64(d);
+	t->fault_err = dec_u64(d);
+	t->cchild_time = dec_timespec(d);
+	t->maxrss = dec_i64(d);
+	t->cchild_maxrss = dec_i64(d);
+	t->rss_peak = dec_u64(d);
+	for (int r = 0; r < RLIM_NLIMITS; r++) {
+		t->rlim[r].rlim_cur = dec_u64(d);
+		t->rlim[r].rlim_max = dec_u64(d);
+	}
+	for (int i = 0; i < 8; i++)
+		t->affinity[i] = dec_u64(d);
+	t->did_exec = dec_bool(d);
+	t->clear_child_tid = dec_u64(d);
+	t->robust_list = dec_u64(d);
+	t->no_new_privs = dec_bool(d);
+	t->oom_score_adj = (int)dec_u32(d);
+	if (t->oom_score_adj < -1000 || t->oom_score_adj > 1000)
+		dec_fail(d, "bad oom_score_adj");
+	dec_raw(d, t->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = 0;
+	t->start_time = dec_timespec(d);
+	struct vfs_dentry *exe = dec_ref(d, CK_DENTRY);
+	if (exe)
+		t->exe = vfs_dentry_get(exe);
+	t->rchar = dec_u64(d);
+	t->wchar = dec_u64(d);
+	t->syscr = dec_u64(d);
+	t->syscw = dec_u64(d);
+	t->nsyscalls = dec_u64(d);
+	t->resumes = dec_u64(d);
+	syscall_load(d, &t->sc);
+	t->blocked = dec_bool(d);
+	t->retry = dec_bool(d);
+	t->interrupt_pending = dec_bool(d);
+	t->sigwait_zero = dec_bool(d);
+	t->sigwait_set = dec_u64(d);
+	t->child_subreaper = dec_bool(d);
+	t->pdeath_signal = (int)dec_u32(d);
+	/* Timers live on a process's leader: itself, until the finish links the others. */
+	t->group_leader = leader == tid ? t : NULL;
+	if (t->group_leader)
+		timers_load(d, t);
+	else if (dec_bool(d))
+		dec_fail(d, "timers on a thread that does not lead its process");
+	t->thread_gone = dec_bool(d);
+	t->had_threads = dec_bool(d);
+	t->stopped = dec_bool(d);
+	t->stop_sig = (int)dec_u32(d);
+	t->stop_report = dec_bool(d);
+	t->cont_report = dec_bool(d);
+	t->parked = dec_bool(d);
+	t->sys_deadline = dec_timespec(d);
+	t->io_done = dec_u64(d);
+	struct vfs_file *pending_open = dec_ref(d, CK_FILE);
+	if (pending_open)
+		t->pending_open = vfs_file_get(pending_open);
+	t->futex_woken = dec_bool(d);
+	t->futex_timed = dec_bool(d);
+	t->futex_requeued = dec_bool(d);
+	t->futex_key = dec_u64(d);
+	bool has_thread = dec_bool(d);
+	if (dec_ok(d) &&
+	    (!valid_pid(t->tgid) || !valid_pid(t->pgid) || !valid_pid(t->sid) ||
+	     !valid_pid(leader) || (parent && !valid_pid(parent)) || t->exit_signal < 0 ||
+	     t->exit_signal > NSIG_GUEST || t->pdeath_signal < 0 || t->pdeath_signal > NSIG_GUEST ||
+	     task_by_tid(tid) || (has_thread && (!t->mm || !t->files || !t->fs || !t->sighand))))
+		dec_fail(d, "bad task %d", tid);
+	if (has_thread && dec_ok(d)) {
+		struct user_regs_struct regs;
+		size_t fpsize = platform_fpstate_size();
+		const void *fp;
+		int err;
+		dec_raw(d, &regs, sizeof(regs));
+		fp = dec_view(d, fpsize);
+		if (dec_ok(d)) {
+			if ((err = claim_thread(t)) || (err = platform_set_regs(t->pt, &regs)) ||
+			    (err = platform_set_fpstate(t->pt, fp, fpsize)))
+				dec_fail(d, "cannot restore the thread of task %d: %s", tid,
+					 strerror(-err));
+		}
+	}
+	if (dec_ok(d) && remember(t, leader, parent))
+		dec_fail(d, "out of memory");
+	if (!dec_ok(d)) {
+		timers_release(t);
+		task_free(t);
+		return NULL;
+	}
+	task_link(t);
+	return t;
+}
+
+/* Links what the task records name by pid, then lets every task go on from where it was:
+ * blocked ones retry their syscall (re-registering what they wait on), stopped ones get their
+ * pending signals and run, parked ones stay stopped with their group. */
+int task_load_finish(char **err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < loaded.n && !ret; i++) {
+		struct task *t = loaded.tasks[i];
+		t->group_leader = task_by_tid(loaded.leader[i]);
+		t->parent = loaded.parent[i] ? task_by_tid(loaded.parent[i]) : NULL;
+		if (!t->group_leader || t->group_leader->tgid != t->tgid ||
+		    (loaded.parent[i] && !t->parent))
+			ret = -EINVAL;
+	}
+	free(loaded.tasks);
+	free(loaded.leader);
+	free(loaded.parent);
+	loaded.tasks = NULL;
+	loaded.leader = loaded.parent = NULL;
+	size_t n = loaded.n;
+	loaded.n = loaded.cap = 0;
+	if (ret || n == 0 || !task_by_tid(1)) {
+		*err = strdup("the image's tasks are inconsistent");
+		return -EINVAL;
+	}
+	for (struct task *t = kernel.tasks; t; t = t->next) {
+		if (t->mm && t->pt)
+			t->mm->via = t->pt;
+		if (t->timers)
+			t->timers->leader = t->group_leader;
+	}
+	for (struct task *t = kernel.tasks; t; t = t->next) {
+		if (!t->pt)
+			continue;
+		if (t->blocked) {
+			task_wake(t);
+		} else if (t->parked) {
+			continue;
+		} else if (signal_deliver(t, 0, false)) {
+			kernel_resume(t);
+		}
+	}
+	return 0;
 }

@@ -130,6 +130,12 @@ struct task {
 struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_t umask);
 struct vfs_fs_ctx *fs_get(struct vfs_fs_ctx *fs);
 void fs_put(struct vfs_fs_ctx *fs);
+/* Checkpoint: filesystem contexts are a kind (CK_FSCTX, state/codec.h). */
+struct enc;
+struct dec;
+int fsctx_save(struct enc *e, const void *fs);
+void *fsctx_load(struct dec *d);
+void fsctx_drop(void *fs);
 
 /* The credentials T's file operations are checked against: its effective ids (there is no
  * separate fsuid) and supplementary groups; task_real_cred has the real ids, for access(2). */
@@ -154,6 +160,16 @@ void task_link(struct task *t);
 void task_unlink_free(struct task *t);
 /* Drops what a dead task holds: waits, its host thread, mm, files, fs, signal handlers. */
 void task_release(struct task *t);
+
+/* Checkpoint: tasks are a kind (CK_TASK, state/codec.h). A loaded task is linked and has its
+ * host thread, but its leader and parent are named by pid until task_load_finish, which runs
+ * after every section and starts the restored tasks. */
+int task_save(struct enc *e, const void *t);
+void *task_load(struct dec *d);
+int task_load_finish(char **err);
+/* The task whose own syscall asked for the checkpoint (NULL: none): its image shows that
+ * syscall returning RESULT. */
+void task_save_set_caller(struct task *t, long result);
 
 /* The internal "would block" result of a handler: never seen by the guest. */
 #define ESENTRY_BLOCK 1000

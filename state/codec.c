@@ -107,6 +107,12 @@ void enc_str(struct enc *e, const char *s)
 		enc_bytes(e, s, strlen(s));
 }
 
+void enc_timespec(struct enc *e, struct timespec ts)
+{
+	enc_i64(e, ts.tv_sec);
+	enc_i64(e, ts.tv_nsec);
+}
+
 void enc_ref(struct enc *e, enum ckpt_kind k, const void *obj)
 {
 	if (!obj) {
@@ -307,6 +313,17 @@ char *dec_str(struct dec *d)
 	memcpy(s, p, n);
 	s[n] = 0;
 	return s;
+}
+
+struct timespec dec_timespec(struct dec *d)
+{
+	struct timespec ts;
+
+	ts.tv_sec = dec_i64(d);
+	ts.tv_nsec = dec_i64(d);
+	if (ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		dec_fail(d, "bad time");
+	return ts;
 }
 
 void *dec_ref(struct dec *d, enum ckpt_kind k)

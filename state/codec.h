@@ -1,8 +1,8 @@
 /* codec — how every saved object is written and read back. A subsystem saves its objects with
- * the enc_* calls next to their definitions (DESIGN.md §1: "state reaches each subsystem only
- * through that subsystem's own save and load functions") and loads them with dec_*, which never
- * read past a record: a truncated or corrupt record sets the decoder's error and yields zeros,
- * so load code checks dec_ok() once at the end rather than after every field.
+ * the enc_* calls next to their definitions and loads them with dec_*, which never read past a
+ * record: a truncated or corrupt record sets the decoder's error and yields zeros, so load code
+ * checks dec_ok() once at the end rather than after every field. Which objects go into which
+ * section, and in which order, is the Sentry's (sentry/checkpoint.c): state/ calls no one.
  *
  * Objects that several others refer to (a file in two fd tables, an mm shared by threads, a
  * memory object shared by mappings) are saved once and referred to by id: enc_ref writes the id
@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Kinds of shared objects, in load order. */
 enum ckpt_kind {
@@ -56,6 +57,8 @@ void enc_raw(struct enc *e, const void *p, size_t n);
 void enc_bytes(struct enc *e, const void *p, size_t n);
 /* A string, or NULL. */
 void enc_str(struct enc *e, const char *s);
+/* A time: seconds and nanoseconds, two i64. */
+void enc_timespec(struct enc *e, struct timespec ts);
 /* The id of OBJ (0 for NULL) of kind K, queueing OBJ to be saved in its section. */
 void enc_ref(struct enc *e, enum ckpt_kind k, const void *obj);
 /* Marks the save failed: "cannot checkpoint: <what>". Returns -EOPNOTSUPP for the caller to
@@ -95,6 +98,8 @@ const void *dec_bytes(struct dec *d, size_t *len);
 char *dec_str_buf(struct dec *d, char *buf, size_t size);
 /* A saved string, malloc'd (NULL for a saved NULL or on failure). */
 char *dec_str(struct dec *d);
+/* A time, failing ("bad time") unless its nanoseconds are in [0, 1e9). */
+struct timespec dec_timespec(struct dec *d);
 /* The object of kind K loaded under the next id (borrowed: the load keeps its reference
  * until the end of the restore); NULL for id 0. An unknown id fails the decoder. */
 void *dec_ref(struct dec *d, enum ckpt_kind k);

@@ -158,7 +158,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
-	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2)
+	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2 ||
+	    guest_now.tv_sec < 0)
 		return dec_fail(d, "bad kernel record");
 	if (fpsize != platform_fpstate_size() || (xfeatures & ~platform_xfeatures()))
 		return dec_fail(d,

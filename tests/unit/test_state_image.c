@@ -93,6 +93,41 @@ static void test_a_string_longer_than_its_buffer_or_with_a_nul_fails(void **stat
 	enc_free(&e);
 }
 
+/* A forged time cannot make later arithmetic overflow: times past ±146 years are refused. */
+static void test_times_out_of_range_are_refused(void **state)
+{
+	static const struct {
+		int64_t sec, nsec;
+		bool ok;
+	} cases[] = {
+	    {0, 0, true},
+	    {DEC_TIME_MAX_SEC, 999999999, true},
+	    {-DEC_TIME_MAX_SEC, 0, true},
+	    {DEC_TIME_MAX_SEC + 1, 0, false},
+	    {INT64_MAX, 0, false},
+	    {INT64_MIN, 0, false},
+	    {5, 1000000000, false},
+	    {5, -1, false},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct enc e;
+		struct dec d;
+
+		enc_init(&e, NULL);
+		enc_i64(&e, cases[i].sec);
+		enc_i64(&e, cases[i].nsec);
+		dec_init(&d, e.buf, e.len, NULL);
+		struct timespec ts = dec_timespec(&d);
+		assert_int_equal(dec_ok(&d), cases[i].ok);
+		if (cases[i].ok)
+			assert_int_equal(ts.tv_sec, cases[i].sec);
+		dec_free(&d);
+		enc_free(&e);
+	}
+}
+
 static void test_references_are_saved_once_and_resolve_by_id(void **state)
 {
 	struct ckpt_refs *save = ckpt_refs_new(), *load = ckpt_refs_new();
@@ -356,6 +391,7 @@ int main(void)
 	    cmocka_unit_test(test_records_round_trip),
 	    cmocka_unit_test(test_a_truncated_record_fails_without_reading_past_it),
 	    cmocka_unit_test(test_a_string_longer_than_its_buffer_or_with_a_nul_fails),
+	    cmocka_unit_test(test_times_out_of_range_are_refused),
 	    cmocka_unit_test(test_references_are_saved_once_and_resolve_by_id),
 	    cmocka_unit_test(test_an_image_round_trips),
 	    cmocka_unit_test(test_a_full_directory_is_refused_unless_forced),

@@ -39,6 +39,11 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 	size_t mark = b->len;
 	int err = 0;
 
+	/* The RFC's rule: a record is what /proc/PID/FILE would show this reader, and a file
+	 * it may not read at all has no record. */
+	bool permitted = procfs_may_read(p, pid);
+	if (kind == ALL_IO && !permitted)
+		return 0;
 	if (kind != ALL_CPUSET && kind != ALL_CMDLINE) {
 		err = p->ops->task(pid, pid, &t);
 		if (err)
@@ -48,7 +53,7 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 		kernfs_buf_printf(b, "%d ", pid);
 	switch (kind) {
 	case ALL_STAT:
-		procfs_fmt_stat(b, &t);
+		procfs_fmt_stat(b, &t, permitted);
 		break;
 	case ALL_STATM:
 		procfs_fmt_statm(b, &t);

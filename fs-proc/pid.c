@@ -75,7 +75,7 @@ static int show_stat(struct kernfs_node *n, struct kernfs_buf *b)
 	int err = with_task(n, &t);
 
 	if (!err)
-		procfs_fmt_stat(b, &t);
+		procfs_fmt_stat(b, &t, procfs_may_read(procfs_of(n), pid_of(n)));
 	return err;
 }
 
@@ -104,6 +104,9 @@ static int show_io(struct kernfs_node *n, struct kernfs_buf *b)
 	struct procinfo_task t;
 	int err = with_task(n, &t);
 
+	/* Linux checks ptrace access at read time, beyond the file's 0400. */
+	if (!err && !procfs_may_read(procfs_of(n), pid_of(n)))
+		err = -EACCES;
 	if (!err)
 		procfs_fmt_io(b, &t);
 	return err;

@@ -104,6 +104,11 @@ struct procinfo_ops {
 	/* Optional (NULL: procfs takes them from task()): the effective uid and gid of process
 	 * PID, which own its /proc/PID tree; asked on every stat there, so it should be cheap. */
 	int (*owner)(pid_t pid, uid_t *uid, gid_t *gid);
+	/* Optional (NULL: always): whether the reading task may see process PID's protected state,
+	 * as Linux's ptrace_may_access(PTRACE_MODE_READ_FSCREDS) decides. /proc/PID/io refuses
+	 * other readers, /proc/PID/stat hides its addresses from them, and /proc/all applies the
+	 * same rule record by record. */
+	bool (*may_read)(pid_t pid);
 	/* Optional (NULL: writes fail with EIO): sets process PID's oom_score_adj (-1000..1000). */
 	int (*set_oom_score_adj)(pid_t pid, int adj);
 };

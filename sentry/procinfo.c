@@ -78,6 +78,19 @@ static int pi_tids(pid_t pid, pid_t *out, int max)
 	return n;
 }
 
+/* Linux's ptrace_may_access(PTRACE_MODE_READ_FSCREDS): the reader's own process; a process
+ * whose real, effective and saved ids all equal the reader's effective ones; or a reader with
+ * CAP_SYS_PTRACE (root's, in the sandbox). */
+static bool pi_may_read(pid_t pid)
+{
+	struct task *r = kernel.current, *t = task_by_tid(pid);
+
+	if (!r || !t || r->tgid == t->tgid || r->euid == 0)
+		return true;
+	return r->euid == t->uid && r->euid == t->euid && r->euid == t->suid && r->egid == t->gid &&
+	       r->egid == t->egid && r->egid == t->sgid;
+}
+
 static pid_t pi_self_pid(void)
 {
 	return kernel.current ? kernel.current->tgid : 1;
@@ -99,14 +112,23 @@ static char state_of(struct task *t)
 	return t == kernel.current ? 'R' : 'S';
 }
 
-/* Address-space figures from the VMAs, in bytes. */
-static void fill_vm(struct mm *mm, struct procinfo_task *o)
+/* Address-space figures from the VMAs, in bytes. The code and data bounds are those of the
+ * program's own executable and writable mappings (Linux keeps the ELF segments' exact ends;
+ * these are page-rounded). */
+static void fill_vm(struct mm *mm, struct vfs_dentry *exe, struct procinfo_task *o)
 {
 	for (size_t i = 0; mm && i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
 		uint64_t len = v->end - v->start;
 		if (v->flags & VMA_RESERVED)
 			continue;
+		if (exe && v->dentry == exe && (v->prot & PROT_EXEC) && !o->start_code) {
+			o->start_code = v->start;
+			o->end_code = v->end;
+		} else if (exe && v->dentry == exe && (v->prot & PROT_WRITE) && !o->start_data) {
+			o->start_data = v->start;
+			o->end_data = v->end;
+		}
 		o->vsize += len;
 		if (!strcmp(v->name, "[stack]"))
 			o->vm_stack += len;
@@ -189,7 +211,7 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->utime_ns = ns(cpu);
 	o->cutime_ns = ns(l->cchild_time);
 	if (h && h->mm) {
-		fill_vm(h->mm, o);
+		fill_vm(h->mm, l->exe, o);
 		o->rss_pages = l->snap.rss_pages;
 	}
 	/* The peak is what procfs has seen (or the stub's, at exit): no host file to read. */
@@ -488,6 +510,7 @@ const struct procinfo_ops kernel_procinfo = {
     .root = pi_root,
     .exe = pi_exe,
     .reader_root = pi_reader_root,
+    .may_read = pi_may_read,
     .boot_time_s = pi_boot_time_s,
     .uptime_ns = pi_uptime_ns,
     .idle_ns = pi_idle_ns,

@@ -27,7 +27,7 @@ wait_line() {
 wait_listed() {
   local i
   for ((i = 0; i < TIMEOUT * 20; i++)); do
-    "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
+    timeout 5 "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
     sleep 0.05
   done
   fail "sandbox $1 never appeared in minisentry list"

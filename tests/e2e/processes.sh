@@ -90,11 +90,11 @@ find_piped_into_xargs_grep() {
 stubs_die_with_a_killed_sentry() {
   local sig pid
   for sig in KILL TERM; do
+    step "minisentry run, to be killed with SIG$sig"
     "$MS" run "$ROOTFS" -- /bin/sh -c 'sleep 30 & sleep 30' </dev/null >/dev/null 2>&1 &
     pid=$!
     sleep 0.5
-    kill -"$sig" "$pid"
-    wait "$pid" 2>/dev/null
+    { kill -"$sig" "$pid"; wait_gone "$pid" 5; } 2>/dev/null || { why="SIG$sig: $why"; return 1; }
     local deadline=$((SECONDS + 3)) left
     while :; do
       left=$(leftover_pids)
@@ -113,13 +113,14 @@ allowed_cpus() { awk '/^Cpus_allowed_list/ { print $2 }' "$1" 2>/dev/null; }
 # holding a background sandbox would wait for it.)
 stub_cpus() {
   local pid stub
+  step "minisentry run $1, for the affinity of its stub"
   "$MS" run "$ROOTFS" -- /bin/sh -c "$1" </dev/null >/dev/null 2>&1 &
   pid=$!
   sleep 0.5
   stub=$(pgrep -P "$pid" | head -1)
   cpus=$(allowed_cpus "/proc/$stub/status")
   kill "$pid"
-  wait "$pid" 2>/dev/null
+  wait_gone "$pid" 5
 }
 
 # --placement auto: a guest thread that computes may run on every CPU, one that keeps making
@@ -128,9 +129,9 @@ placement_auto_spreads_computing_threads_only() {
   [ "$(nproc)" -ge 2 ] || { skip "one CPU"; return; }
   local cpus all
   all=$(allowed_cpus /proc/self/status)
-  stub_cpus 'while :; do :; done'
+  stub_cpus 'while :; do :; done' || return
   [ "$cpus" = "$all" ] || { fail "computing stub allowed '$cpus', want '$all'"; return; }
-  stub_cpus 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done'
+  stub_cpus 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done' || return
   [[ $cpus =~ ^[0-9]+$ ]] || fail "syscall-bound stub allowed '$cpus', want one CPU"
 }
 
@@ -138,6 +139,8 @@ placement_auto_spreads_computing_threads_only() {
 interactive_shell_in_a_terminal() {
   command -v tmux >/dev/null || { skip "tmux not installed"; return; }
   local sock="$WORK/tmux" session=ms$$ screen i
+  trap "tmux -S '$sock' kill-server 2>/dev/null" EXIT # also when the scenario is stopped
+  step "an interactive shell in tmux"
   tmux -S "$sock" new-session -d -s "$session" -x 100 -y 30 "$MS run $ROOTFS; echo sandbox-ended; sleep 30"
   wait_screen() { # wait_screen TEXT: up to 10 s for TEXT to appear
     for i in $(seq 50); do

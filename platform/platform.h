@@ -103,9 +103,9 @@ int platform_resume(struct platform_thread *t, int sig);
 /* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that keeps stopping soon
  * after its resume goes back to the Sentry's CPU. */
 void platform_thread_stopped(struct platform_thread *t);
-/* With PLACEMENT_AUTO, to be called every few milliseconds, from a signal handler if need be
- * (it only reads the thread list, CPU clocks, and sets affinities): a thread that has been
- * computing since the last call without a stop may run on any CPU. */
+/* With PLACEMENT_AUTO, to be called every few milliseconds (it only reads the thread list and
+ * CPU clocks, and sets affinities): a thread that has been computing since the last call
+ * without a stop may run on any CPU. */
 void platform_placement_tick(void);
 
 int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs);

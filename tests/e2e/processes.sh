@@ -105,6 +105,34 @@ stubs_die_with_a_killed_sentry() {
   done
 }
 
+# A signal sent to minisentry is acted on at once, even when it comes while the Sentry is not
+# running and its placement tick is due too: SIGTERM ends the sandbox (143), SIGINT goes on to
+# the guest's foreground process (whose trap exits 7). The Sentry shares its CPU with a host
+# busy loop, so signals land while it waits to run; the guest computes, so no stop wakes it.
+signals_to_minisentry_are_never_lost() {
+  command -v taskset >/dev/null || { skip "taskset not installed"; return; }
+  local cpu hog pid i sig want
+  cpu=$(first_cpu)
+  taskset -c "$cpu" timeout 120 sh -c 'while :; do :; done' &
+  hog=$!
+  trap "kill $hog 2>/dev/null" EXIT # also when the scenario is stopped
+  for ((i = 0; i < 20; i++)); do
+    sig=TERM want=143
+    [ $((i % 4)) = 3 ] && sig=INT want=7
+    step "try $((i + 1)): SIG$sig to minisentry with a computing guest"
+    taskset -c "$cpu" "$MS" run "$ROOTFS" -- /bin/sh -c 'trap "exit 7" INT; while :; do :; done' \
+      </dev/null >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$((RANDOM % 3 + 1))"
+    kill -"$sig" "$pid"
+    wait_gone "$pid" 3 || { why="try $((i + 1)), SIG$sig: $why"; break; }
+    [ "$status" -eq "$want" ] || { fail "try $((i + 1)), SIG$sig: exit status $status, want $want"; break; }
+  done
+  kill "$hog" 2>/dev/null
+  wait "$hog" 2>/dev/null
+  [ -z "$why" ]
+}
+
 # allowed_cpus FILE: the Cpus_allowed_list of a /proc status FILE.
 allowed_cpus() { awk '/^Cpus_allowed_list/ { print $2 }' "$1" 2>/dev/null; }
 
@@ -184,6 +212,7 @@ scenarios+=(
   xargs_runs_a_command_on_its_input
   find_piped_into_xargs_grep
   stubs_die_with_a_killed_sentry
+  signals_to_minisentry_are_never_lost
   placement_auto_spreads_computing_threads_only
   interactive_shell_in_a_terminal
 )

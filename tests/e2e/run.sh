@@ -344,6 +344,25 @@ no_minisentry_process_outlives_its_runs() {
   fail "still running: $(for p in $left; do printf '%s(%s) ' "$p" "$(cat "/proc/$p/comm" 2>/dev/null)"; done)"
 }
 
+# Not in the list: a scenario that hangs, for the next one. (The sleep's length names it.)
+selftest_hangs_in_a_wait() {
+  step "sleeping forever"
+  sleep 987654 &
+  wait
+}
+
+# A scenario that hangs is stopped with what it started and reported by name and step.
+hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
+  step "the driver on a scenario that hangs"
+  env -u E2E_ONE -u E2E_WORK E2E_SCENARIO_TIMEOUT=2 timeout -k 5 30 \
+    bash "$SELF" "$MS" "$ROOTFS" selftest_hangs_in_a_wait >"$WORK/self.out" 2>&1
+  status=$?
+  [ "$status" -eq 1 ] || fail "the driver exited with $status, want 1: '$(tr '\n' '|' <"$WORK/self.out")'" || return
+  grep -q '^FAIL selftest_hangs_in_a_wait: hung: .*stopped at: sleeping forever$' "$WORK/self.out" ||
+    fail "no FAIL line naming the hang: '$(tr '\n' '|' <"$WORK/self.out")'" || return
+  ! pgrep -f '^sleep 987654$' >/dev/null || fail "the hung scenario's sleep is still running"
+}
+
 # --- driver ----------------------------------------------------------------------------------
 
 scenarios=(
@@ -370,6 +389,7 @@ scenarios=(
   cpus_that_is_not_a_number_is_a_one_line_error
   help_prints_usage_and_exits_zero
   version_prints_a_version
+  hung_scenario_is_a_named_fail_and_leaves_nothing_behind
 )
 # shellcheck source=tests/e2e/processes.sh
 source "$(dirname "$0")/processes.sh"

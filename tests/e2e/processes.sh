@@ -39,6 +39,14 @@ whole_file_through_a_pipe_and_dev_stdout() {
   expect_status 0 && expect_stdout kept
 }
 
+# busybox cat sends with sendfile: when head has what it wants and goes, cat, blocked on the
+# full pipe (filled while head sleeps), must get SIGPIPE.
+writer_into_a_pipe_whose_reader_left_ends() {
+  ms run "$ROOTFS" -- /bin/sh -c 'cat /dev/zero | (sleep 0.3; head -c 1000) | wc -c
+    cat /bin/busybox /bin/busybox | (sleep 0.3; head -c 10) | wc -c'
+  expect_status 0 && expect_stdout $'1000\n10'
+}
+
 trap_catches_a_signal_sent_to_the_shell_itself() {
   ms run "$ROOTFS" -- /bin/sh -c 'trap "echo caught" TERM; kill -TERM $$'
   expect_status 0 && expect_stdout caught
@@ -200,6 +208,7 @@ scenarios+=(
   dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
   whole_file_through_a_pipe_and_dev_stdout
+  writer_into_a_pipe_whose_reader_left_ends
   loop_piped_into_sort
   background_job_and_wait
   devices_behave_like_linux

@@ -7,7 +7,7 @@
 # every process it started) and reported as a FAIL with its name and the step it was in.
 # Usage: tests/e2e/run.sh MINISENTRY ROOTFS [SCENARIO...]   (MINISENTRY_ROOTFS overrides ROOTFS;
 # E2E_TIMEOUT, default 30, is the limit in seconds for one run; E2E_SCENARIO_TIMEOUT, default
-# four times that, for a whole scenario)
+# four times that, for a whole scenario; E2E_ONLY=REGEX picks scenarios by name)
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -354,7 +354,7 @@ selftest_hangs_in_a_wait() {
 # A scenario that hangs is stopped with what it started and reported by name and step.
 hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
   step "the driver on a scenario that hangs"
-  env -u E2E_ONE -u E2E_WORK E2E_SCENARIO_TIMEOUT=2 timeout -k 5 30 \
+  env -u E2E_ONE -u E2E_WORK -u E2E_ONLY E2E_SCENARIO_TIMEOUT=2 timeout -k 5 30 \
     bash "$SELF" "$MS" "$ROOTFS" selftest_hangs_in_a_wait >"$WORK/self.out" 2>&1
   status=$?
   [ "$status" -eq 1 ] || fail "the driver exited with $status, want 1: '$(tr '\n' '|' <"$WORK/self.out")'" || return
@@ -421,6 +421,8 @@ fi
 
 [ $# -gt 0 ] && scenarios=("$@")
 for s in "${scenarios[@]}"; do
+  # E2E_ONLY=REGEX runs only the scenarios whose names match (while working on one).
+  [ -n "${E2E_ONLY:-}" ] && ! [[ $s =~ $E2E_ONLY ]] && continue
   rm -f "$WORK/why" "$WORK/step"
   # timeout signals its whole process group: the scenario's bash and what it started.
   E2E_ONE=$s E2E_WORK=$WORK timeout -k 10 "$SCENARIO_TIMEOUT" bash "$SELF" "$MS" "$ROOTFS" </dev/null

@@ -227,25 +227,6 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 /* Every stub not yet freed, so a teardown can kill the ones no task owns (a failed restore). */
 static struct platform_stub *all_stubs;
 
-/* Every live platform thread, for the tick: pushed and unlinked by single pointer stores, so
- * a signal handler interrupting either sees a whole list. */
-static struct platform_thread *volatile all_threads;
-
-static void list_thread(struct platform_thread *t)
-{
-	t->next_all = all_threads;
-	all_threads = t;
-}
-
-static void unlist_thread(struct platform_thread *t)
-{
-	for (struct platform_thread *volatile *pp = &all_threads; *pp; pp = &(*pp)->next_all)
-		if (*pp == t) {
-			*pp = t->next_all;
-			break;
-		}
-}
-
 int platform_stub_new(struct platform_thread **out)
 {
 	int go[2], st, err;
@@ -289,10 +270,12 @@ int platform_stub_new(struct platform_thread **out)
 	stub->pid = pid;
 	stub->threads = 1;
 	stub->next = all_stubs;
+	stub->pprev = &all_stubs;
+	if (all_stubs)
+		all_stubs->pprev = &stub->next;
 	all_stubs = stub;
 	t->tid = t->host_pid = pid;
 	t->stub = stub;
-	list_thread(t);
 	*out = t;
 	err = 0;
 	goto out_close;
@@ -310,13 +293,48 @@ out_close:
  * that computes for milliseconds between syscalls loses far more by sharing one CPU with the
  * Sentry and every other guest thread (make -j2 would run on one CPU). So a thread starts on
  * the Sentry's CPU. The tick (every few ms) lets a thread run anywhere once it has been in one
- * run since the previous tick and its process used AUTO_SPREAD_NS of CPU meanwhile: CPU time,
- * not wall time, since a thread whose stop the busy Sentry has not taken yet looks running
- * too. A thread that then stops again within AUTO_SHORT_NS of its resume AUTO_REPIN_RUNS times
- * in a row comes back. */
+ * run since the tick's previous look at it and its process used AUTO_SPREAD_NS of CPU
+ * meanwhile: CPU time, not wall time, since a thread whose stop the busy Sentry has not taken
+ * yet looks running too. A thread that then stops again within AUTO_SHORT_NS of its resume
+ * AUTO_REPIN_RUNS times in a row comes back.
+ *
+ * What the tick costs must not grow with the number of threads (reading a CPU clock is a
+ * syscall and a pid lookup: with every thread read every tick, 2,800 processes took 98% of
+ * the Sentry's CPU). Only pinned threads that are running can be spread, so only they are in
+ * the look queue, in the order they were last resumed or looked at, and a tick looks at the
+ * AUTO_LOOKS_PER_TICK at its head, putting each back at the tail: every running thread is
+ * looked at in turn, and all of them at every tick while there are few. */
 #define AUTO_SPREAD_NS 3000000ULL
 #define AUTO_SHORT_NS 200000ULL
 #define AUTO_REPIN_RUNS 16
+#define AUTO_LOOKS_PER_TICK 16
+
+/* The look queue: running pinned threads, the one resumed or looked at longest ago first. */
+static struct {
+	struct platform_thread *head, *tail;
+	int len;
+} looks;
+
+static void look_dequeue(struct platform_thread *t)
+{
+	if (!t->look_queued)
+		return;
+	*(t->look_prev ? &t->look_prev->look_next : &looks.head) = t->look_next;
+	*(t->look_next ? &t->look_next->look_prev : &looks.tail) = t->look_prev;
+	t->look_prev = t->look_next = NULL;
+	t->look_queued = false;
+	looks.len--;
+}
+
+static void look_enqueue(struct platform_thread *t)
+{
+	look_dequeue(t);
+	t->look_prev = looks.tail;
+	*(looks.tail ? &looks.tail->look_next : &looks.head) = t;
+	looks.tail = t;
+	t->look_queued = true;
+	looks.len++;
+}
 
 static uint64_t now_ns(void)
 {
@@ -335,6 +353,8 @@ static void set_spread(struct platform_thread *t, bool spread)
 	sched_setaffinity(t->tid, sizeof(cpu_set_t), spread ? &plat.all_cpus : &one);
 	t->spread = spread;
 	t->short_runs = 0;
+	if (spread)
+		look_dequeue(t);
 }
 
 /* The CPU time of host process PID so far (a process clock: Linux lets any process read
@@ -351,18 +371,18 @@ static uint64_t process_cpu_ns(pid_t pid)
 
 void platform_placement_tick(void)
 {
-	for (struct platform_thread *t = all_threads; t; t = t->next_all) {
-		if (!t->running || t->spread)
-			continue;
+	int n = looks.len < AUTO_LOOKS_PER_TICK ? looks.len : AUTO_LOOKS_PER_TICK;
+
+	for (int i = 0; i < n; i++) {
+		struct platform_thread *t = looks.head;
 		uint64_t cpu = process_cpu_ns(t->host_pid);
 		if (t->tick_resumed == t->resumed_ns && cpu &&
 		    cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
-			sched_setaffinity(t->tid, sizeof(cpu_set_t), &plat.all_cpus);
-			t->spread = true;
-			t->short_runs = 0;
+			set_spread(t, true);
 		} else {
 			t->tick_resumed = t->resumed_ns;
 			t->tick_cpu = cpu;
+			look_enqueue(t);
 		}
 	}
 }
@@ -370,7 +390,10 @@ void platform_placement_tick(void)
 void platform_thread_stopped(struct platform_thread *t)
 {
 	t->running = false;
-	if (plat.placement != PLACEMENT_AUTO || !t->spread)
+	if (plat.placement != PLACEMENT_AUTO)
+		return;
+	look_dequeue(t);
+	if (!t->spread)
 		return;
 	if (now_ns() - t->resumed_ns >= AUTO_SHORT_NS)
 		t->short_runs = 0;
@@ -407,7 +430,6 @@ int platform_thread_new(struct platform_thread *parent, struct platform_thread *
 	t->stub->threads++;
 	if (parent->spread)
 		set_spread(t, false); /* it inherited its creator's spread */
-	list_thread(t);
 	*out = t;
 	return 0;
 }
@@ -441,16 +463,14 @@ void platform_thread_release(struct platform_thread *t)
 {
 	if (!t)
 		return;
-	unlist_thread(t);
+	look_dequeue(t);
 	struct platform_stub *stub = t->stub;
 	if (--stub->threads == 0) {
 		if (!stub->killed)
 			kill(stub->pid, SIGKILL);
-		for (struct platform_stub **pp = &all_stubs; *pp; pp = &(*pp)->next)
-			if (*pp == stub) {
-				*pp = stub->next;
-				break;
-			}
+		*stub->pprev = stub->next;
+		if (stub->next)
+			stub->next->pprev = stub->pprev;
 		free(stub);
 	} else if (!stub->killed) {
 		thread_exit(t);
@@ -586,6 +606,8 @@ int platform_resume(struct platform_thread *t, int sig)
 	if (plat.placement == PLACEMENT_AUTO) {
 		t->resumed_ns = now_ns();
 		t->running = true;
+		if (!t->spread)
+			look_enqueue(t);
 	}
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
 }

@@ -87,6 +87,32 @@ static int connect_to(const char *path)
 	return fd;
 }
 
+/* Writes all of BUF to socket FD: 0 or the errno that stopped it (EPIPE, never SIGPIPE). */
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Waits up to TIMEOUT_MS for FD to be readable; an interrupted wait starts again. */
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int r;
+
+	while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 /* True if a Sentry answers on PATH. */
 static bool ping(const char *path)
 {
@@ -96,8 +122,7 @@ static bool ping(const char *path)
 
 	if (fd < 0)
 		return false;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	if (write(fd, "ping\n", 5) == 5 && poll(&p, 1, 2000) == 1)
+	if (send_all(fd, "ping\n", 5) == 0 && wait_readable(fd, 2000) == 1)
 		ok = read(fd, buf, sizeof(buf)) >= 2 && !memcmp(buf, "ok", 2);
 	close(fd);
 	return ok;
@@ -181,12 +206,13 @@ static void serve_request(int fd)
 {
 	char req[PATH_MAX + 64];
 	size_t got = 0;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
 
 	while (got < sizeof(req) - 1 && !memchr(req, '\n', got)) {
-		if (poll(&p, 1, 2000) <= 0)
+		if (wait_readable(fd, 2000) <= 0)
 			return;
 		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			return;
 		got += n;
@@ -370,11 +396,18 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s\n", leave_running, force, abs);
 	char resp[1024];
 	size_t got = 0;
-	if (write(fd, req, n) == n) {
-		ssize_t r;
-		while (got < sizeof(resp) - 1 &&
-		       (r = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
-			got += r;
+	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
+	 * SIGPIPE to die of in silence. */
+	int err = send_all(fd, req, n);
+	while (!err && got < sizeof(resp) - 1) {
+		ssize_t r = read(fd, resp + got, sizeof(resp) - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = errno;
+		if (r <= 0)
+			break;
+		got += r;
 	}
 	close(fd);
 	if (lfd >= 0)
@@ -392,6 +425,9 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	}
 	if (!strncmp(resp, "error ", 6))
 		fprintf(stderr, "minisentry: checkpoint: %s\n", resp + 6);
+	else if (err)
+		fprintf(stderr, "minisentry: checkpoint: sandbox '%s' dropped the request: %s\n",
+			name, strerror(err));
 	else
 		fprintf(stderr, "minisentry: checkpoint: sandbox '%s' did not answer\n", name);
 	return 1;

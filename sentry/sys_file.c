@@ -71,7 +71,10 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	if (n <= 0)
 		return n;
 	n = arg_iovec_advance(iov, n, done);
-	long r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
+	long r = t->retry && !is_read ? vfs_unix_woken_send_error(f) : 0;
+	if (r)
+		return done ? (long)done : r;
+	r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
 	if (r > 0 && !is_read && !pos && !(f->flags & O_NONBLOCK) && done + r < total) {
 		done += r;
 		r = -EAGAIN; /* the rest must wait for room */
@@ -691,6 +694,16 @@ long sys_fadvise64(struct task *t, const unsigned long *a)
 
 #define XFER_CHUNK 65536
 
+/* A write into a pipe without readers, or a broken stream: EPIPE comes with SIGPIPE. */
+static void send_sigpipe(struct task *t)
+{
+	siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
+
+	si.si_pid = t->tgid;
+	si.si_uid = t->uid;
+	signal_send_thread(t, SIGPIPE, &si);
+}
+
 /* Moves up to COUNT bytes from IN (at *IN_OFF, or its own offset when NULL) to OUT (at
  * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
  * block, parks T on it (blocking files) or returns -EAGAIN. */
@@ -699,21 +712,35 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 {
 	static char buf[XFER_CHUNK];
 	size_t done = 0;
+	ssize_t w;
 
 	if (!in->ops->read || !out->ops->write)
 		return -EINVAL;
 	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
+	if (t->retry && (w = vfs_unix_woken_send_error(out)))
+		return w;
 	while (done < count) {
 		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);
+		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
 		/* Nothing read may be lost when OUT takes less: what a seekable IN gave beyond it
 		 * is given back by moving its offset back; a stream IN is read no more than a
 		 * writable OUT is sure to take (POLLOUT promises PIPE_BUF bytes). */
 		size_t chunk = ipos ? XFER_CHUNK : PIPE_BUF;
 		size_t want = count - done < chunk ? count - done : chunk;
 		struct waitq *wq;
-		if (out->ops->poll && !(out->ops->poll(out, &wq) & POLLOUT))
-			break;
+		uint32_t ready = out->ops->poll ? out->ops->poll(out, &wq) : POLLOUT;
+		if (!(ready & POLLOUT)) {
+			/* Full, or broken: a pipe without readers is never writable again. A write
+			 * of nothing fails as a real one would (EPIPE) and moves no data; an error
+			 * only a real write can tell (POLLERR of a host descriptor) goes on to one.
+			 */
+			struct iovec none = {buf, 0};
+			if ((w = out->ops->write(out, &none, 1, opos)) < 0 && w != -EAGAIN)
+				goto write_failed;
+			if (!(ready & (POLLERR | POLLHUP)))
+				break;
+		}
 		struct iovec iv = {buf, want};
 		ssize_t n = in->ops->read(in, &iv, 1, ipos);
 		if (n == 0)
@@ -726,8 +753,7 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			break;
 		}
 		struct iovec ov = {buf, n};
-		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
-		ssize_t w = out->ops->write(out, &ov, 1, opos);
+		w = out->ops->write(out, &ov, 1, opos);
 		if (w < n) {
 			ssize_t back = n - (w > 0 ? w : 0);
 			if (ipos == &in->pos)
@@ -735,14 +761,8 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			else if (ipos)
 				*ipos -= back;
 		}
-		if (w < 0) {
-			if (w == -EPIPE) {
-				siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
-				si.si_pid = t->tgid;
-				signal_send_thread(t, SIGPIPE, &si);
-			}
-			return done ? (long)done : w;
-		}
+		if (w < 0)
+			goto write_failed;
 		done += w;
 		if (w < n)
 			break;
@@ -753,6 +773,10 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			return b;
 	}
 	return done || count == 0 ? (long)done : -EAGAIN;
+write_failed:
+	if (w == -EPIPE && !done)
+		send_sigpipe(t);
+	return done ? (long)done : w;
 }
 
 static long offset_arg(struct task *t, uintptr_t addr, off_t *off, off_t **ptr)
@@ -848,6 +872,8 @@ long sys_tee(struct task *t, const unsigned long *a)
 	if (!in || !out)
 		return -EBADF;
 	long r = vfs_pipe_tee(in, out, a[2] > ARG_RW_MAX ? ARG_RW_MAX : a[2]);
+	if (r == -EPIPE)
+		send_sigpipe(t);
 	if (r != -EAGAIN || (a[3] & SPLICE_F_NONBLOCK))
 		return r;
 	struct waitq *wq;

@@ -610,6 +610,10 @@ static long sock_send(struct task *t, int fd, const struct iovec *giov, size_t c
 		return err;
 	bool stream = vfs_unix_type(f) == SOCK_STREAM;
 	size_t done = t->retry && stream ? t->io_done : 0;
+	if (t->retry && (err = vfs_unix_woken_send_error(f))) {
+		err = done ? (long)done : err;
+		goto out;
+	}
 	if (m.named && vfs_unix_type(f) == SOCK_DGRAM &&
 	    ((err = addr_valid(addr, addrlen)) ||
 	     (err = resolve(t, SOCK_DGRAM, addr, addrlen, &m.dest))))

@@ -457,6 +457,20 @@ bool vfs_unix_sends_sigpipe(struct vfs_file *f)
 	return vfs_is_unix_socket(f) && vfs_unix_type(f) == SOCK_STREAM;
 }
 
+int vfs_unix_woken_send_error(struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	if (!vfs_is_unix_socket(f) || s->type != SOCK_STREAM)
+		return 0;
+	if (s->err) {
+		int err = s->err;
+		s->err = 0;
+		return -err;
+	}
+	return (s->shutdown & SEND_SHUTDOWN) ? -EPIPE : 0;
+}
+
 /* --- connections --------------------------------------------------------------------------- */
 
 int vfs_unix_listen(struct vfs_file *f, int backlog, const struct vfs_unix_cred *cred)

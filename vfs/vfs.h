@@ -543,6 +543,11 @@ bool vfs_is_unix_socket(struct vfs_file *f);
 int vfs_unix_type(struct vfs_file *f);
 /* True if an -EPIPE from writing F raises SIGPIPE (SOCK_STREAM does; datagrams do not). */
 bool vfs_unix_sends_sigpipe(struct vfs_file *f);
+/* What a blocking send on F (any file) that was woken from its wait for room ends with before
+ * sending more, as in Linux's sock_alloc_send_pskb: on a stream socket, a pending error
+ * (taken: ECONNRESET when the peer went away with data unread) or EPIPE, without SIGPIPE, once
+ * F can no longer send; 0 to go on. */
+int vfs_unix_woken_send_error(struct vfs_file *f);
 
 /* Names. Abstract names (sun_path[0] == 0) live in a Sentry-wide table, one namespace per
  * socket type as in Linux; NAME/LEN are the bytes after the NUL. Filesystem names live in a

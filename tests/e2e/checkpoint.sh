@@ -27,7 +27,7 @@ wait_line() {
 wait_listed() {
   local i
   for ((i = 0; i < TIMEOUT * 20; i++)); do
-    "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
+    timeout 5 "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
     sleep 0.05
   done
   fail "sandbox $1 never appeared in minisentry list"
@@ -206,6 +206,64 @@ checkpoint_of_an_unknown_sandbox_is_a_one_line_error() {
   [ ! -e "$WORK/never" ] || fail "an image directory was left behind"
 }
 
+# tests/e2e/ctlpeer.c, the other end of a control socket, built into $WORK/ctlpeer.
+build_ctlpeer() {
+  command -v gcc >/dev/null || { skip "host gcc not found"; return; }
+  [ -x "$WORK/ctlpeer" ] || gcc -O2 -o "$WORK/ctlpeer" "$(dirname "$SELF")/ctlpeer.c" ||
+    fail "cannot build tests/e2e/ctlpeer.c"
+}
+
+# A request that comes slowly (in two parts, 100 ms apart) is served: the Sentry waits for the
+# rest of the line across its placement ticks and whatever signals come meanwhile.
+control_socket_serves_a_request_sent_in_parts() {
+  build_ctlpeer || return
+  export XDG_RUNTIME_DIR=$WORK/rt-slow # this scenario's bash only
+  local id="e2e-$$-slow" p
+  mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+  rm -rf "$WORK/slow-img"
+  ms_bg "$WORK/slow.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 3'
+  p=$bg_pid
+  wait_line "$WORK/slow.out" '^ready$' || { kill "$p"; return 1; }
+  step "a checkpoint request sent in parts"
+  timeout 10 "$WORK/ctlpeer" slow "$XDG_RUNTIME_DIR/minisentry/$id.sock" \
+    "checkpoint 1 0 $WORK/slow-img" >"$WORK/slow.ans" 2>&1
+  bg_status "$p"
+  grep -q '^ok ' "$WORK/slow.ans" ||
+    fail "the answer was '$(head -c 200 "$WORK/slow.ans")', want 'ok ...'" || return
+  [ "$status" -eq 0 ] || fail "the sandbox exited with $status after the checkpoint, want 0"
+}
+
+# A checkpoint whose Sentry drops the request (it closes the connection before reading it, or
+# after, without an answer: it died) prints one line saying so and fails; it never dies of
+# SIGPIPE in silence. The client runs on the stand-in's CPU, so that it often writes after the
+# close.
+checkpoint_dropped_by_the_sentry_is_a_one_line_error() {
+  command -v taskset >/dev/null || { skip "taskset not installed"; return; }
+  build_ctlpeer || return
+  export XDG_RUNTIME_DIR=$WORK/rt-drop # this scenario's bash only
+  local cpu mode srv i sock=$WORK/rt-drop/minisentry/dropper.sock
+  mkdir -p -m 700 "$WORK/rt-drop/minisentry"
+  cpu=$(first_cpu)
+  for mode in close read; do
+    step "a stand-in Sentry that drops requests ($mode)"
+    rm -f "$sock"
+    taskset -c "$cpu" timeout 60 "$WORK/ctlpeer" drop "$sock" "$mode" &
+    srv=$!
+    for ((i = 0; i < 100; i++)); do [ -S "$sock" ] && break; sleep 0.05; done
+    for ((i = 1; i <= 20; i++)); do
+      step "checkpoint $i of a sandbox that drops it ($mode)"
+      { timeout -k 5 "$TIMEOUT" taskset -c "$cpu" "$MS" checkpoint --image "$WORK/drop-img" dropper \
+        >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+      status=$?
+      err=$(<"$WORK/err")
+      expect_one_line_error || { why="$mode, try $i: $why"; break; }
+    done
+    kill "$srv" 2>/dev/null
+    wait "$srv" 2>/dev/null
+    [ -z "$why" ] || return 1
+  done
+}
+
 checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone() {
   local id="e2e-$$-full"
   mkdir -p "$WORK/full"
@@ -323,6 +381,8 @@ scenarios+=(
   sysctl_values_and_boot_id_survive
   image_size_does_not_grow_with_cpus
   checkpoint_of_an_unknown_sandbox_is_a_one_line_error
+  control_socket_serves_a_request_sent_in_parts
+  checkpoint_dropped_by_the_sentry_is_a_one_line_error
   checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone
   failed_checkpoint_leaves_the_sandbox_running
   leave_running_keeps_the_sandbox_going_and_list_shows_it

@@ -97,6 +97,8 @@ static struct outcome blocked_until(long (*op)(void), int child_close, void (*cu
 	}
 	close(rp[1]);
 	pause_ms(200);
+	maybe_save(); /* the call blocked in the child is retried after a restore, and still wakes
+		       */
 	cut(cut_fd);
 	if (pid < 0 || read(rp[0], &o, sizeof(o)) != sizeof(o))
 		o = (struct outcome){0, -1, 0};

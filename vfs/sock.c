@@ -457,3 +457,8 @@ int sock_core_load(struct dec *d, struct sock_core *c)
 	sock_ino_seen(c->ino);
 	return 0;
 }
+
+const struct vfs_sock_ops *vfs_sock_ops(struct vfs_file *f)
+{
+	return f->ops->sock;
+}

@@ -1819,3 +1819,320 @@ int vfs_inet_foreach(int protocol, int (*fn)(const struct vfs_inet_info *i, void
 	}
 	return 0;
 }
+
+/* --- checkpoint ---------------------------------------------------------------------------- */
+
+/* A socket file's CK_FILE record is its endpoint's state and receive queue, and for a
+ * listener those of the connections in its accept queue (endpoints without a file of their
+ * own). What points at other endpoints is the CK_FILE_LINKS record, loaded once every file
+ * exists: a connection's peer (named by its file, or by its listener's file and place in the
+ * accept queue), each queued connection's peer, and a listener's connects waiting for room.
+ * The port table is not saved: a restored endpoint takes its port again as it was. */
+
+enum { PEER_NONE, PEER_FILE, PEER_EMBRYO };
+
+#define INET_MSG_MAX (64u << 20) /* no stream message outgrows the buffers */
+#define INET_QUEUE_MAX 65536	 /* messages on one queue */
+
+static void ep_save(struct enc *e, const struct inet_ep *ep)
+{
+	enc_raw(e, ep->addr, 16);
+	enc_u32(e, ep->port);
+}
+
+static bool ep_load(struct dec *d, struct inet_ep *ep)
+{
+	dec_raw(d, ep->addr, 16);
+	uint32_t port = dec_u32(d);
+	ep->port = (uint16_t)port;
+	return port <= 65535;
+}
+
+static void sk_state_save(struct enc *e, const struct inet_sock *s)
+{
+	uint64_t n = 0;
+
+	enc_u32(e, (uint32_t)s->family);
+	enc_u32(e, (uint32_t)s->protocol);
+	enc_u8(e, (uint8_t)s->state);
+	enc_bool(e, s->connecting);
+	enc_bool(e, s->ss_connected);
+	enc_bool(e, s->fin_sent);
+	ep_save(e, &s->local);
+	ep_save(e, &s->remote);
+	enc_bool(e, s->bound);
+	enc_bool(e, s->port_locked);
+	enc_bool(e, s->addr_locked);
+	enc_bool(e, s->v6only);
+	enc_u8(e, (uint8_t)s->shutdown);
+	enc_u32(e, (uint32_t)s->err);
+	enc_u32(e, (uint32_t)s->backlog);
+	sock_core_save(e, &s->c);
+	enc_u32(e, NOPTS);
+	for (int i = 0; i < NOPTS; i++)
+		enc_u32(e, (uint32_t)s->iopt[i]);
+	enc_str(e, s->congestion);
+	enc_u32(e, s->drops);
+	enc_u64(e, s->bytes_sent);
+	enc_u64(e, s->bytes_received);
+	enc_u64(e, s->segs_out);
+	enc_u64(e, s->segs_in);
+	for (struct sock_msg *m = s->c.rq; m; m = m->next)
+		n++;
+	enc_u64(e, n);
+	for (struct sock_msg *m = s->c.rq; m; m = m->next) {
+		enc_bytes(e, m->data + m->off, m->len - m->off);
+		enc_bytes(e, m->from, m->fromlen);
+	}
+}
+
+static bool state_valid(int protocol, int state, bool embryo)
+{
+	if (protocol == IPPROTO_UDP)
+		return state == ST_CLOSE || state == ST_ESTABLISHED;
+	if (state < ST_ESTABLISHED || state > ST_CLOSING)
+		return false;
+	return !embryo || (state != ST_LISTEN && state != ST_SYN_SENT);
+}
+
+/* An endpoint from its saved state (the caller's reference), or NULL with D's error set. */
+static struct inet_sock *sk_state_load(struct dec *d, bool embryo)
+{
+	static const struct vfs_unix_cred nobody;
+	int family = (int)dec_u32(d), protocol = (int)dec_u32(d), state = dec_u8(d);
+	struct inet_sock *s;
+
+	if (!dec_ok(d))
+		return NULL;
+	if ((family != AF_INET && family != AF_INET6) ||
+	    (protocol != IPPROTO_TCP && protocol != IPPROTO_UDP) ||
+	    !state_valid(protocol, state, embryo) || (embryo && protocol != IPPROTO_TCP)) {
+		dec_fail(d, "bad internet socket state");
+		return NULL;
+	}
+	if (!(s = sk_new(family, protocol, &nobody))) {
+		dec_fail(d, "out of memory");
+		return NULL;
+	}
+	s->state = state;
+	s->connecting = dec_bool(d);
+	s->ss_connected = dec_bool(d);
+	s->fin_sent = dec_bool(d);
+	bool ok = ep_load(d, &s->local) && ep_load(d, &s->remote);
+	s->bound = dec_bool(d);
+	s->port_locked = dec_bool(d);
+	s->addr_locked = dec_bool(d);
+	s->v6only = dec_bool(d);
+	s->shutdown = dec_u8(d);
+	uint32_t err = dec_u32(d), backlog = dec_u32(d);
+	int core = sock_core_load(d, &s->c);
+	uint32_t nopts = dec_u32(d);
+	if (!dec_ok(d) || core || !ok || s->shutdown > SHUTDOWN_MASK || err >= 4096 ||
+	    backlog > 65536 || nopts != NOPTS ||
+	    (family == AF_INET && (!ep_is_v4(s->local.addr) || !ep_is_v4(s->remote.addr)))) {
+		dec_fail(d, "bad internet socket state");
+		goto fail;
+	}
+	s->err = (int)err;
+	s->backlog = (int)backlog;
+	for (int i = 0; i < NOPTS; i++)
+		s->iopt[i] = (int)dec_u32(d);
+	if (!dec_str_buf(d, s->congestion, sizeof(s->congestion)))
+		goto fail;
+	s->drops = dec_u32(d);
+	s->bytes_sent = dec_u64(d);
+	s->bytes_received = dec_u64(d);
+	s->segs_out = dec_u64(d);
+	s->segs_in = dec_u64(d);
+	uint64_t n = dec_max(d, INET_QUEUE_MAX, "internet socket queue length");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		size_t len, fromlen;
+		const void *data = dec_bytes(d, &len), *from = dec_bytes(d, &fromlen);
+		size_t max = protocol == IPPROTO_TCP ? INET_MSG_MAX : UDP6_MAX;
+		if (!dec_ok(d) || len > max || fromlen > SOCK_FROM_MAX) {
+			dec_fail(d, "bad queued message");
+			break;
+		}
+		struct iovec iov = {(void *)data, len};
+		struct sock_msg *m = sock_msg_new(
+		    NULL, &iov, 1, len, len, len + (protocol == IPPROTO_TCP ? 0 : UDP_OVERHEAD));
+		if (!m) {
+			dec_fail(d, "out of memory");
+			break;
+		}
+		memcpy(m->from, from, fromlen);
+		m->fromlen = (unsigned int)fromlen;
+		sock_rq_push(&s->c, m);
+	}
+	if (dec_ok(d))
+		return s;
+fail:
+	sk_put(s);
+	return NULL;
+}
+
+/* Drops S made by a failed load: what it links to goes with it. */
+static void sk_load_undo(struct inet_sock *s)
+{
+	while (s->acc_head) {
+		struct inet_sock *e = s->acc_head;
+		s->acc_head = e->acc_next;
+		tcp_unlink_peer(e, false);
+		sk_put(e);
+	}
+	s->acc_tail = NULL;
+	s->acc_len = 0;
+	tcp_unlink_peer(s, false);
+	sk_put(s);
+}
+
+static int inet_save(struct enc *e, struct vfs_file *f)
+{
+	struct inet_sock *s = f->priv;
+
+	sk_state_save(e, s);
+	enc_u64(e, (uint64_t)s->acc_len);
+	for (struct inet_sock *em = s->acc_head; em; em = em->acc_next)
+		sk_state_save(e, em);
+	return 0;
+}
+
+static int inet_load(struct dec *d, struct vfs_file *f)
+{
+	struct inet_sock *s = sk_state_load(d, false);
+
+	if (!s)
+		return -EINVAL;
+	uint64_t n = dec_max(d, 65537, "accept queue length");
+	if (n && s->state != ST_LISTEN)
+		dec_fail(d, "connections queued on a socket that does not listen");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct inet_sock *em = sk_state_load(d, true);
+		if (!em)
+			break;
+		if (s->acc_tail)
+			s->acc_tail->acc_next = em;
+		else
+			s->acc_head = em;
+		s->acc_tail = em;
+		s->acc_len++;
+		em->listener = s;
+	}
+	if (!dec_ok(d)) {
+		sk_load_undo(s);
+		return -EINVAL;
+	}
+	f->priv = s;
+	s->file = f;
+	return 0;
+}
+
+static void peer_save(struct enc *e, const struct inet_sock *o)
+{
+	if (!o) {
+		enc_u8(e, PEER_NONE);
+	} else if (o->file) {
+		enc_u8(e, PEER_FILE);
+		enc_ref(e, CK_FILE, o->file);
+	} else if (o->listener && o->listener->file) {
+		uint64_t i = 0;
+		for (struct inet_sock *em = o->listener->acc_head; em && em != o; em = em->acc_next)
+			i++;
+		enc_u8(e, PEER_EMBRYO);
+		enc_ref(e, CK_FILE, o->listener->file);
+		enc_u64(e, i);
+	} else {
+		enc_u8(e, PEER_NONE); /* cannot happen: a peer that is gone is unlinked */
+	}
+}
+
+/* The endpoint a peer reference names (borrowed), NULL for none (*NONE set) or on failure. */
+static struct inet_sock *peer_load(struct dec *d, bool *none)
+{
+	struct inet_sock *o = NULL;
+	uint8_t tag = dec_u8(d);
+
+	*none = tag == PEER_NONE && dec_ok(d);
+	if (*none)
+		return NULL;
+	struct vfs_file *f = tag == PEER_FILE || tag == PEER_EMBRYO ? dec_ref(d, CK_FILE) : NULL;
+	if (f && f->ops == &inet_ops && f->priv) {
+		o = f->priv;
+		if (tag == PEER_EMBRYO) {
+			uint64_t i = dec_u64(d);
+			for (o = o->acc_head; o && i; o = o->acc_next)
+				i--;
+		}
+	}
+	if (!o || !is_tcp(o) || !dec_ok(d)) {
+		dec_fail(d, "bad internet socket reference");
+		return NULL;
+	}
+	return o;
+}
+
+static int peer_link(struct dec *d, struct inet_sock *s)
+{
+	bool none;
+	struct inet_sock *o = peer_load(d, &none);
+
+	if (none)
+		return 0;
+	if (!o || !is_tcp(s) || s->peer || o == s)
+		return dec_fail(d, "bad connection");
+	s->peer = sk_get(o);
+	return 0;
+}
+
+static int inet_save_links(struct enc *e, struct vfs_file *f)
+{
+	struct inet_sock *s = f->priv;
+	uint64_t n = 0;
+
+	peer_save(e, s->peer);
+	enc_u64(e, (uint64_t)s->acc_len);
+	for (struct inet_sock *em = s->acc_head; em; em = em->acc_next)
+		peer_save(e, em->peer);
+	for (struct inet_sock *c = s->syn_head; c; c = c->syn_next)
+		n++;
+	enc_u64(e, n);
+	for (struct inet_sock *c = s->syn_head; c; c = c->syn_next)
+		enc_ref(e, CK_FILE, c->file);
+	return 0;
+}
+
+static int inet_load_links(struct dec *d, struct vfs_file *f)
+{
+	struct inet_sock *s = f->priv;
+
+	if (peer_link(d, s))
+		return -EINVAL;
+	if (dec_u64(d) != (uint64_t)s->acc_len)
+		return dec_fail(d, "accept queue links do not match the queue");
+	for (struct inet_sock *em = s->acc_head; em && dec_ok(d); em = em->acc_next)
+		if (peer_link(d, em))
+			return -EINVAL;
+	uint64_t n = dec_max(d, INET_QUEUE_MAX, "connects waiting");
+	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
+		struct vfs_file *cf = dec_ref(d, CK_FILE);
+		struct inet_sock *c = cf && cf->ops == &inet_ops ? cf->priv : NULL;
+		if (!c || c->syn_target || c->state != ST_SYN_SENT || s->state != ST_LISTEN)
+			return dec_fail(d, "bad connect waiting for a listener");
+		c->syn_target = s;
+		if (s->syn_tail)
+			s->syn_tail->syn_next = c;
+		else
+			s->syn_head = c;
+		s->syn_tail = c;
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+const struct vfs_file_kind vfs_inet_kind = {
+    .name = "inet",
+    .ops = &inet_ops,
+    .save = inet_save,
+    .load = inet_load,
+    .save_links = inet_save_links,
+    .load_links = inet_load_links,
+};

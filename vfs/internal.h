@@ -259,6 +259,7 @@ extern const struct vfs_file_kind vfs_pipe_kind;    /* pipe.c: pipes and FIFOs *
 extern const struct vfs_file_kind vfs_eventfd_kind; /* eventfd.c */
 extern const struct vfs_file_kind vfs_epoll_kind;   /* epoll.c */
 extern const struct vfs_file_kind vfs_unix_kind;    /* unix.c */
+extern const struct vfs_file_kind vfs_inet_kind;    /* inet.c: the loopback network */
 extern const struct vfs_file_kind vfs_hostfd_kind;  /* hostfd.c: the sandbox's stdio */
 
 #endif

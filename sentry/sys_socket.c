@@ -13,6 +13,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -291,6 +296,8 @@ static long socket_new(struct task *t, int domain, int type, int protocol, int f
 		if (type == SOCK_PACKET)
 			return -EPERM; /* AF_PACKET's, which needs CAP_NET_RAW */
 		return vfs_inet_socket_new(domain, type, protocol, flags & O_NONBLOCK, &cred, f);
+	case AF_NETLINK:
+		return vfs_netlink_socket_new(type, protocol, flags & O_NONBLOCK, &cred, f);
 	case AF_PACKET:
 		return -EPERM; /* no CAP_NET_RAW */
 	default:
@@ -1169,4 +1176,153 @@ long sys_recvmmsg(struct task *t, const unsigned long *a)
 	if (i > 0)
 		return (long)i;
 	return err;
+}
+
+/* --- ioctl: the interfaces ----------------------------------------------------------------- */
+
+/* SIOCGIFCONF: an ifreq with the IPv4 address of each interface that has one, as many as fit
+ * in the guest's buffer; without a buffer, the length all of them need. */
+static long ifconf(struct task *t, uintptr_t arg)
+{
+	struct ifconf ic;
+	const struct vfs_netdev *d;
+	int len = 0;
+
+	if (copy_in(t->mm, &ic, arg, sizeof(ic)))
+		return -EFAULT;
+	for (int i = 0; (d = vfs_netdev_at(i)); i++) {
+		if (!ic.ifc_buf) {
+			len += (int)sizeof(struct ifreq);
+			continue;
+		}
+		if (ic.ifc_len - len < (int)sizeof(struct ifreq))
+			break;
+		struct ifreq r;
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+		memset(&r, 0, sizeof(r));
+		strncpy(r.ifr_name, d->name, IFNAMSIZ - 1);
+		memcpy(&sin.sin_addr, d->v4, 4);
+		memcpy(&r.ifr_addr, &sin, sizeof(sin));
+		if (copy_out(t->mm, (uintptr_t)ic.ifc_buf + len, &r, sizeof(r)))
+			return -EFAULT;
+		len += (int)sizeof(r);
+	}
+	ic.ifc_len = len;
+	return copy_out(t->mm, arg, &ic, sizeof(ic)) ? -EFAULT : 0;
+}
+
+static void put_sin(struct ifreq *r, const uint8_t *a)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+
+	memcpy(&sin.sin_addr, a, 4);
+	memcpy(&r->ifr_addr, &sin, sizeof(sin));
+}
+
+/* The interface requests every socket answers (Linux's dev_ioctl, and devinet_ioctl for the
+ * addresses on AF_INET sockets): reading lo's attributes; changing anything needs
+ * CAP_NET_ADMIN. Others go to the socket's own ioctl. */
+long sock_ioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t arg)
+{
+	const struct vfs_netdev *d;
+	struct ifreq r;
+	bool inet4 = vfs_sock_ops(f) && vfs_sock_ops(f)->family == AF_INET && vfs_is_inet_socket(f);
+	int domain = 0;
+
+	switch (cmd) {
+	case SIOCGIFCONF:
+		return ifconf(t, arg);
+	case SIOCGIFNAME:
+	case SIOCGIFFLAGS:
+	case SIOCGIFADDR:
+	case SIOCGIFDSTADDR:
+	case SIOCGIFBRDADDR:
+	case SIOCGIFNETMASK:
+	case SIOCGIFMETRIC:
+	case SIOCGIFMTU:
+	case SIOCGIFHWADDR:
+	case SIOCGIFINDEX:
+	case SIOCGIFTXQLEN:
+	case SIOCGIFMAP:
+		break;
+	case SIOCSIFFLAGS:
+	case SIOCSIFADDR:
+	case SIOCSIFDSTADDR:
+	case SIOCSIFBRDADDR:
+	case SIOCSIFNETMASK:
+	case SIOCSIFMETRIC:
+	case SIOCSIFMTU:
+	case SIOCSIFHWADDR:
+	case SIOCSIFTXQLEN:
+	case SIOCSIFNAME:
+	case SIOCSIFMAP:
+	case SIOCADDRT:
+	case SIOCDELRT:
+	case SIOCDIFADDR:
+		return -EPERM;
+	case FIOSETOWN:
+	case SIOCSPGRP:
+		return 0;
+	case FIOGETOWN:
+	case SIOCGPGRP:
+		return copy_out(t->mm, arg, &domain, sizeof(domain)) ? -EFAULT : 0;
+	case SIOCGSTAMP_OLD:
+	case SIOCGSTAMPNS_OLD:
+		return -ENOENT; /* no packet was timestamped */
+	default: {
+		int v = 0;
+		long err = f->ops->ioctl ? f->ops->ioctl(f, cmd, &v) : -ENOTTY;
+		if (err)
+			return err;
+		return copy_out(t->mm, arg, &v, sizeof(v)) ? -EFAULT : 0;
+	}
+	}
+	if (copy_in(t->mm, &r, arg, sizeof(r)))
+		return -EFAULT;
+	r.ifr_name[IFNAMSIZ - 1] = 0;
+	if (cmd == SIOCGIFNAME) {
+		if (!(d = vfs_netdev_by_index(r.ifr_ifindex)))
+			return -ENODEV;
+		strncpy(r.ifr_name, d->name, IFNAMSIZ - 1);
+		return copy_out(t->mm, arg, &r, sizeof(r)) ? -EFAULT : 0;
+	}
+	if (!(d = vfs_netdev_by_name(r.ifr_name)))
+		return -ENODEV;
+	memset(&r.ifr_ifru, 0, sizeof(r.ifr_ifru));
+	switch (cmd) {
+	case SIOCGIFFLAGS:
+		r.ifr_flags = (short)d->flags;
+		break;
+	case SIOCGIFADDR:
+	case SIOCGIFDSTADDR:
+	case SIOCGIFBRDADDR:
+	case SIOCGIFNETMASK: {
+		uint8_t a[4] = {0};
+		if (!inet4)
+			return -ENOTTY;
+		if (cmd == SIOCGIFADDR || cmd == SIOCGIFDSTADDR)
+			memcpy(a, d->v4, 4);
+		else if (cmd == SIOCGIFNETMASK)
+			for (int i = 0; i < d->v4_prefix; i++)
+				a[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+		put_sin(&r, a);
+		break;
+	}
+	case SIOCGIFMETRIC:
+		r.ifr_metric = 0;
+		break;
+	case SIOCGIFMTU:
+		r.ifr_mtu = d->mtu;
+		break;
+	case SIOCGIFHWADDR:
+		r.ifr_hwaddr.sa_family = (sa_family_t)d->type;
+		break;
+	case SIOCGIFINDEX:
+		r.ifr_ifindex = d->index;
+		break;
+	case SIOCGIFTXQLEN:
+		r.ifr_qlen = d->txqlen;
+		break;
+	}
+	return copy_out(t->mm, arg, &r, sizeof(r)) ? -EFAULT : 0;
 }

@@ -154,6 +154,8 @@ long sys_sendmmsg(struct task *t, const unsigned long *a);
 /* read(2) and write(2) on a socket wait as recv and send do: until EVENTS, or -ETIMEDOUT
  * once SO_RCVTIMEO/SO_SNDTIMEO has passed. */
 long sock_wait_io(struct task *t, struct vfs_file *f, uint32_t events);
+/* ioctl(2) requests of the socket layer (SIOC*: the interfaces, SIOCATMARK...) on socket F. */
+long sock_ioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t arg);
 long sys_recvmmsg(struct task *t, const unsigned long *a);
 long sys_shutdown(struct task *t, const unsigned long *a);
 long sys_setsockopt(struct task *t, const unsigned long *a);

@@ -992,6 +992,7 @@ static ssize_t tcp_send(struct vfs_file *f, struct inet_sock *s, struct vfs_sock
 	}
 	s->bytes_sent += chunk;
 	s->segs_out += (chunk + LO_MSS - 1) / LO_MSS;
+	netdev_lo_xmit((chunk + LO_MSS - 1) / LO_MSS, chunk + 66 * ((chunk + LO_MSS - 1) / LO_MSS));
 	p->bytes_received += chunk;
 	p->segs_in += (chunk + LO_MSS - 1) / LO_MSS;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_send);
@@ -1188,6 +1189,7 @@ static ssize_t udp_send(struct inet_sock *s, struct vfs_sock_msg *m)
 		return -ENOMEM;
 	addr_out(r, &src, msg->from, &msg->fromlen);
 	sock_rq_push(&r->c, msg);
+	netdev_lo_xmit(1, len + (ep_is_v4(dst.addr) ? 42 : 62));
 	s->bytes_sent += len;
 	r->bytes_received += len;
 	return (ssize_t)len;

@@ -61,10 +61,13 @@ struct vfs_unix_sock {
 	struct vfs_unix_cred peercred;
 	bool has_peercred;
 	bool passcred;
+	struct vfs_unix_sock *live_next, **live_pprev;
 };
 
 static const struct vfs_file_ops unix_ops;
 static struct unix_name *names;
+/* Every socket with a file or in an accept queue, for /proc/net/unix (no reference). */
+static struct vfs_unix_sock *live_head;
 
 static struct vfs_unix_sock *unix_of(struct sock_core *c)
 {
@@ -83,8 +86,19 @@ static void sock_put(struct vfs_unix_sock *s)
 		sock_core_put(&s->c);
 }
 
+static void live_remove(struct vfs_unix_sock *s)
+{
+	if (!s->live_pprev)
+		return;
+	*s->live_pprev = s->live_next;
+	if (s->live_next)
+		s->live_next->live_pprev = s->live_pprev;
+	s->live_pprev = NULL;
+}
+
 static void sock_free(struct sock_core *c)
 {
+	live_remove(unix_of(c));
 	free(unix_of(c));
 }
 
@@ -95,6 +109,11 @@ static struct vfs_unix_sock *sock_new(int type, const struct vfs_unix_cred *owne
 	if (!s)
 		return NULL;
 	sock_core_init(&s->c, type, owner, SOCK_BUF_DEFAULT, SOCK_BUF_DEFAULT, sock_free);
+	s->live_next = live_head;
+	if (live_head)
+		live_head->live_pprev = &s->live_next;
+	live_head = s;
+	s->live_pprev = &live_head;
 	return s;
 }
 
@@ -125,6 +144,7 @@ static void sock_release(struct vfs_unix_sock *s, bool embryo)
 
 	s->dead = true;
 	s->file = NULL;
+	live_remove(s);
 	if (s->name)
 		name_remove(s);
 	s->state = UNIX_CLOSE;
@@ -372,6 +392,25 @@ int vfs_unix_type(struct vfs_file *f)
 bool vfs_unix_sends_sigpipe(struct vfs_file *f)
 {
 	return vfs_is_unix_socket(f) && vfs_unix_type(f) == SOCK_STREAM;
+}
+
+int vfs_unix_foreach(int (*fn)(const struct vfs_unix_info *i, void *arg), void *arg)
+{
+	for (struct vfs_unix_sock *s = live_head; s; s = s->live_next) {
+		struct vfs_unix_info i = {
+		    .type = s->c.type,
+		    .listening = s->state == UNIX_LISTEN,
+		    .state = s->state == UNIX_CONNECTED ? 3 : 1,
+		    .ino = s->c.ino,
+		    .refs = s->c.refs,
+		    .addr = s->addr,
+		    .addrlen = s->addrlen,
+		};
+		int r = fn(&i, arg);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 /* --- connections --------------------------------------------------------------------------- */
@@ -1143,6 +1182,7 @@ static struct vfs_unix_sock *sockref_load(struct dec *d, int type, bool *none)
 		o->addrlen = len;
 		o->dead = true;
 		o->shutdown = SHUTDOWN_MASK;
+		live_remove(o);
 		return o; /* its one reference is the caller's */
 	}
 	}

@@ -587,6 +587,20 @@ int vfs_unix_shutdown(struct vfs_file *f, int how);
 int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsigned int *len);
 int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val, unsigned int len);
 
+/* One AF_UNIX socket as /proc/net/unix lists it. */
+struct vfs_unix_info {
+	int type;
+	bool listening;
+	int state; /* SS_UNCONNECTED 1, SS_CONNECTING 2, SS_CONNECTED 3 */
+	uint64_t ino;
+	int refs;
+	const char *addr; /* the sockaddr_un, ADDRLEN bytes; 0: unnamed */
+	unsigned int addrlen;
+};
+/* Calls FN on every AF_UNIX socket with a file (and connections waiting for accept), until it
+ * returns non-zero. */
+int vfs_unix_foreach(int (*fn)(const struct vfs_unix_info *i, void *arg), void *arg);
+
 /* Sockets of the other families: the private loopback network (vfs/inet.c), netlink
  * (vfs/netlink.c) and host sockets (vfs/hostnet.c) answer the socket calls through the
  * operations of their file, F->ops->sock. Addresses are the guest's sockaddr bytes, at most
@@ -649,9 +663,34 @@ const struct vfs_sock_ops *vfs_sock_ops(struct vfs_file *f);
 int vfs_inet_socket_new(int family, int type, int protocol, int flags,
 			const struct vfs_unix_cred *owner, struct vfs_file **out);
 bool vfs_is_inet_socket(struct vfs_file *f);
+/* socket(AF_NETLINK, TYPE, PROTOCOL): NETLINK_ROUTE (SOCK_RAW or SOCK_DGRAM), answering the
+ * requests that read the sandbox's interfaces, addresses and routes; other protocols are
+ * -EPROTONOSUPPORT. */
+int vfs_netlink_socket_new(int type, int protocol, int flags, const struct vfs_unix_cred *owner,
+			   struct vfs_file **out);
 /* net.ipv4.ip_local_port_range: where ephemeral ports are taken from. */
 void vfs_inet_port_range(int *lo, int *hi);
 int vfs_inet_set_port_range(int lo, int hi);
+
+/* The network interfaces of the sandbox (vfs/netdev.c): lo alone, with 127.0.0.1/8 and
+ * ::1/128, what /proc/net, netlink and the SIOCGIF* ioctls describe. Counters are those of
+ * the loopback traffic since the Sentry started. */
+struct vfs_netdev {
+	const char *name;
+	int index;
+	unsigned int flags; /* IFF_* as SIOCGIFFLAGS shows them */
+	int mtu, type, txqlen;
+	uint8_t v4[4], v4_prefix;
+	uint8_t v6[16], v6_prefix;
+};
+struct vfs_netdev_stats {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+};
+/* The interface at position I (0, 1...), or NULL past the last. */
+const struct vfs_netdev *vfs_netdev_at(int i);
+const struct vfs_netdev *vfs_netdev_by_index(int index);
+const struct vfs_netdev *vfs_netdev_by_name(const char *name);
+void vfs_netdev_stats(const struct vfs_netdev *d, struct vfs_netdev_stats *st);
 
 /* One endpoint as /proc/net/{tcp,udp}[6] list it. Addresses are in IPv6 form (IPv4 ones
  * mapped), ports in host order. */

@@ -295,8 +295,14 @@ static long socket_new(struct task *t, int domain, int type, int protocol, int f
 	case AF_INET6:
 		if (type == SOCK_PACKET)
 			return -EPERM; /* AF_PACKET's, which needs CAP_NET_RAW */
+		if (kernel.cfg.network == NETWORK_HOST)
+			return vfs_hostnet_socket_new(domain, type, protocol, flags & O_NONBLOCK,
+						      f);
 		return vfs_inet_socket_new(domain, type, protocol, flags & O_NONBLOCK, &cred, f);
 	case AF_NETLINK:
+		if (kernel.cfg.network == NETWORK_HOST)
+			return vfs_hostnet_socket_new(domain, type, protocol, flags & O_NONBLOCK,
+						      f);
 		return vfs_netlink_socket_new(type, protocol, flags & O_NONBLOCK, &cred, f);
 	case AF_PACKET:
 		return -EPERM; /* no CAP_NET_RAW */
@@ -1222,6 +1228,42 @@ static void put_sin(struct ifreq *r, const uint8_t *a)
 /* The interface requests every socket answers (Linux's dev_ioctl, and devinet_ioctl for the
  * addresses on AF_INET sockets): reading lo's attributes; changing anything needs
  * CAP_NET_ADMIN. Others go to the socket's own ioctl. */
+/* On a host socket the host answers the interface requests (its interfaces are the
+ * sandbox's with --network host); ARG moves through a Sentry copy. */
+static long host_ifioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t arg)
+{
+	struct ifreq r;
+	long err;
+
+	if (cmd == SIOCGIFCONF) {
+		struct ifconf ic;
+		if (copy_in(t->mm, &ic, arg, sizeof(ic)))
+			return -EFAULT;
+		uintptr_t ubuf = (uintptr_t)ic.ifc_buf;
+		char *buf = NULL;
+		if (ubuf) {
+			if (ic.ifc_len < 0 || ic.ifc_len > 65536)
+				ic.ifc_len = ic.ifc_len < 0 ? 0 : 65536;
+			if (!(buf = calloc(1, (size_t)ic.ifc_len + 1)))
+				return -ENOMEM;
+			ic.ifc_buf = buf;
+		}
+		err = vfs_hostnet_ifioctl(f, cmd, &ic);
+		if (!err && buf && copy_out(t->mm, ubuf, buf, (size_t)ic.ifc_len))
+			err = -EFAULT;
+		free(buf);
+		ic.ifc_buf = (char *)ubuf;
+		if (!err && copy_out(t->mm, arg, &ic, sizeof(ic)))
+			err = -EFAULT;
+		return err;
+	}
+	if (copy_in(t->mm, &r, arg, sizeof(r)))
+		return -EFAULT;
+	if ((err = vfs_hostnet_ifioctl(f, cmd, &r)))
+		return err;
+	return copy_out(t->mm, arg, &r, sizeof(r)) ? -EFAULT : 0;
+}
+
 long sock_ioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t arg)
 {
 	const struct vfs_netdev *d;
@@ -1229,6 +1271,22 @@ long sock_ioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t 
 	bool inet4 = vfs_sock_ops(f) && vfs_sock_ops(f)->family == AF_INET && vfs_is_inet_socket(f);
 	int domain = 0;
 
+	switch (vfs_is_hostnet_socket(f) ? cmd : 0) {
+	case SIOCGIFCONF:
+	case SIOCGIFNAME:
+	case SIOCGIFFLAGS:
+	case SIOCGIFADDR:
+	case SIOCGIFDSTADDR:
+	case SIOCGIFBRDADDR:
+	case SIOCGIFNETMASK:
+	case SIOCGIFMETRIC:
+	case SIOCGIFMTU:
+	case SIOCGIFHWADDR:
+	case SIOCGIFINDEX:
+	case SIOCGIFTXQLEN:
+	case SIOCGIFMAP:
+		return host_ifioctl(t, f, cmd, arg);
+	}
 	switch (cmd) {
 	case SIOCGIFCONF:
 		return ifconf(t, arg);

@@ -264,6 +264,7 @@ extern const struct vfs_file_kind vfs_epoll_kind;   /* epoll.c */
 extern const struct vfs_file_kind vfs_unix_kind;    /* unix.c */
 extern const struct vfs_file_kind vfs_inet_kind;    /* inet.c: the loopback network */
 extern const struct vfs_file_kind vfs_netlink_kind; /* netlink.c */
+extern const struct vfs_file_kind vfs_hostnet_kind; /* hostnet.c: refuses a checkpoint */
 extern const struct vfs_file_kind vfs_hostfd_kind;  /* hostfd.c: the sandbox's stdio */
 
 #endif

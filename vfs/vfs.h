@@ -668,6 +668,15 @@ bool vfs_is_inet_socket(struct vfs_file *f);
  * -EPROTONOSUPPORT. */
 int vfs_netlink_socket_new(int type, int protocol, int flags, const struct vfs_unix_cred *owner,
 			   struct vfs_file **out);
+/* --network host: socket(FAMILY, TYPE, PROTOCOL) as a socket of the host the Sentry owns
+ * (vfs/hostnet.c), for AF_INET and AF_INET6 TCP and UDP and NETLINK_ROUTE; raw sockets stay
+ * -EPERM. FLAGS may hold O_NONBLOCK. Such sockets cannot be checkpointed. */
+int vfs_hostnet_socket_new(int family, int type, int protocol, int flags, struct vfs_file **out);
+bool vfs_is_hostnet_socket(struct vfs_file *f);
+/* An interface request (SIOCGIF*) of host socket F with ARG in Sentry memory, answered by the
+ * host. */
+long vfs_hostnet_ifioctl(struct vfs_file *f, unsigned int cmd, void *arg);
+
 /* net.ipv4.ip_local_port_range: where ephemeral ports are taken from. */
 void vfs_inet_port_range(int *lo, int *hi);
 int vfs_inet_set_port_range(int lo, int hi);

@@ -121,7 +121,75 @@ tcp_conversation_continues_across_checkpoint() {
   both_restores_end_with 2 "client 60 answers right, then the end server got pending and datagram "
 }
 
+# --network none is the private loopback too: servers inside work, the host's do not answer.
+network_none_has_only_the_private_loopback() {
+  ms run --network none "$ROOTFS" -- /bin/sh -c 'httpd -p 127.0.0.1:8080 -h /etc && i=0 &&
+    until wget -q -O - http://127.0.0.1:8080/hostname >/dev/null; do i=$((i+1)); [ $i -lt 20 ] || exit 9; sleep 0.1; done;
+    ip -o link | wc -l'
+  expect_status 0 && expect_stdout 1
+}
+
+bad_network_mode_is_a_one_line_error() {
+  ms run --network bridge "$ROOTFS" -- /bin/true
+  expect_one_line_error
+}
+
+# --network host: guest sockets are the host's (tested on loopback addresses only). A client
+# inside reaches a host listener, a host client reaches a listener inside.
+network_host_reaches_host_loopback_both_ways() {
+  need_host_python || return
+  local port=$((20000 + RANDOM % 20000))
+  python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $port)); s.listen(1); s.settimeout(15)
+c, _ = s.accept(); c.sendall(b'from the host\n'); c.close()" &
+  local host_srv=$!
+  sleep 0.5
+  ms run --network host "$ROOTFS" -- /bin/sh -c "nc 127.0.0.1 $port </dev/null"
+  kill "$host_srv" 2>/dev/null
+  wait "$host_srv" 2>/dev/null
+  expect_status 0 && expect_stdout "from the host" || return
+  port=$((port + 1))
+  ms_bg "$WORK/hostnet.out" run --network host "$ROOTFS" -- /bin/sh -c "echo listening; echo 'from the sandbox' | nc -l -p $port"
+  local p=$bg_pid
+  wait_line "$WORK/hostnet.out" '^listening$' || { kill "$p"; return 1; }
+  local got="" i
+  for i in $(seq 50); do
+    got=$(python3 -c "import socket; c = socket.create_connection(('127.0.0.1', $port), timeout=2); print(c.recv(100).decode().strip())" 2>/dev/null) && break
+    sleep 0.1
+  done
+  kill "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  [ "$got" = "from the sandbox" ] || fail "the host read '$got' from the sandbox's listener"
+}
+
+# A sandbox holding host sockets refuses a checkpoint with one line naming them, and keeps
+# running.
+network_host_sockets_refuse_a_checkpoint() {
+  local id="e2e-$$-hostnet" port=$((20000 + RANDOM % 20000))
+  ms_bg "$WORK/hn.out" run --network host --id "$id" "$ROOTFS" -- /bin/sh -c "nc -l -p $port & echo ready; sleep 2; echo still running; kill \$!"
+  local p=$bg_pid
+  wait_line "$WORK/hn.out" '^ready$' || { kill "$p"; return 1; }
+  sleep 0.3
+  timeout -k 5 "$TIMEOUT" "$MS" checkpoint --image "$WORK/img-hn" "$id" >"$WORK/ck.out" 2>"$WORK/ck.err"
+  local rc=$? lines
+  lines=$(grep -c '' "$WORK/ck.err")
+  bg_status "$p"
+  [ "$rc" -ne 0 ] || fail "the checkpoint succeeded" || return
+  [ "$lines" -eq 1 ] || fail "the refusal is $lines lines: $(head -c 300 "$WORK/ck.err")" || return
+  grep -q "host socket.*tcp .*:$port" "$WORK/ck.err" ||
+    fail "the refusal does not name the socket: $(cat "$WORK/ck.err")" || return
+  [ ! -e "$WORK/img-hn/header" ] || fail "an image was written" || return
+  [ "$status" -eq 0 ] && grep -qx "still running" "$WORK/hn.out" ||
+    fail "the sandbox did not go on (status $status): $(tr '\n' '|' <"$WORK/hn.out")"
+}
+
 scenarios+=(
+  network_none_has_only_the_private_loopback
+  bad_network_mode_is_a_one_line_error
+  network_host_reaches_host_loopback_both_ways
+  network_host_sockets_refuse_a_checkpoint
   busybox_httpd_serves_wget_over_loopback
   nc_carries_a_line_from_client_to_listener
   ip_addr_shows_lo_alone

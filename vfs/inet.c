@@ -1147,10 +1147,22 @@ static ssize_t udp_send(struct inet_sock *s, struct vfs_sock_msg *m)
 			return -EINVAL;
 		if (s->family == AF_INET6 && fam == AF_UNSPEC)
 			goto connected; /* udpv6_sendmsg: no address */
-		if (s->family == AF_INET6 && fam != AF_INET6)
-			return fam == AF_INET ? -ENETUNREACH : -EINVAL;
-		if ((err = addr_in(s, m->name, m->namelen, false, &dst)))
+		if (s->family == AF_INET6 && fam == AF_INET) {
+			/* udpv6_sendmsg sends an IPv4 address as IPv4, unless v6only. */
+			struct sockaddr_in sin;
+			if (m->namelen < sizeof(sin))
+				return -EINVAL;
+			if (s->v6only)
+				return -ENETUNREACH;
+			memcpy(&sin, m->name, sizeof(sin));
+			memset(&dst, 0, sizeof(dst));
+			ep_set_v4(dst.addr, &sin.sin_addr);
+			dst.port = ntohs(sin.sin_port);
+		} else if (s->family == AF_INET6 && fam != AF_INET6) {
+			return -EINVAL;
+		} else if ((err = addr_in(s, m->name, m->namelen, false, &dst))) {
 			return err;
+		}
 		if (dst.port == 0)
 			return -EINVAL;
 	} else {
@@ -1328,6 +1340,8 @@ static ssize_t inet_recvmsg(struct vfs_file *f, struct vfs_sock_msg *m)
 	struct inet_sock *s = f->priv;
 
 	m->addrlen = 0;
+	if (m->flags & MSG_ERRQUEUE)
+		return -EAGAIN; /* nothing ever goes on the error queue */
 	if (!is_tcp(s))
 		return udp_recv(f, s, m);
 	ssize_t r = tcp_recv(f, s, m);

@@ -9,11 +9,14 @@ need_host_python() {
   [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 on the host"
 }
 
+# busybox httpd serves wget, by address and by the name the rootfs's /etc/hosts gives it.
 busybox_httpd_serves_wget_over_loopback() {
   ms run "$ROOTFS" -- /bin/sh -c 'mkdir -p /tmp/www && echo "hello over loopback" >/tmp/www/index.html &&
-    httpd -p 127.0.0.1:8080 -h /tmp/www && i=0 &&
-    until wget -q -O - http://127.0.0.1:8080/index.html; do i=$((i+1)); [ $i -lt 20 ] || exit 9; sleep 0.1; done'
-  expect_status 0 && expect_stdout "hello over loopback"
+    httpd -p 8080 -h /tmp/www && i=0 &&
+    until wget -q -O - http://127.0.0.1:8080/index.html; do i=$((i+1)); [ $i -lt 20 ] || exit 9; sleep 0.1; done &&
+    wget -q -O - http://localhost:8080/index.html'
+  expect_status 0 && expect_stdout "hello over loopback
+hello over loopback"
 }
 
 nc_carries_a_line_from_client_to_listener() {

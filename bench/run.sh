@@ -193,17 +193,26 @@ done
 echo
 
 # The loopback network (bench/net.c): natively the host's loopback through its TCP/IP stack,
-# in the sandbox the Sentry's private one (vfs/inet.c). MODE:label:native N:sandbox N:unit.
+# in the sandbox the Sentry's private one (vfs/inet.c), and for scale gVisor's netstack
+# (runsc do --network=none, ptrace platform) where runsc is installed and we are root.
+# MODE:label:native N:sandbox N:unit.
 NET_RUNS=${BENCH_NET_RUNS:-5}
 net_rows=(
   "tcp:TCP throughput, 64 KiB writes:512:512:MB/s"
   "connect:TCP connect + accept + close:5000:2000:µs"
   "udp:UDP 64-byte ping-pong, round trip:20000:5000:µs"
 )
+have_runsc=0
+command -v runsc >/dev/null && [ "$(id -u)" -eq 0 ] && have_runsc=1
 echo "### loopback network (median of $NET_RUNS runs, default placement)"
 echo
-echo "| operation | unit | native | minisentry | minisentry / native |"
-echo "|---|---|---:|---:|---:|"
+if [ $have_runsc = 1 ]; then
+  echo "| operation | unit | native | minisentry | minisentry / native | runsc (netstack, ptrace) |"
+  echo "|---|---|---:|---:|---:|---:|"
+else
+  echo "| operation | unit | native | minisentry | minisentry / native |"
+  echo "|---|---|---:|---:|---:|"
+fi
 for row in "${net_rows[@]}"; do
   IFS=: read -r mode label n_native n_sandbox unit <<<"$row"
   saved=$RUNS
@@ -214,8 +223,13 @@ for row in "${net_rows[@]}"; do
     v_native=$(getpid_ns "$n_native" "$build/net" "$mode") || bad=1
   fi
   v_sandbox=$(getpid_ns "$n_sandbox" "$MS" run "$ROOTFS" -- /opt/bench/net "$mode") || bad=1
+  runsc_col=""
+  if [ $have_runsc = 1 ]; then
+    v_runsc=$(getpid_ns "$n_sandbox" runsc --platform=ptrace --network=none do "$build/net" "$mode")
+    runsc_col=" $(fmt "$v_runsc") |"
+  fi
   RUNS=$saved
-  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $(ratio "$v_sandbox" "$v_native") |"
+  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $(ratio "$v_sandbox" "$v_native") |$runsc_col"
   eval "net_${mode}_native=\$v_native net_${mode}_sandbox=\$v_sandbox"
 done
 echo

@@ -199,7 +199,8 @@ struct inet_sock {
 	struct inet_sock *syn_target; /* a SYN_SENT client's listener (no reference) */
 	int iopt[NOPTS];
 	char congestion[16];
-	uint32_t drops; /* UDP datagrams its full queue refused */
+	char bound_dev[16]; /* SO_BINDTODEVICE: "" or "lo" */
+	uint32_t drops;	    /* UDP datagrams its full queue refused */
 	uint64_t bytes_sent, bytes_received, segs_out, segs_in;
 	struct timespec last_send, last_recv;
 	struct inet_sock *all_next, **all_pprev; /* every endpoint, in creation order */
@@ -630,6 +631,7 @@ static void inherit(struct inet_sock *e, const struct inet_sock *l)
 	e->c.rcvbuf = l->c.rcvbuf;
 	memcpy(e->iopt, l->iopt, sizeof(e->iopt));
 	memcpy(e->congestion, l->congestion, sizeof(e->congestion));
+	memcpy(e->bound_dev, l->bound_dev, sizeof(e->bound_dev));
 	e->v6only = l->v6only;
 }
 
@@ -1525,7 +1527,9 @@ static int inet_getsockopt(struct vfs_file *f, int level, int name, void *val, u
 			return 0;
 		}
 		case SO_BINDTODEVICE:
-			*len = 0; /* bound to no device */
+			/* The device's name with its NUL, or nothing when bound to none. */
+			*len = s->bound_dev[0] ? (unsigned int)strlen(s->bound_dev) + 1 : 0;
+			memcpy(val, s->bound_dev, *len);
 			return 0;
 		case SO_COOKIE: {
 			uint64_t cookie = s->c.ino;
@@ -1596,8 +1600,9 @@ static int inet_setsockopt(struct vfs_file *f, int level, int name, const void *
 		case SO_BINDTODEVICE: {
 			char dev[17] = {0};
 			memcpy(dev, val, len < 16 ? len : 16);
-			if (dev[0] && strcmp(dev, "lo"))
+			if (dev[0] && !vfs_netdev_by_name(dev))
 				return -ENODEV;
+			strcpy(s->bound_dev, dev);
 			return 0;
 		}
 		case SO_MARK:
@@ -1888,6 +1893,7 @@ static void sk_state_save(struct enc *e, const struct inet_sock *s)
 	for (int i = 0; i < NOPTS; i++)
 		enc_u32(e, (uint32_t)s->iopt[i]);
 	enc_str(e, s->congestion);
+	enc_str(e, s->bound_dev);
 	enc_u32(e, s->drops);
 	enc_u64(e, s->bytes_sent);
 	enc_u64(e, s->bytes_received);
@@ -1953,7 +1959,8 @@ static struct inet_sock *sk_state_load(struct dec *d, bool embryo)
 	s->backlog = (int)backlog;
 	for (int i = 0; i < NOPTS; i++)
 		s->iopt[i] = (int)dec_u32(d);
-	if (!dec_str_buf(d, s->congestion, sizeof(s->congestion)))
+	if (!dec_str_buf(d, s->congestion, sizeof(s->congestion)) ||
+	    !dec_str_buf(d, s->bound_dev, sizeof(s->bound_dev)))
 		goto fail;
 	s->drops = dec_u32(d);
 	s->bytes_sent = dec_u64(d);

@@ -6,6 +6,7 @@
  * spreading connections over a group of listeners. Options set on sockets survive
  * checkpoint and restore. */
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/time.h>
@@ -65,6 +66,17 @@ static void test_socket_level(void)
 	CHECK_EQ(lg2.l_onoff, 1);
 	CHECK_EQ(lg2.l_linger, 5);
 	CHECK_ERR(setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, 4), EINVAL);
+	char dev[IFNAMSIZ] = "";
+	len = sizeof(dev);
+	CHECK_EQ(getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &len), 0);
+	CHECK_EQ(len, 0);
+	CHECK_EQ(setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3), 0);
+	len = sizeof(dev);
+	CHECK_EQ(getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &len), 0);
+	CHECK_EQ(len, 3);
+	CHECK_STREQ(dev, "lo");
+	CHECK_ERR(setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, "nosuch0", 8), ENODEV);
+	CHECK_EQ(setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, "", 1), 0);
 	CHECK_ERR(set_int(s, SOL_SOCKET, 9999, 1), ENOPROTOOPT);
 	CHECK_EQ(int_opt(s, SOL_SOCKET, 9999), -ENOPROTOOPT - 100000);
 	CHECK_ERR(set_int(s, 12345, 1, 1), ENOPROTOOPT);

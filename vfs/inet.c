@@ -952,7 +952,7 @@ static bool tcp_writable(const struct inet_sock *s)
 	return used < cap && cap - used >= used / 2;
 }
 
-static ssize_t tcp_send(struct vfs_file *f, struct inet_sock *s, struct vfs_sock_msg *m)
+static ssize_t tcp_send(struct inet_sock *s, struct vfs_sock_msg *m)
 {
 	size_t total = sock_iov_total(m->iov, m->iovcnt);
 	struct inet_sock *p = s->peer;
@@ -978,7 +978,6 @@ static ssize_t tcp_send(struct vfs_file *f, struct inet_sock *s, struct vfs_sock
 		wake(s, 0);
 		return (ssize_t)total;
 	}
-	(void)f;
 	if (total == 0)
 		return 0;
 	size_t cap = tcp_capacity(s), used = p->c.rq_bytes;
@@ -1209,13 +1208,12 @@ static ssize_t udp_send(struct inet_sock *s, struct vfs_sock_msg *m)
 	return (ssize_t)len;
 }
 
-static ssize_t udp_recv(struct vfs_file *f, struct inet_sock *s, struct vfs_sock_msg *m)
+static ssize_t udp_recv(struct inet_sock *s, struct vfs_sock_msg *m)
 {
 	size_t room = sock_iov_total(m->iov, m->iovcnt);
 	bool peek = m->flags & MSG_PEEK;
 	struct sock_msg *msg = s->c.rq;
 
-	(void)f;
 	if (m->flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	if (s->err) {
@@ -1334,7 +1332,7 @@ static ssize_t inet_sendmsg(struct vfs_file *f, struct vfs_sock_msg *m)
 {
 	struct inet_sock *s = f->priv;
 
-	return is_tcp(s) ? tcp_send(f, s, m) : udp_send(s, m);
+	return is_tcp(s) ? tcp_send(s, m) : udp_send(s, m);
 }
 
 static ssize_t inet_recvmsg(struct vfs_file *f, struct vfs_sock_msg *m)
@@ -1344,14 +1342,8 @@ static ssize_t inet_recvmsg(struct vfs_file *f, struct vfs_sock_msg *m)
 	m->addrlen = 0;
 	if (m->flags & MSG_ERRQUEUE)
 		return -EAGAIN; /* nothing ever goes on the error queue */
-	if (!is_tcp(s))
-		return udp_recv(f, s, m);
-	ssize_t r = tcp_recv(f, s, m);
-	if (r >= 0 && m->addr && s->peer) {
-		/* recvfrom on TCP leaves the address alone; only unix reports one. */
-		m->addrlen = 0;
-	}
-	return r;
+	/* A stream reports no source address (recvfrom's length comes back 0). */
+	return is_tcp(s) ? tcp_recv(f, s, m) : udp_recv(s, m);
 }
 
 static int inet_shutdown(struct vfs_file *f, int how)

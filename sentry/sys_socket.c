@@ -124,6 +124,9 @@ static long sock_wait(struct task *t, struct vfs_file *f, uint32_t events, bool 
 		else if (ts_cmp(mono_now(), t->sys_deadline) >= 0)
 			return -ETIMEDOUT;
 		task_wait_until(t, &t->sys_deadline);
+		/* A wait with a timeout is not restarted by a signal (Linux's sock_intr_errno). */
+		if (t->intr_ret == -ERESTARTSYS)
+			t->intr_ret = -EINTR;
 	}
 	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
 		err = task_wait_host_fd(t, f->ops->host_fd(f), events);

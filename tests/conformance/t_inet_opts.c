@@ -7,6 +7,7 @@
  * checkpoint and restore. */
 #include <fcntl.h>
 #include <net/if.h>
+#include <signal.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/time.h>
@@ -20,6 +21,11 @@
 #ifndef SIOCOUTQ
 #define SIOCOUTQ TIOCOUTQ
 #endif
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
 
 static int set_int(int fd, int level, int name, int v)
 {
@@ -216,6 +222,19 @@ static void test_timeouts_and_lowat(void)
 	CHECK_ERR(read(s, buf, sizeof(buf)), EAGAIN);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(ms_between(&t0, &t1) >= 180 && ms_between(&t0, &t1) < 2000);
+	/* A signal ends a wait with a timeout with EINTR, even with SA_RESTART. */
+	struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+	struct itimerval it = {.it_value = {0, 50000}};
+	tv.tv_sec = 5;
+	CHECK_EQ(setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	CHECK_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+	CHECK_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_ERR(read(s, buf, sizeof(buf)), EINTR);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(ms_between(&t0, &t1) < 2000);
+	signal(SIGALRM, SIG_DFL);
+	tv.tv_sec = 0;
 	/* SO_RCVLOWAT: readable once that much is queued. */
 	CHECK_EQ(set_int(s, SOL_SOCKET, SO_RCVLOWAT, 10), 0);
 	CHECK_EQ(int_opt(s, SOL_SOCKET, SO_RCVLOWAT), 10);

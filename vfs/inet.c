@@ -179,6 +179,7 @@ struct inet_sock {
 	bool connecting;    /* a connect that returned EINPROGRESS is not reported yet */
 	bool ss_connected;  /* connect reported success (Linux's SS_CONNECTED): no other one */
 	bool fin_sent;	    /* shutdown(SHUT_WR) or close sent the end of the stream */
+	bool sndbuf_locked; /* SO_SNDBUF was set: TCP's autotuning leaves it alone */
 	struct inet_ep local, remote;
 	bool bound;	  /* LOCAL.port is taken in the port table */
 	bool port_locked; /* bind chose the port (Linux's SOCK_BINDPORT_LOCK) */
@@ -704,6 +705,15 @@ static bool acc_full(const struct inet_sock *l)
 	return l->acc_len > l->backlog;
 }
 
+/* Linux grows an established connection's send buffer (tcp_wmem[2] on loopback, where the
+ * round trip is short and the window wide) unless the program set SO_SNDBUF: what a writer
+ * can queue before EAGAIN, and what getsockopt then reads, follow. */
+static void autotune(struct inet_sock *s)
+{
+	if (!s->sndbuf_locked && s->c.sndbuf < SOCK_BUF_GROWN_MAX)
+		s->c.sndbuf = SOCK_BUF_GROWN_MAX;
+}
+
 /* Joins client C to listener L: a new server end E, connected to C, waits in L's accept
  * queue (Linux's three-way handshake, finished before accept as on loopback). DST is the
  * address C connected to (E's local address). */
@@ -719,6 +729,9 @@ static int tcp_establish(struct inet_sock *c, struct inet_sock *l, const struct 
 	e->bound = true;
 	e->ss_connected = true;
 	e->state = ST_ESTABLISHED;
+	e->sndbuf_locked = l->sndbuf_locked;
+	autotune(e);
+	autotune(c);
 	e->peer = sk_get(c);
 	c->peer = sk_get(e);
 	c->state = ST_ESTABLISHED;
@@ -1605,6 +1618,8 @@ static int inet_setsockopt(struct vfs_file *f, int level, int name, const void *
 		case SO_RCVBUF:
 			if ((err = sock_core_setsockopt(&s->c, name, val, len)))
 				return err;
+			if (name == SO_SNDBUF)
+				s->sndbuf_locked = true;
 			if (s->peer)
 				wake(s->peer, POLLOUT); /* the window changed */
 			return 0;
@@ -1871,6 +1886,7 @@ static void sk_state_save(struct enc *e, const struct inet_sock *s)
 	enc_bool(e, s->connecting);
 	enc_bool(e, s->ss_connected);
 	enc_bool(e, s->fin_sent);
+	enc_bool(e, s->sndbuf_locked);
 	ep_save(e, &s->local);
 	ep_save(e, &s->remote);
 	enc_bool(e, s->bound);
@@ -1932,6 +1948,7 @@ static struct inet_sock *sk_state_load(struct dec *d, bool embryo)
 	s->connecting = dec_bool(d);
 	s->ss_connected = dec_bool(d);
 	s->fin_sent = dec_bool(d);
+	s->sndbuf_locked = dec_bool(d);
 	bool ok = ep_load(d, &s->local) && ep_load(d, &s->remote);
 	s->bound = dec_bool(d);
 	s->port_locked = dec_bool(d);

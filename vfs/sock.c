@@ -451,8 +451,8 @@ int sock_core_load(struct dec *d, struct sock_core *c)
 	bool ok = dec_timespec(d, &c->created);
 	if (!dec_ok(d))
 		return -EINVAL;
-	if (!ok || c->sndbuf < SOCK_MIN_SNDBUF || c->sndbuf > 2 * SOCK_BUF_MAX ||
-	    c->rcvbuf < SOCK_MIN_RCVBUF || c->rcvbuf > 2 * SOCK_BUF_MAX)
+	if (!ok || c->sndbuf < SOCK_MIN_SNDBUF || c->sndbuf > SOCK_BUF_GROWN_MAX ||
+	    c->rcvbuf < SOCK_MIN_RCVBUF || c->rcvbuf > SOCK_BUF_GROWN_MAX)
 		return dec_fail(d, "bad socket state");
 	sock_ino_seen(c->ino);
 	return 0;

@@ -30,6 +30,8 @@ struct dec;
 #define SOCK_BUF_MAX 212992
 #define SOCK_MIN_SNDBUF 4608
 #define SOCK_MIN_RCVBUF 2304
+/* The most a buffer grows to by itself (TCP's autotuning: net.ipv4.tcp_wmem[2]). */
+#define SOCK_BUF_GROWN_MAX 4194304
 
 /* Bytes of the largest socket address a message records (a sockaddr_in6). */
 #define SOCK_FROM_MAX 28

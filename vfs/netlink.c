@@ -1,16 +1,20 @@
-/* NETLINK_ROUTE sockets: the kernel side answers the requests tools make to learn the
- * network (getifaddrs, ip addr, ip link, ip route) from the sandbox's interfaces (netdev.c):
- * RTM_GETLINK, RTM_GETADDR and RTM_GETROUTE, as dumps or single queries; other dumps are
- * empty, changes are refused with EPERM (no CAP_NET_ADMIN), anything else is EOPNOTSUPP.
- * Answers are datagrams on the socket's queue (sock.h: the receiver pays), each a run of
- * netlink messages as Linux's skbs carry them. Other netlink families do not exist
- * (EPROTONOSUPPORT), so tools fall back to /proc (ss without NETLINK_SOCK_DIAG). */
+/* Netlink sockets: the kernel side of NETLINK_ROUTE answers the requests tools make to learn
+ * the network (getifaddrs, ip addr, ip link, ip route) from the sandbox's interfaces
+ * (netdev.c): RTM_GETLINK, RTM_GETADDR and RTM_GETROUTE, as dumps or single queries; other
+ * dumps are empty, changes are refused with EPERM (no CAP_NET_ADMIN), anything else is
+ * EOPNOTSUPP. NETLINK_SOCK_DIAG answers SOCK_DIAG_BY_FAMILY dumps of TCP, UDP and Unix
+ * sockets (what ss lists). Answers are datagrams on the socket's queue (sock.h: the receiver
+ * pays), each a run of netlink messages as Linux's skbs carry them. Other netlink families
+ * do not exist (EPROTONOSUPPORT). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if.h>
 #include <linux/if_arp.h>
+#include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include "vfs/internal.h"
 #include "vfs/save.h"
@@ -107,7 +112,7 @@ static int nl_new(int type, int protocol, const struct vfs_unix_cred *owner, str
 
 	if (type != SOCK_RAW && type != SOCK_DGRAM)
 		return -ESOCKTNOSUPPORT;
-	if (protocol != NETLINK_ROUTE)
+	if (protocol != NETLINK_ROUTE && protocol != NETLINK_SOCK_DIAG)
 		return -EPROTONOSUPPORT;
 	if (!(s = calloc(1, sizeof(*s))))
 		return -ENOMEM;
@@ -409,6 +414,106 @@ static const struct vfs_netdev *link_target(const struct nlmsghdr *h)
 	return NULL;
 }
 
+/* --- NETLINK_SOCK_DIAG ---------------------------------------------------------------------- */
+
+struct diag_ctx {
+	struct answer *a;
+	const struct nlmsghdr *req;
+	uint32_t portid;
+	int family; /* the request's: only sockets of it */
+	uint32_t states;
+	unsigned int show; /* unix: UDIAG_SHOW_* */
+};
+
+static int inet_diag_row(const struct vfs_inet_info *i, void *arg)
+{
+	struct diag_ctx *c = arg;
+	struct inet_diag_msg m = {.idiag_family = (uint8_t)i->family,
+				  .idiag_state = (uint8_t)i->state,
+				  .idiag_rqueue = i->rxq,
+				  .idiag_wqueue = i->txq,
+				  .idiag_uid = i->uid,
+				  .idiag_inode = (uint32_t)i->ino};
+
+	if (i->family != c->family || !(c->states & (1u << i->state)))
+		return 0;
+	m.id.idiag_sport = htons(i->lport);
+	m.id.idiag_dport = htons(i->rport);
+	if (i->family == AF_INET) {
+		memcpy(m.id.idiag_src, i->local + 12, 4);
+		memcpy(m.id.idiag_dst, i->remote + 12, 4);
+	} else {
+		memcpy(m.id.idiag_src, i->local, 16);
+		memcpy(m.id.idiag_dst, i->remote, 16);
+	}
+	m.id.idiag_cookie[0] = (uint32_t)i->ino;
+	m.id.idiag_cookie[1] = (uint32_t)(i->ino >> 32);
+	size_t off = msg_begin(c->a, SOCK_DIAG_BY_FAMILY, NLM_F_MULTI, c->req->nlmsg_seq, c->portid,
+			       &m, sizeof(m));
+	msg_end(c->a, off);
+	return 0;
+}
+
+static int unix_diag_row(const struct vfs_unix_info *i, void *arg)
+{
+	struct diag_ctx *c = arg;
+	int state = i->listening    ? 10
+		    : i->state == 3 ? 1
+				    : 7; /* TCP_LISTEN, _ESTABLISHED, _CLOSE */
+	struct unix_diag_msg m = {.udiag_family = AF_UNIX,
+				  .udiag_type = (uint8_t)i->type,
+				  .udiag_state = (uint8_t)state,
+				  .udiag_ino = (uint32_t)i->ino,
+				  .udiag_cookie = {(uint32_t)i->ino, (uint32_t)(i->ino >> 32)}};
+	size_t path = offsetof(struct sockaddr_un, sun_path);
+
+	if (!(c->states & (1u << state)))
+		return 0;
+	size_t off = msg_begin(c->a, SOCK_DIAG_BY_FAMILY, NLM_F_MULTI, c->req->nlmsg_seq, c->portid,
+			       &m, sizeof(m));
+	if ((c->show & UDIAG_SHOW_NAME) && i->addrlen > path)
+		attr(c->a, UNIX_DIAG_NAME, i->addr + path, i->addrlen - path);
+	if (c->show & UDIAG_SHOW_RQLEN) {
+		struct unix_diag_rqlen q = {0, 0};
+		attr(c->a, UNIX_DIAG_RQLEN, &q, sizeof(q));
+	}
+	msg_end(c->a, off);
+	return 0;
+}
+
+/* SOCK_DIAG_BY_FAMILY: a dump of the sockets of one family (and for AF_INET/AF_INET6, one
+ * protocol) in the states asked for; -ENOENT for families without a diag module here. */
+static int sock_diag(struct nl_sock *s, const struct nlmsghdr *h, struct answer *a)
+{
+	const unsigned char *body = NLMSG_DATA(h);
+	size_t blen = h->nlmsg_len - NLMSG_HDRLEN;
+	struct diag_ctx c = {.a = a, .req = h, .portid = s->portid};
+
+	if (!(h->nlmsg_flags & NLM_F_DUMP) || blen < 1)
+		return -EOPNOTSUPP;
+	c.family = body[0];
+	if (c.family == AF_INET || c.family == AF_INET6) {
+		struct inet_diag_req_v2 r;
+		if (blen < sizeof(r))
+			return -EINVAL;
+		memcpy(&r, body, sizeof(r));
+		if (r.sdiag_protocol != IPPROTO_TCP && r.sdiag_protocol != IPPROTO_UDP)
+			return -ENOENT;
+		c.states = r.idiag_states;
+		return vfs_inet_foreach(r.sdiag_protocol, inet_diag_row, &c);
+	}
+	if (c.family == AF_UNIX) {
+		struct unix_diag_req r;
+		if (blen < sizeof(r))
+			return -EINVAL;
+		memcpy(&r, body, sizeof(r));
+		c.states = r.udiag_states;
+		c.show = r.udiag_show;
+		return vfs_unix_foreach(unix_diag_row, &c);
+	}
+	return -ENOENT;
+}
+
 /* Answers one request H (its length checked) on S. */
 static void request(struct nl_sock *s, const struct nlmsghdr *h)
 {
@@ -419,6 +524,10 @@ static void request(struct nl_sock *s, const struct nlmsghdr *h)
 
 	if (!(h->nlmsg_flags & NLM_F_REQUEST) || h->nlmsg_type < NLMSG_MIN_TYPE)
 		return; /* not for the kernel, or a control message: nothing to do */
+	if (s->protocol == NETLINK_SOCK_DIAG) {
+		err = h->nlmsg_type == SOCK_DIAG_BY_FAMILY ? sock_diag(s, h, &a) : -EINVAL;
+		goto answer;
+	}
 	switch (h->nlmsg_type) {
 	case RTM_GETLINK:
 		if (dump) {
@@ -461,6 +570,7 @@ static void request(struct nl_sock *s, const struct nlmsghdr *h)
 		/* Every request but a GET needs CAP_NET_ADMIN (rtnetlink_rcv_msg). */
 		err = h->nlmsg_type > RTM_MAX || (h->nlmsg_type & 3) == 2 ? -EOPNOTSUPP : -EPERM;
 	}
+answer:
 	if (!err && dump) {
 		queue_answer(s, &a);
 		a.len = 0;

@@ -663,9 +663,9 @@ const struct vfs_sock_ops *vfs_sock_ops(struct vfs_file *f);
 int vfs_inet_socket_new(int family, int type, int protocol, int flags,
 			const struct vfs_unix_cred *owner, struct vfs_file **out);
 bool vfs_is_inet_socket(struct vfs_file *f);
-/* socket(AF_NETLINK, TYPE, PROTOCOL): NETLINK_ROUTE (SOCK_RAW or SOCK_DGRAM), answering the
- * requests that read the sandbox's interfaces, addresses and routes; other protocols are
- * -EPROTONOSUPPORT. */
+/* socket(AF_NETLINK, TYPE, PROTOCOL) (SOCK_RAW or SOCK_DGRAM): NETLINK_ROUTE, answering the
+ * requests that read the sandbox's interfaces, addresses and routes, and NETLINK_SOCK_DIAG,
+ * answering dumps of its TCP, UDP and Unix sockets; other protocols are -EPROTONOSUPPORT. */
 int vfs_netlink_socket_new(int type, int protocol, int flags, const struct vfs_unix_cred *owner,
 			   struct vfs_file **out);
 /* --network host: socket(FAMILY, TYPE, PROTOCOL) as a socket of the host the Sentry owns

@@ -48,8 +48,9 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(rt_sigaction, "dppu"),
     ROW(rt_sigprocmask, "dppu"),
     PARTIAL(ioctl, "dxp",
-	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC "
-	    "and FIOCLEX/FIONCLEX; other requests are ENOTTY"),
+	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC, "
+	    "FIOCLEX/FIONCLEX, and on sockets SIOCOUTQ/SIOCATMARK and the SIOCGIF* interface "
+	    "reads (changes are EPERM); other requests are ENOTTY"),
     ROW(pread64, "dpud"),
     ROW(pwrite64, "dbud"),
     ROW(readv, "dpd"),

@@ -44,6 +44,9 @@ cp "$build/files" "$ROOTFS/opt/bench/files"
 gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/procall.c" -o "$build/procall" ||
   die "cannot build bench/procall.c"
 cp "$build/procall" "$ROOTFS/opt/bench/procall"
+gcc -static -O2 -Wall -Wextra -Werror "$repo/bench/net.c" -o "$build/net" ||
+  die "cannot build bench/net.c"
+cp "$build/net" "$ROOTFS/opt/bench/net"
 
 # Native runs go through chroot (as the sandbox does) when we may; otherwise run directly.
 if [ "$(id -u)" -eq 0 ]; then
@@ -189,6 +192,48 @@ for row in "${proc_rows[@]}"; do
 done
 echo
 
+# The loopback network (bench/net.c): natively the host's loopback through its TCP/IP stack,
+# in the sandbox the Sentry's private one (vfs/inet.c), and for scale gVisor's netstack
+# (runsc do --network=none, ptrace platform) where runsc is installed and we are root.
+# MODE:label:native N:sandbox N:unit.
+NET_RUNS=${BENCH_NET_RUNS:-5}
+net_rows=(
+  "tcp:TCP throughput, 64 KiB writes:512:512:MB/s"
+  "connect:TCP connect + accept + close:5000:2000:µs"
+  "udp:UDP 64-byte ping-pong, round trip:20000:5000:µs"
+)
+have_runsc=0
+command -v runsc >/dev/null && [ "$(id -u)" -eq 0 ] && have_runsc=1
+echo "### loopback network (median of $NET_RUNS runs, default placement)"
+echo
+if [ $have_runsc = 1 ]; then
+  echo "| operation | unit | native | minisentry | minisentry / native | runsc (netstack, ptrace) |"
+  echo "|---|---|---:|---:|---:|---:|"
+else
+  echo "| operation | unit | native | minisentry | minisentry / native |"
+  echo "|---|---|---:|---:|---:|"
+fi
+for row in "${net_rows[@]}"; do
+  IFS=: read -r mode label n_native n_sandbox unit <<<"$row"
+  saved=$RUNS
+  RUNS=$NET_RUNS
+  if [ "$(id -u)" -eq 0 ]; then
+    v_native=$(getpid_ns "$n_native" chroot "$ROOTFS" /opt/bench/net "$mode") || bad=1
+  else
+    v_native=$(getpid_ns "$n_native" "$build/net" "$mode") || bad=1
+  fi
+  v_sandbox=$(getpid_ns "$n_sandbox" "$MS" run "$ROOTFS" -- /opt/bench/net "$mode") || bad=1
+  runsc_col=""
+  if [ $have_runsc = 1 ]; then
+    v_runsc=$(getpid_ns "$n_sandbox" runsc --platform=ptrace --network=none do "$build/net" "$mode")
+    runsc_col=" $(fmt "$v_runsc") |"
+  fi
+  RUNS=$saved
+  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $(ratio "$v_sandbox" "$v_native") |$runsc_col"
+  eval "net_${mode}_native=\$v_native net_${mode}_sandbox=\$v_sandbox"
+done
+echo
+
 # /proc/all against walking /proc/[pid]: stat, statm, status and io of every process, with
 # N sleeping processes in the sandbox, and what forking them took (a cost per process that
 # grows with the number of processes shows there: a placement tick that read every thread's
@@ -266,4 +311,19 @@ echo "| getpid under minisentry < 10 µs | $gp_us | $v_gp |"
 true_ms=failed
 [ "$t_auto" = failed ] || true_ms="$(fmt "$t_auto") ms"
 echo "| /bin/true under minisentry < 10 ms | $true_ms | $v_true |"
-[ "$v_gp" = met ] && [ "$v_true" = met ] && [ "$bad" -eq 0 ]
+# The network targets of issue 13: TCP throughput at least native's, a connect round trip
+# under 50 µs, a ping-pong latency (half the round trip) under 15 µs.
+v_tcp=failed
+if [ "$net_tcp_sandbox" != failed ] && [ "$net_tcp_native" != failed ]; then
+  v_tcp=$(verdict "$net_tcp_native" "$(awk -v a="$net_tcp_sandbox" 'BEGIN { print a + 0.001 }')")
+fi
+[ "$v_tcp" = met ] || bad=1
+v_conn=$(verdict "$net_connect_sandbox" 50)
+pp_half=failed
+[ "$net_udp_sandbox" = failed ] || pp_half=$(awk -v a="$net_udp_sandbox" 'BEGIN { printf "%.1f", a / 2 }')
+v_pp=$(verdict "$pp_half" 15)
+echo "| TCP throughput under minisentry >= native | $(fmt "$net_tcp_sandbox") MB/s vs $(fmt "$net_tcp_native") | $v_tcp |"
+echo "| TCP connect round trip under minisentry < 50 µs | $(fmt "$net_connect_sandbox") µs | $v_conn |"
+echo "| UDP ping-pong latency (half a round trip) < 15 µs | $pp_half µs | $v_pp |"
+[ "$v_gp" = met ] && [ "$v_true" = met ] && [ "$v_conn" = met ] && [ "$v_pp" = met ] &&
+  [ "$bad" -eq 0 ]

@@ -68,6 +68,8 @@ extern const struct kernfs_entry procfs_ns_rows[PROCFS_NS_NROWS];
 void procfs_nsfs_free(struct procfs *p);
 /* The owner of a /proc/PID file: the process's (e)uid and gid. */
 void procfs_pid_owner(struct kernfs_node *n, struct stat *st);
+#define PROCFS_NET_NROWS 10
+extern const struct kernfs_entry procfs_net_rows[PROCFS_NET_NROWS];
 #define PROCFS_ALL_NROWS 7
 extern const struct kernfs_entry procfs_all_rows[PROCFS_ALL_NROWS];
 /* /proc/PID/mounts and mountinfo for the process PID. */

@@ -659,6 +659,12 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	     .children = procfs_ns_rows,                                                           \
 	     .nchildren = PROCFS_NS_NROWS,                                                         \
 	     .getattr = procfs_pid_owner},                                                         \
+	    {.name = "net",                                                                        \
+	     .mode = S_IFDIR | 0555,                                                               \
+	     .flags = KERNFS_LAZY,                                                                 \
+	     .children = procfs_net_rows,                                                          \
+	     .nchildren = PROCFS_NET_NROWS,                                                        \
+	     .getattr = procfs_pid_owner},                                                         \
 	    LINK_ROW("root", readlink_root, dentry_root),                                          \
 	    LINK_ROW("exe", readlink_exe, dentry_exe),                                             \
 	    FILE_ROW("mounts", 0444, procfs_show_mounts),                                          \

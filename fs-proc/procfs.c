@@ -503,6 +503,7 @@ static const struct kernfs_entry root_rows[] = {
     PROC_FILE("loadavg", show_loadavg),
     PROC_FILE("meminfo", show_meminfo),
     {.name = "mounts", .mode = S_IFLNK | 0777, .target = "self/mounts"},
+    {.name = "net", .mode = S_IFLNK | 0777, .target = "self/net"},
     {.name = "self", .mode = S_IFLNK | 0777, .readlink = readlink_self},
     PROC_FILE("stat", show_stat),
     PROC_FILE("swaps", show_swaps),

@@ -75,11 +75,29 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 	return sysctl_set(p, e, data, len);
 }
 
+/* Sysctls the kernel acts on (a row's ARG): the value goes to its subsystem before it is
+ * kept, and a value the subsystem refuses is refused. A restore sets them the same way. */
+#define SYSCTL_PORT_RANGE 1
+
+static int sysctl_apply(const struct kernfs_entry *e, const char *value)
+{
+	int lo, hi;
+
+	switch (e->arg) {
+	case SYSCTL_PORT_RANGE:
+		if (sscanf(value, "%d %d", &lo, &hi) != 2)
+			return -EINVAL;
+		return vfs_inet_set_port_range(lo, hi);
+	}
+	return 0;
+}
+
 static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char *data, size_t len)
 {
 	struct procfs_sysctl_val *v;
 	const char *def = e->data;
 	char *value = strndup(data, len), *nl;
+	int err;
 
 	if (!value)
 		return -ENOMEM;
@@ -110,6 +128,10 @@ static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char
 		*out = '\0';
 		free(value);
 		value = norm;
+	}
+	if ((err = sysctl_apply(e, value))) {
+		free(value);
+		return err;
 	}
 	v = find_val(p, e);
 	if (!v) {
@@ -370,7 +392,13 @@ static const struct kernfs_entry net_core[] = {
 static const struct kernfs_entry net_ipv4[] = {
     RW("ip_default_ttl", "64"),
     RW("ip_forward", "0"),
-    RW("ip_local_port_range", "32768\t60999"),
+    {.name = "ip_local_port_range",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "32768\t60999",
+     .arg = SYSCTL_PORT_RANGE},
     RW("ping_group_range", "1\t0"),
     RW("tcp_congestion_control", "cubic"),
     RW("tcp_fin_timeout", "60"),

@@ -14,6 +14,10 @@ struct task;
 struct vfs_dentry;
 struct procinfo_ops;
 
+/* --network: the private loopback network (the default; "none" is the same, nothing being
+ * reachable beyond the sandbox's lo), or the host's, through sockets the Sentry owns. */
+enum kernel_network { NETWORK_LOOPBACK, NETWORK_NONE, NETWORK_HOST };
+
 struct kernel_config {
 	const char *rootfs;
 	char **argv; /* guest argv; argv[0] is the path run */
@@ -28,6 +32,7 @@ struct kernel_config {
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
 	bool save_restore_test;
 	const char *id; /* --id: the name the control socket is reached by, or NULL */
+	enum kernel_network network;
 };
 
 struct kernel {

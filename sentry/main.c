@@ -37,6 +37,9 @@ static const char usage[] =
     "  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
     "  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
     "  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
+    "  --network MODE        loopback (default): a private network with its own lo;\n"
+    "                        none: the same, nothing reachable beyond lo; host: the host's\n"
+    "                        network through sockets the Sentry owns (not checkpointable)\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
     "\n"
@@ -47,7 +50,7 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
-    "  --strace, --placement, --stats, --save-restore-test as for run\n";
+    "  --strace, --placement, --stats, --save-restore-test, --network as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -113,6 +116,19 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	case 'T':
 		cfg->save_restore_test = true;
 		return 0;
+	case 'N':
+		if (!strcmp(optarg, "loopback")) {
+			cfg->network = NETWORK_LOOPBACK;
+		} else if (!strcmp(optarg, "none")) {
+			cfg->network = NETWORK_NONE;
+		} else if (!strcmp(optarg, "host")) {
+			cfg->network = NETWORK_HOST;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --network is loopback, none or host, got",
+				 cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
 	default:
 		return -1;
 	}
@@ -130,6 +146,7 @@ static int cmd_run(int argc, char **argv)
 					     {"stats", no_argument, NULL, 'S'},
 					     {"id", required_argument, NULL, 'i'},
 					     {"save-restore-test", no_argument, NULL, 'T'},
+					     {"network", required_argument, NULL, 'N'},
 					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
@@ -237,17 +254,13 @@ static int cmd_checkpoint(int argc, char **argv)
 
 static int cmd_restore(int argc, char **argv)
 {
-	static const struct option opts[] = {{"image", required_argument, NULL, 'm'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"rootfs", required_argument, NULL, 'r'},
-					     {"force", no_argument, NULL, 'f'},
-					     {"strace", no_argument, NULL, 's'},
-					     {"placement", required_argument, NULL, 'p'},
-					     {"stats", no_argument, NULL, 'S'},
-					     {"save-restore-test", no_argument, NULL, 'T'},
-					     {"delete-image", no_argument, NULL, 'D'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"image", required_argument, NULL, 'm'},  {"id", required_argument, NULL, 'i'},
+	    {"rootfs", required_argument, NULL, 'r'}, {"force", no_argument, NULL, 'f'},
+	    {"strace", no_argument, NULL, 's'},	      {"placement", required_argument, NULL, 'p'},
+	    {"stats", no_argument, NULL, 'S'},	      {"save-restore-test", no_argument, NULL, 'T'},
+	    {"delete-image", no_argument, NULL, 'D'}, {"network", required_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;

@@ -28,12 +28,18 @@
 #define IOV_PIECES 64
 #define OPEN_HOW_SIZE_VER0 24 /* the first struct open_how */
 
-/* Parks T until F is ready for EVENTS (a host descriptor or the file's wait queue). */
+/* Parks T until F is ready for EVENTS (a host descriptor or the file's wait queue); -EAGAIN
+ * when there is nothing to wait for. */
 static long wait_for_file(struct task *t, struct vfs_file *f, uint32_t events)
 {
 	struct waitq *wq = NULL;
 	long err;
 
+	if (vfs_is_unix_socket(f) || vfs_sock_ops(f)) {
+		/* Its SO_RCVTIMEO/SO_SNDTIMEO ends the wait as if it could not wait at all. */
+		err = sock_wait_io(t, f, events);
+		return err == -ETIMEDOUT ? -EAGAIN : err;
+	}
 	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
 		err = task_wait_host_fd(t, f->ops->host_fd(f), events);
 	else if (f->ops->poll && (f->ops->poll(f, &wq), wq))

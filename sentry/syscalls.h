@@ -7,6 +7,8 @@
 
 #include "sentry/syscall.h"
 
+struct vfs_file;
+
 /* sys_file.c */
 long sys_read(struct task *t, const unsigned long *a);
 long sys_write(struct task *t, const unsigned long *a);
@@ -148,6 +150,13 @@ long sys_sendto(struct task *t, const unsigned long *a);
 long sys_recvfrom(struct task *t, const unsigned long *a);
 long sys_sendmsg(struct task *t, const unsigned long *a);
 long sys_recvmsg(struct task *t, const unsigned long *a);
+long sys_sendmmsg(struct task *t, const unsigned long *a);
+/* read(2) and write(2) on a socket wait as recv and send do: until EVENTS, or -ETIMEDOUT
+ * once SO_RCVTIMEO/SO_SNDTIMEO has passed. */
+long sock_wait_io(struct task *t, struct vfs_file *f, uint32_t events);
+/* ioctl(2) requests of the socket layer (SIOC*: the interfaces, SIOCATMARK...) on socket F. */
+long sock_ioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t arg);
+long sys_recvmmsg(struct task *t, const unsigned long *a);
 long sys_shutdown(struct task *t, const unsigned long *a);
 long sys_setsockopt(struct task *t, const unsigned long *a);
 long sys_getsockopt(struct task *t, const unsigned long *a);

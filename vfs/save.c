@@ -659,6 +659,9 @@ static const struct vfs_file_kind *builtin_kinds[] = {
     &vfs_eventfd_kind,
     &vfs_epoll_kind,
     &vfs_unix_kind,
+    &vfs_inet_kind,
+    &vfs_netlink_kind,
+    &vfs_hostnet_kind,
     &vfs_hostfd_kind,
     NULL, /* the list ends at the first NULL */
 };

@@ -92,7 +92,7 @@ int kernel_quiesce(void)
 void kernel_unquiesce(void)
 {
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->pt && !t->running && !t->blocked && !t->parked &&
+		if (t->pt && !t->running && !t->blk.blocked && !t->parked &&
 		    signal_deliver(t, 0, false))
 			kernel_resume(t);
 }
@@ -473,7 +473,7 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, (uintptr_t)t->altstack.ss_sp);
 	enc_u32(e, t->altstack.ss_flags);
 	enc_u64(e, t->altstack.ss_size);
-	enc_i64(e, t->intr_ret);
+	enc_i64(e, t->blk.intr_ret);
 	enc_u64(e, t->fault_addr);
 	enc_u64(e, t->fault_trapno);
 	enc_u64(e, t->fault_err);
@@ -503,11 +503,11 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, t->resumes);
 	/* Where it stands in a syscall: blocked ones are retried after a restore. */
 	syscall_save(e, &t->sc);
-	enc_bool(e, t->blocked);
-	enc_bool(e, t->retry);
-	enc_bool(e, t->interrupt_pending);
-	enc_bool(e, t->sigwait_zero);
-	enc_u64(e, t->sigwait_set);
+	enc_bool(e, t->blk.blocked);
+	enc_bool(e, t->blk.retry);
+	enc_bool(e, t->blk.interrupt_pending);
+	enc_bool(e, t->blk.sigwait_zero);
+	enc_u64(e, t->blk.sigwait_set);
 	enc_bool(e, t->child_subreaper);
 	enc_u32(e, t->pdeath_signal);
 	timers_save(e, t);
@@ -518,13 +518,13 @@ int task_save(struct enc *e, const void *obj)
 	enc_bool(e, t->stop_report);
 	enc_bool(e, t->cont_report);
 	enc_bool(e, t->parked);
-	enc_ts(e, t->sys_deadline);
-	enc_u64(e, t->io_done);
-	enc_ref(e, CK_FILE, t->pending_open);
-	enc_bool(e, t->futex_woken);
-	enc_bool(e, t->futex_timed);
-	enc_bool(e, t->futex_requeued);
-	enc_u64(e, t->futex_key);
+	enc_ts(e, t->blk.deadline);
+	enc_u64(e, t->blk.io_done);
+	enc_ref(e, CK_FILE, t->blk.pending_open);
+	enc_bool(e, t->blk.futex_woken);
+	enc_bool(e, t->blk.futex_timed);
+	enc_bool(e, t->blk.futex_requeued);
+	enc_u64(e, t->blk.futex_key);
 	/* The host thread's registers, as they must be when it next runs. */
 	enc_bool(e, t->pt != NULL);
 	if (t->pt) {
@@ -539,7 +539,7 @@ int task_save(struct enc *e, const void *obj)
 			return enc_fail(e, "cannot read the registers of task %d: %s", t->tid,
 					strerror(-err));
 		}
-		if (t == saving_task && !t->blocked)
+		if (t == saving_task && !t->blk.blocked)
 			regs.rax = saving_result;
 		enc_raw(e, &regs, sizeof(regs));
 		enc_raw(e, fp, fpsize);
@@ -650,7 +650,7 @@ void *task_load(struct dec *d)
 	t->altstack.ss_sp = (void *)(uintptr_t)dec_u64(d);
 	t->altstack.ss_flags = (int)dec_u32(d);
 	t->altstack.ss_size = dec_u64(d);
-	t->intr_ret = (int)dec_i64(d);
+	t->blk.intr_ret = (int)dec_i64(d);
 	t->fault_addr = dec_u64(d);
 	t->fault_trapno = dec_u64(d);
 	t->fault_err = dec_u64(d);
@@ -684,11 +684,11 @@ void *task_load(struct dec *d)
 	t->nsyscalls = dec_u64(d);
 	t->resumes = dec_u64(d);
 	syscall_load(d, &t->sc);
-	t->blocked = dec_bool(d);
-	t->retry = dec_bool(d);
-	t->interrupt_pending = dec_bool(d);
-	t->sigwait_zero = dec_bool(d);
-	t->sigwait_set = dec_u64(d);
+	t->blk.blocked = dec_bool(d);
+	t->blk.retry = dec_bool(d);
+	t->blk.interrupt_pending = dec_bool(d);
+	t->blk.sigwait_zero = dec_bool(d);
+	t->blk.sigwait_set = dec_u64(d);
 	t->child_subreaper = dec_bool(d);
 	t->pdeath_signal = (int)dec_u32(d);
 	/* Timers live on a process's leader: itself, until the finish links the others. */
@@ -704,15 +704,15 @@ void *task_load(struct dec *d)
 	t->stop_report = dec_bool(d);
 	t->cont_report = dec_bool(d);
 	t->parked = dec_bool(d);
-	t->sys_deadline = dec_ts(d);
-	t->io_done = dec_u64(d);
+	t->blk.deadline = dec_ts(d);
+	t->blk.io_done = dec_u64(d);
 	struct vfs_file *pending_open = dec_ref(d, CK_FILE);
 	if (pending_open)
-		t->pending_open = vfs_file_get(pending_open);
-	t->futex_woken = dec_bool(d);
-	t->futex_timed = dec_bool(d);
-	t->futex_requeued = dec_bool(d);
-	t->futex_key = dec_u64(d);
+		t->blk.pending_open = vfs_file_get(pending_open);
+	t->blk.futex_woken = dec_bool(d);
+	t->blk.futex_timed = dec_bool(d);
+	t->blk.futex_requeued = dec_bool(d);
+	t->blk.futex_key = dec_u64(d);
 	bool has_thread = dec_bool(d);
 	if (dec_ok(d) &&
 	    (!valid_pid(t->tgid) || !valid_pid(t->pgid) || !valid_pid(t->sid) ||
@@ -780,7 +780,7 @@ int kernel_restore_finish(char **err)
 	for (struct task *t = kernel.tasks; t; t = t->next) {
 		if (!t->pt)
 			continue;
-		if (t->blocked) {
+		if (t->blk.blocked) {
 			task_wake(t);
 		} else if (t->parked) {
 			continue;

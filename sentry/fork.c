@@ -152,7 +152,7 @@ long kernel_vfork_wait(struct task *p)
 		p->vfork_child = 0;
 		return pid;
 	}
-	p->intr_ret = p->vfork_child;
+	p->blk.intr_ret = p->vfork_child;
 	long err = task_wait_queue(p, &p->vfork_wq, 0);
 	return err ? err : task_block(p);
 }
@@ -167,7 +167,7 @@ void kernel_vfork_release(struct task *c)
 
 SYSCALL_DECL(clone)
 {
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. */
 	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
@@ -181,7 +181,7 @@ SYSCALL_DECL(fork)
 
 SYSCALL_DECL(clone3)
 {
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	struct {
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;

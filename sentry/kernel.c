@@ -128,10 +128,10 @@ static void finish_syscall(struct task *t, long ret)
 	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie || t->thread_gone)
 		return;
 	bool in_syscall = !t->regs_set;
-	t->retry = false;
-	t->timed_out = false;
+	t->blk.retry = false;
+	t->blk.timed_out = false;
 	t->regs_set = false;
-	t->intr_ret = 0;
+	t->blk.intr_ret = 0;
 	if (signal_pending(t) || t->has_saved_sigmask || (in_syscall && is_restart(ret))) {
 		if (!signal_deliver(t, ret, in_syscall))
 			return;
@@ -141,23 +141,23 @@ static void finish_syscall(struct task *t, long ret)
 	kernel_resume(t);
 }
 
-/* The handler runs once more knowing it was interrupted (t->interrupted), so it can finish
+/* The handler runs once more knowing it was interrupted (t->blk.interrupted), so it can finish
  * with what it has (a partial write, the time left of a sleep); if it would block again the
- * syscall ends with t->intr_ret. */
+ * syscall ends with t->blk.intr_ret. */
 void kernel_interrupt_syscall(struct task *t)
 {
-	t->retry = true;
-	t->interrupted = true;
+	t->blk.retry = true;
+	t->blk.interrupted = true;
 	t->mm->via = t->pt;
 	long ret = syscall_dispatch(t);
 	if (ret == -ESENTRY_BLOCK) {
 		task_cancel_wait(t);
-		ret = t->intr_ret ? t->intr_ret : -ERESTARTSYS;
+		ret = t->blk.intr_ret ? t->blk.intr_ret : -ERESTARTSYS;
 		if (kernel.cfg.strace)
 			strace_print(t, ret);
 	}
-	t->interrupted = false;
-	t->sigwait_set = 0;
+	t->blk.interrupted = false;
+	t->blk.sigwait_set = 0;
 	finish_syscall(t, ret);
 }
 
@@ -186,8 +186,8 @@ static void handle_event(const struct platform_event *ev)
 			kernel_exit_group(t, SIGKILL);
 			return;
 		}
-		t->retry = false;
-		t->timed_out = false;
+		t->blk.retry = false;
+		t->blk.timed_out = false;
 		kernel_retry_syscall(t);
 		break;
 	case PEV_SIGNAL:
@@ -207,7 +207,7 @@ static void handle_event(const struct platform_event *ev)
 		break;
 	case PEV_STOP:
 		/* An interrupt we asked for: deliver what is pending. */
-		if (!t->blocked && signal_deliver(t, 0, false))
+		if (!t->blk.blocked && signal_deliver(t, 0, false))
 			kernel_resume(t);
 		break;
 	case PEV_EXITED:

@@ -63,7 +63,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
 void kernel_retry_syscall(struct task *t);
 
-/* Ends T's blocked syscall with t->intr_ret because a signal arrived, and lets T run. */
+/* Ends T's blocked syscall with t->blk.intr_ret because a signal arrived, and lets T run. */
 void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);

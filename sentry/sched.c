@@ -33,7 +33,7 @@ static struct {
 	struct task *runq_head, *runq_tail;
 	struct host_watch *watches;
 	struct ktimer *timers; /* armed kernel timers */
-	int ndeadlines;	       /* tasks with has_deadline: no scan of all tasks when zero */
+	int ndeadlines;	       /* tasks with blk.has_wake_at: no scan of all tasks when zero */
 	int timer_tag;	       /* the address identifies the timer in epoll data */
 	struct timespec armed;
 } sched = {.timerfd = -1};
@@ -189,8 +189,8 @@ int task_wait_queue(struct task *t, struct waitq *q, uint32_t events)
 	if (!tw)
 		return -ENOMEM;
 	tw->t = t;
-	tw->next = t->waiters;
-	t->waiters = tw;
+	tw->next = t->blk.waiters;
+	t->blk.waiters = tw;
 	waitq_add(q, &tw->w, waiter_fired, events);
 	return 0;
 }
@@ -281,19 +281,19 @@ int task_wait_host_fd(struct task *t, int fd, uint32_t events)
 
 void task_wait_until(struct task *t, const struct timespec *deadline)
 {
-	if (!t->has_deadline)
+	if (!t->blk.has_wake_at)
 		sched.ndeadlines++;
-	t->has_deadline = true;
-	t->deadline = *deadline;
+	t->blk.has_wake_at = true;
+	t->blk.wake_at = *deadline;
 }
 
 long task_block(struct task *t)
 {
-	t->blocked = true;
+	t->blk.blocked = true;
 	/* A signal that arrived while the thread was running (its interrupt stop still on the
 	 * way) must end this wait at once, or nothing would. */
 	if (signal_pending(t)) {
-		t->interrupt_pending = true;
+		t->blk.interrupt_pending = true;
 		task_wake(t);
 	}
 	return -ESENTRY_BLOCK;
@@ -301,12 +301,12 @@ long task_block(struct task *t)
 
 void task_wake(struct task *t)
 {
-	if (!t->blocked || t->on_runq)
+	if (!t->blk.blocked || t->blk.on_runq)
 		return;
-	t->on_runq = true;
-	t->runq_next = NULL;
+	t->blk.on_runq = true;
+	t->blk.runq_next = NULL;
 	if (sched.runq_tail)
-		sched.runq_tail->runq_next = t;
+		sched.runq_tail->blk.runq_next = t;
 	else
 		sched.runq_head = t;
 	sched.runq_tail = t;
@@ -314,43 +314,43 @@ void task_wake(struct task *t)
 
 void task_cancel_wait(struct task *t)
 {
-	while (t->waiters) {
-		struct task_waiter *tw = t->waiters;
-		t->waiters = tw->next;
+	while (t->blk.waiters) {
+		struct task_waiter *tw = t->blk.waiters;
+		t->blk.waiters = tw->next;
 		waitq_remove(&tw->w);
 		free(tw);
 	}
-	if (t->has_deadline)
+	if (t->blk.has_wake_at)
 		sched.ndeadlines--;
-	t->has_deadline = false;
-	if (t->on_runq) {
+	t->blk.has_wake_at = false;
+	if (t->blk.on_runq) {
 		struct task **pp = &sched.runq_head, *prev = NULL;
-		for (; *pp; prev = *pp, pp = &(*pp)->runq_next)
+		for (; *pp; prev = *pp, pp = &(*pp)->blk.runq_next)
 			if (*pp == t) {
-				*pp = t->runq_next;
+				*pp = t->blk.runq_next;
 				if (sched.runq_tail == t)
 					sched.runq_tail = prev;
 				break;
 			}
-		t->on_runq = false;
+		t->blk.on_runq = false;
 	}
-	t->blocked = false;
+	t->blk.blocked = false;
 }
 
 void sched_run_woken(void)
 {
 	while (sched.runq_head) {
 		struct task *t = sched.runq_head;
-		sched.runq_head = t->runq_next;
+		sched.runq_head = t->blk.runq_next;
 		if (!sched.runq_head)
 			sched.runq_tail = NULL;
-		t->on_runq = false;
-		bool timed_out = t->has_deadline && ts_cmp(mono_now(), t->deadline) >= 0;
-		bool interrupted = t->interrupt_pending;
+		t->blk.on_runq = false;
+		bool timed_out = t->blk.has_wake_at && ts_cmp(mono_now(), t->blk.wake_at) >= 0;
+		bool interrupted = t->blk.interrupt_pending;
 		task_cancel_wait(t);
-		t->interrupt_pending = false;
-		t->retry = true;
-		t->timed_out = timed_out;
+		t->blk.interrupt_pending = false;
+		t->blk.retry = true;
+		t->blk.timed_out = timed_out;
 		if (interrupted)
 			kernel_interrupt_syscall(t);
 		else
@@ -381,8 +381,8 @@ void sched_arm_timer(void)
 	bool any = false;
 
 	for (struct task *t = sched.ndeadlines ? kernel.tasks : NULL; t; t = t->next)
-		if (t->has_deadline && (!any || ts_cmp(t->deadline, earliest) < 0)) {
-			earliest = t->deadline;
+		if (t->blk.has_wake_at && (!any || ts_cmp(t->blk.wake_at, earliest) < 0)) {
+			earliest = t->blk.wake_at;
 			any = true;
 		}
 	for (struct ktimer *k = sched.timers; k; k = k->next)
@@ -414,7 +414,7 @@ static void expire_deadlines(void)
 	sched.armed = (struct timespec){0, 0};
 	fire_timers(now);
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->has_deadline && ts_cmp(now, t->deadline) >= 0)
+		if (t->blk.has_wake_at && ts_cmp(now, t->blk.wake_at) >= 0)
 			task_wake(t);
 }
 

@@ -81,7 +81,7 @@ static bool is_ignored(struct task *t, int sig)
 	if (sig == SIGKILL || sig == SIGSTOP)
 		return false;
 	/* A blocked signal stays pending: the action may change before it is unblocked. */
-	if ((t->sigmask | t->sigwait_set) & SIGBIT(sig))
+	if ((t->sigmask | t->blk.sigwait_set) & SIGBIT(sig))
 		return false;
 	if (a->handler == (uint64_t)SIG_IGN)
 		return true;
@@ -201,11 +201,11 @@ bool signal_pending(struct task *t)
  * thread is interrupted. */
 static void kick(struct task *t, int sig)
 {
-	if (t->blocked && (t->sigwait_set & SIGBIT(sig))) {
+	if (t->blk.blocked && (t->blk.sigwait_set & SIGBIT(sig))) {
 		task_wake(t);
-	} else if (t->blocked) {
+	} else if (t->blk.blocked) {
 		/* Deferred to the loop: the sender may be in the middle of its own syscall. */
-		t->interrupt_pending = true;
+		t->blk.interrupt_pending = true;
 		task_wake(t);
 	} else if (t->running) {
 		platform_interrupt(t->pt);
@@ -228,7 +228,7 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 	if (is_ignored(t, sig))
 		return;
 	queue(&t->pending, sig, info);
-	if ((deliverable(t) | t->sigwait_set) & SIGBIT(sig))
+	if ((deliverable(t) | t->blk.sigwait_set) & SIGBIT(sig))
 		kick(t, sig);
 }
 
@@ -250,8 +250,8 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 	queue(&leader->shared_pending, sig, info);
 	/* Wake one thread that does not block it, the leader first. */
 	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == leader->tgid && !t->zombie && t->blocked &&
-		    (t->sigwait_set & SIGBIT(sig))) {
+		if (t->tgid == leader->tgid && !t->zombie && t->blk.blocked &&
+		    (t->blk.sigwait_set & SIGBIT(sig))) {
 			kick(t, sig);
 			return;
 		}

@@ -94,14 +94,14 @@ static long wait_for_file(struct task *t, struct vfs_file *f, uint32_t events)
 }
 
 /* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
- * write to a stream that only partly fits keeps what it wrote in t->io_done across retries,
+ * write to a stream that only partly fits keeps what it wrote in t->blk.io_done across retries,
  * so the retry continues where it stopped. */
 static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, int giovcnt,
 		  off_t *pos, bool is_read)
 {
 	struct iovec iov[IOV_PIECES];
 	int n = 0;
-	size_t total = 0, done = t->retry && !is_read ? t->io_done : 0;
+	size_t total = 0, done = t->blk.retry && !is_read ? t->blk.io_done : 0;
 
 	if ((f->flags & O_ACCMODE) == (is_read ? O_WRONLY : O_RDONLY) || (f->flags & O_PATH))
 		return -EBADF;
@@ -148,9 +148,9 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 		signal_send_thread(t, SIGPIPE, &si);
 	}
 	if (r == -EAGAIN && !(f->flags & O_NONBLOCK)) {
-		t->io_done = done;
+		t->blk.io_done = done;
 		/* A signal ends a partial write with what it wrote. */
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		long b = wait_for_file(t, f, is_read ? POLLIN : POLLOUT);
 		if (b != -EAGAIN)
 			return b;
@@ -299,15 +299,15 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	struct vfs_file *f;
 	long err;
 
-	if (!(t->retry && t->pending_open) &&
+	if (!(t->blk.retry && t->blk.pending_open) &&
 	    ((err = path_in(t, path_addr, path)) ||
 	     (err = start_dir_at(t, dirfd, path, in_root, &start))))
 		return err;
-	if (t->retry && t->pending_open) {
+	if (t->blk.retry && t->blk.pending_open) {
 		/* A FIFO open waiting for its partner. */
-		f = t->pending_open;
-		t->pending_open = NULL;
-		if (t->interrupted) {
+		f = t->blk.pending_open;
+		t->blk.pending_open = NULL;
+		if (t->blk.interrupted) {
 			vfs_file_put(f);
 			return -ERESTARTSYS;
 		}
@@ -319,9 +319,9 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	}
 	struct waitq *wq;
 	if (vfs_fifo_waiting(f, &wq)) {
-		t->pending_open = f;
+		t->blk.pending_open = f;
 		if ((err = task_wait_queue(t, wq, 0))) {
-			t->pending_open = NULL;
+			t->blk.pending_open = NULL;
 			vfs_file_put(f);
 			return err;
 		}

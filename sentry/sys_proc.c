@@ -76,7 +76,7 @@ SYSCALL_DECL(setsid)
 SYSCALL_DECL(vfork)
 {
 	(void)a;
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 }

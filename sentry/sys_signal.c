@@ -213,7 +213,7 @@ SYSCALL_DECL(rt_sigsuspend)
 
 	if (a[1] != sizeof(uint64_t))
 		return -EINVAL;
-	if (!t->retry) {
+	if (!t->blk.retry) {
 		if (copy_in(t->mm, &mask, a[0], sizeof(mask)))
 			return -EFAULT;
 		t->saved_sigmask = t->sigmask;
@@ -221,14 +221,14 @@ SYSCALL_DECL(rt_sigsuspend)
 		t->sigmask = mask & ~UNBLOCKABLE;
 	}
 	/* Only a signal ends it: it returns -EINTR once a handler has run. */
-	t->intr_ret = -ERESTARTNOHAND;
+	t->blk.intr_ret = -ERESTARTNOHAND;
 	return task_block(t);
 }
 
 SYSCALL_DECL(pause)
 {
 	(void)a;
-	t->intr_ret = -ERESTARTNOHAND;
+	t->blk.intr_ret = -ERESTARTNOHAND;
 	return task_block(t);
 }
 
@@ -278,32 +278,32 @@ SYSCALL_DECL(rt_sigtimedwait)
 	if (copy_in(t->mm, &set, a[0], sizeof(set)))
 		return -EFAULT;
 	set &= ~UNBLOCKABLE;
-	if (!t->retry && a[2]) {
+	if (!t->blk.retry && a[2]) {
 		struct timespec ts;
 		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
 			return -EFAULT;
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), ts);
-		t->sigwait_zero = ts.tv_sec == 0 && ts.tv_nsec == 0;
+		t->blk.deadline = ts_add(mono_now(), ts);
+		t->blk.sigwait_zero = ts.tv_sec == 0 && ts.tv_nsec == 0;
 	}
 	int sig = signal_dequeue(t, set, &si);
 	if (sig) {
-		t->sigwait_set = 0;
+		t->blk.sigwait_set = 0;
 		if (a[1] && copy_out(t->mm, a[1], &si, sizeof(si)))
 			return -EFAULT;
 		return sig;
 	}
-	if (t->interrupted || t->timed_out) {
-		t->sigwait_set = 0;
-		return t->timed_out ? -EAGAIN : -EINTR;
+	if (t->blk.interrupted || t->blk.timed_out) {
+		t->blk.sigwait_set = 0;
+		return t->blk.timed_out ? -EAGAIN : -EINTR;
 	}
-	if (a[2] && (t->sigwait_zero || ts_cmp(mono_now(), t->sys_deadline) >= 0))
+	if (a[2] && (t->blk.sigwait_zero || ts_cmp(mono_now(), t->blk.deadline) >= 0))
 		return -EAGAIN;
 	if (a[2])
-		task_wait_until(t, &t->sys_deadline);
+		task_wait_until(t, &t->blk.deadline);
 	/* Signals in SET wake this wait even while blocked (signal.c looks at sigwait_set). */
-	t->sigwait_set = set;
-	t->intr_ret = -EINTR;
+	t->blk.sigwait_set = set;
+	t->blk.intr_ret = -EINTR;
 	return task_block(t);
 }

@@ -330,7 +330,7 @@ static long do_accept(struct task *t, int fd, uintptr_t uaddr, uintptr_t ulen, i
 		return err;
 	err = vfs_unix_accept(f, flags & O_NONBLOCK, &nf);
 	if (err == -EAGAIN && !(f->flags & O_NONBLOCK)) {
-		t->intr_ret = -ERESTARTSYS;
+		t->blk.intr_ret = -ERESTARTSYS;
 		return sock_wait(t, f, POLLIN);
 	}
 	if (err)
@@ -386,7 +386,7 @@ SYSCALL_DECL(connect)
 		return err;
 	err = vfs_unix_connect(f, target, &cred, &wq);
 	if (err == -EAGAIN && !(f->flags & O_NONBLOCK) && wq) {
-		t->intr_ret = -ERESTARTSYS;
+		t->blk.intr_ret = -ERESTARTSYS;
 		return sock_block(t, wq, POLLOUT);
 	}
 	return err;
@@ -609,7 +609,7 @@ out:
 }
 
 /* One send: GIOV/CNT from the guest, an address (ADDR, ADDRLEN) or none, a control buffer.
- * A blocking stream send that only partly fits keeps its progress in t->io_done, and the
+ * A blocking stream send that only partly fits keeps its progress in t->blk.io_done, and the
  * files it passes go with its first part only. */
 static long sock_send(struct task *t, int fd, const struct iovec *giov, size_t cnt, uintptr_t uaddr,
 		      long addrlen, uintptr_t control, size_t controllen, int flags)
@@ -633,7 +633,7 @@ static long sock_send(struct task *t, int fd, const struct iovec *giov, size_t c
 	if ((err = scm_parse(t, control, controllen, &scm)))
 		return err;
 	bool stream = vfs_unix_type(f) == SOCK_STREAM;
-	size_t done = t->retry && stream ? t->io_done : 0;
+	size_t done = t->blk.retry && stream ? t->blk.io_done : 0;
 	if (m.named && vfs_unix_type(f) == SOCK_DGRAM &&
 	    ((err = addr_valid(addr, addrlen)) ||
 	     (err = resolve(t, SOCK_DGRAM, addr, addrlen, &m.dest))))
@@ -663,8 +663,8 @@ static long sock_send(struct task *t, int fd, const struct iovec *giov, size_t c
 		signal_send_thread(t, SIGPIPE, &si);
 	}
 	if (err == -EAGAIN && !nonblocking(f, flags)) {
-		t->io_done = done;
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.io_done = done;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		err = sock_wait(t, f, POLLOUT);
 	} else if (done) {
 		err = done;
@@ -733,7 +733,7 @@ struct recv_out {
 };
 
 /* One receive into GIOV/CNT. Stream reads with MSG_WAITALL keep their progress in
- * t->io_done across retries. */
+ * t->blk.io_done across retries. */
 static long sock_recv(struct task *t, int fd, const struct iovec *giov, size_t cnt, int flags,
 		      uintptr_t control, size_t controllen, struct recv_out *out)
 {
@@ -750,7 +750,7 @@ static long sock_recv(struct task *t, int fd, const struct iovec *giov, size_t c
 		return err;
 	bool waitall = (flags & MSG_WAITALL) && !(flags & MSG_PEEK) && !nonblocking(f, flags) &&
 		       vfs_unix_type(f) == SOCK_STREAM;
-	size_t done = t->retry && waitall ? t->io_done : 0;
+	size_t done = t->blk.retry && waitall ? t->blk.io_done : 0;
 	if ((err = iov_in(t, giov, cnt, true, &iov, &n, &total)))
 		goto out;
 	m.iov = iov;
@@ -761,8 +761,8 @@ static long sock_recv(struct task *t, int fd, const struct iovec *giov, size_t c
 		err = -EAGAIN;
 	}
 	if (err == -EAGAIN && !nonblocking(f, flags)) {
-		t->io_done = done;
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.io_done = done;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		err = sock_wait(t, f, POLLIN);
 		goto out;
 	}

@@ -68,9 +68,9 @@ struct task *task_new(pid_t tid)
 void task_release(struct task *t)
 {
 	task_cancel_wait(t);
-	if (t->pending_open) {
-		vfs_file_put(t->pending_open);
-		t->pending_open = NULL;
+	if (t->blk.pending_open) {
+		vfs_file_put(t->blk.pending_open);
+		t->blk.pending_open = NULL;
 	}
 	if (t->pt) {
 		platform_thread_release(t->pt);

@@ -31,6 +31,49 @@ struct sighand {
 	struct ksigaction act[NSIG_GUEST];
 };
 
+/* One blocking syscall of a task (DESIGN.md §4, sched.h: blocking = retry). A handler that
+ * cannot finish registers what would let it progress and returns task_block(); after a
+ * wake-up the loop runs the same handler again with RETRY set, and the handler finds here what
+ * its earlier runs did.
+ *
+ * Lifetime. The waits, the wake-up time and the run queue are dropped by task_cancel_wait
+ * before each retry, at exit and at teardown. RETRY and TIMED_OUT are cleared when a syscall
+ * enters and when one finishes, INTR_RET when one finishes, INTERRUPTED once an interrupted
+ * retry is over. SIGWAIT_SET must be empty outside rt_sigtimedwait (signal delivery reads it):
+ * that handler clears it when it returns, and so does the end of an interrupted retry. The
+ * other handlers' fields are written by a handler before it blocks and read only on its
+ * retries: nothing clears them in between, so they may hold a past syscall's values.
+ * PENDING_OPEN holds a reference, dropped by its handler or by task_release.
+ *
+ * Checkpoint. A blocked task is saved as "inside syscall SC" and retried after the restore,
+ * which registers its waits again: the waits, the wake-up time and the run queue are not
+ * saved, nor TIMED_OUT and INTERRUPTED, which last one run of a handler. Everything else is
+ * (task_save). */
+struct syscall_wait {
+	/* sched.c's: whether the task is parked in its syscall, and what wakes it. */
+	bool blocked;
+	bool on_runq;
+	struct task *runq_next;
+	struct task_waiter *waiters;
+	bool has_wake_at;
+	struct timespec wake_at; /* monotonic (task_wait_until) */
+	/* The retry itself (kernel.c). */
+	bool retry;		/* the handler runs again after a wake-up */
+	bool timed_out;		/* ... because WAKE_AT passed */
+	bool interrupt_pending; /* a signal asked for the blocked syscall to end */
+	bool interrupted; /* the retry is because a signal arrived: finish or return intr_ret */
+	int intr_ret;	  /* what the syscall returns when a signal ends it */
+	/* What handlers keep across their retries. */
+	struct timespec deadline;      /* the syscall's own timeout, monotonic */
+	size_t io_done;		       /* bytes a stream write or send already passed on */
+	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
+	bool sigwait_zero;	       /* rt_sigtimedwait with a zero timeout */
+	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
+	bool futex_woken, futex_timed;
+	bool futex_requeued; /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
+	uint64_t futex_key;
+};
+
 struct task {
 	pid_t tid, tgid, pgid, sid;
 	struct task *group_leader; /* itself for a process's first thread */
@@ -58,7 +101,6 @@ struct task {
 	uint64_t saved_sigmask;
 	stack_t altstack;
 	bool running;  /* resumed: guest code runs, an interrupt is needed to stop it */
-	int intr_ret;  /* what a blocked syscall returns when a signal interrupts it */
 	bool regs_set; /* the handler wrote every register (execve, rt_sigreturn) */
 	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
 	/* A write fault let through unresolved (mm_write_fault): its address, and the address
@@ -89,21 +131,8 @@ struct task {
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */
-	/* Blocking (sched.c): what the task waits on while parked in sc. */
-	bool blocked;
-	bool on_runq;
-	struct task *runq_next;
-	struct task_waiter *waiters;
-	bool has_deadline;
-	struct timespec deadline;
-	/* Set while a handler is re-run after a wake-up; state it keeps across retries. */
-	bool retry;
-	bool timed_out;
-	bool interrupt_pending; /* a signal asked for the blocked syscall to end */
-	bool interrupted; /* the retry is because a signal arrived: finish or return intr_ret */
-	bool sigwait_zero;
-	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
-	bool child_subreaper; /* on the leader: orphans of descendants come here */
+	struct syscall_wait blk;    /* where it stands in sc if sc blocks */
+	bool child_subreaper;	    /* on the leader: orphans of descendants come here */
 	int pdeath_signal;
 	struct process_timers *timers; /* on the leader */
 	struct task *vfork_parent;     /* set while a vfork child borrows its parent's memory */
@@ -115,12 +144,6 @@ struct task {
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
 	bool parked;		       /* held in its stop while the group is stopped */
-	struct timespec sys_deadline;
-	size_t io_done;
-	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
-	bool futex_woken, futex_timed;
-	bool futex_requeued; /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
-	uint64_t futex_key;
 
 	struct task *next;	/* in the kernel's task list */
 	struct task *hash_next; /* in the tid hash */

@@ -49,7 +49,7 @@ int kernel_quiesce(void)
 {
 	int running = 0;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (t->running && t->pt && platform_interrupt(t->pt) == 0)
 			running++;
 	while (running > 0) {
@@ -91,7 +91,7 @@ int kernel_quiesce(void)
 
 void kernel_unquiesce(void)
 {
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (t->pt && !t->running && !t->blk.blocked && !t->parked &&
 		    signal_deliver(t, 0, false))
 			kernel_resume(t);
@@ -218,10 +218,10 @@ int kernel_ckpt_save(struct enc *e)
 	enc_u64(e, platform_xfeatures());
 	/* Tasks are queued in list order (the order restore links them in); their records
 	 * follow in the tasks section. */
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		ntasks++;
 	enc_u64(e, ntasks);
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (!ckpt_refs_id(e->refs, CK_TASK, t))
 			return enc_fail(e, "out of memory");
 	return procfs_state_save(e);
@@ -771,13 +771,13 @@ int kernel_restore_finish(char **err)
 		*err = strdup("the image's tasks are inconsistent");
 		return -EINVAL;
 	}
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (t->mm && t->pt)
 			t->mm->via = t->pt;
 		if (t->timers)
 			t->timers->leader = t->group_leader;
 	}
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (!t->pt)
 			continue;
 		if (t->blk.blocked) {

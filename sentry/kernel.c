@@ -63,8 +63,8 @@ static void handle_host_signals(void)
 			continue;
 		}
 		siginfo_t si = {.si_signo = sig, .si_code = SI_KERNEL};
-		for (struct task *p = kernel.tasks; p; p = p->next)
-			if (p->group_leader == p && !p->zombie && p->pgid == kernel.tty_fg_pgid)
+		for_each_process(p)
+			if (!p->zombie && p->pgid == kernel.tty_fg_pgid)
 				signal_send_process(p, sig, &si);
 	}
 }
@@ -87,14 +87,17 @@ static void file_resized(struct mobj *mo, uint64_t size)
 	if (mo->refs <= 1)
 		return; /* only the file holds it: nothing maps it */
 	visit++;
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (!t->mm || t->mm->visit == visit)
 			continue;
 		t->mm->visit = visit;
+		/* T is the first task of its mm in the list: no earlier one shares it. */
 		struct task *stopped = NULL;
-		for (struct task *u = t; u && !stopped; u = u->next)
-			if (u->mm == t->mm && u->pt && !u->running)
+		for_each_task(u)
+			if (u->mm == t->mm && u->pt && !u->running) {
 				stopped = u;
+				break;
+			}
 		if (stopped)
 			t->mm->via = stopped->pt;
 		mm_file_resized(t->mm, mo, size, stopped != NULL);
@@ -263,10 +266,10 @@ static void loop(void)
 
 void kernel_teardown(void)
 {
+	struct task *t;
+
 	kernel_free_dead();
-	while (kernel.tasks) {
-		struct task *t = kernel.tasks;
-		kernel.tasks = t->next;
+	while ((t = task_list_pop())) {
 		task_cancel_wait(t);
 		if (t->pt)
 			platform_kill(t->pt);

@@ -32,7 +32,6 @@ struct kernel_config {
 
 struct kernel {
 	struct kernel_config cfg;
-	struct task *tasks;
 	struct task *dead;    /* exited this event; freed by the loop */
 	struct task *current; /* the task whose syscall is being served */
 	pid_t next_pid;

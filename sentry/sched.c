@@ -380,11 +380,13 @@ void sched_arm_timer(void)
 	struct timespec earliest = {0, 0};
 	bool any = false;
 
-	for (struct task *t = sched.ndeadlines ? kernel.tasks : NULL; t; t = t->next)
-		if (t->blk.has_wake_at && (!any || ts_cmp(t->blk.wake_at, earliest) < 0)) {
-			earliest = t->blk.wake_at;
-			any = true;
-		}
+	if (sched.ndeadlines) {
+		for_each_task(t)
+			if (t->blk.has_wake_at && (!any || ts_cmp(t->blk.wake_at, earliest) < 0)) {
+				earliest = t->blk.wake_at;
+				any = true;
+			}
+	}
 	for (struct ktimer *k = sched.timers; k; k = k->next)
 		if (!any || ts_cmp(k->deadline, earliest) < 0) {
 			earliest = k->deadline;
@@ -413,7 +415,7 @@ static void expire_deadlines(void)
 		;
 	sched.armed = (struct timespec){0, 0};
 	fire_timers(now);
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (t->blk.has_wake_at && ts_cmp(now, t->blk.wake_at) >= 0)
 			task_wake(t);
 }

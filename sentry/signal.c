@@ -180,9 +180,8 @@ void signal_flush_ignored(struct task *t, int sig)
 	if (!ignored || sig == SIGKILL || sig == SIGSTOP)
 		return;
 	drop_sig(&t->group_leader->shared_pending, sig);
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid)
-			drop_sig(&o->pending, sig);
+	for_each_thread_of(t->group_leader, o)
+		drop_sig(&o->pending, sig);
 }
 
 static uint64_t deliverable(struct task *t)
@@ -249,15 +248,13 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 		return;
 	queue(&leader->shared_pending, sig, info);
 	/* Wake one thread that does not block it, the leader first. */
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == leader->tgid && !t->zombie && t->blk.blocked &&
-		    (t->blk.sigwait_set & SIGBIT(sig))) {
+	for_each_thread_of(leader, t)
+		if (!t->zombie && t->blk.blocked && (t->blk.sigwait_set & SIGBIT(sig))) {
 			kick(t, sig);
 			return;
 		}
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == leader->tgid && !t->zombie &&
-		    !((t->sigmask & ~UNBLOCKABLE) & SIGBIT(sig))) {
+	for_each_thread_of(leader, t)
+		if (!t->zombie && !((t->sigmask & ~UNBLOCKABLE) & SIGBIT(sig))) {
 			kick(t, sig);
 			return;
 		}
@@ -308,8 +305,8 @@ static void group_stop(struct task *t, int sig)
 	l->stop_sig = sig;
 	l->stop_report = true;
 	l->cont_report = false;
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid && o != t && o->running)
+	for_each_thread_of(l, o)
+		if (o != t && o->running)
 			platform_interrupt(o->pt);
 	notify_parent_jobctl(l, CLD_STOPPED, sig);
 }
@@ -324,8 +321,8 @@ static void group_continue(struct task *l)
 	l->cont_report = true;
 	/* No delivery from here (the sender is mid-syscall): signals that waited for the
 	 * group to run again are noticed through an interrupt stop. */
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == l->tgid && o->parked) {
+	for_each_thread_of(l, o)
+		if (o->parked) {
 			o->parked = false;
 			kernel_resume(o);
 			if (signal_pending(o))
@@ -344,9 +341,8 @@ static void jobctl_on_send(struct task *leader, int sig)
 			if (stop_sigs & SIGBIT(s)) {
 				while (leader->shared_pending.set & SIGBIT(s))
 					dequeue(&leader->shared_pending, s, &si);
-				for (struct task *o = kernel.tasks; o; o = o->next)
-					while (o->tgid == leader->tgid &&
-					       (o->pending.set & SIGBIT(s)))
+				for_each_thread_of(leader, o)
+					while (o->pending.set & SIGBIT(s))
 						dequeue(&o->pending, s, &si);
 			}
 		group_continue(leader);

@@ -50,26 +50,24 @@ SYSCALL_DECL(setpgid)
 		pgid = p->tgid;
 	if (pgid != p->tgid) {
 		bool exists = false;
-		for (struct task *o = kernel.tasks; o; o = o->next)
+		for_each_task(o)
 			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
 		if (!exists)
 			return -EPERM;
 	}
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == p->tgid)
-			o->pgid = pgid;
+	for_each_thread_of(p, o)
+		o->pgid = pgid;
 	return 0;
 }
 
 SYSCALL_DECL(setsid)
 {
 	(void)a;
-	for (struct task *o = kernel.tasks; o; o = o->next)
+	for_each_task(o)
 		if (!o->zombie && o->pgid == t->tgid)
 			return -EPERM; /* already a process group leader */
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid)
-			o->pgid = o->sid = t->tgid;
+	for_each_thread_of(t->group_leader, o)
+		o->pgid = o->sid = t->tgid;
 	return t->tgid;
 }
 

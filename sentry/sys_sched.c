@@ -239,7 +239,7 @@ SYSCALL_DECL(sysinfo)
 
 	if (sysinfo(&si))
 		return -errno;
-	for (struct task *o = kernel.tasks; o; o = o->next)
+	for_each_task(o)
 		procs += !o->zombie && !o->thread_gone;
 	si.uptime = ts_sub(mono_now(), kernel.boot_mono).tv_sec;
 	si.procs = procs;

@@ -90,8 +90,8 @@ static long kill_pgrp(struct task *t, pid_t pgid, int sig, const siginfo_t *si)
 {
 	bool found = false;
 
-	for (struct task *p = kernel.tasks; p; p = p->next)
-		if (p->group_leader == p && p->pgid == pgid) {
+	for_each_process(p)
+		if (p->pgid == pgid) {
 			found = true;
 			if (sig && !p->zombie)
 				signal_send_process(p, sig, si);
@@ -117,9 +117,8 @@ static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
 	if (pid == -1) {
 		/* Everyone but init and the caller's own process. */
 		bool found = false;
-		for (struct task *p = kernel.tasks; p; p = p->next)
-			if (p->group_leader == p && !p->zombie && p->tgid != 1 &&
-			    p->tgid != t->tgid) {
+		for_each_process(p)
+			if (!p->zombie && p->tgid != 1 && p->tgid != t->tgid) {
 				found = true;
 				if (sig)
 					signal_send_process(p, sig, si);

@@ -107,6 +107,9 @@ void task_free(struct task *t)
 	free(t);
 }
 
+/* The task list (for_each_task), oldest first. */
+static struct task *task_list;
+
 /* Tasks by tid: what kill, wait and procfs look up constantly. */
 #define TID_BUCKETS 4096
 static struct task *tid_hash[TID_BUCKETS];
@@ -121,9 +124,14 @@ static void hash_remove(struct task *t)
 		}
 }
 
+struct task *task_list_first(void)
+{
+	return task_list;
+}
+
 void task_link(struct task *t)
 {
-	struct task **pp = &kernel.tasks;
+	struct task **pp = &task_list;
 
 	while (*pp)
 		pp = &(*pp)->next;
@@ -135,7 +143,7 @@ void task_link(struct task *t)
 
 void task_unlink_free(struct task *t)
 {
-	for (struct task **pp = &kernel.tasks; *pp; pp = &(*pp)->next)
+	for (struct task **pp = &task_list; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
 			break;
@@ -147,9 +155,20 @@ void task_unlink_free(struct task *t)
 	kernel.dead = t;
 }
 
+struct task *task_list_pop(void)
+{
+	struct task *t = task_list;
+
+	if (t) {
+		task_list = t->next;
+		hash_remove(t);
+	}
+	return t;
+}
+
 struct task *task_by_host_tid(pid_t host_tid)
 {
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (t->pt && t->pt->tid == host_tid)
 			return t;
 	return NULL;

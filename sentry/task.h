@@ -145,9 +145,60 @@ struct task {
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
 	bool parked;		       /* held in its stop while the group is stopped */
 
-	struct task *next;	/* in the kernel's task list */
+	struct task *next;	/* in the task list (for_each_task), or on kernel.dead */
 	struct task *hash_next; /* in the tid hash */
 };
+
+/* The task list: every task from task_link to task_unlink_free, zombies included, in the
+ * order they were linked (which a checkpoint saves and a restore relinks). Only task.c knows
+ * how it is kept; everyone else walks it with these loops, which declare their variable. A
+ * body must not unlink a task the loop has yet to reach, nor the one it stands on except
+ * under for_each_task_safe. */
+struct task *task_list_first(void);
+
+#define for_each_task(t) for (struct task *t = task_list_first(); t; t = t->next)
+/* As for_each_task, reading the next task (into N) before the body runs, so that the body may
+ * unlink T. */
+#define for_each_task_safe(t, n)                                                                   \
+	for (struct task *t = task_list_first(), *n = t ? t->next : NULL; t;                       \
+	     t = n, n = t ? t->next : NULL)
+
+/* The first process leader at T or after it in the list. */
+static inline struct task *task_leader_at(struct task *t)
+{
+	while (t && t->group_leader != t)
+		t = t->next;
+	return t;
+}
+
+/* Every process, by its leader (zombies included). */
+#define for_each_process(l)                                                                        \
+	for (struct task *l = task_leader_at(task_list_first()); l; l = task_leader_at(l->next))
+
+/* The first thread of LEADER's process at T or after it in the list. */
+static inline struct task *task_thread_at(const struct task *leader, struct task *t)
+{
+	while (t && t->tgid != leader->tgid)
+		t = t->next;
+	return t;
+}
+
+/* A process that never made a thread has no other than its leader: its walk is the leader
+ * alone, without a look at the list. */
+static inline struct task *task_first_thread(struct task *leader)
+{
+	return leader->had_threads ? task_thread_at(leader, task_list_first()) : leader;
+}
+
+static inline struct task *task_next_thread(const struct task *leader, const struct task *t)
+{
+	return leader->had_threads ? task_thread_at(leader, t->next) : NULL;
+}
+
+/* Every thread of the process LEADER leads (a linked group leader, evaluated more than once),
+ * the leader and zombies included, in list order. */
+#define for_each_thread_of(leader, t)                                                              \
+	for (struct task *t = task_first_thread(leader); t; t = task_next_thread((leader), t))
 
 /* A filesystem context holding references on ROOT and CWD, with one reference on itself. */
 struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_t umask);
@@ -171,8 +222,11 @@ struct task *task_new(pid_t tid);
 void task_free(struct task *t);
 struct task *task_by_host_tid(pid_t host_tid);
 struct task *task_by_tid(pid_t tid);
-/* Appends T to the kernel's task list. */
+/* Appends T to the task list and the tid hash. */
 void task_link(struct task *t);
+/* Takes the first task off the task list and the tid hash and returns it (NULL when the list
+ * is empty): teardown frees tasks one by one, and freeing one may walk the list. */
+struct task *task_list_pop(void);
 /* Removes T from the list and frees it once the current event is handled. */
 void task_unlink_free(struct task *t);
 /* Drops what a dead task holds: waits, its host thread, mm, files, fs, signal handlers. */

@@ -266,8 +266,8 @@ static void posix_fired(struct ktimer *k, uint64_t n)
 /* Timer ids are per process; the signal's queue belongs to the process the timer is in. */
 void timer_signal_dequeued(siginfo_t *info)
 {
-	for (struct task *l = kernel.tasks; l; l = l->next) {
-		if (l->group_leader != l || !l->timers)
+	for_each_process(l) {
+		if (!l->timers)
 			continue;
 		for (struct posix_timer *p = l->timers->posix; p; p = p->next)
 			if (p->id == info->si_timerid && p->queued && p->signo == info->si_signo) {

@@ -12,6 +12,8 @@
 #include <sys/random.h>
 #include <sys/sysmacros.h>
 
+#include "common/units.h"
+
 #define ROOT_MOUNT_ID 1
 
 static const struct procinfo_ops *ops_of(struct kernfs_node *n)
@@ -138,8 +140,8 @@ int procfs_show_mountstats(struct kernfs_node *n, struct kernfs_buf *b)
 
 static void split_ns(uint64_t ns, unsigned long long *s, unsigned long long *cs)
 {
-	*s = ns / 1000000000ULL;
-	*cs = ns % 1000000000ULL / 10000000ULL;
+	*s = ns / NSEC_PER_SEC;
+	*cs = ns % NSEC_PER_SEC / (NSEC_PER_SEC / 100); /* hundredths */
 }
 
 static int show_uptime(struct kernfs_node *n, struct kernfs_buf *b)
@@ -163,7 +165,7 @@ static int show_loadavg(struct kernfs_node *n, struct kernfs_buf *b)
 
 static uint64_t ticks(uint64_t ns)
 {
-	return ns / (1000000000ULL / PROCFS_USER_HZ);
+	return ns / (NSEC_PER_SEC / PROCFS_USER_HZ);
 }
 
 static void cpu_line(struct kernfs_buf *b, const char *name, uint64_t user, uint64_t idle)

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "common/limits.h"
+#include "common/units.h"
 #include "fs-proc/procfs.h"
 #include "mem/memfile.h"
 #include "platform/platform.h"
@@ -190,7 +192,7 @@ static struct timespec dec_ts(struct dec *d)
 {
 	struct timespec ts = {dec_i64(d), dec_i64(d)};
 
-	if (ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+	if (ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 		dec_fail(d, "bad time");
 	return ts;
 }
@@ -247,7 +249,7 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
-	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2)
+	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > MAX_CPUS || kernel.next_pid < 2)
 		return dec_fail(d, "bad kernel record");
 	if (fpsize != platform_fpstate_size() || (xfeatures & ~platform_xfeatures()))
 		return dec_fail(d,
@@ -371,6 +373,9 @@ void sighand_drop(void *obj)
 
 /* --- tasks --------------------------------------------------------------------------------- */
 
+/* A task record holds 8 words of affinity (docs/image-format.md). */
+_Static_assert(CPU_MASK_WORDS == 8, "the CPU limit is part of the image format");
+
 static void pending_save(struct enc *e, const struct sigpending *p)
 {
 	uint64_t n = 0;
@@ -485,7 +490,7 @@ int task_save(struct enc *e, const void *obj)
 		enc_u64(e, t->rlim[r].rlim_cur);
 		enc_u64(e, t->rlim[r].rlim_max);
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < CPU_MASK_WORDS; i++)
 		enc_u64(e, t->affinity[i]);
 	enc_bool(e, t->did_exec);
 	enc_u64(e, t->clear_child_tid);
@@ -662,7 +667,7 @@ void *task_load(struct dec *d)
 		t->rlim[r].rlim_cur = dec_u64(d);
 		t->rlim[r].rlim_max = dec_u64(d);
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < CPU_MASK_WORDS; i++)
 		t->affinity[i] = dec_u64(d);
 	t->did_exec = dec_bool(d);
 	t->clear_child_tid = dec_u64(d);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -241,7 +242,7 @@ static void fill_rusage(struct rusage *ru, struct timespec cpu)
 {
 	memset(ru, 0, sizeof(*ru));
 	ru->ru_utime.tv_sec = cpu.tv_sec;
-	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
+	ru->ru_utime.tv_usec = cpu.tv_nsec / NSEC_PER_USEC;
 }
 
 SYSCALL_DECL(wait4)

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
@@ -149,7 +150,7 @@ static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t 
 			struct timespec ts;
 			if (copy_in(t->mm, &ts, utime, sizeof(ts)))
 				return -EFAULT;
-			if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 				return -EINVAL;
 			if (absolute) {
 				struct timespec now;

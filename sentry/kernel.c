@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -590,9 +591,9 @@ static void print_restore_stats(void)
 	if (f)
 		fclose(f);
 	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
-		(now.tv_sec - kernel_main_start.tv_sec) * 1e3 +
-		    (now.tv_nsec - kernel_main_start.tv_nsec) / 1e6,
-		cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6, rss);
+		(now.tv_sec - kernel_main_start.tv_sec) * (double)MSEC_PER_SEC +
+		    (now.tv_nsec - kernel_main_start.tv_nsec) / (double)NSEC_PER_MSEC,
+		cpu.tv_sec * (double)MSEC_PER_SEC + cpu.tv_nsec / (double)NSEC_PER_MSEC, rss);
 }
 
 struct timespec kernel_main_start;

@@ -12,6 +12,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
@@ -23,7 +24,7 @@
 
 static uint64_t ns(struct timespec ts)
 {
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 static struct task *leader_of(pid_t pid)

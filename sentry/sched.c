@@ -9,6 +9,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
@@ -45,9 +46,9 @@ static int64_t mono_offset_ns;
 
 static struct timespec ts_add_ns(struct timespec a, int64_t ns)
 {
-	int64_t t = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec + ns;
+	int64_t t = (int64_t)a.tv_sec * NSEC_PER_SEC + a.tv_nsec + ns;
 
-	return (struct timespec){t / 1000000000, t % 1000000000};
+	return (struct timespec){t / NSEC_PER_SEC, t % NSEC_PER_SEC};
 }
 
 struct timespec mono_now(void)
@@ -64,7 +65,7 @@ void mono_continue_from(struct timespec guest_now)
 
 	mono_offset_ns = 0;
 	clock_gettime(CLOCK_MONOTONIC, &host);
-	mono_offset_ns = ((int64_t)guest_now.tv_sec - host.tv_sec) * 1000000000 +
+	mono_offset_ns = ((int64_t)guest_now.tv_sec - host.tv_sec) * NSEC_PER_SEC +
 			 (guest_now.tv_nsec - host.tv_nsec);
 }
 
@@ -87,9 +88,9 @@ struct timespec ts_add(struct timespec a, struct timespec b)
 {
 	struct timespec r = {a.tv_sec + b.tv_sec, a.tv_nsec + b.tv_nsec};
 
-	if (r.tv_nsec >= 1000000000) {
+	if (r.tv_nsec >= NSEC_PER_SEC) {
 		r.tv_sec++;
-		r.tv_nsec -= 1000000000;
+		r.tv_nsec -= NSEC_PER_SEC;
 	}
 	return r;
 }
@@ -107,7 +108,7 @@ struct timespec ts_sub(struct timespec a, struct timespec b)
 
 	if (r.tv_nsec < 0) {
 		r.tv_sec--;
-		r.tv_nsec += 1000000000;
+		r.tv_nsec += NSEC_PER_SEC;
 	}
 	if (r.tv_sec < 0)
 		r = (struct timespec){0, 0};

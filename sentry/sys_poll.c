@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 
+#include "common/units.h"
 #include "sentry/fdtable.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -136,8 +137,9 @@ SYSCALL_DECL(poll)
 	int timeout = (int)a[2];
 
 	if (!t->blk.retry && timeout >= 0)
-		t->blk.deadline = ts_add(
-		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
+		t->blk.deadline =
+		    ts_add(mono_now(), (struct timespec){timeout / MSEC_PER_SEC,
+							 (timeout % MSEC_PER_SEC) * NSEC_PER_MSEC});
 	return poll_common(t, a[0], a[1], timeout >= 0);
 }
 
@@ -149,7 +151,7 @@ SYSCALL_DECL(ppoll)
 	if (!t->blk.retry && a[2]) {
 		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
 		t->blk.deadline = ts_add(mono_now(), ts);
 	}
@@ -237,15 +239,15 @@ SYSCALL_DECL(select)
 			return -EFAULT;
 		if (tv.tv_sec < 0 || tv.tv_usec < 0)
 			return -EINVAL;
-		t->blk.deadline =
-		    ts_add(mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / 1000000,
-							 (tv.tv_usec % 1000000) * 1000});
+		t->blk.deadline = ts_add(
+		    mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / USEC_PER_SEC,
+						  (tv.tv_usec % USEC_PER_SEC) * NSEC_PER_USEC});
 	}
 	long r = select_common(t, (int)a[0], a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {
 		/* Linux reports the time left. */
 		struct timespec left = ts_sub(t->blk.deadline, mono_now());
-		tv = (struct timeval){left.tv_sec, left.tv_nsec / 1000};
+		tv = (struct timeval){left.tv_sec, left.tv_nsec / NSEC_PER_USEC};
 		copy_out(t->mm, a[4], &tv, sizeof(tv));
 	}
 	return r;
@@ -263,7 +265,7 @@ SYSCALL_DECL(pselect6)
 	if (!t->blk.retry && a[4]) {
 		if (copy_in(t->mm, &ts, a[4], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
 		t->blk.deadline = ts_add(mono_now(), ts);
 	}
@@ -366,8 +368,9 @@ static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxeve
 static void set_ms_deadline(struct task *t, int timeout)
 {
 	if (!t->blk.retry && timeout >= 0)
-		t->blk.deadline = ts_add(
-		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
+		t->blk.deadline =
+		    ts_add(mono_now(), (struct timespec){timeout / MSEC_PER_SEC,
+							 (timeout % MSEC_PER_SEC) * NSEC_PER_MSEC});
 }
 
 SYSCALL_DECL(epoll_wait)

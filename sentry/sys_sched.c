@@ -10,13 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
-
-#define MASK_WORDS (512 / 64)
 
 /* Bytes of a cpumask for --cpus CPUs, as Linux's cpumask_size(): whole longs. */
 static size_t mask_bytes(void)
@@ -52,7 +52,7 @@ SYSCALL_DECL(sched_getaffinity)
 SYSCALL_DECL(sched_setaffinity)
 {
 	struct task *p = target(t, (pid_t)a[0]);
-	uint64_t mask[MASK_WORDS] = {0}, online[MASK_WORDS] = {0};
+	uint64_t mask[CPU_MASK_WORDS] = {0}, online[CPU_MASK_WORDS] = {0};
 	size_t len = a[1] < sizeof(mask) ? a[1] : sizeof(mask);
 	bool any = false;
 
@@ -62,7 +62,7 @@ SYSCALL_DECL(sched_setaffinity)
 		return -EFAULT;
 	for (int c = 0; c < kernel.cfg.cpus; c++)
 		online[c / 64] |= 1ULL << (c % 64);
-	for (int w = 0; w < MASK_WORDS; w++) {
+	for (int w = 0; w < CPU_MASK_WORDS; w++) {
 		mask[w] &= online[w];
 		any |= mask[w] != 0;
 	}
@@ -155,7 +155,7 @@ struct timespec thread_cpu_time(struct task *t)
 	if (p)
 		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
 	unsigned long ticks = ut + st;
-	return (struct timespec){ticks / hz, (ticks % hz) * (1000000000L / hz)};
+	return (struct timespec){ticks / hz, (ticks % hz) * (NSEC_PER_SEC / hz)};
 }
 
 /* Peak resident memory of T's stub in KiB (VmHWM): guest memory is mapped there. */
@@ -181,7 +181,7 @@ static void fill_usage(struct rusage *ru, struct timespec cpu, long maxrss)
 {
 	memset(ru, 0, sizeof(*ru));
 	ru->ru_utime.tv_sec = cpu.tv_sec;
-	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
+	ru->ru_utime.tv_usec = cpu.tv_nsec / NSEC_PER_USEC;
 	ru->ru_maxrss = maxrss;
 }
 
@@ -216,7 +216,7 @@ static clock_t to_ticks(struct timespec ts)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 
-	return ts.tv_sec * hz + ts.tv_nsec / (1000000000L / hz);
+	return ts.tv_sec * hz + ts.tv_nsec / (NSEC_PER_SEC / hz);
 }
 
 SYSCALL_DECL(times)

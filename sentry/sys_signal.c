@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/user.h>
 
+#include "common/units.h"
+
 #define KNOWN_SA_FLAGS                                                                             \
 	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |         \
 	 SA_RESETHAND | 0x800 /* SA_EXPOSE_TAGBITS */ | 0x04000000 /* SA_RESTORER */)
@@ -281,7 +283,7 @@ SYSCALL_DECL(rt_sigtimedwait)
 		struct timespec ts;
 		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
 		t->blk.deadline = ts_add(mono_now(), ts);
 		t->blk.sigwait_zero = ts.tv_sec == 0 && ts.tv_nsec == 0;

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
@@ -91,7 +92,7 @@ SYSCALL_DECL(time)
 
 static bool valid_ts(const struct timespec *ts)
 {
-	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < NSEC_PER_SEC;
 }
 
 /* Sleeps until t->blk.deadline (monotonic). Interrupted, it reports the time left in REM

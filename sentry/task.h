@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "common/limits.h"
 #include "platform/platform.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
@@ -110,8 +111,8 @@ struct task {
 	long maxrss, cchild_maxrss;  /* KiB: at exit; largest of reaped children */
 	uint64_t rss_peak;	     /* bytes: the largest resident size procfs reported */
 	struct rlimit rlim[RLIM_NLIMITS];
-	uint64_t affinity[8]; /* of the --cpus CPUs (up to 512) */
-	bool did_exec;	      /* setpgid on it then fails with EACCES */
+	uint64_t affinity[CPU_MASK_WORDS]; /* of the --cpus CPUs */
+	bool did_exec;			   /* setpgid on it then fails with EACCES */
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
 	bool no_new_privs;

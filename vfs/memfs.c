@@ -15,6 +15,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "mem/memfile.h"
 #include "state/codec.h"
 #include "vfs/dirent.h"
@@ -1154,7 +1155,7 @@ static bool load_time(struct dec *d, struct timespec *t)
 {
 	t->tv_sec = dec_i64(d);
 	t->tv_nsec = dec_i64(d);
-	return t->tv_nsec >= 0 && t->tv_nsec < 1000000000;
+	return t->tv_nsec >= 0 && t->tv_nsec < NSEC_PER_SEC;
 }
 
 static bool valid_name(const char *name)

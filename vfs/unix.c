@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "vfs/internal.h"
 #include "vfs/save.h"
 #include "vfs/vfs.h"
@@ -1238,7 +1239,7 @@ static struct vfs_unix_sock *sock_state_load(struct dec *d, bool embryo)
 	s->created.tv_nsec = dec_i64(d);
 	if (!dec_ok(d) || s->sndbuf < UNIX_MIN_SNDBUF || s->sndbuf > 2 * UNIX_BUF_MAX ||
 	    s->rcvbuf < UNIX_MIN_RCVBUF || s->rcvbuf > 2 * UNIX_BUF_MAX || s->rcvlowat < 0 ||
-	    s->backlog < 0 || s->created.tv_nsec < 0 || s->created.tv_nsec >= 1000000000) {
+	    s->backlog < 0 || s->created.tv_nsec < 0 || s->created.tv_nsec >= NSEC_PER_SEC) {
 		dec_fail(d, "bad socket state");
 		sock_put(s);
 		return NULL;

@@ -654,7 +654,6 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	     .mode = S_IFDIR | 0511,                                                               \
 	     .flags = KERNFS_LAZY,                                                                 \
 	     .children = procfs_ns_rows,                                                           \
-	     .nchildren = PROCFS_NS_NROWS,                                                         \
 	     .getattr = procfs_pid_owner},                                                         \
 	    LINK_ROW("root", readlink_root, dentry_root),                                          \
 	    LINK_ROW("exe", readlink_exe, dentry_exe),                                             \

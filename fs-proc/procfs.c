@@ -494,11 +494,7 @@ static const struct kernfs_dyn_ops pids_dyn = {.iterate = pids_iterate, .lookup 
 	}
 
 static const struct kernfs_entry root_rows[] = {
-    {.name = "all",
-     .mode = S_IFDIR | 0555,
-     .flags = KERNFS_LAZY,
-     .children = procfs_all_rows,
-     .nchildren = PROCFS_ALL_NROWS},
+    {.name = "all", .mode = S_IFDIR | 0555, .flags = KERNFS_LAZY, .children = procfs_all_rows},
     PROC_FILE("cmdline", show_cmdline),
     PROC_FILE("cpuinfo", show_cpuinfo),
     PROC_FILE("filesystems", show_filesystems),
@@ -511,8 +507,7 @@ static const struct kernfs_entry root_rows[] = {
     {.name = "sys",
      .mode = S_IFDIR | 0555,
      .flags = KERNFS_LAZY | KERNFS_NLINK1,
-     .children = procfs_sys_rows,
-     .nchildren = PROCFS_SYS_NROWS},
+     .children = procfs_sys_rows},
     {.name = "thread-self", .mode = S_IFLNK | 0777, .readlink = readlink_thread_self},
     PROC_FILE("uptime", show_uptime),
     PROC_FILE("version", show_version),

@@ -365,10 +365,7 @@ void *sighand_load(struct dec *d)
 
 void sighand_drop(void *obj)
 {
-	struct sighand *sh = obj;
-
-	if (--sh->refs == 0)
-		free(sh);
+	sighand_put(obj);
 }
 
 /* --- tasks --------------------------------------------------------------------------------- */
@@ -640,13 +637,13 @@ void *task_load(struct dec *d)
 	struct vfs_fs_ctx *fs = dec_ref(d, CK_FSCTX);
 	struct sighand *sh = dec_ref(d, CK_SIGHAND);
 	if (mm)
-		(t->mm = mm)->refs++;
+		t->mm = mm_get(mm);
 	if (files)
-		(t->files = files)->refs++;
+		t->files = fdtable_hold(files);
 	if (fs)
 		t->fs = fs_get(fs);
 	if (sh)
-		(t->sighand = sh)->refs++;
+		t->sighand = sighand_get(sh);
 	t->sigmask = dec_u64(d) & ~UNBLOCKABLE;
 	pending_load(d, &t->pending);
 	pending_load(d, &t->shared_pending);

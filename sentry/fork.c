@@ -78,8 +78,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	}
 	err = -ENOMEM;
 	if (flags & CLONE_SIGHAND) {
-		c->sighand = p->sighand;
-		c->sighand->refs++;
+		c->sighand = sighand_get(p->sighand);
 	} else {
 		if (!(c->sighand = malloc(sizeof(*c->sighand))))
 			goto out;
@@ -87,8 +86,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->sighand->refs = 1;
 	}
 	if (flags & CLONE_FILES) {
-		c->files = p->files;
-		c->files->refs++;
+		c->files = fdtable_hold(p->files);
 	} else if (!(c->files = fdtable_copy(p->files))) {
 		goto out;
 	}
@@ -96,8 +94,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		/* Same address space: a new host thread in the caller's stub. */
 		if ((err = platform_thread_new(p->pt, &c->pt)))
 			goto out;
-		c->mm = p->mm;
-		c->mm->refs++;
+		c->mm = mm_get(p->mm);
 	} else {
 		if ((err = platform_stub_new(&c->pt)))
 			goto out;

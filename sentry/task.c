@@ -48,6 +48,18 @@ void fs_put(struct vfs_fs_ctx *fs)
 	free(s);
 }
 
+struct sighand *sighand_get(struct sighand *sh)
+{
+	sh->refs++;
+	return sh;
+}
+
+void sighand_put(struct sighand *sh)
+{
+	if (sh && --sh->refs == 0)
+		free(sh);
+}
+
 struct task *task_new(pid_t tid)
 {
 	struct task *t = calloc(1, sizeof(*t));
@@ -90,8 +102,7 @@ void task_release(struct task *t)
 		vfs_dentry_put(t->exe);
 		t->exe = NULL;
 	}
-	if (t->sighand && --t->sighand->refs == 0)
-		free(t->sighand);
+	sighand_put(t->sighand);
 	t->sighand = NULL;
 }
 

@@ -27,6 +27,7 @@ struct ksigaction {
 	uint64_t mask;
 };
 
+/* Signal actions, shared under CLONE_SIGHAND: one reference per task. */
 struct sighand {
 	int refs;
 	struct ksigaction act[NSIG_GUEST];
@@ -205,6 +206,10 @@ static inline struct task *task_next_thread(const struct task *leader, const str
 struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_t umask);
 struct vfs_fs_ctx *fs_get(struct vfs_fs_ctx *fs);
 void fs_put(struct vfs_fs_ctx *fs);
+
+/* Another reference on SH; sighand_put drops one (SH may be NULL), the last frees it. */
+struct sighand *sighand_get(struct sighand *sh);
+void sighand_put(struct sighand *sh);
 
 /* The credentials T's file operations are checked against: its effective ids (there is no
  * separate fsuid) and supplementary groups; task_real_cred has the real ids, for access(2). */

@@ -192,6 +192,12 @@ size_t kernfs_nchildren(const struct kernfs_entry *dir)
 	return n;
 }
 
+static struct kernfs_fs *fs_get(struct kernfs_fs *fs)
+{
+	fs->refs++;
+	return fs;
+}
+
 static void fs_put(struct kernfs_fs *fs)
 {
 	if (--fs->refs > 0)
@@ -241,8 +247,7 @@ static int node_new(struct kernfs_fs *fs, struct kernfs_node *parent, const stru
 	n->vfs.refs = 1;
 	n->vfs.mode = e->mode;
 	n->vfs.priv = n;
-	n->fs = fs;
-	fs->refs++;
+	n->fs = fs_get(fs);
 	fs->inodes++;
 	n->entry = e;
 	n->ino = ino ? ino : fs->next_ino++;

@@ -154,13 +154,13 @@ struct task {
 /* The task list: every task from task_link to task_unlink_free, zombies included, in the
  * order they were linked (which a checkpoint saves and a restore relinks). Only task.c knows
  * how it is kept; everyone else walks it with these loops, which declare their variable. A
- * body must not unlink a task the loop has yet to reach, nor the one it stands on except
+ * body may unlink other tasks (the walk goes on from T's next as it is then) but not T, except
  * under for_each_task_safe. */
 struct task *task_list_first(void);
 
 #define for_each_task(t) for (struct task *t = task_list_first(); t; t = t->next)
 /* As for_each_task, reading the next task (into N) before the body runs, so that the body may
- * unlink T. */
+ * unlink T (but not N). */
 #define for_each_task_safe(t, n)                                                                   \
 	for (struct task *t = task_list_first(), *n = t ? t->next : NULL; t;                       \
 	     t = n, n = t ? t->next : NULL)

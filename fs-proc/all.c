@@ -107,9 +107,9 @@ static int show_all(struct kernfs_node *n, struct kernfs_buf *b)
 		.name = (NAME), .mode = S_IFREG | 0444, .show = show_all, .arg = (KIND)            \
 	}
 
-const struct kernfs_entry procfs_all_rows[PROCFS_ALL_NROWS] = {
+const struct kernfs_entry procfs_all_rows[] = {
     ALL_ROW("stat", ALL_STAT),		 ALL_ROW("statm", ALL_STATM),
     ALL_ROW("status", ALL_STATUS),	 ALL_ROW("io", ALL_IO),
     ALL_ROW("schedstat", ALL_SCHEDSTAT), ALL_ROW("cpuset", ALL_CPUSET),
-    ALL_ROW("cmdline", ALL_CMDLINE),
+    ALL_ROW("cmdline", ALL_CMDLINE),	 KERNFS_END_ROW,
 };

@@ -9,13 +9,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/units.h"
+
 #define PAGE_SHIFT 12
 #define CAP_FULL 0x000001ffffffffffULL /* CAP_LAST_CAP 40 */
 #define MAX_NUMNODES 1024
 
 static uint64_t ticks(uint64_t ns)
 {
-	return ns / (1000000000ULL / PROCFS_USER_HZ);
+	return ns / (NSEC_PER_SEC / PROCFS_USER_HZ);
 }
 
 void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t, bool permitted)

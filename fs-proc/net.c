@@ -273,9 +273,16 @@ static int show_route(struct kernfs_node *n, struct kernfs_buf *b)
 		.show = (SHOW), .getattr = procfs_pid_owner                                        \
 	}
 
-const struct kernfs_entry procfs_net_rows[PROCFS_NET_NROWS] = {
-    NET_FILE("dev", show_dev),	 NET_FILE("if_inet6", show_if_inet6), NET_FILE("raw", show_raw),
-    NET_FILE("raw6", show_raw6), NET_FILE("route", show_route),	      NET_FILE("tcp", show_tcp),
-    NET_FILE("tcp6", show_tcp6), NET_FILE("udp", show_udp),	      NET_FILE("udp6", show_udp6),
+const struct kernfs_entry procfs_net_rows[] = {
+    NET_FILE("dev", show_dev),
+    NET_FILE("if_inet6", show_if_inet6),
+    NET_FILE("raw", show_raw),
+    NET_FILE("raw6", show_raw6),
+    NET_FILE("route", show_route),
+    NET_FILE("tcp", show_tcp),
+    NET_FILE("tcp6", show_tcp6),
+    NET_FILE("udp", show_udp),
+    NET_FILE("udp6", show_udp6),
     NET_FILE("unix", show_unix),
+    KERNFS_END_ROW,
 };

@@ -657,13 +657,11 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	     .mode = S_IFDIR | 0511,                                                               \
 	     .flags = KERNFS_LAZY,                                                                 \
 	     .children = procfs_ns_rows,                                                           \
-	     .nchildren = PROCFS_NS_NROWS,                                                         \
 	     .getattr = procfs_pid_owner},                                                         \
 	    {.name = "net",                                                                        \
 	     .mode = S_IFDIR | 0555,                                                               \
 	     .flags = KERNFS_LAZY,                                                                 \
 	     .children = procfs_net_rows,                                                          \
-	     .nchildren = PROCFS_NET_NROWS,                                                        \
 	     .getattr = procfs_pid_owner},                                                         \
 	    LINK_ROW("root", readlink_root, dentry_root),                                          \
 	    LINK_ROW("exe", readlink_exe, dentry_exe),                                             \

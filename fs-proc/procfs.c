@@ -12,6 +12,8 @@
 #include <sys/random.h>
 #include <sys/sysmacros.h>
 
+#include "common/units.h"
+
 #define ROOT_MOUNT_ID 1
 
 static const struct procinfo_ops *ops_of(struct kernfs_node *n)
@@ -138,8 +140,8 @@ int procfs_show_mountstats(struct kernfs_node *n, struct kernfs_buf *b)
 
 static void split_ns(uint64_t ns, unsigned long long *s, unsigned long long *cs)
 {
-	*s = ns / 1000000000ULL;
-	*cs = ns % 1000000000ULL / 10000000ULL;
+	*s = ns / NSEC_PER_SEC;
+	*cs = ns % NSEC_PER_SEC / (NSEC_PER_SEC / 100); /* hundredths */
 }
 
 static int show_uptime(struct kernfs_node *n, struct kernfs_buf *b)
@@ -163,7 +165,7 @@ static int show_loadavg(struct kernfs_node *n, struct kernfs_buf *b)
 
 static uint64_t ticks(uint64_t ns)
 {
-	return ns / (1000000000ULL / PROCFS_USER_HZ);
+	return ns / (NSEC_PER_SEC / PROCFS_USER_HZ);
 }
 
 static void cpu_line(struct kernfs_buf *b, const char *name, uint64_t user, uint64_t idle)
@@ -492,11 +494,7 @@ static const struct kernfs_dyn_ops pids_dyn = {.iterate = pids_iterate, .lookup 
 	}
 
 static const struct kernfs_entry root_rows[] = {
-    {.name = "all",
-     .mode = S_IFDIR | 0555,
-     .flags = KERNFS_LAZY,
-     .children = procfs_all_rows,
-     .nchildren = PROCFS_ALL_NROWS},
+    {.name = "all", .mode = S_IFDIR | 0555, .flags = KERNFS_LAZY, .children = procfs_all_rows},
     PROC_FILE("cmdline", show_cmdline),
     PROC_FILE("cpuinfo", show_cpuinfo),
     PROC_FILE("filesystems", show_filesystems),
@@ -510,8 +508,7 @@ static const struct kernfs_entry root_rows[] = {
     {.name = "sys",
      .mode = S_IFDIR | 0555,
      .flags = KERNFS_LAZY | KERNFS_NLINK1,
-     .children = procfs_sys_rows,
-     .nchildren = PROCFS_SYS_NROWS},
+     .children = procfs_sys_rows},
     {.name = "thread-self", .mode = S_IFLNK | 0777, .readlink = readlink_thread_self},
     PROC_FILE("uptime", show_uptime),
     PROC_FILE("version", show_version),

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/limits.h"
+
 struct vfs_dentry;
 struct vfs_file;
 
@@ -51,7 +53,7 @@ struct procinfo_task {
 	uint64_t voluntary_ctxt, nonvoluntary_ctxt;
 	int nice, priority;
 	int exit_signal;
-	uint64_t cpus_allowed[8]; /* of --cpus CPUs */
+	uint64_t cpus_allowed[CPU_MASK_WORDS]; /* of --cpus CPUs */
 	int umask;
 	bool no_new_privs;
 	int oom_score_adj;

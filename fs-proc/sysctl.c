@@ -424,12 +424,12 @@ static const struct kernfs_entry net_rows[] = {
     DIR("unix", net_unix),
 };
 
-const struct kernfs_entry procfs_sys_rows[PROCFS_SYS_NROWS] = {
-    DIR("fs", fs_rows),
-    DIR("kernel", kernel_rows),
-    DIR("net", net_rows),
-    DIR("vm", vm_rows),
+const struct kernfs_entry procfs_sys_rows[] = {
+    DIR("fs", fs_rows), DIR("kernel", kernel_rows), DIR("net", net_rows), DIR("vm", vm_rows),
+    KERNFS_END_ROW,
 };
+/* The rows of /proc/sys, less the end row. */
+#define SYS_NROWS (sizeof(procfs_sys_rows) / sizeof(procfs_sys_rows[0]) - 1)
 
 /* --- checkpoint ---------------------------------------------------------------------------- */
 
@@ -443,8 +443,8 @@ static bool entry_path(const struct kernfs_entry *rows, size_t n, const struct k
 			return false;
 		if (&rows[i] == e)
 			return true;
-		if (rows[i].children &&
-		    entry_path(rows[i].children, rows[i].nchildren, e, buf, size, at + len))
+		if (rows[i].children && entry_path(rows[i].children, kernfs_nchildren(&rows[i]), e,
+						   buf, size, at + len))
 			return true;
 	}
 	buf[at] = 0;
@@ -462,7 +462,7 @@ static const struct kernfs_entry *entry_at(const struct kernfs_entry *rows, size
 		if (!path[len])
 			return &rows[i];
 		return rows[i].children
-			   ? entry_at(rows[i].children, rows[i].nchildren, path + len + 1)
+			   ? entry_at(rows[i].children, kernfs_nchildren(&rows[i]), path + len + 1)
 			   : NULL;
 	}
 	return NULL;
@@ -478,7 +478,7 @@ int procfs_state_save(struct enc *e)
 		n++;
 	enc_u64(e, n);
 	for (struct procfs_sysctl_val *v = sysctl_vals; v; v = v->next) {
-		if (!entry_path(procfs_sys_rows, PROCFS_SYS_NROWS, v->entry, path, sizeof(path), 0))
+		if (!entry_path(procfs_sys_rows, SYS_NROWS, v->entry, path, sizeof(path), 0))
 			return enc_fail(e, "a sysctl outside /proc/sys");
 		enc_str(e, path);
 		enc_str(e, v->value);
@@ -495,10 +495,9 @@ int procfs_state_load(struct dec *d)
 		return dec_fail(d, "bad boot id");
 	uint64_t n = dec_max(d, 4096, "sysctl count");
 	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
-		const struct kernfs_entry *e =
-		    dec_str_buf(d, path, sizeof(path))
-			? entry_at(procfs_sys_rows, PROCFS_SYS_NROWS, path)
-			: NULL;
+		const struct kernfs_entry *e = dec_str_buf(d, path, sizeof(path))
+						   ? entry_at(procfs_sys_rows, SYS_NROWS, path)
+						   : NULL;
 		char *value = dec_str(d);
 		if (!e || !e->store || !value)
 			dec_fail(d, "bad sysctl %s", path);

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/units.h"
+
 #define PAGE 4096UL
 #define STUB_LEN (2 * PAGE)
 /* Below every randomised region of a 47-bit address space (stack, mmap base, PIE): a fixed
@@ -341,7 +343,7 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static void set_spread(struct platform_thread *t, bool spread)
@@ -366,7 +368,7 @@ static uint64_t process_cpu_ns(pid_t pid)
 
 	if (clock_gettime(clock, &ts))
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 void platform_placement_tick(void)

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/checkpoint.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
@@ -197,7 +198,7 @@ static void reply(int fd, const char *fmt, ...)
 
 static long long us_between(struct timespec a, struct timespec b)
 {
-	return (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
+	return (b.tv_sec - a.tv_sec) * USEC_PER_SEC + (b.tv_nsec - a.tv_nsec) / NSEC_PER_USEC;
 }
 
 /* One request line: "checkpoint LEAVE FORCE DIR" or "ping". The answer: "ok BYTES PAGES
@@ -420,7 +421,8 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
 		       "ms)\n",
-		       name, dir, bytes, pages, wall / 1000.0, cpu / 1000.0);
+		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,
+		       cpu / (double)USEC_PER_MSEC);
 		return 0;
 	}
 	if (!strncmp(resp, "error ", 6))

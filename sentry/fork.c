@@ -82,8 +82,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	}
 	err = -ENOMEM;
 	if (flags & CLONE_SIGHAND) {
-		c->sighand = p->sighand;
-		c->sighand->refs++;
+		c->sighand = sighand_get(p->sighand);
 	} else {
 		if (!(c->sighand = malloc(sizeof(*c->sighand))))
 			goto out;
@@ -91,8 +90,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->sighand->refs = 1;
 	}
 	if (flags & CLONE_FILES) {
-		c->files = p->files;
-		c->files->refs++;
+		c->files = fdtable_get(p->files);
 	} else if (!(c->files = fdtable_copy(p->files))) {
 		goto out;
 	}
@@ -100,8 +98,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		/* Same address space: a new host thread in the caller's stub. */
 		if ((err = platform_thread_new(p->pt, &c->pt)))
 			goto out;
-		c->mm = p->mm;
-		c->mm->refs++;
+		c->mm = mm_get(p->mm);
 	} else {
 		if ((err = platform_stub_new(&c->pt)))
 			goto out;
@@ -156,7 +153,7 @@ long kernel_vfork_wait(struct task *p)
 		p->vfork_child = 0;
 		return pid;
 	}
-	p->intr_ret = p->vfork_child;
+	p->blk.intr_ret = p->vfork_child;
 	long err = task_wait_queue(p, &p->vfork_wq, 0);
 	return err ? err : task_block(p);
 }
@@ -171,7 +168,7 @@ void kernel_vfork_release(struct task *c)
 
 long sys_clone(struct task *t, const unsigned long *a)
 {
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. */
 	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
@@ -185,7 +182,7 @@ long sys_fork(struct task *t, const unsigned long *a)
 
 long sys_clone3(struct task *t, const unsigned long *a)
 {
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	struct {
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;

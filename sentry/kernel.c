@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -61,8 +62,8 @@ static void act_on_host_signal(int sig)
 		return;
 	}
 	siginfo_t si = {.si_signo = sig, .si_code = SI_KERNEL};
-	for (struct task *p = kernel.tasks; p; p = p->next)
-		if (p->group_leader == p && !p->zombie && p->pgid == kernel.tty_fg_pgid)
+	for_each_process(p)
+		if (!p->zombie && p->pgid == kernel.tty_fg_pgid)
 			signal_send_process(p, sig, &si);
 }
 
@@ -95,7 +96,7 @@ static void file_resized(struct mobj *mo, uint64_t size)
 	if (mo->refs <= 1)
 		return; /* only the file holds it: nothing maps it */
 	visit++;
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (!t->mm || t->mm->visit == visit)
 			continue;
 		t->mm->visit = visit;
@@ -136,10 +137,10 @@ static void finish_syscall(struct task *t, long ret)
 	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie || t->thread_gone)
 		return;
 	bool in_syscall = !t->regs_set;
-	t->retry = false;
-	t->timed_out = false;
+	t->blk.retry = false;
+	t->blk.timed_out = false;
 	t->regs_set = false;
-	t->intr_ret = 0;
+	t->blk.intr_ret = 0;
 	if (signal_pending(t) || t->has_saved_sigmask || (in_syscall && is_restart(ret))) {
 		if (!signal_deliver(t, ret, in_syscall))
 			return;
@@ -149,23 +150,23 @@ static void finish_syscall(struct task *t, long ret)
 	kernel_resume(t);
 }
 
-/* The handler runs once more knowing it was interrupted (t->interrupted), so it can finish
+/* The handler runs once more knowing it was interrupted (t->blk.interrupted), so it can finish
  * with what it has (a partial write, the time left of a sleep); if it would block again the
- * syscall ends with t->intr_ret. */
+ * syscall ends with t->blk.intr_ret. */
 void kernel_interrupt_syscall(struct task *t)
 {
-	t->retry = true;
-	t->interrupted = true;
+	t->blk.retry = true;
+	t->blk.interrupted = true;
 	t->mm->via = t->pt;
 	long ret = syscall_dispatch(t);
 	if (ret == -ESENTRY_BLOCK) {
 		task_cancel_wait(t);
-		ret = t->intr_ret ? t->intr_ret : -ERESTARTSYS;
+		ret = t->blk.intr_ret ? t->blk.intr_ret : -ERESTARTSYS;
 		if (kernel.cfg.strace)
 			strace_print(t, ret);
 	}
-	t->interrupted = false;
-	t->sigwait_set = 0;
+	t->blk.interrupted = false;
+	t->blk.sigwait_set = 0;
 	finish_syscall(t, ret);
 }
 
@@ -205,8 +206,8 @@ static bool vsyscall_trap(struct task *t)
 	    .sp = regs.rsp,
 	    .native = true,
 	};
-	t->retry = false;
-	t->timed_out = false;
+	t->blk.retry = false;
+	t->blk.timed_out = false;
 	kernel_retry_syscall(t);
 	return true;
 }
@@ -230,8 +231,8 @@ static void handle_event(const struct platform_event *ev)
 			kernel_exit_group(t, SIGKILL);
 			return;
 		}
-		t->retry = false;
-		t->timed_out = false;
+		t->blk.retry = false;
+		t->blk.timed_out = false;
 		kernel_retry_syscall(t);
 		break;
 	case PEV_SIGNAL:
@@ -254,7 +255,7 @@ static void handle_event(const struct platform_event *ev)
 		break;
 	case PEV_STOP:
 		/* An interrupt we asked for: deliver what is pending. */
-		if (!t->blocked && signal_deliver(t, 0, false))
+		if (!t->blk.blocked && signal_deliver(t, 0, false))
 			kernel_resume(t);
 		break;
 	case PEV_EXITED:
@@ -325,10 +326,10 @@ static void loop(void)
 
 void kernel_teardown(void)
 {
+	struct task *t;
+
 	kernel_free_dead();
-	while (kernel.tasks) {
-		struct task *t = kernel.tasks;
-		kernel.tasks = t->next;
+	while ((t = task_list_pop())) {
 		task_cancel_wait(t);
 		if (t->pt)
 			platform_kill(t->pt);
@@ -635,9 +636,9 @@ static void print_restore_stats(void)
 	if (f)
 		fclose(f);
 	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
-		(now.tv_sec - kernel_main_start.tv_sec) * 1e3 +
-		    (now.tv_nsec - kernel_main_start.tv_nsec) / 1e6,
-		cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6, rss);
+		(now.tv_sec - kernel_main_start.tv_sec) * (double)MSEC_PER_SEC +
+		    (now.tv_nsec - kernel_main_start.tv_nsec) / (double)NSEC_PER_MSEC,
+		cpu.tv_sec * (double)MSEC_PER_SEC + cpu.tv_nsec / (double)NSEC_PER_MSEC, rss);
 }
 
 struct timespec kernel_main_start;

@@ -37,7 +37,6 @@ struct kernel_config {
 
 struct kernel {
 	struct kernel_config cfg;
-	struct task *tasks;
 	struct task *dead;    /* exited this event; freed by the loop */
 	struct task *current; /* the task whose syscall is being served */
 	pid_t next_pid;
@@ -75,7 +74,7 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o);
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
 void kernel_retry_syscall(struct task *t);
 
-/* Ends T's blocked syscall with t->intr_ret because a signal arrived, and lets T run. */
+/* Ends T's blocked syscall with t->blk.intr_ret because a signal arrived, and lets T run. */
 void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);

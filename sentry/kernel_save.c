@@ -2,6 +2,7 @@
  * allocator, the identity of the rootfs and the sandbox-wide state procfs keeps. Loading it
  * checks that this host can take the image (the rootfs is there and is the same tree, the CPU
  * saves the same registers) before anything else is rebuilt. */
+#include "common/limits.h"
 #include "sentry/kernel.h"
 
 #include <dirent.h>
@@ -129,10 +130,10 @@ int kernel_ckpt_save(struct enc *e)
 	enc_u64(e, platform_xfeatures());
 	/* Tasks are queued in list order (the order restore links them in); their records
 	 * follow in the tasks section. */
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		ntasks++;
 	enc_u64(e, ntasks);
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (!ckpt_refs_id(e->refs, CK_TASK, t))
 			return enc_fail(e, "out of memory");
 	return procfs_state_save(e);
@@ -158,8 +159,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
-	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2 ||
-	    guest_now.tv_sec < 0)
+	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > MAX_CPUS ||
+	    kernel.next_pid < 2 || guest_now.tv_sec < 0)
 		return dec_fail(d, "bad kernel record");
 	if (fpsize != platform_fpstate_size() || (xfeatures & ~platform_xfeatures()))
 		return dec_fail(d,

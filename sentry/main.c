@@ -9,12 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/syscall.h"
 
 #define VERSION "0.1.0"
+/* MAX_CPUS as a string literal, for the texts below. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MAX_CPUS_STR STR(MAX_CPUS)
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
@@ -31,7 +36,8 @@ static const char usage[] =
     "  --strace              print every guest syscall and its result on stderr\n"
     "  --env K=V             set an environment variable for CMD (repeatable)\n"
     "  --cwd DIR             working directory inside the sandbox (default /)\n"
-    "  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
+    "  --cpus N              number of CPUs the guest sees, 1.." MAX_CPUS_STR
+    " (default: the host's)\n"
     "  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
     "                        they make syscalls, on any CPU while they compute), same, other\n"
     "  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
@@ -176,8 +182,9 @@ static int cmd_run(int argc, char **argv)
 		case 'n':
 			errno = 0;
 			long n = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > 512)
-				return fail("run: --cpus needs a number from 1 to 512, got",
+			if (errno || *end || end == optarg || n < 1 || n > MAX_CPUS)
+				return fail("run: --cpus needs a number from 1 to " MAX_CPUS_STR
+					    ", got",
 					    optarg);
 			cfg.cpus = (int)n;
 			break;
@@ -204,7 +211,7 @@ static int cmd_run(int argc, char **argv)
 	cfg.envp = env;
 	if (cfg.cpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cfg.cpus = n < 1 ? 1 : n > 512 ? 512 : (int)n;
+		cfg.cpus = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
 	}
 	int r = kernel_run(&cfg);
 	if (r >= 0)

@@ -101,6 +101,12 @@ static void split_ref(struct vma *piece)
 		vfs_dentry_get(piece->dentry);
 }
 
+struct mm *mm_get(struct mm *mm)
+{
+	mm->refs++;
+	return mm;
+}
+
 void mm_put(struct mm *mm)
 {
 	if (!mm || --mm->refs > 0)

@@ -37,6 +37,8 @@ struct mm {
 
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);
+/* Another reference on MM (CLONE_VM); mm_put drops one, the last frees MM. */
+struct mm *mm_get(struct mm *mm);
 void mm_put(struct mm *mm);
 /* A copy of PARENT for fork: private memory shared copy-on-write, MAP_SHARED memory shared,
  * mirrored by the new stub THREAD belongs to. PARENT->via must be a stopped thread. */

@@ -61,13 +61,13 @@ static long io_allowed(struct vfs_file *f, bool is_read)
 }
 
 /* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
- * write to a stream that only partly fits keeps what it wrote in t->io_done across retries,
+ * write to a stream that only partly fits keeps what it wrote in t->blk.io_done across retries,
  * so the retry continues where it stopped. */
 static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, int giovcnt,
 		  off_t *pos, bool is_read)
 {
 	struct iovec iov[IOV_PIECES];
-	size_t total, done = t->retry && !is_read ? t->io_done : 0;
+	size_t total, done = t->blk.retry && !is_read ? t->blk.io_done : 0;
 	long err = io_allowed(f, is_read);
 
 	if (err)
@@ -77,7 +77,7 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	if (n <= 0)
 		return n;
 	n = arg_iovec_advance(iov, n, done);
-	long r = t->retry && !is_read ? vfs_unix_woken_send_error(f) : 0;
+	long r = t->blk.retry && !is_read ? vfs_unix_woken_send_error(f) : 0;
 	if (r)
 		return done ? (long)done : r;
 	r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
@@ -99,9 +99,9 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 		signal_send_thread(t, SIGPIPE, &si);
 	}
 	if (r == -EAGAIN && !(f->flags & O_NONBLOCK)) {
-		t->io_done = done;
+		t->blk.io_done = done;
 		/* A signal ends a partial write with what it wrote. */
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		long b = wait_for_file(t, f, is_read ? POLLIN : POLLOUT);
 		if (b != -EAGAIN)
 			return b;
@@ -236,14 +236,14 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	struct vfs_file *f;
 	long err;
 
-	if (!(t->retry && t->pending_open) &&
+	if (!(t->blk.retry && t->blk.pending_open) &&
 	    (err = arg_path_at(t, dirfd, path_addr, in_root, path, &start)))
 		return err;
-	if (t->retry && t->pending_open) {
+	if (t->blk.retry && t->blk.pending_open) {
 		/* A FIFO open waiting for its partner. */
-		f = t->pending_open;
-		t->pending_open = NULL;
-		if (t->interrupted) {
+		f = t->blk.pending_open;
+		t->blk.pending_open = NULL;
+		if (t->blk.interrupted) {
 			vfs_file_put(f);
 			return -ERESTARTSYS;
 		}
@@ -255,9 +255,9 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	}
 	struct waitq *wq;
 	if (vfs_fifo_waiting(f, &wq)) {
-		t->pending_open = f;
+		t->blk.pending_open = f;
 		if ((err = task_wait_queue(t, wq, 0))) {
-			t->pending_open = NULL;
+			t->blk.pending_open = NULL;
 			vfs_file_put(f);
 			return err;
 		}
@@ -724,7 +724,7 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 		return -EINVAL;
 	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
-	if (t->retry && (w = vfs_unix_woken_send_error(out)))
+	if (t->blk.retry && (w = vfs_unix_woken_send_error(out)))
 		return w;
 	while (done < count) {
 		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
@@ -362,10 +363,10 @@ static long utimes_at(struct task *t, int dirfd, uintptr_t path_addr, uintptr_t 
 	if (copy_in(t->mm, tv, tv_addr, sizeof(tv)))
 		return -EFAULT;
 	for (int i = 0; i < 2; i++) {
-		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= USEC_PER_SEC)
 			return -EINVAL;
 		ts[i].tv_sec = tv[i].tv_sec;
-		ts[i].tv_nsec = tv[i].tv_usec * 1000;
+		ts[i].tv_nsec = tv[i].tv_usec * NSEC_PER_USEC;
 	}
 	return utimens_at(t, dirfd, path_addr, ts, 0);
 }

@@ -76,7 +76,7 @@ static long tty_job_control(struct task *t, struct vfs_file *f, unsigned int cmd
 			return -ENOTTY;
 		if (pgid < 0)
 			return -EINVAL;
-		for (struct task *o = kernel.tasks; o; o = o->next)
+		for_each_task(o)
 			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
 		if (!exists)
 			return -EPERM;

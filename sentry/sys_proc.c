@@ -51,33 +51,31 @@ long sys_setpgid(struct task *t, const unsigned long *a)
 		pgid = p->tgid;
 	if (pgid != p->tgid) {
 		bool exists = false;
-		for (struct task *o = kernel.tasks; o; o = o->next)
+		for_each_task(o)
 			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
 		if (!exists)
 			return -EPERM;
 	}
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == p->tgid)
-			o->pgid = pgid;
+	for_each_thread_of(p, o)
+		o->pgid = pgid;
 	return 0;
 }
 
 long sys_setsid(struct task *t, const unsigned long *a)
 {
 	(void)a;
-	for (struct task *o = kernel.tasks; o; o = o->next)
+	for_each_task(o)
 		if (!o->zombie && o->pgid == t->tgid)
 			return -EPERM; /* already a process group leader */
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid)
-			o->pgid = o->sid = t->tgid;
+	for_each_thread_of(t->group_leader, o)
+		o->pgid = o->sid = t->tgid;
 	return t->tgid;
 }
 
 long sys_vfork(struct task *t, const unsigned long *a)
 {
 	(void)a;
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 }

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "common/units.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
@@ -119,14 +120,14 @@ static long sock_wait(struct task *t, struct vfs_file *f, uint32_t events, bool 
 	long err;
 
 	if (sock_timeout(f, send, &to)) {
-		if (!t->retry)
-			t->sys_deadline = ts_add(mono_now(), to);
-		else if (ts_cmp(mono_now(), t->sys_deadline) >= 0)
+		if (!t->blk.retry)
+			t->blk.deadline = ts_add(mono_now(), to);
+		else if (ts_cmp(mono_now(), t->blk.deadline) >= 0)
 			return -ETIMEDOUT;
-		task_wait_until(t, &t->sys_deadline);
+		task_wait_until(t, &t->blk.deadline);
 		/* A wait with a timeout is not restarted by a signal (Linux's sock_intr_errno). */
-		if (t->intr_ret == -ERESTARTSYS)
-			t->intr_ret = -EINTR;
+		if (t->blk.intr_ret == -ERESTARTSYS)
+			t->blk.intr_ret = -EINTR;
 	}
 	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
 		err = task_wait_host_fd(t, f->ops->host_fd(f), events);
@@ -441,7 +442,7 @@ static long do_accept(struct task *t, int fd, uintptr_t uaddr, uintptr_t ulen, i
 	else
 		err = vfs_sock_ops(f)->accept(f, flags & O_NONBLOCK, &nf);
 	if (err == -EAGAIN && !(f->flags & O_NONBLOCK)) {
-		t->intr_ret = -ERESTARTSYS;
+		t->blk.intr_ret = -ERESTARTSYS;
 		err = sock_wait(t, f, POLLIN, false);
 		return err == -ETIMEDOUT ? -EAGAIN : err;
 	}
@@ -482,7 +483,7 @@ static long connect_other(struct task *t, struct vfs_file *f, const char *buf, l
 	long err = vfs_sock_ops(f)->connect(f, buf, (unsigned int)len);
 
 	if ((err == -EINPROGRESS || err == -EALREADY) && !(f->flags & O_NONBLOCK)) {
-		t->intr_ret = -ERESTARTSYS;
+		t->blk.intr_ret = -ERESTARTSYS;
 		err = sock_wait(t, f, POLLOUT, true);
 		return err == -ETIMEDOUT ? -EINPROGRESS : err;
 	}
@@ -516,7 +517,7 @@ long sys_connect(struct task *t, const unsigned long *a)
 		return err;
 	err = vfs_unix_connect(f, target, &cred, &wq);
 	if (err == -EAGAIN && !(f->flags & O_NONBLOCK) && wq) {
-		t->intr_ret = -ERESTARTSYS;
+		t->blk.intr_ret = -ERESTARTSYS;
 		return sock_block(t, wq, POLLOUT);
 	}
 	return err;
@@ -759,7 +760,7 @@ static long cmsg_check(struct task *t, uintptr_t control, size_t controllen)
 }
 
 /* One send: GIOV/CNT from the guest, an address (ADDR, ADDRLEN) or none, a control buffer.
- * A blocking stream send that only partly fits keeps its progress in t->io_done, and the
+ * A blocking stream send that only partly fits keeps its progress in t->blk.io_done, and the
  * files it passes go with its first part only. Without MAY_BLOCK, a send that would wait
  * gives -EAGAIN instead (sendmmsg after its first message). */
 static long sock_send(struct task *t, struct vfs_file *f, const struct iovec *giov, size_t cnt,
@@ -785,8 +786,8 @@ static long sock_send(struct task *t, struct vfs_file *f, const struct iovec *gi
 		return err;
 	bool stream = sock_type(f) == SOCK_STREAM;
 	bool block = may_block && !nonblocking(f, flags);
-	size_t done = t->retry && stream && block ? t->io_done : 0;
-	if (unix_sock && t->retry && (err = vfs_unix_woken_send_error(f))) {
+	size_t done = t->blk.retry && stream && block ? t->blk.io_done : 0;
+	if (unix_sock && t->blk.retry && (err = vfs_unix_woken_send_error(f))) {
 		err = done ? (long)done : err;
 		goto out;
 	}
@@ -829,8 +830,8 @@ static long sock_send(struct task *t, struct vfs_file *f, const struct iovec *gi
 		signal_send_thread(t, SIGPIPE, &si);
 	}
 	if (err == -EAGAIN && block) {
-		t->io_done = done;
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.io_done = done;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		err = sock_wait(t, f, POLLOUT, true);
 		if (err == -ETIMEDOUT)
 			err = done ? (long)done : -EAGAIN;
@@ -901,7 +902,7 @@ struct recv_out {
 };
 
 /* One receive into GIOV/CNT. Stream reads with MSG_WAITALL keep their progress in
- * t->io_done across retries. Without MAY_BLOCK, a receive that would wait gives -EAGAIN
+ * t->blk.io_done across retries. Without MAY_BLOCK, a receive that would wait gives -EAGAIN
  * (recvmmsg after its first message). */
 static long sock_recv(struct task *t, struct vfs_file *f, const struct iovec *giov, size_t cnt,
 		      int flags, uintptr_t control, size_t controllen, struct recv_out *out,
@@ -919,7 +920,7 @@ static long sock_recv(struct task *t, struct vfs_file *f, const struct iovec *gi
 	bool block = may_block && !nonblocking(f, flags);
 	bool waitall =
 	    (flags & MSG_WAITALL) && !(flags & MSG_PEEK) && block && sock_type(f) == SOCK_STREAM;
-	size_t done = t->retry && waitall ? t->io_done : 0;
+	size_t done = t->blk.retry && waitall ? t->blk.io_done : 0;
 	if (!unix_sock && (flags & MSG_TRUNC) && sock_type(f) == SOCK_STREAM) {
 		/* A stream's MSG_TRUNC drops bytes without copying: the buffer is not touched. */
 		if (!(iov = malloc((cnt ? cnt : 1) * sizeof(*iov))))
@@ -951,8 +952,8 @@ static long sock_recv(struct task *t, struct vfs_file *f, const struct iovec *gi
 		err = -EAGAIN;
 	}
 	if (err == -EAGAIN && block) {
-		t->io_done = done;
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.io_done = done;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		err = sock_wait(t, f, POLLIN, false);
 		if (err != -ETIMEDOUT)
 			goto out;
@@ -1137,7 +1138,7 @@ long sys_sendmmsg(struct task *t, const unsigned long *a)
 }
 
 /* recvmmsg(2): up to VLEN messages, each one's length in its msg_len. A blocking socket waits
- * for each one (t->io_done counts those received across retries) until MSG_WAITFORONE
+ * for each one (t->blk.io_done counts those received across retries) until MSG_WAITFORONE
  * after the first, or the timeout (checked, as Linux does, when a message arrives), ends the
  * call; an error after some messages ends it with their count. */
 long sys_recvmmsg(struct task *t, const unsigned long *a)
@@ -1151,30 +1152,30 @@ long sys_recvmmsg(struct task *t, const unsigned long *a)
 
 	if ((err = sock_fd(t, arg_int(a, 0), &f)))
 		return err;
-	if (a[4] && !t->retry) {
+	if (a[4] && !t->blk.retry) {
 		if (copy_in(t->mm, &ts, a[4], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), ts);
+		t->blk.deadline = ts_add(mono_now(), ts);
 	}
 	if (vlen > ARG_IOV_MAX)
 		vlen = ARG_IOV_MAX;
-	size_t i = t->retry ? t->io_done : 0;
+	size_t i = t->blk.retry ? t->blk.io_done : 0;
 	for (; i < vlen; i++) {
 		uintptr_t m = vec + i * sizeof(struct mmsghdr);
 		bool may_block = i == 0 || !(flags & MSG_WAITFORONE);
-		if (a[4] && i > 0 && ts_cmp(mono_now(), t->sys_deadline) >= 0)
+		if (a[4] && i > 0 && ts_cmp(mono_now(), t->blk.deadline) >= 0)
 			break;
-		t->io_done = i;
+		t->blk.io_done = i;
 		err =
 		    recv_one(t, f, m, flags | (i > 0 && !may_block ? MSG_DONTWAIT : 0), may_block);
 		if (err == -ESENTRY_BLOCK) {
-			t->io_done = i;
+			t->blk.io_done = i;
 			if (i > 0) {
-				t->intr_ret = (int)i;
+				t->blk.intr_ret = (int)i;
 				if (a[4])
-					task_wait_until(t, &t->sys_deadline);
+					task_wait_until(t, &t->blk.deadline);
 			}
 			return err;
 		}

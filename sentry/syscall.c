@@ -408,7 +408,7 @@ long syscall_dispatch(struct task *t)
 	} else {
 		ret = def->fn(t, t->sc.args);
 	}
-	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->retry))
+	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->blk.retry))
 		strace_print(t, ret);
 	return ret;
 }

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "common/units.h"
+
 /* Kinds of shared objects, in load order. */
 enum ckpt_kind {
 	CK_MOBJ,       /* a memory-file range (mem/memfile.h) */
@@ -101,7 +103,7 @@ char *dec_str(struct dec *d);
 /* A time, failing ("bad time") unless its nanoseconds are in [0, 1e9) and its seconds within
  * ±DEC_TIME_MAX_SEC (about 146 years), so that any two saved times subtract and convert to
  * nanoseconds without overflow. */
-#define DEC_TIME_MAX_SEC (INT64_MAX / 1000000000LL / 2)
+#define DEC_TIME_MAX_SEC (INT64_MAX / NSEC_PER_SEC / 2)
 struct timespec dec_timespec(struct dec *d);
 /* The object of kind K loaded under the next id (borrowed: the load keeps its reference
  * until the end of the restore); NULL for id 0. An unknown id fails the decoder. */

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "vfs/internal.h"
 #include "vfs/save.h"
 #include "vfs/sock.h"

@@ -44,6 +44,8 @@ int procfs_task(struct procfs *p, struct kernfs_node *n, struct procinfo_task *t
 /* PERMITTED: the reader may see T's addresses and exit code (procfs_may_read). */
 void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t, bool permitted);
 bool procfs_may_read(struct procfs *p, pid_t pid);
+/* Set while a restore loads (procfs_set_restoring): dynamic lookups do not check. */
+bool procfs_restoring(void);
 void procfs_fmt_statm(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int cpus);
 void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t);

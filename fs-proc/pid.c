@@ -533,10 +533,12 @@ static int fd_lookup_as(struct kernfs_node *dir, const char *name, struct kernfs
 
 	if (err)
 		return err;
-	err = procfs_of(dir)->ops->fd_file(pid_of(dir), (int)fd, &f, &cloexec);
-	if (err)
-		return -ENOENT;
-	vfs_file_put(f);
+	if (!procfs_restoring()) {
+		err = procfs_of(dir)->ops->fd_file(pid_of(dir), (int)fd, &f, &cloexec);
+		if (err)
+			return -ENOENT;
+		vfs_file_put(f);
+	}
 	out->entry = e;
 	out->key[PROCFS_KEY_FD] = fd;
 	out->arg = fd;
@@ -609,16 +611,18 @@ static int task_lookup(struct kernfs_node *dir, const char *name, struct kernfs_
 
 	if (err)
 		return err;
-	n = get_tids(dir, &tids);
-	if (n < 0)
-		return -ENOENT;
-	err = -ENOENT;
-	for (int i = 0; i < n; i++)
-		if (tids[i] == tid)
-			err = 0;
-	free(tids);
-	if (err)
-		return err;
+	if (!procfs_restoring()) {
+		n = get_tids(dir, &tids);
+		if (n < 0)
+			return -ENOENT;
+		err = -ENOENT;
+		for (int i = 0; i < n; i++)
+			if (tids[i] == tid)
+				err = 0;
+		free(tids);
+		if (err)
+			return err;
+	}
 	out->entry = &tid_entry;
 	out->key[PROCFS_KEY_TID] = tid;
 	out->arg = tid;

@@ -457,6 +457,18 @@ static int pids_iterate(struct kernfs_node *dir, kernfs_emit_fn emit, void *ctx)
 	return np < 0 ? np : 0;
 }
 
+static bool restoring;
+
+void procfs_set_restoring(bool on)
+{
+	restoring = on;
+}
+
+bool procfs_restoring(void)
+{
+	return restoring;
+}
+
 static int pids_lookup(struct kernfs_node *dir, const char *name, struct kernfs_child_desc *out)
 {
 	char *end;
@@ -468,7 +480,7 @@ static int pids_lookup(struct kernfs_node *dir, const char *name, struct kernfs_
 	pid = strtol(name, &end, 10);
 	if (*end || pid <= 0 || pid > 0x7fffffff)
 		return -ENOENT;
-	if (ops_of(dir)->tids((pid_t)pid, &one, 0) < 0)
+	if (!restoring && ops_of(dir)->tids((pid_t)pid, &one, 0) < 0)
 		return -ENOENT;
 	out->entry = &procfs_pid_entry;
 	out->key[PROCFS_KEY_PID] = pid;

@@ -22,4 +22,9 @@ struct dec;
 int procfs_state_save(struct enc *e);
 int procfs_state_load(struct dec *d);
 
+/* While a restore loads dentries and files, the processes they name are not restored yet:
+ * with RESTORING set, /proc/PID, task/TID and fd/N look up whatever number they are given (a
+ * name that turns out to be no process afterwards behaves as that of a process that died). */
+void procfs_set_restoring(bool restoring);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs-proc/procfs.h"
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
@@ -194,6 +195,8 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		*err = strdup("out of memory");
 		return -ENOMEM;
 	}
+	/* Dentries and files under /proc name processes that the tasks section restores last. */
+	procfs_set_restoring(true);
 	for (int i = 0; i < NSECTIONS && !ret; i++) {
 		const char *name = section_name(i);
 		struct image_section *s = image_find(&img, name);
@@ -252,6 +255,7 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 			ckpt_refs_foreach(refs, k, kinds[k].drop);
 	ckpt_refs_free(refs);
 	image_free(&img);
+	procfs_set_restoring(false);
 	if (!ret)
 		ret = task_load_finish(err);
 	return ret;

@@ -130,6 +130,15 @@ counter_loop_continues_across_checkpoints() {
   done
 }
 
+# Open /proc files and a cwd inside /proc/PID name processes that a restore brings back only
+# after the files: the image must restore, and they must still work.
+open_proc_files_and_a_cwd_in_proc_survive() {
+  cycle '^ready$' '' '' /bin/sh -c 'exec 3</proc/self/status; exec 4</proc/self/fdinfo/3
+    cd /proc/self/task/$$; echo ready; sleep 2; head -1 <&3 | tr "\t" " "; cat comm
+    head -1 <&4 | tr "\t" " "' || return
+  both_restores_end_with 3 "Name: sh sh pos: 0 "
+}
+
 pipeline_with_bytes_in_the_pipe_survives() {
   cycle '^ready$' '' '' /bin/sh -c 'echo ready; seq 1 50000 | (sleep 2; wc -l)' || return
   both_restores_end_with 1 "50000 "
@@ -372,6 +381,7 @@ failed_checkpoint_leaves_the_sandbox_running() {
 scenarios+=(
   counter_loop_continues_across_checkpoints
   pipeline_with_bytes_in_the_pipe_survives
+  open_proc_files_and_a_cwd_in_proc_survive
   threads_mid_computation_give_the_uninterrupted_result
   zombie_child_is_still_a_zombie_after_restore
   files_in_tmp_and_over_etc_are_in_the_image

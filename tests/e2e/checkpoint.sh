@@ -196,7 +196,7 @@ image_size_does_not_grow_with_cpus() {
   for cpus in 2 96; do
     id="e2e-$$-cpus$cpus"
     rm -rf "$WORK/img-cpus$cpus"
-    ms_bg "$WORK/cpus.out" run --id "$id" --cpus "$cpus" "$ROOTFS" -- /bin/sh -c 'find /sys /proc/sys >/dev/null 2>&1; echo ready; exec sleep 100'
+    ms_bg "$WORK/cpus.out" run --id "$id" --cpus "$cpus" "$ROOTFS" -- /bin/sh -c 'find /sys/devices/system/cpu /proc/sys >/dev/null 2>&1; echo ready; exec sleep 100'
     local p=$bg_pid
     wait_line "$WORK/cpus.out" '^ready$' || { kill "$p"; return 1; }
     checkpoint "$id" "$WORK/img-cpus$cpus" || { kill "$p"; return 1; }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -175,38 +176,84 @@ static long long us_between(struct timespec a, struct timespec b)
 	return (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR" or "ping". The answer: "ok BYTES PAGES
- * WALL_US CPU_US" (the checkpoint's wall and CPU time in the Sentry) or "error MESSAGE". */
+/* Reads into BUF (SIZE bytes) what there is, and the descriptor that came with it into *FD
+ * (the first one; any other is closed). */
+static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} ctl;
+	struct iovec iov = {buf, size};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	return n;
+}
+
+/* One request line: "checkpoint LEAVE FORCE DIR", with a descriptor of DIR's parent directory
+ * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
+ * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
+ * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in
+ * the Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
 	char req[PATH_MAX + 64];
 	size_t got = 0;
+	int parent = -1;
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 
 	while (got < sizeof(req) - 1 && !memchr(req, '\n', got)) {
 		if (poll(&p, 1, 2000) <= 0)
-			return;
-		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+			goto out;
+		ssize_t n = recv_with_fd(fd, req + got, sizeof(req) - 1 - got, &parent);
 		if (n <= 0)
-			return;
+			goto out;
 		got += n;
 	}
 	req[got] = 0;
 	char *nl = strchr(req, '\n');
 	if (!nl)
-		return;
+		goto out;
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
 		reply(fd, "ok\n");
-		return;
+		goto out;
 	}
 	int leave, force, off = 0;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
 	    req[off] != '/') {
 		reply(fd, "error bad request\n");
-		return;
+		goto out;
 	}
-	const char *dir = req + off;
+	const char *dir = req + off, *name = strrchr(dir, '/') + 1;
+	struct stat st;
+	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		reply(fd, "error the request came without its image's directory\n");
+		goto out;
+	}
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+		reply(fd, "error bad image name\n");
+		goto out;
+	}
 	struct state_save_stats stats;
 	struct timespec w0, w1, c0, c1;
 	char *err = NULL;
@@ -215,13 +262,13 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		kernel_ckpt_set_caller(NULL, 0);
-		r = state_save(dir, force, &stats, &err);
+		r = state_save(parent, name, force, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
 		free(err);
 		kernel_unquiesce();
-		return;
+		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
@@ -234,6 +281,9 @@ static void serve_request(int fd)
 		kernel.done = true;
 		kernel.exit_status = 0;
 	}
+out:
+	if (parent >= 0)
+		close(parent);
 }
 
 bool control_handle_event(void *ptr)
@@ -278,7 +328,7 @@ long control_save_restore_test(struct task *t)
 	int r = kernel_quiesce();
 	if (!r) {
 		kernel_ckpt_set_caller(t, 0);
-		r = state_save(dir, false, NULL, &err);
+		r = state_save(AT_FDCWD, dir, false, NULL, &err);
 		kernel_ckpt_set_caller(NULL, 0);
 	}
 	if (r) {
@@ -316,20 +366,82 @@ long control_save_restore_test(struct task *t)
 
 /* --- the client ---------------------------------------------------------------------------- */
 
+/* The directory image DIR goes into, opened for the Sentry, which reaches no path of its own;
+ * ABS gets DIR's absolute path with the user's own symbolic links resolved here, so that the
+ * Sentry, which never follows one, writes where the user meant. As root the descriptor is of
+ * a detached copy of the directory's mount, at whose top ".." goes nowhere. */
+static int open_image_parent(const char *dir, char *abs, size_t size)
+{
+	char path[PATH_MAX], cwd[PATH_MAX], real[PATH_MAX];
+	size_t n;
+	int fd;
+
+	if (dir[0] == '/')
+		n = (size_t)snprintf(path, sizeof(path), "%s", dir);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = (size_t)snprintf(path, sizeof(path), "%s/%s", cwd, dir);
+	else
+		return -errno;
+	if (n >= sizeof(path))
+		return -ENAMETOOLONG;
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+	if (realpath(path, real)) {
+		n = (size_t)snprintf(abs, size, "%s", real);
+	} else {
+		char *slash = strrchr(path, '/');
+		*slash = 0;
+		if (!realpath(slash == path ? "/" : path, real))
+			return -errno;
+		n = (size_t)snprintf(abs, size, "%s/%s", strcmp(real, "/") ? real : "", slash + 1);
+	}
+	if (n >= size)
+		return -ENAMETOOLONG;
+	char *name = strrchr(abs, '/') + 1;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%.*s", name - abs > 1 ? (int)(name - abs - 1) : 1, abs);
+	fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Sends LEN bytes of BUF on SOCK with descriptor FD. */
+static int send_with_fd(int sock, const char *buf, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
 int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
 {
-	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], cwd[PATH_MAX];
+	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX];
 
 	if (!control_socket_path(name, path, sizeof(path))) {
 		fprintf(stderr, "minisentry: checkpoint: '%s' is not a sandbox name\n", name);
 		return 2;
 	}
-	if (dir[0] == '/') {
-		snprintf(abs, sizeof(abs), "%s", dir);
-	} else if (!getcwd(cwd, sizeof(cwd)) ||
-		   (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, dir) >= sizeof(abs)) {
-		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
-		return 2;
+	int parent = open_image_parent(dir, abs, sizeof(abs));
+	if (parent < 0) {
+		fprintf(stderr, "minisentry: checkpoint: image directory '%s': %s\n", dir,
+			strerror(-parent));
+		return 1;
 	}
 	struct stat st;
 	if (!force && stat(abs, &st) == 0) {
@@ -346,6 +458,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 				"minisentry: checkpoint: image directory '%s' exists and is not "
 				"empty (--force replaces it)\n",
 				dir);
+			close(parent);
 			return 1;
 		}
 	}
@@ -357,6 +470,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 			"minisentry: checkpoint: sandbox '%s' is already being checkpointed\n",
 			name);
 		close(lfd);
+		close(parent);
 		return 1;
 	}
 	int fd = connect_to(path);
@@ -364,19 +478,21 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		fprintf(stderr, "minisentry: checkpoint: no running sandbox named '%s'\n", name);
 		if (lfd >= 0)
 			close(lfd);
+		close(parent);
 		return 1;
 	}
 	char req[PATH_MAX + 64];
 	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s\n", leave_running, force, abs);
 	char resp[1024];
 	size_t got = 0;
-	if (write(fd, req, n) == n) {
+	if (send_with_fd(fd, req, n, parent) == 0) {
 		ssize_t r;
 		while (got < sizeof(resp) - 1 &&
 		       (r = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
 			got += r;
 	}
 	close(fd);
+	close(parent);
 	if (lfd >= 0)
 		close(lfd);
 	resp[got] = 0;

@@ -73,7 +73,7 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
 }
 
-int state_save(const char *dir, bool force, struct state_save_stats *stats, char **err)
+int state_save(int at, const char *dir, bool force, struct state_save_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
 	struct enc secs[NSECTIONS];
@@ -117,7 +117,7 @@ int state_save(const char *dir, bool force, struct state_save_stats *stats, char
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
-	ret = image_write(dir, &img, force, err);
+	ret = image_write(at, dir, &img, force, err);
 	if (!ret && stats) {
 		stats->pages = pages;
 		stats->bytes = 0;

@@ -16,9 +16,10 @@ struct state_save_stats {
 	uint64_t pages; /* memory pages saved */
 };
 
-/* Writes the image of the (quiesced) kernel to DIR; see image_write for FORCE. On failure
- * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
-int state_save(const char *dir, bool force, struct state_save_stats *stats, char **err);
+/* Writes the image of the (quiesced) kernel to DIR beneath directory descriptor AT (or
+ * AT_FDCWD); see image_write for FORCE. On failure nothing is left at DIR and *ERR (malloc'd)
+ * says why in one line. */
+int state_save(int at, const char *dir, bool force, struct state_save_stats *stats, char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int state_load(const char *dir, const struct kernel_restore_opts *o, char **err);

@@ -4,7 +4,7 @@
 # Each scenario is a function named for the behaviour it specifies; it returns 0 to pass,
 # 2 to skip (missing prerequisite) or 1 with $why set.
 # Usage: tests/e2e/run.sh MINISENTRY ROOTFS   (MINISENTRY_ROOTFS overrides ROOTFS; E2E_TIMEOUT,
-# default 30, is the limit in seconds for one run)
+# default 30, is the limit in seconds for one run; E2E_ONLY=REGEX picks scenarios)
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -357,6 +357,8 @@ if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
 fi
 
 for s in "${scenarios[@]}"; do
+  # E2E_ONLY=REGEX runs only the scenarios whose names match (while working on some).
+  [ -n "${E2E_ONLY:-}" ] && ! [[ $s =~ $E2E_ONLY ]] && continue
   why=""
   "$s"
   rc=$?

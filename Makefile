@@ -12,7 +12,7 @@ CC      := gcc
 endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE
-LDLIBS  := -lz
+LDLIBS  := -lz -lcap
 
 ifeq ($(SAN),1)
 BUILD   := build-san

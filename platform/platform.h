@@ -33,9 +33,9 @@ struct platform_thread {
 	pid_t tid;	/* host thread id */
 	pid_t host_pid; /* host pid of its stub process */
 	struct platform_stub *stub;
-	/* PLACEMENT_AUTO: when it was last resumed and whether it runs now (both read by the
-	 * placement tick, a signal handler), whether it may run on any CPU, how many short runs
-	 * in a row it made since, and the list of every thread the tick walks. */
+	/* Whether it runs now (read by signal handlers: platform_wake, the placement tick), the
+	 * list of every thread they walk, and for PLACEMENT_AUTO: when it was last resumed,
+	 * whether it may run on any CPU and how many short runs in a row it made since. */
 	volatile uint64_t resumed_ns;
 	volatile bool running;
 	volatile bool spread;
@@ -47,6 +47,11 @@ struct platform_thread {
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
  * where every later fork inherits it. Returns 0 or a negative errno. */
 int platform_init(int memfd, enum platform_placement placement);
+
+/* HOOK runs in every new stub process after the Sentry has seized it and before the stub page
+ * runs: the Sentry's way to give stubs their own credentials (sentry/confine.c). It does not
+ * return on failure (the child exits). */
+void platform_set_stub_hook(void (*hook)(void));
 
 /* The range [base, base+len) that the stub page occupies in every guest address space. */
 uintptr_t platform_stub_base(void);
@@ -120,6 +125,12 @@ int platform_get_siginfo(struct platform_thread *t, siginfo_t *si);
 
 /* Lets a stopped host thread that no guest thread owns any more run on to its exit. */
 void platform_continue_stray(pid_t tid);
+
+/* From a signal handler: makes a platform_wait that is blocked, or about to block, return,
+ * by stopping one running guest thread (its stop comes as a PEV_STOP event). A handler that
+ * only sets a flag could otherwise be run just before the wait, or have the wait restarted
+ * when another signal with SA_RESTART is handled with it. */
+void platform_wake(void);
 
 /* Stops running thread T; the stop arrives as a PEV_STOP event. */
 int platform_interrupt(struct platform_thread *t);

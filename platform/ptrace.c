@@ -39,7 +39,13 @@ static struct {
 	int sentry_cpu, guest_cpu;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
+	void (*stub_hook)(void);
 } plat;
+
+void platform_set_stub_hook(void (*hook)(void))
+{
+	plat.stub_hook = hook;
+}
 
 uintptr_t platform_stub_base(void)
 {
@@ -76,6 +82,11 @@ static uintptr_t detect_user_top(void)
 		return (1UL << 56) - PAGE;
 	return (1UL << 47) - PAGE;
 }
+
+/* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
+ * (what is shared is the Sentry's business). */
+#define STUB_THREAD_FLAGS                                                                          \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 
 static void build_filter(struct stub_params *p)
 {
@@ -200,12 +211,16 @@ static void unregister_rseq(void)
 		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
-static __attribute__((noreturn)) void stub_child(int go_fd)
+/* The new stub process, a fork of the Sentry. The Sentry may be non-dumpable, and a tracer
+ * without capabilities may seize only a dumpable process: the child makes itself dumpable
+ * (its own copy of the flag), says so on READY_FD, and waits on GO_FD to be seized. */
+static __attribute__((noreturn)) void stub_child(int ready_fd, int go_fd)
 {
 	char c;
 	sigset_t none;
 
-	if (read(go_fd, &c, 1) != 1)
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) != 1)
 		_exit(126);
 	setsid(); /* terminal signals go to the Sentry, which forwards them */
 	sigemptyset(&none);
@@ -214,6 +229,8 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 		pin_to(plat.guest_cpu);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		_exit(126);
+	if (plat.stub_hook)
+		plat.stub_hook();
 	unregister_rseq();
 	if (plat.memfd > 0)
 		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
@@ -248,11 +265,18 @@ static void unlist_thread(struct platform_thread *t)
 
 int platform_stub_new(struct platform_thread **out)
 {
-	int go[2], st, err;
+	int go[2], ready[2], st, err;
 	pid_t pid;
+	char c;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
+	if (pipe2(ready, O_CLOEXEC)) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -260,14 +284,21 @@ int platform_stub_new(struct platform_thread **out)
 	}
 	if (pid == 0) {
 		close(go[1]);
-		stub_child(go[0]);
+		close(ready[0]);
+		stub_child(ready[1], go[0]);
+	}
+	/* Only the child's ends stay open in it: its death is an end of file here. */
+	close(ready[1]);
+	close(go[0]);
+	ready[1] = go[0] = -1;
+	if (read(ready[0], &c, 1) != 1) {
+		err = -ECHILD;
+		goto out_kill;
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0,
 		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) != 0) {
 		err = -errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
-		goto out_close;
+		goto out_kill;
 	}
 	if (write(go[1], "g", 1) != 1) {
 		err = -EIO;
@@ -300,8 +331,12 @@ out_kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 out_close:
-	close(go[0]);
-	close(go[1]);
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (ready[i] >= 0)
+			close(ready[i]);
+	}
 	return err;
 }
 
@@ -380,14 +415,7 @@ void platform_thread_stopped(struct platform_thread *t)
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
-	/* A plain host thread: the guest's view of what is shared is the Sentry's business. */
-	const long args[6] = {
-	    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
-	    0,
-	    0,
-	    0,
-	    0,
-	    0};
+	const long args[6] = {STUB_THREAD_FLAGS, 0, 0, 0, 0, 0};
 	struct platform_thread *t;
 	int st;
 	long tid = platform_inject(parent, SYS_clone, args);
@@ -583,11 +611,19 @@ int platform_set_return(struct platform_thread *t, long ret)
 
 int platform_resume(struct platform_thread *t, int sig)
 {
-	if (plat.placement == PLACEMENT_AUTO) {
+	if (plat.placement == PLACEMENT_AUTO)
 		t->resumed_ns = now_ns();
-		t->running = true;
-	}
+	t->running = true;
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
+}
+
+void platform_wake(void)
+{
+	for (struct platform_thread *t = all_threads; t; t = t->next_all)
+		if (t->running) {
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+			return;
+		}
 }
 
 void platform_continue_stray(pid_t tid)

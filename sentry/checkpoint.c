@@ -4,6 +4,7 @@
  * assembled by state/checkpoint.c, which calls the save and load functions here through its
  * table of kinds. */
 #include "sentry/checkpoint.h"
+#include "sentry/confine.h"
 #include "sentry/filecache.h"
 
 #include <dirent.h>
@@ -203,8 +204,12 @@ int kernel_ckpt_save(struct enc *e)
 	 * refilled on demand). */
 	filecache_clear();
 
+	/* The rootfs by its host path, and its fingerprint as the locked Sentry reaches it. */
+	const char *reach = confine_rootfs(kernel.cfg.rootfs);
+	if (!reach)
+		return enc_fail(e, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno));
 	enc_str(e, kernel.cfg.rootfs);
-	enc_u32(e, kernel_rootfs_fingerprint(kernel.cfg.rootfs));
+	enc_u32(e, kernel_rootfs_fingerprint(reach));
 	enc_u32(e, kernel.cfg.cpus);
 	enc_bool(e, kernel.cfg.eager_kernfs);
 	enc_u32(e, kernel.next_pid);
@@ -291,7 +296,11 @@ int kernel_vfs_save(struct enc *e)
 
 int kernel_vfs_load(struct dec *d)
 {
-	return vfs_load(d, kernel.cfg.rootfs, make_fs, &kernel.root);
+	const char *reach = confine_rootfs(kernel.cfg.rootfs);
+
+	if (!reach)
+		return dec_fail(d, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno));
+	return vfs_load(d, reach, make_fs, &kernel.root);
 }
 
 /* --- filesystem contexts and signal handler tables ----------------------------------------- */

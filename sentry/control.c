@@ -17,7 +17,6 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mount.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "sentry/checkpoint.h"
+#include "sentry/confine.h"
 #include "sentry/kernel.h"
 #include "state/state.h"
 
@@ -132,6 +132,9 @@ int control_listen(const char *name, int epfd)
 		control_close();
 		return -EIO;
 	}
+	struct stat st;
+	if (stat(ctl.path, &st) == 0)
+		confine_note_socket(st.st_ino); /* the launcher removes it when we are gone */
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctl};
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ctl.fd, &ev)) {
 		control_close();
@@ -152,7 +155,19 @@ void control_close(void)
 		return;
 	close(ctl.fd);
 	ctl.fd = -1;
-	unlink(ctl.path);
+	if (!confine_active())
+		unlink(ctl.path); /* a confined Sentry reaches no path: its launcher does it */
+}
+
+void control_forget(const char *name, unsigned long long ino)
+{
+	char path[sizeof(ctl.path)];
+	struct stat st;
+
+	/* Only the socket that Sentry made: a new Sentry of the same name may have its own. */
+	if (control_socket_path(name, path, sizeof(path)) && lstat(path, &st) == 0 &&
+	    S_ISSOCK(st.st_mode) && st.st_ino == ino)
+		unlink(path);
 }
 
 static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -314,21 +329,37 @@ void control_remove_image(const char *dir)
 	rmdir(dir);
 }
 
+int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max)
+{
+	int n = 0;
+
+	if (max < 12)
+		return -ENOSPC;
+	argv[n++] = "minisentry";
+	argv[n++] = "restore";
+	argv[n++] = "--save-restore-test";
+	argv[n++] = "--delete-image";
+	if (cfg->strace)
+		argv[n++] = "--strace";
+	argv[n++] = cfg->placement == PLACEMENT_OTHER  ? "--placement=other"
+		    : cfg->placement == PLACEMENT_SAME ? "--placement=same"
+						       : "--placement=auto";
+	if (cfg->confine.unsafe_off)
+		argv[n++] = "--unsafe-no-confine";
+	argv[n++] = "--image";
+	argv[n++] = (char *)image;
+	argv[n] = NULL;
+	return 0;
+}
+
 long control_save_restore_test(struct task *t)
 {
-	const char *tmp = getenv("TMPDIR");
-	char dir[PATH_MAX];
-	unsigned int rnd = 0;
 	char *err = NULL;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
-		rnd = (unsigned int)getpid();
-	snprintf(dir, sizeof(dir), "%s/minisentry-srt.%d.%08x", tmp && tmp[0] == '/' ? tmp : "/tmp",
-		 (int)getpid(), rnd);
 	int r = kernel_quiesce();
 	if (!r) {
 		kernel_ckpt_set_caller(t, 0);
-		r = state_save(AT_FDCWD, dir, false, NULL, &err);
+		r = state_save(confine_srt_dirfd(), confine_srt_name(), false, NULL, &err);
 		kernel_ckpt_set_caller(NULL, 0);
 	}
 	if (r) {
@@ -338,30 +369,10 @@ long control_save_restore_test(struct task *t)
 		kernel.exit_status = 125;
 		return -ENOSYS;
 	}
-	/* The old sandbox goes entirely (its stubs die), and a new Sentry in this same process
-	 * (so the exit status reaches whoever started us) restores it. */
+	/* The old sandbox goes entirely (its stubs die), and a new Sentry started by the same
+	 * command (so the exit status reaches whoever started us) restores it. */
 	kernel_teardown();
-	char *argv[12];
-	int n = 0;
-	argv[n++] = "minisentry";
-	argv[n++] = "restore";
-	argv[n++] = "--save-restore-test";
-	argv[n++] = "--delete-image";
-	if (kernel.cfg.strace)
-		argv[n++] = "--strace";
-	argv[n++] = kernel.cfg.placement == PLACEMENT_OTHER  ? "--placement=other"
-		    : kernel.cfg.placement == PLACEMENT_SAME ? "--placement=same"
-							     : "--placement=auto";
-	argv[n++] = "--image";
-	argv[n++] = dir;
-	argv[n] = NULL;
-	fflush(NULL);
-	closefrom(3);
-	kernel_stop_placement_tick(); /* an interval timer outlives exec */
-	execv("/proc/self/exe", argv);
-	fprintf(stderr, "minisentry: save-restore test: cannot restart: %s\n", strerror(errno));
-	control_remove_image(dir);
-	_exit(125);
+	confine_srt_restart();
 }
 
 /* --- the client ---------------------------------------------------------------------------- */

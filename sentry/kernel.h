@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "platform/platform.h"
+#include "sentry/confine.h"
 
 struct task;
 struct vfs_dentry;
@@ -28,6 +29,7 @@ struct kernel_config {
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
 	bool save_restore_test;
 	const char *id; /* --id: the name the control socket is reached by, or NULL */
+	struct confine_opts confine;
 };
 
 struct kernel {

@@ -16,6 +16,9 @@
 
 #define VERSION "0.1.0"
 
+/* Long options without a letter. */
+enum { OPT_UNSAFE_NO_CONFINE = 0x100 };
+
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
     "       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
@@ -39,6 +42,8 @@ static const char usage[] =
     "  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
+    "  --unsafe-no-confine   UNSAFE, for measuring only: no namespaces, capabilities kept\n"
+    "                        (docs/security.md)\n"
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
@@ -47,7 +52,7 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
-    "  --strace, --placement, --stats, --save-restore-test as for run\n";
+    "  --strace, --placement, --stats, --save-restore-test, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -113,6 +118,9 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	case 'T':
 		cfg->save_restore_test = true;
 		return 0;
+	case OPT_UNSAFE_NO_CONFINE:
+		cfg->confine.unsafe_off = true;
+		return 0;
 	default:
 		return -1;
 	}
@@ -120,17 +128,19 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {{"strace", no_argument, NULL, 's'},
-					     {"env", required_argument, NULL, 'e'},
-					     {"cwd", required_argument, NULL, 'c'},
-					     {"cpus", required_argument, NULL, 'n'},
-					     {"placement", required_argument, NULL, 'p'},
-					     {"help", no_argument, NULL, 'h'},
-					     {"eager-kernfs", no_argument, NULL, 'E'},
-					     {"stats", no_argument, NULL, 'S'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"save-restore-test", no_argument, NULL, 'T'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"strace", no_argument, NULL, 's'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"cwd", required_argument, NULL, 'c'},
+	    {"cpus", required_argument, NULL, 'n'},
+	    {"placement", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"eager-kernfs", no_argument, NULL, 'E'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"id", required_argument, NULL, 'i'},
+	    {"save-restore-test", no_argument, NULL, 'T'},
+	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
 	int nextra = 0, c;
@@ -237,17 +247,19 @@ static int cmd_checkpoint(int argc, char **argv)
 
 static int cmd_restore(int argc, char **argv)
 {
-	static const struct option opts[] = {{"image", required_argument, NULL, 'm'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"rootfs", required_argument, NULL, 'r'},
-					     {"force", no_argument, NULL, 'f'},
-					     {"strace", no_argument, NULL, 's'},
-					     {"placement", required_argument, NULL, 'p'},
-					     {"stats", no_argument, NULL, 'S'},
-					     {"save-restore-test", no_argument, NULL, 'T'},
-					     {"delete-image", no_argument, NULL, 'D'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"image", required_argument, NULL, 'm'},
+	    {"id", required_argument, NULL, 'i'},
+	    {"rootfs", required_argument, NULL, 'r'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"strace", no_argument, NULL, 's'},
+	    {"placement", required_argument, NULL, 'p'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"save-restore-test", no_argument, NULL, 'T'},
+	    {"delete-image", no_argument, NULL, 'D'},
+	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;

@@ -36,6 +36,15 @@ ms() {
 }
 
 fail() { why=$*; return 1; }
+
+# sentry_of PID: the Sentry of the minisentry command started as PID: the child its launcher
+# forked into the sandbox's namespaces (PID itself under --unsafe-no-confine). Its children
+# are the stubs.
+sentry_of() {
+  local child
+  child=$(pgrep -P "$1" | head -1)
+  echo "${child:-$1}"
+}
 skip() { why=$*; return 2; }
 
 timed_out() { [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; }

@@ -1,6 +1,6 @@
 /* The Sentry confines itself (docs/security.md): namespaces from the launcher, then, once the
  * sandbox is set up, an empty root, resource limits, no capabilities in any set, no_new_privs,
- * not dumpable. Stubs are moved into a user namespace of their
+ * not dumpable, and its own seccomp allowlist. Stubs are moved into a user namespace of their
  * own, under an unprivileged host uid when we were started as root, before they run the stub
  * page. Nothing here is undone: after confine_lock the Sentry cannot get any of it back. */
 #include "sentry/confine.h"
@@ -421,16 +421,8 @@ int confine_lock(void)
 		return fail(errno, "prctl");
 	if ((err = drop_caps()))
 		return fail(-err, "dropping capabilities");
+	if ((err = hostpolicy_install(conf.opts.debug)))
+		return fail(-err, "the seccomp allowlist");
 	conf.locked = true;
 	return 0;
-}
-
-int confine_rootfs_fd(void)
-{
-	return conf.rootfs_fd;
-}
-
-int confine_launcher_pid(void)
-{
-	return conf.link.launcher_pid;
 }

@@ -2,7 +2,7 @@
  * forks the Sentry into new user, mount, PID, network, IPC, UTS and cgroup namespaces and then
  * only waits for it, passing signals on. The Sentry sets itself up (rootfs, memory file, control
  * socket, the stubs' user namespace) and then locks itself in for good: an empty root, no
- * capabilities, resource limits, no_new_privs. */
+ * capabilities, resource limits, no_new_privs and its own seccomp allowlist. */
 #ifndef SENTRY_CONFINE_H
 #define SENTRY_CONFINE_H
 
@@ -11,8 +11,19 @@
 
 struct kernel_config;
 
+enum confine_debug {
+	CONFINE_DEBUG_OFF,  /* a host syscall outside the allowlist kills the Sentry */
+	CONFINE_DEBUG_TRAP, /* it is named on stderr and fails with ENOSYS */
+	CONFINE_DEBUG_LOG,  /* it runs, and the kernel logs it (audit, dmesg) */
+};
+
+/* The environment variable tests set instead of --debug-host-syscalls: "1" (or "trap") and
+ * "log" as above. */
+#define CONFINE_DEBUG_ENV "MINISENTRY_DEBUG_HOST_SYSCALLS"
+
 struct confine_opts {
 	bool unsafe_off; /* --unsafe-no-confine: none of this (benchmarks of the cost only) */
+	enum confine_debug debug;
 };
 
 /* Step 1, first of all in run and restore: forks the Sentry into its namespaces and returns 0
@@ -32,8 +43,8 @@ int confine_prepare_stubs(void);
  * errno set on failure. */
 const char *confine_rootfs(const char *rootfs);
 
-/* Step 3, once set-up is done: pivots into an empty root, sets the resource limits and gives
- * up every capability. Prints what failed. */
+/* Step 3, once set-up is done: pivots into an empty root, sets the resource limits, gives up
+ * every capability and installs the seccomp allowlist. Prints what failed. */
 int confine_lock(void);
 
 /* --save-restore-test: the directory (descriptor and name) its images are written to, and the
@@ -47,8 +58,9 @@ void confine_srt_restart(void) __attribute__((noreturn));
  * Sentry is gone (a confined Sentry cannot). */
 void confine_note_socket(unsigned long long ino);
 
-/* For the self-test: the rootfs descriptor (-1 if none) and the launcher's host pid. */
-int confine_rootfs_fd(void);
-int confine_launcher_pid(void);
+/* The seccomp allowlist of the Sentry itself (sentry/hostpolicy.c). */
+int hostpolicy_install(enum confine_debug debug);
+/* The name of host syscall NR (for the debug report), or NULL. */
+const char *hostpolicy_syscall_name(long nr);
 
 #endif

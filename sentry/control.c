@@ -346,6 +346,10 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 						       : "--placement=auto";
 	if (cfg->confine.unsafe_off)
 		argv[n++] = "--unsafe-no-confine";
+	if (cfg->confine.debug == CONFINE_DEBUG_TRAP)
+		argv[n++] = "--debug-host-syscalls";
+	else if (cfg->confine.debug == CONFINE_DEBUG_LOG)
+		argv[n++] = "--debug-host-syscalls=log";
 	argv[n++] = "--image";
 	argv[n++] = (char *)image;
 	argv[n] = NULL;

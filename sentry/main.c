@@ -17,7 +17,7 @@
 #define VERSION "0.1.0"
 
 /* Long options without a letter. */
-enum { OPT_UNSAFE_NO_CONFINE = 0x100 };
+enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS };
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
@@ -42,8 +42,12 @@ static const char usage[] =
     "  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
-    "  --unsafe-no-confine   UNSAFE, for measuring only: no namespaces, capabilities kept\n"
-    "                        (docs/security.md)\n"
+    "  --debug-host-syscalls[=log]\n"
+    "                        a host syscall the Sentry's seccomp allowlist lacks is named on\n"
+    "                        stderr and fails with ENOSYS (=log: runs, logged by the kernel)\n"
+    "                        instead of killing the Sentry; also MINISENTRY_DEBUG_HOST_SYSCALLS\n"
+    "  --unsafe-no-confine   UNSAFE, for measuring only: no namespaces, no seccomp allowlist,\n"
+    "                        capabilities kept (docs/security.md)\n"
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
@@ -52,7 +56,8 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
-    "  --strace, --placement, --stats, --save-restore-test, --unsafe-no-confine as for run\n";
+    "  --strace, --placement, --stats, --save-restore-test, --debug-host-syscalls,\n"
+    "  --unsafe-no-confine   as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -121,9 +126,30 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	case OPT_UNSAFE_NO_CONFINE:
 		cfg->confine.unsafe_off = true;
 		return 0;
+	case OPT_DEBUG_HOST_SYSCALLS:
+		if (!optarg || !strcmp(optarg, "trap")) {
+			cfg->confine.debug = CONFINE_DEBUG_TRAP;
+		} else if (!strcmp(optarg, "log")) {
+			cfg->confine.debug = CONFINE_DEBUG_LOG;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --debug-host-syscalls is trap or log, got",
+				 cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
 	default:
 		return -1;
 	}
+}
+
+/* MINISENTRY_DEBUG_HOST_SYSCALLS: what tests set where they cannot add an option. */
+static void debug_from_env(struct kernel_config *cfg)
+{
+	const char *v = getenv(CONFINE_DEBUG_ENV);
+
+	if (!v || !*v || !strcmp(v, "0") || cfg->confine.debug != CONFINE_DEBUG_OFF)
+		return;
+	cfg->confine.debug = !strcmp(v, "log") ? CONFINE_DEBUG_LOG : CONFINE_DEBUG_TRAP;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -140,6 +166,7 @@ static int cmd_run(int argc, char **argv)
 	    {"id", required_argument, NULL, 'i'},
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
@@ -195,6 +222,7 @@ static int cmd_run(int argc, char **argv)
 	cfg.argv = optind < argc ? &argv[optind] : default_cmd;
 	make_env(env, extra, nextra);
 	cfg.envp = env;
+	debug_from_env(&cfg);
 	if (cfg.cpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		cfg.cpus = n < 1 ? 1 : n > 512 ? 512 : (int)n;
@@ -258,6 +286,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"delete-image", no_argument, NULL, 'D'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
@@ -300,6 +329,7 @@ static int cmd_restore(int argc, char **argv)
 		return fail("restore: missing --image DIR", NULL);
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
+	debug_from_env(&cfg);
 	int r = kernel_restore(&cfg, image, &o, delete_image);
 	return r >= 0 ? r : 1;
 }

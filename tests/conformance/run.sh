@@ -170,6 +170,9 @@ for bin in "${bins[@]}"; do
 		rc=${PIPESTATUS[0]}
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			report FAIL "$bin" "$mode" "timed out: $(last_lines "$out")"
+		elif grep -q "is not in the Sentry's seccomp allowlist" "$out"; then
+			# --debug-host-syscalls (MINISENTRY_DEBUG_HOST_SYSCALLS=1) names what is missing.
+			report FAIL "$bin" "$mode" "$(grep -m1 "seccomp allowlist" "$out")"
 		elif [ "$rc" -ne "$expect" ]; then
 			report FAIL "$bin" "$mode" "exit $rc, expected $expect: $(last_lines "$out")"
 		elif grep -q FAIL "$out" || ! grep -qx "ok $name" "$out"; then

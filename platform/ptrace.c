@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -84,49 +83,21 @@ static uintptr_t detect_user_top(void)
 }
 
 /* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
- * (what is shared is the Sentry's business). */
+ * (what is shared is the Sentry's business). The stub's filter admits only these flags. */
 #define STUB_THREAD_FLAGS                                                                          \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 
-static void build_filter(struct stub_params *p)
+static int build_filter(struct stub_params *p)
 {
-	static const int allowed[] = {SYS_mmap,	   SYS_munmap, SYS_mprotect, SYS_mremap,
-				      SYS_madvise, SYS_clone,  SYS_exit,     SYS_exit_group,
-				      SYS_getpid,  SYS_gettid, SYS_tgkill,   SYS_close};
-	const int n = sizeof(allowed) / sizeof(allowed[0]);
 	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
-	struct sock_filter *f = p->filter;
-	int i = 0;
+	int n = stub_filter_build(p->filter, STUB_MAX_FILTER, ip, plat.memfd, STUB_THREAD_FLAGS);
 
-	/* Layout: 0-6 checks, 7..7+n-1 allowed numbers, then KILL, TRAP, ALLOW. */
-	const int kill = 7 + n, trap = kill + 1, allow = kill + 2;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, arch));
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 0);
-	f[i].jf = kill - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, instruction_pointer));
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 0);
-	f[i].jf = trap - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(
-	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4);
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 0);
-	f[i].jf = trap - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, nr));
-	for (int k = 0; k < n; k++, i++) {
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[k], 0, 0);
-		f[i].jt = allow - i - 1;
-	}
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	p->prog.len = i;
+	if (n < 0)
+		return n;
+	p->prog.len = (unsigned short)n;
 	p->prog.filter =
 	    (struct sock_filter *)(plat.stub_base + PAGE + offsetof(struct stub_params, filter));
+	return 0;
 }
 
 static int map_stub_page(void)
@@ -148,7 +119,9 @@ static int map_stub_page(void)
 	p->low_len = plat.stub_base;
 	p->high_start = plat.stub_base + STUB_LEN;
 	p->high_len = plat.user_top - p->high_start;
-	build_filter(p);
+	int err = build_filter(p);
+	if (err)
+		return err;
 	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) || mprotect((char *)m + PAGE, PAGE, PROT_READ))
 		return -errno;
 	return 0;

@@ -426,3 +426,13 @@ int confine_lock(void)
 	conf.locked = true;
 	return 0;
 }
+
+int confine_rootfs_fd(void)
+{
+	return conf.rootfs_fd;
+}
+
+int confine_launcher_pid(void)
+{
+	return conf.link.launcher_pid;
+}

@@ -24,6 +24,7 @@ enum confine_debug {
 struct confine_opts {
 	bool unsafe_off; /* --unsafe-no-confine: none of this (benchmarks of the cost only) */
 	enum confine_debug debug;
+	const char *selftest; /* --selftest-confinement=PROBES (tests) */
 };
 
 /* Step 1, first of all in run and restore: forks the Sentry into its namespaces and returns 0
@@ -58,9 +59,19 @@ void confine_srt_restart(void) __attribute__((noreturn));
  * Sentry is gone (a confined Sentry cannot). */
 void confine_note_socket(unsigned long long ino);
 
+/* For the self-test: the rootfs descriptor (-1 if none) and the launcher's host pid. */
+int confine_rootfs_fd(void);
+int confine_launcher_pid(void);
+
 /* The seccomp allowlist of the Sentry itself (sentry/hostpolicy.c). */
 int hostpolicy_install(enum confine_debug debug);
 /* The name of host syscall NR (for the debug report), or NULL. */
 const char *hostpolicy_syscall_name(long nr);
+
+/* --selftest-confinement: the locked Sentry tries what a compromised one would (sentry/
+ * selftest.c): PROBES is a comma-separated list of open, kill, inet, ptrace, mount, unshare,
+ * caps and exec, or all. Each attempt is reported on stdout; returns the exit status (0: all
+ * refused). */
+int confine_selftest(const char *probes);
 
 #endif

@@ -577,6 +577,8 @@ int kernel_run(const struct kernel_config *cfg)
 		kernel_teardown();
 		return err;
 	}
+	if (cfg->confine.selftest)
+		return confine_selftest(cfg->confine.selftest);
 	if ((err = start_init(init))) {
 		kernel_teardown();
 		return err;

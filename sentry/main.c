@@ -17,7 +17,7 @@
 #define VERSION "0.1.0"
 
 /* Long options without a letter. */
-enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS };
+enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONFINEMENT };
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
@@ -167,6 +167,8 @@ static int cmd_run(int argc, char **argv)
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
+	    /* Tests only: the locked Sentry tries what a compromised one would. */
+	    {"selftest-confinement", required_argument, NULL, OPT_SELFTEST_CONFINEMENT},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
@@ -203,6 +205,9 @@ static int cmd_run(int argc, char **argv)
 			break;
 		case 'E':
 			cfg.eager_kernfs = true;
+			break;
+		case OPT_SELFTEST_CONFINEMENT:
+			cfg.confine.selftest = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -37,6 +37,16 @@ ms() {
 
 fail() { why=$*; return 1; }
 
+# wait_bounded PID: waits for background PID, killing it after $TIMEOUT s; its status in $status.
+wait_bounded() {
+  (sleep "$TIMEOUT"; kill -9 "$1" 2>/dev/null) &
+  local guard=$!
+  wait "$1" 2>/dev/null
+  status=$?
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+}
+
 # sentry_of PID: the Sentry of the minisentry command started as PID: the child its launcher
 # forked into the sandbox's namespaces (PID itself under --unsafe-no-confine). Its children
 # are the stubs.
@@ -356,6 +366,7 @@ source "$(dirname "$0")/filesystem.sh"
 source "$(dirname "$0")/procfs.sh"
 # shellcheck source=tests/e2e/checkpoint.sh
 source "$(dirname "$0")/checkpoint.sh"
+source "$(dirname "$0")/confinement.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then

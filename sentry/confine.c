@@ -36,6 +36,8 @@
 /* Host tasks (stub processes and their threads) of one sandbox, counted in the stubs' user
  * namespace: a backstop against a guest fork bomb, above what the tests' 5000 processes need. */
 #define STUB_NPROC 16384
+/* The highest pid of the sandbox's PID namespace. */
+#define SANDBOX_PID_MAX "32768"
 
 #define NAMESPACES                                                                                 \
 	(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | \
@@ -158,6 +160,15 @@ void confine_note_socket(unsigned long long ino)
 	}
 }
 
+void confine_exiting(int status)
+{
+	unsigned char msg[2] = {'x', (unsigned char)status};
+
+	if (conf.active && write(conf.link.restart_fd, msg, sizeof(msg)) != sizeof(msg)) {
+		/* The launcher then waits for our exit itself. */
+	}
+}
+
 /* --- step 1: the namespaces ---------------------------------------------------------------- */
 
 /* Whatever descriptors we were started with beyond stdio are not the sandbox's: only those
@@ -220,6 +231,15 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 		return fail(errno, "private mounts");
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 		return fail(errno, "mount /proc");
+	/* Host tasks of the whole sandbox, the Sentry's own forks included (RLIMIT_NPROC does
+	 * not count root's): Linux 6.14 and later keep a pid_max per PID namespace. */
+	int fd = open("/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, SANDBOX_PID_MAX, strlen(SANDBOX_PID_MAX)) < 0) {
+			/* An older kernel: the host's pid_max is the bound. */
+		}
+		close(fd);
+	}
 	/* Root's supplementary groups would open files by group. */
 	if (conf.root && setgroups(0, NULL))
 		return fail(errno, "setgroups");

@@ -59,6 +59,10 @@ void confine_srt_restart(void) __attribute__((noreturn));
  * Sentry is gone (a confined Sentry cannot). */
 void confine_note_socket(unsigned long long ino);
 
+/* The Sentry ends with STATUS, its sandbox gone: the launcher exits with it at once, without
+ * waiting for the kernel to tear the Sentry's namespaces down. */
+void confine_exiting(int status);
+
 /* For the self-test: the rootfs descriptor (-1 if none) and the launcher's host pid. */
 int confine_rootfs_fd(void);
 int confine_launcher_pid(void);

@@ -101,8 +101,10 @@ static void pass_on(pid_t sentry, int sig, const siginfo_t *si)
 {
 	int st;
 
-	/* A terminal sends its signals to the whole foreground group, the Sentry included. */
-	if (si->si_code == SI_KERNEL)
+	/* A terminal sends its signals to the whole foreground group, the Sentry included; but
+	 * the stop of SIGTTIN and SIGTTOU (a background Sentry used the terminal) is ours to
+	 * play, or the Sentry would retry its read or write for ever. */
+	if (si->si_code == SI_KERNEL && sig != SIGTTIN && sig != SIGTTOU)
 		return;
 	if (sig < 64 && (caught_signals(sentry) & (1ULL << (sig - 1)))) {
 		kill(sentry, sig);
@@ -121,33 +123,46 @@ static void pass_on(pid_t sentry, int sig, const siginfo_t *si)
 
 /* --- the end ------------------------------------------------------------------------------- */
 
-/* What the Sentry said on its link before it ended: a restart, its control socket's inode. */
+/* What the Sentry says on its link: a save-restore restart ('r'), its control socket's inode
+ * ('s' and 8 bytes), its exit status once its sandbox is gone ('x' and a byte). */
 struct sentry_notes {
 	bool restart;
 	bool have_sock;
 	unsigned long long sock_ino;
+	bool exited;
+	int status;
+	unsigned char buf[64]; /* a message not read whole yet */
+	size_t len;
 };
 
 static void read_notes(int fd, struct sentry_notes *n)
 {
-	unsigned char buf[256];
 	ssize_t got;
 
-	memset(n, 0, sizeof(*n));
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while ((got = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < got; i++) {
-			if (buf[i] == 'r') {
+	while ((got = read(fd, n->buf + n->len, sizeof(n->buf) - n->len)) > 0) {
+		size_t len = n->len + (size_t)got, i = 0;
+		while (i < len) {
+			unsigned char c = n->buf[i];
+			size_t need = c == 's' ? 9 : c == 'x' ? 2 : 1;
+			if (i + need > len)
+				break;
+			if (c == 'r') {
 				n->restart = true;
-			} else if (buf[i] == 's' && i + 8 < got) {
+			} else if (c == 's') {
 				n->have_sock = true;
 				n->sock_ino = 0;
 				for (int k = 0; k < 8; k++)
-					n->sock_ino |= (unsigned long long)buf[i + 1 + k]
+					n->sock_ino |= (unsigned long long)n->buf[i + 1 + k]
 						       << (8 * k);
-				i += 8;
+			} else if (c == 'x') {
+				n->exited = true;
+				n->status = n->buf[i + 1];
 			}
+			i += need;
 		}
+		memmove(n->buf, n->buf + i, len - i);
+		n->len = len - i;
+	}
 }
 
 static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
@@ -160,11 +175,25 @@ static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
 	siginfo_t si;
 	int st;
 
+	struct sentry_notes notes = {0};
 	sigfillset(&all);
+	/* Notes wake us (SIGIO): once the Sentry has said how it ends, its sandbox is gone, and
+	 * the caller need not wait while the kernel tears its namespaces down. */
+	fcntl(notes_fd, F_SETOWN, getpid());
+	fcntl(notes_fd, F_SETFL, O_NONBLOCK | O_ASYNC);
 	for (;;) {
 		int sig = sigwaitinfo(&all, &si);
 		if (sig < 0)
 			continue;
+		if (sig == SIGIO) {
+			read_notes(notes_fd, &notes);
+			if (notes.exited) {
+				if (cfg->id && notes.have_sock)
+					control_forget(cfg->id, notes.sock_ino);
+				exit(notes.status);
+			}
+			continue;
+		}
 		if (sig != SIGCHLD) {
 			pass_on(sentry, sig, &si);
 			continue;
@@ -173,7 +202,6 @@ static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
 		if (r == sentry && (WIFEXITED(st) || WIFSIGNALED(st)))
 			break;
 	}
-	struct sentry_notes notes;
 	read_notes(notes_fd, &notes);
 	if (cfg->id && notes.have_sock)
 		control_forget(cfg->id, notes.sock_ino);
@@ -181,6 +209,10 @@ static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
 	    WEXITSTATUS(st) == 0) {
 		char *argv[16];
 		control_restore_argv(cfg, srt_image, argv, 16);
+		/* A SIGIO of the link may be pending, and a pending signal outlives exec: ignoring
+		 * it discards it. */
+		signal(SIGIO, SIG_IGN);
+		signal(SIGIO, SIG_DFL);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
 		execv("/proc/self/exe", argv);
 		fprintf(stderr, "minisentry: save-restore test: cannot restart: %s\n",

@@ -353,6 +353,14 @@ static int cmd_inspect(int argc, char **argv)
 	return 0;
 }
 
+/* run and restore end with STATUS: a confined Sentry tells its launcher first. */
+static int ended(int status)
+{
+	fflush(NULL);
+	confine_exiting(status);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	clock_gettime(CLOCK_MONOTONIC, &kernel_main_start);
@@ -367,11 +375,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
+		return ended(cmd_run(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "checkpoint"))
 		return cmd_checkpoint(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "restore"))
-		return cmd_restore(argc - 1, argv + 1);
+		return ended(cmd_restore(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list")) {

@@ -382,6 +382,11 @@ for s in "${scenarios[@]}"; do
   why=""
   "$s"
   rc=$?
+  # A scenario must leave the suite's working directory in place for the next ones.
+  if [ ! -d "$WORK" ]; then
+    mkdir -p "$WORK"
+    rc=1 why="the suite's working directory $WORK vanished during it${why:+; $why}"
+  fi
   case $rc in
     0) echo "PASS $s"; passed=$((passed + 1)) ;;
     2) echo "SKIP $s: $why" ;;

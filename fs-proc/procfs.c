@@ -577,5 +577,6 @@ int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **r
 	if (!p)
 		return -ENOMEM;
 	p->ops = ops;
+	load_cpu_model(&p->cpu); /* now: a locked Sentry has no host /proc/cpuinfo to read */
 	return kernfs_new("proc", PROC_SUPER_MAGIC, &procfs_root, p, procfs_free, eager, root);
 }

@@ -49,6 +49,11 @@ struct platform_thread {
  * where every later fork inherits it. Returns 0 or a negative errno. */
 int platform_init(int memfd, enum platform_placement placement);
 
+/* HOOK runs in every new stub process after the Sentry has seized it and before the stub page
+ * runs: the Sentry's way to give stubs their own credentials (sentry/confine.c). It does not
+ * return on failure (the child exits). */
+void platform_set_stub_hook(void (*hook)(void));
+
 /* The range [base, base+len) that the stub page occupies in every guest address space. */
 uintptr_t platform_stub_base(void);
 size_t platform_stub_len(void);

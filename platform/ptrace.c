@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -41,7 +40,13 @@ static struct {
 	int sentry_cpu, guest_cpu;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
+	void (*stub_hook)(void);
 } plat;
+
+void platform_set_stub_hook(void (*hook)(void))
+{
+	plat.stub_hook = hook;
+}
 
 uintptr_t platform_stub_base(void)
 {
@@ -79,45 +84,22 @@ static uintptr_t detect_user_top(void)
 	return (1UL << 47) - PAGE;
 }
 
-static void build_filter(struct stub_params *p)
-{
-	static const int allowed[] = {SYS_mmap,	   SYS_munmap, SYS_mprotect, SYS_mremap,
-				      SYS_madvise, SYS_clone,  SYS_exit,     SYS_exit_group,
-				      SYS_getpid,  SYS_gettid, SYS_tgkill,   SYS_close};
-	const int n = sizeof(allowed) / sizeof(allowed[0]);
-	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
-	struct sock_filter *f = p->filter;
-	int i = 0;
+/* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
+ * (what is shared is the Sentry's business). The stub's filter admits only these flags. */
+#define STUB_THREAD_FLAGS                                                                          \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 
-	/* Layout: 0-6 checks, 7..7+n-1 allowed numbers, then KILL, TRAP, ALLOW. */
-	const int kill = 7 + n, trap = kill + 1, allow = kill + 2;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, arch));
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 0);
-	f[i].jf = kill - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, instruction_pointer));
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 0);
-	f[i].jf = trap - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(
-	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4);
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 0);
-	f[i].jf = trap - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, nr));
-	for (int k = 0; k < n; k++, i++) {
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[k], 0, 0);
-		f[i].jt = allow - i - 1;
-	}
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	p->prog.len = i;
+static int build_filter(struct stub_params *p)
+{
+	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
+	int n = stub_filter_build(p->filter, STUB_MAX_FILTER, ip, plat.memfd, STUB_THREAD_FLAGS);
+
+	if (n < 0)
+		return n;
+	p->prog.len = (unsigned short)n;
 	p->prog.filter =
 	    (struct sock_filter *)(plat.stub_base + PAGE + offsetof(struct stub_params, filter));
+	return 0;
 }
 
 static int map_stub_page(void)
@@ -139,7 +121,9 @@ static int map_stub_page(void)
 	p->low_len = plat.stub_base;
 	p->high_start = plat.stub_base + STUB_LEN;
 	p->high_len = plat.user_top - p->high_start;
-	build_filter(p);
+	int err = build_filter(p);
+	if (err)
+		return err;
 	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) || mprotect((char *)m + PAGE, PAGE, PROT_READ))
 		return -errno;
 	return 0;
@@ -202,12 +186,16 @@ static void unregister_rseq(void)
 		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
-static __attribute__((noreturn)) void stub_child(int go_fd)
+/* The new stub process, a fork of the Sentry. The Sentry may be non-dumpable, and a tracer
+ * without capabilities may seize only a dumpable process: the child makes itself dumpable
+ * (its own copy of the flag), says so on READY_FD, and waits on GO_FD to be seized. */
+static __attribute__((noreturn)) void stub_child(int ready_fd, int go_fd)
 {
 	char c;
 	sigset_t none;
 
-	if (read(go_fd, &c, 1) != 1)
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) != 1)
 		_exit(126);
 	setsid(); /* terminal signals go to the Sentry, which forwards them */
 	sigemptyset(&none);
@@ -216,6 +204,8 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 		pin_to(plat.guest_cpu);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		_exit(126);
+	if (plat.stub_hook)
+		plat.stub_hook();
 	unregister_rseq();
 	if (plat.memfd > 0)
 		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
@@ -231,11 +221,18 @@ static struct platform_stub *all_stubs;
 
 int platform_stub_new(struct platform_thread **out)
 {
-	int go[2], st, err;
+	int go[2], ready[2], st, err;
 	pid_t pid;
+	char c;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
+	if (pipe2(ready, O_CLOEXEC)) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -243,14 +240,21 @@ int platform_stub_new(struct platform_thread **out)
 	}
 	if (pid == 0) {
 		close(go[1]);
-		stub_child(go[0]);
+		close(ready[0]);
+		stub_child(ready[1], go[0]);
+	}
+	/* Only the child's ends stay open in it: its death is an end of file here. */
+	close(ready[1]);
+	close(go[0]);
+	ready[1] = go[0] = -1;
+	if (read(ready[0], &c, 1) != 1) {
+		err = -ECHILD;
+		goto out_kill;
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0,
 		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) != 0) {
 		err = -errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
-		goto out_close;
+		goto out_kill;
 	}
 	if (write(go[1], "g", 1) != 1) {
 		err = -EIO;
@@ -285,8 +289,12 @@ out_kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 out_close:
-	close(go[0]);
-	close(go[1]);
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (ready[i] >= 0)
+			close(ready[i]);
+	}
 	return err;
 }
 
@@ -405,14 +413,7 @@ void platform_thread_stopped(struct platform_thread *t)
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
-	/* A plain host thread: the guest's view of what is shared is the Sentry's business. */
-	const long args[6] = {
-	    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
-	    0,
-	    0,
-	    0,
-	    0,
-	    0};
+	const long args[6] = {STUB_THREAD_FLAGS, 0, 0, 0, 0, 0};
 	struct platform_thread *t;
 	int st;
 	long tid = platform_inject(parent, SYS_clone, args);

@@ -3,6 +3,7 @@
  * own subsystem, beside its definition; the tables below are the whole list, and the only place
  * that knows them all. The files themselves are state/image.c's. */
 #include "sentry/checkpoint.h"
+#include "sentry/confine.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
 }
 
-int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats, char **err)
+int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
 	struct enc secs[NSECTIONS];
@@ -132,7 +133,7 @@ int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats,
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
-	ret = image_write(dir, &img, force, err);
+	ret = image_write(at, dir, &img, force, err);
 	if (!ret && stats) {
 		stats->pages = pages;
 		stats->bytes = 0;
@@ -215,9 +216,14 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		case SEC_MEMORY:
 			ret = memfile_load(&d);
 			break;
-		case SEC_VFS:
-			ret = vfs_load(&d, kernel.cfg.rootfs, make_fs, &kernel.root);
+		case SEC_VFS: {
+			/* The rootfs as the locked Sentry reaches it (its kept descriptor). */
+			const char *reach = confine_rootfs(kernel.cfg.rootfs);
+			ret = reach ? vfs_load(&d, reach, make_fs, &kernel.root)
+				    : dec_fail(&d, "rootfs '%s': %s", kernel.cfg.rootfs,
+					       strerror(errno));
 			break;
+		}
 		case SEC_LOCKS:
 			ret = locks_load(&d);
 			break;

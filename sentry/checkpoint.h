@@ -27,9 +27,11 @@ int kernel_quiesce(void);
  * control socket's event: no task is inside a syscall then). */
 void kernel_unquiesce(void);
 
-/* Writes the image of the (quiesced) kernel to DIR; see image_write for FORCE. On failure
+/* Writes the image of the (quiesced) kernel to DIR beneath directory descriptor AT (or
+ * AT_FDCWD); see image_write for FORCE. On failure
  * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
-int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats, char **err);
+int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats,
+		    char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);

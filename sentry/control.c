@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/random.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,6 +25,7 @@
 
 #include "common/units.h"
 #include "sentry/checkpoint.h"
+#include "sentry/confine.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
 
@@ -157,6 +158,9 @@ int control_listen(const char *name, int epfd)
 		control_close();
 		return -EIO;
 	}
+	struct stat st;
+	if (stat(ctl.path, &st) == 0)
+		confine_note_socket(st.st_ino); /* the launcher removes it when we are gone */
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctl};
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ctl.fd, &ev)) {
 		control_close();
@@ -177,7 +181,19 @@ void control_close(void)
 		return;
 	close(ctl.fd);
 	ctl.fd = -1;
-	unlink(ctl.path);
+	if (!confine_active())
+		unlink(ctl.path); /* a confined Sentry reaches no path: its launcher does it */
+}
+
+void control_forget(const char *name, unsigned long long ino)
+{
+	char path[sizeof(ctl.path)];
+	struct stat st;
+
+	/* Only the socket that Sentry made: a new Sentry of the same name may have its own. */
+	if (control_socket_path(name, path, sizeof(path)) && lstat(path, &st) == 0 &&
+	    S_ISSOCK(st.st_mode) && st.st_ino == ino)
+		unlink(path);
 }
 
 static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -201,39 +217,85 @@ static long long us_between(struct timespec a, struct timespec b)
 	return (b.tv_sec - a.tv_sec) * USEC_PER_SEC + (b.tv_nsec - a.tv_nsec) / NSEC_PER_USEC;
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR" or "ping". The answer: "ok BYTES PAGES
- * WALL_US CPU_US" (the checkpoint's wall and CPU time in the Sentry) or "error MESSAGE". */
+/* Reads into BUF (SIZE bytes) what there is, and the descriptor that came with it into *FD
+ * (the first one; any other is closed). */
+static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} ctl;
+	struct iovec iov = {buf, size};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	return n;
+}
+
+/* One request line: "checkpoint LEAVE FORCE DIR", with a descriptor of DIR's parent directory
+ * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
+ * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
+ * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in
+ * the Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
 	char req[PATH_MAX + 64];
 	size_t got = 0;
+	int parent = -1;
 
 	while (got < sizeof(req) - 1 && !memchr(req, '\n', got)) {
 		if (wait_readable(fd, 2000) <= 0)
-			return;
-		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+			goto out;
+		ssize_t n = recv_with_fd(fd, req + got, sizeof(req) - 1 - got, &parent);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			goto out;
 		got += n;
 	}
 	req[got] = 0;
 	char *nl = strchr(req, '\n');
 	if (!nl)
-		return;
+		goto out;
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
 		reply(fd, "ok\n");
-		return;
+		goto out;
 	}
 	int leave, force, off = 0;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
 	    req[off] != '/') {
 		reply(fd, "error bad request\n");
-		return;
+		goto out;
 	}
-	const char *dir = req + off;
+	const char *dir = req + off, *name = strrchr(dir, '/') + 1;
+	struct stat st;
+	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		reply(fd, "error the request came without its image's directory\n");
+		goto out;
+	}
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+		reply(fd, "error bad image name\n");
+		goto out;
+	}
 	struct checkpoint_stats stats;
 	struct timespec w0, w1, c0, c1;
 	char *err = NULL;
@@ -242,13 +304,13 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(NULL, 0);
-		r = checkpoint_save(dir, force, &stats, &err);
+		r = checkpoint_save(parent, name, force, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
 		free(err);
 		kernel_unquiesce();
-		return;
+		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
@@ -261,6 +323,9 @@ static void serve_request(int fd)
 		kernel.done = true;
 		kernel.exit_status = 0;
 	}
+out:
+	if (parent >= 0)
+		close(parent);
 }
 
 bool control_handle_event(void *ptr)
@@ -291,21 +356,41 @@ void control_remove_image(const char *dir)
 	rmdir(dir);
 }
 
+int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max)
+{
+	int n = 0;
+
+	if (max < 12)
+		return -ENOSPC;
+	argv[n++] = "minisentry";
+	argv[n++] = "restore";
+	argv[n++] = "--save-restore-test";
+	argv[n++] = "--delete-image";
+	if (cfg->strace)
+		argv[n++] = "--strace";
+	argv[n++] = cfg->placement == PLACEMENT_OTHER  ? "--placement=other"
+		    : cfg->placement == PLACEMENT_SAME ? "--placement=same"
+						       : "--placement=auto";
+	if (cfg->confine.unsafe_off)
+		argv[n++] = "--unsafe-no-confine";
+	if (cfg->confine.debug == CONFINE_DEBUG_TRAP)
+		argv[n++] = "--debug-host-syscalls";
+	else if (cfg->confine.debug == CONFINE_DEBUG_LOG)
+		argv[n++] = "--debug-host-syscalls=log";
+	argv[n++] = "--image";
+	argv[n++] = (char *)image;
+	argv[n] = NULL;
+	return 0;
+}
+
 long control_save_restore_test(struct task *t)
 {
-	const char *tmp = getenv("TMPDIR");
-	char dir[PATH_MAX];
-	unsigned int rnd = 0;
 	char *err = NULL;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
-		rnd = (unsigned int)getpid();
-	snprintf(dir, sizeof(dir), "%s/minisentry-srt.%d.%08x", tmp && tmp[0] == '/' ? tmp : "/tmp",
-		 (int)getpid(), rnd);
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(t, 0);
-		r = checkpoint_save(dir, false, NULL, &err);
+		r = checkpoint_save(confine_srt_dirfd(), confine_srt_name(), false, NULL, &err);
 		task_save_set_caller(NULL, 0);
 	}
 	if (r) {
@@ -315,48 +400,96 @@ long control_save_restore_test(struct task *t)
 		kernel.exit_status = 125;
 		return -ENOSYS;
 	}
-	/* The old sandbox goes entirely (its stubs die), and a new Sentry in this same process
-	 * (so the exit status reaches whoever started us) restores it. */
+	/* The old sandbox goes entirely (its stubs die), and a new Sentry started by the same
+	 * command (so the exit status reaches whoever started us) restores it. */
 	kernel_teardown();
-	char *argv[12];
-	int n = 0;
-	argv[n++] = "minisentry";
-	argv[n++] = "restore";
-	argv[n++] = "--save-restore-test";
-	argv[n++] = "--delete-image";
-	if (kernel.cfg.strace)
-		argv[n++] = "--strace";
-	argv[n++] = kernel.cfg.placement == PLACEMENT_OTHER  ? "--placement=other"
-		    : kernel.cfg.placement == PLACEMENT_SAME ? "--placement=same"
-							     : "--placement=auto";
-	argv[n++] = "--image";
-	argv[n++] = dir;
-	argv[n] = NULL;
-	fflush(NULL);
-	closefrom(3);
-	kernel_stop_placement_tick(); /* an interval timer outlives exec */
-	execv("/proc/self/exe", argv);
-	fprintf(stderr, "minisentry: save-restore test: cannot restart: %s\n", strerror(errno));
-	control_remove_image(dir);
-	_exit(125);
+	confine_srt_restart();
 }
 
 /* --- the client ---------------------------------------------------------------------------- */
 
+/* The directory image DIR goes into, opened for the Sentry, which reaches no path of its own;
+ * ABS gets DIR's absolute path with the user's own symbolic links resolved here, so that the
+ * Sentry, which never follows one, writes where the user meant. As root the descriptor is of
+ * a detached copy of the directory's mount, at whose top ".." goes nowhere. */
+static int open_image_parent(const char *dir, char *abs, size_t size)
+{
+	char path[PATH_MAX], cwd[PATH_MAX], real[PATH_MAX];
+	size_t n;
+	int fd;
+
+	if (dir[0] == '/')
+		n = (size_t)snprintf(path, sizeof(path), "%s", dir);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = (size_t)snprintf(path, sizeof(path), "%s/%s", cwd, dir);
+	else
+		return -errno;
+	if (n >= sizeof(path))
+		return -ENAMETOOLONG;
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+	if (realpath(path, real)) {
+		n = (size_t)snprintf(abs, size, "%s", real);
+	} else {
+		char *slash = strrchr(path, '/');
+		*slash = 0;
+		if (!realpath(slash == path ? "/" : path, real))
+			return -errno;
+		n = (size_t)snprintf(abs, size, "%s/%s", strcmp(real, "/") ? real : "", slash + 1);
+	}
+	if (n >= size)
+		return -ENAMETOOLONG;
+	char *name = strrchr(abs, '/') + 1;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%.*s", name - abs > 1 ? (int)(name - abs - 1) : 1, abs);
+	fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Sends LEN bytes of BUF on SOCK with descriptor FD. */
+static int send_with_fd(int sock, const char *buf, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ssize_t n;
+
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return errno;
+	return n == (ssize_t)len ? 0 : EPIPE;
+}
+
 int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
 {
-	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], cwd[PATH_MAX];
+	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX];
 
 	if (!control_socket_path(name, path, sizeof(path))) {
 		fprintf(stderr, "minisentry: checkpoint: '%s' is not a sandbox name\n", name);
 		return 2;
 	}
-	if (dir[0] == '/') {
-		snprintf(abs, sizeof(abs), "%s", dir);
-	} else if (!getcwd(cwd, sizeof(cwd)) ||
-		   (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, dir) >= sizeof(abs)) {
-		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
-		return 2;
+	int parent = open_image_parent(dir, abs, sizeof(abs));
+	if (parent < 0) {
+		fprintf(stderr, "minisentry: checkpoint: image directory '%s': %s\n", dir,
+			strerror(-parent));
+		return 1;
 	}
 	struct stat st;
 	if (!force && stat(abs, &st) == 0) {
@@ -373,6 +506,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 				"minisentry: checkpoint: image directory '%s' exists and is not "
 				"empty (--force replaces it)\n",
 				dir);
+			close(parent);
 			return 1;
 		}
 	}
@@ -384,6 +518,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 			"minisentry: checkpoint: sandbox '%s' is already being checkpointed\n",
 			name);
 		close(lfd);
+		close(parent);
 		return 1;
 	}
 	int fd = connect_to(path);
@@ -391,6 +526,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		fprintf(stderr, "minisentry: checkpoint: no running sandbox named '%s'\n", name);
 		if (lfd >= 0)
 			close(lfd);
+		close(parent);
 		return 1;
 	}
 	char req[PATH_MAX + 64];
@@ -399,7 +535,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
 	 * SIGPIPE to die of in silence. */
-	int err = send_all(fd, req, n);
+	int err = send_with_fd(fd, req, n, parent);
 	while (!err && got < sizeof(resp) - 1) {
 		ssize_t r = read(fd, resp + got, sizeof(resp) - 1 - got);
 		if (r < 0 && errno == EINTR)
@@ -411,6 +547,7 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		got += r;
 	}
 	close(fd);
+	close(parent);
 	if (lfd >= 0)
 		close(lfd);
 	resp[got] = 0;

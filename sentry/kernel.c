@@ -560,6 +560,8 @@ static int setup_kernel(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}
+	if ((err = confine_prepare_stubs()))
+		return err; /* the message is printed */
 	if (cfg->id && (err = control_listen(cfg->id, kernel.epfd)))
 		return err; /* the message is printed */
 	return 0;
@@ -586,6 +588,9 @@ int kernel_run(const struct kernel_config *cfg)
 	int err;
 	struct task *init;
 
+	kernel.cfg = *cfg;
+	if ((err = confine_launch(&cfg->confine, cfg)))
+		return err;
 	kernel.next_pid = 2;
 	kernel.boot_mono = mono_now();
 	clock_gettime(CLOCK_REALTIME, &kernel.boot_real);
@@ -594,8 +599,9 @@ int kernel_run(const struct kernel_config *cfg)
 	struct termios saved_tty;
 	bool tty = tcgetattr(0, &saved_tty) == 0;
 	kernel.tty_sid = tty ? 1 : 0;
-	kernel.cfg = *cfg;
-	if ((err = vfs_mount_overlay_root(cfg->rootfs, &kernel.root))) {
+	const char *rootfs = confine_rootfs(cfg->rootfs);
+	err = rootfs ? vfs_mount_overlay_root(rootfs, &kernel.root) : -errno;
+	if (err) {
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
@@ -611,6 +617,13 @@ int kernel_run(const struct kernel_config *cfg)
 		return -ENOMEM;
 	}
 	task_link(init);
+	/* Set up: from here on the guest's input (its ELF files first) meets a locked Sentry. */
+	if ((err = confine_lock())) {
+		kernel_teardown();
+		return err;
+	}
+	if (cfg->confine.selftest)
+		return confine_selftest(cfg->confine.selftest);
 	if ((err = start_init(init))) {
 		kernel_teardown();
 		return err;
@@ -651,6 +664,9 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	char *err = NULL;
 	int ret;
 
+	kernel.cfg = *cfg;
+	if ((ret = confine_launch(&cfg->confine, cfg)))
+		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
 	ret = checkpoint_load(image, o, &err);
@@ -659,6 +675,13 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	if (ret) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
 		free(err);
+		kernel_teardown();
+		control_close();
+		return ret;
+	}
+	/* The image is read and its sandbox set up: the Sentry locks itself in before any
+	 * restored guest instruction runs. */
+	if ((ret = confine_lock())) {
 		kernel_teardown();
 		control_close();
 		return ret;

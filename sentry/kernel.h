@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "platform/platform.h"
+#include "sentry/confine.h"
 
 struct task;
 struct vfs_dentry;
@@ -33,6 +34,7 @@ struct kernel_config {
 	bool save_restore_test;
 	const char *id; /* --id: the name the control socket is reached by, or NULL */
 	enum kernel_network network;
+	struct confine_opts confine;
 };
 
 struct kernel {

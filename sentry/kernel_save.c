@@ -3,6 +3,7 @@
  * checks that this host can take the image (the rootfs is there and is the same tree, the CPU
  * saves the same registers) before anything else is rebuilt. */
 #include "common/limits.h"
+#include "sentry/confine.h"
 #include "sentry/kernel.h"
 
 #include <dirent.h>
@@ -116,7 +117,11 @@ int kernel_ckpt_save(struct enc *e)
 	filecache_clear();
 
 	enc_str(e, kernel.cfg.rootfs);
-	enc_u32(e, rootfs_fingerprint(kernel.cfg.rootfs));
+	/* The rootfs by its host path, and its fingerprint as the locked Sentry reaches it. */
+	const char *reach = confine_rootfs(kernel.cfg.rootfs);
+	if (!reach)
+		return enc_fail(e, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno));
+	enc_u32(e, rootfs_fingerprint(reach));
 	enc_u32(e, kernel.cfg.cpus);
 	enc_bool(e, kernel.cfg.eager_kernfs);
 	enc_u32(e, kernel.next_pid);

@@ -21,6 +21,9 @@
 #define STR(x) STR_(x)
 #define MAX_CPUS_STR STR(MAX_CPUS)
 
+/* Long options without a letter. */
+enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONFINEMENT };
+
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
     "       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
@@ -48,6 +51,12 @@ static const char usage[] =
     "                        network through sockets the Sentry owns (not checkpointable)\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
+    "  --debug-host-syscalls[=log]\n"
+    "                        a host syscall the Sentry's seccomp allowlist lacks is named on\n"
+    "                        stderr and fails with ENOSYS (=log: runs, logged by the kernel)\n"
+    "                        instead of killing the Sentry; also MINISENTRY_DEBUG_HOST_SYSCALLS\n"
+    "  --unsafe-no-confine   UNSAFE, for measuring only: no namespaces, no seccomp allowlist,\n"
+    "                        capabilities kept (docs/security.md)\n"
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
@@ -56,7 +65,8 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
-    "  --strace, --placement, --stats, --save-restore-test, --network as for run\n";
+    "  --strace, --placement, --stats, --save-restore-test, --network,\n"
+    "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -135,25 +145,54 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 			return fail(msg, optarg);
 		}
 		return 0;
+	case OPT_UNSAFE_NO_CONFINE:
+		cfg->confine.unsafe_off = true;
+		return 0;
+	case OPT_DEBUG_HOST_SYSCALLS:
+		if (!optarg || !strcmp(optarg, "trap")) {
+			cfg->confine.debug = CONFINE_DEBUG_TRAP;
+		} else if (!strcmp(optarg, "log")) {
+			cfg->confine.debug = CONFINE_DEBUG_LOG;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --debug-host-syscalls is trap or log, got",
+				 cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
 	default:
 		return -1;
 	}
 }
 
+/* MINISENTRY_DEBUG_HOST_SYSCALLS: what tests set where they cannot add an option. */
+static void debug_from_env(struct kernel_config *cfg)
+{
+	const char *v = getenv(CONFINE_DEBUG_ENV);
+
+	if (!v || !*v || !strcmp(v, "0") || cfg->confine.debug != CONFINE_DEBUG_OFF)
+		return;
+	cfg->confine.debug = !strcmp(v, "log") ? CONFINE_DEBUG_LOG : CONFINE_DEBUG_TRAP;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {{"strace", no_argument, NULL, 's'},
-					     {"env", required_argument, NULL, 'e'},
-					     {"cwd", required_argument, NULL, 'c'},
-					     {"cpus", required_argument, NULL, 'n'},
-					     {"placement", required_argument, NULL, 'p'},
-					     {"help", no_argument, NULL, 'h'},
-					     {"eager-kernfs", no_argument, NULL, 'E'},
-					     {"stats", no_argument, NULL, 'S'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"save-restore-test", no_argument, NULL, 'T'},
-					     {"network", required_argument, NULL, 'N'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"strace", no_argument, NULL, 's'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"cwd", required_argument, NULL, 'c'},
+	    {"cpus", required_argument, NULL, 'n'},
+	    {"placement", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"eager-kernfs", no_argument, NULL, 'E'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"id", required_argument, NULL, 'i'},
+	    {"save-restore-test", no_argument, NULL, 'T'},
+	    {"network", required_argument, NULL, 'N'},
+	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
+	    /* Tests only: the locked Sentry tries what a compromised one would. */
+	    {"selftest-confinement", required_argument, NULL, OPT_SELFTEST_CONFINEMENT},
+	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
 	int nextra = 0, c;
@@ -191,6 +230,9 @@ static int cmd_run(int argc, char **argv)
 		case 'E':
 			cfg.eager_kernfs = true;
 			break;
+		case OPT_SELFTEST_CONFINEMENT:
+			cfg.confine.selftest = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -209,6 +251,7 @@ static int cmd_run(int argc, char **argv)
 	cfg.argv = optind < argc ? &argv[optind] : default_cmd;
 	make_env(env, extra, nextra);
 	cfg.envp = env;
+	debug_from_env(&cfg);
 	if (cfg.cpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		cfg.cpus = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
@@ -262,12 +305,20 @@ static int cmd_checkpoint(int argc, char **argv)
 static int cmd_restore(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"image", required_argument, NULL, 'm'},  {"id", required_argument, NULL, 'i'},
-	    {"rootfs", required_argument, NULL, 'r'}, {"force", no_argument, NULL, 'f'},
-	    {"strace", no_argument, NULL, 's'},	      {"placement", required_argument, NULL, 'p'},
-	    {"stats", no_argument, NULL, 'S'},	      {"save-restore-test", no_argument, NULL, 'T'},
-	    {"delete-image", no_argument, NULL, 'D'}, {"network", required_argument, NULL, 'N'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
+	    {"image", required_argument, NULL, 'm'},
+	    {"id", required_argument, NULL, 'i'},
+	    {"rootfs", required_argument, NULL, 'r'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"strace", no_argument, NULL, 's'},
+	    {"placement", required_argument, NULL, 'p'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"save-restore-test", no_argument, NULL, 'T'},
+	    {"delete-image", no_argument, NULL, 'D'},
+	    {"network", required_argument, NULL, 'N'},
+	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;
@@ -308,6 +359,7 @@ static int cmd_restore(int argc, char **argv)
 		return fail("restore: missing --image DIR", NULL);
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
+	debug_from_env(&cfg);
 	int r = kernel_restore(&cfg, image, &o, delete_image);
 	return r >= 0 ? r : 1;
 }
@@ -324,6 +376,14 @@ static int cmd_inspect(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+/* run and restore end with STATUS: a confined Sentry tells its launcher first. */
+static int ended(int status)
+{
+	fflush(NULL);
+	confine_exiting(status);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -345,11 +405,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
+		return ended(cmd_run(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "checkpoint"))
 		return cmd_checkpoint(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "restore"))
-		return cmd_restore(argc - 1, argv + 1);
+		return ended(cmd_restore(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list")) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -66,7 +67,7 @@ static uint64_t get64(const uint8_t *p)
 
 static int write_file(int dirfd, const char *name, const void *buf, size_t len)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	const char *p = buf;
 
 	if (fd < 0)
@@ -116,47 +117,75 @@ static int read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
 	return 0;
 }
 
-static void remove_tree(const char *path)
+/* Removes NAME beneath DIRFD with all it holds, never through a symbolic link: a link is
+ * removed itself, and a directory is entered only by a descriptor opened with O_NOFOLLOW, so
+ * a name swapped for a link meanwhile is left alone. */
+static void remove_tree_at(int at, const char *name, int depth)
 {
-	DIR *dir = opendir(path);
 	struct dirent *de;
+	DIR *d;
+	int fd;
 
-	if (!dir) {
-		unlink(path);
+	if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 64)
+		return;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
 		return;
 	}
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		char *sub;
-		if (asprintf(&sub, "%s/%s", path, de->d_name) < 0)
-			continue;
-		remove_tree(sub);
-		free(sub);
-	}
-	closedir(dir);
-	rmdir(path);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			remove_tree_at(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	unlinkat(at, name, AT_REMOVEDIR);
 }
 
-/* 1 if DIR exists and has entries, 0 if it is missing or empty, negative if unusable. */
-static int dir_state(const char *dir)
+/* 1 if DIR (beneath AT) exists and has entries, 0 if it is missing or empty, negative if
+ * unusable: a symbolic link is never followed. */
+static int dir_state(int at, const char *dir)
 {
 	struct stat st;
+	struct dirent *de;
+	int full = 0, fd;
+	DIR *d;
 
-	if (stat(dir, &st))
+	if (fstatat(at, dir, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int full = 0;
-	if (!d)
+	if ((fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -errno;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			full = 1;
 	closedir(d);
 	return full;
+}
+
+/* A new directory beside DIR, named DIR.KIND.RANDOM into NAME: made with mkdirat, which never
+ * follows a link, so nothing anyone else put there is used or removed. */
+static int make_temp_dir(int at, const char *dir, const char *kind, char *name, size_t size)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		unsigned int rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+			rnd = (unsigned int)getpid() * 2654435761u + tries;
+		if (snprintf(name, size, "%s.%s.%08x", dir, kind, rnd) >= (int)size)
+			return -ENAMETOOLONG;
+		if (mkdirat(at, name, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
 static bool valid_name(const char *name)
@@ -200,17 +229,19 @@ static int deflate_section(z_stream *zs, const uint8_t *in, size_t len, uint8_t 
 	return 0;
 }
 
-int image_write(const char *dir, struct image *img, bool force, char **err)
+int image_write(int at, const char *dir, struct image *img, bool force, char **err)
 {
 	char tmp[4096], old[4096];
 	uint8_t hdr[HEADER_FIXED + IMAGE_MAX_SECTIONS * SEC_ENTRY_LEN + 4];
-	int st = dir_state(dir), ret = 0, dirfd = -1;
+	int st = dir_state(at, dir), ret = 0, dirfd = -1;
 	z_stream zs = {0};
 	bool zs_ready = false;
 	uint8_t *z = NULL; /* the compressed section, reused */
 	size_t zcap = 0;
 
 	*err = NULL;
+	if (st == -ELOOP)
+		return fail(err, st, "image directory '%s' is a symbolic link", dir);
 	if (st < 0)
 		return fail(err, st, "image directory '%s': %s", dir, strerror(-st));
 	if (st > 0 && !force)
@@ -219,13 +250,10 @@ int image_write(const char *dir, struct image *img, bool force, char **err)
 			    dir);
 	if (img->nsections > IMAGE_MAX_SECTIONS)
 		return fail(err, -EINVAL, "too many sections");
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dir, (int)getpid()) >= (int)sizeof(tmp) ||
-	    snprintf(old, sizeof(old), "%s.old.%d", dir, (int)getpid()) >= (int)sizeof(old))
-		return fail(err, -ENAMETOOLONG, "image directory name too long");
-	remove_tree(tmp);
-	if (mkdir(tmp, 0755))
-		return fail(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
-	dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((ret = make_temp_dir(at, dir, "tmp", tmp, sizeof(tmp))))
+		return fail(err, ret, "cannot create a directory beside '%s': %s", dir,
+			    strerror(-ret));
+	dirfd = openat(at, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0) {
 		ret = fail(err, -errno, "cannot open '%s': %s", tmp, strerror(errno));
 		goto out_remove;
@@ -296,23 +324,32 @@ int image_write(const char *dir, struct image *img, bool force, char **err)
 	}
 	/* Into place: an empty target is replaced directly; a full one (--force) is moved aside
 	 * first and removed only once the new image is in. */
-	st = dir_state(dir);
+	st = dir_state(at, dir);
+	if (st < 0) {
+		ret = fail(err, st, "image directory '%s': %s", dir, strerror(-st));
+		goto out_close;
+	}
 	if (st > 0) {
-		if (rename(dir, old)) {
+		if ((ret = make_temp_dir(at, dir, "old", old, sizeof(old)))) {
+			ret = fail(err, ret, "cannot replace '%s': %s", dir, strerror(-ret));
+			goto out_close;
+		}
+		if (renameat(at, dir, at, old)) {
 			ret = fail(err, -errno, "cannot replace '%s': %s", dir, strerror(errno));
+			unlinkat(at, old, AT_REMOVEDIR);
 			goto out_close;
 		}
 	} else if (st == 0) {
-		rmdir(dir);
+		unlinkat(at, dir, AT_REMOVEDIR);
 	}
-	if (rename(tmp, dir)) {
+	if (renameat(at, tmp, at, dir)) {
 		ret = fail(err, -errno, "cannot create '%s': %s", dir, strerror(errno));
 		if (st > 0)
-			rename(old, dir);
+			renameat(at, old, at, dir);
 		goto out_close;
 	}
 	if (st > 0)
-		remove_tree(old);
+		remove_tree_at(at, old, 0);
 out_close:
 	if (zs_ready)
 		deflateEnd(&zs);
@@ -321,7 +358,7 @@ out_close:
 	if (!ret)
 		return 0;
 out_remove:
-	remove_tree(tmp);
+	remove_tree_at(at, tmp, 0);
 	return ret;
 }
 

@@ -30,10 +30,12 @@ struct image {
 	struct image_section sec[IMAGE_MAX_SECTIONS];
 };
 
-/* Writes IMG's sections (data, len, count, name set) to DIR. DIR must not exist or be an empty
- * directory, unless FORCE (an existing image is then replaced, only once the new one is
- * complete). On failure nothing is left behind and *ERR (malloc'd) says why. */
-int image_write(const char *dir, struct image *img, bool force, char **err);
+/* Writes IMG's sections (data, len, count, name set) to DIR, a name beneath directory
+ * descriptor AT (or AT_FDCWD). DIR must not exist or be an empty directory, unless FORCE (an
+ * existing image is then replaced, only once the new one is complete). Names are never
+ * followed through a symbolic link, and the temporary directory is a new one of random name.
+ * On failure nothing is left behind and *ERR (malloc'd) says why. */
+int image_write(int at, const char *dir, struct image *img, bool force, char **err);
 
 /* Reads and checks the image in DIR: every section decompressed into memory. On failure *ERR
  * (malloc'd) says what is wrong in one line. */

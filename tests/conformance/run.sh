@@ -190,6 +190,9 @@ for bin in "${bins[@]}"; do
 			report FAIL "$bin" "$mode" "hung: no exit within ${limit}s (killed): $(last_lines "$out")"
 		elif [ "$reader" -ne 0 ]; then
 			report FAIL "$bin" "$mode" "hung: its output was still open $((limit + 10))s on (a process it left behind): $(last_lines "$out")"
+		elif grep -q "is not in the Sentry's seccomp allowlist" "$out"; then
+			# --debug-host-syscalls (MINISENTRY_DEBUG_HOST_SYSCALLS=1) names what is missing.
+			report FAIL "$bin" "$mode" "$(grep -m1 "seccomp allowlist" "$out")"
 		elif [ "$rc" -ne "$expect" ]; then
 			report FAIL "$bin" "$mode" "exit $rc, expected $expect: $(last_lines "$out")"
 		elif grep -q FAIL "$out" || ! grep -qx "ok $name" "$out"; then

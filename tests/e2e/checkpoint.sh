@@ -365,6 +365,31 @@ bad_images_are_refused_with_one_line() {
   rm -rf "$bad" "$WORK/moved-rootfs"
 }
 
+# --force replaces an image directory without following the links in it: the old image's
+# clean-up removes a link, never what it points to (it used to empty any directory linked
+# from there, or from the predictable name of the temporary directory).
+force_replaces_an_image_without_following_its_links() {
+  local id="e2e-$$-links"
+  rm -rf "$WORK/victim" "$WORK/linked-img"
+  mkdir -p "$WORK/victim/sub" "$WORK/linked-img"
+  echo keep >"$WORK/victim/precious"
+  echo keep >"$WORK/victim/sub/precious"
+  ln -s "$WORK/victim" "$WORK/linked-img/link"
+  ln -s "$WORK/victim/precious" "$WORK/linked-img/file-link"
+  ms_bg "$WORK/links.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 5'
+  local p=$bg_pid
+  wait_line "$WORK/links.out" '^ready$' || { kill "$p"; return 1; }
+  checkpoint "$id" "$WORK/linked-img" --force || { kill "$p"; return 1; }
+  bg_status "$p"
+  [ -f "$WORK/linked-img/header" ] || fail "no image in $WORK/linked-img" || return
+  [ ! -e "$WORK/linked-img/link" ] || fail "the old image's link is still there" || return
+  [ "$(cat "$WORK/victim/precious" "$WORK/victim/sub/precious" 2>&1)" = "keep
+keep" ] || fail "the linked directory was changed: $(ls -R "$WORK/victim" | tr '\n' ' ')" || return
+  local left
+  left=$(ls -d "$WORK"/linked-img.* 2>/dev/null)
+  [ -z "$left" ] || fail "temporary directories left: $left"
+}
+
 # A checkpoint that cannot be written leaves a --leave-running sandbox running, unharmed.
 failed_checkpoint_leaves_the_sandbox_running() {
   local id="e2e-$$-fail"
@@ -395,6 +420,7 @@ scenarios+=(
   checkpoint_dropped_by_the_sentry_is_a_one_line_error
   checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone
   failed_checkpoint_leaves_the_sandbox_running
+  force_replaces_an_image_without_following_its_links
   leave_running_keeps_the_sandbox_going_and_list_shows_it
   inspect_shows_sections_and_pages
   bad_images_are_refused_with_one_line

@@ -47,6 +47,25 @@ ms() {
 }
 
 fail() { why=$*; return 1; }
+
+# wait_bounded PID: waits for background PID, killing it after $TIMEOUT s; its status in $status.
+wait_bounded() {
+  (sleep "$TIMEOUT"; kill -9 "$1" 2>/dev/null) &
+  local guard=$!
+  wait "$1" 2>/dev/null
+  status=$?
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+}
+
+# sentry_of PID: the Sentry of the minisentry command started as PID: the child its launcher
+# forked into the sandbox's namespaces (PID itself under --unsafe-no-confine). Its children
+# are the stubs.
+sentry_of() {
+  local child
+  child=$(pgrep -P "$1" | head -1)
+  echo "${child:-$1}"
+}
 skip() { why=$*; return 2; }
 
 # step TEXT: what the scenario is doing now, named in the report if it hangs there.
@@ -403,6 +422,8 @@ source "$(dirname "$0")/checkpoint.sh"
 source "$(dirname "$0")/holes.sh"
 # shellcheck source=tests/e2e/network.sh
 source "$(dirname "$0")/network.sh"
+# shellcheck source=tests/e2e/confinement.sh
+source "$(dirname "$0")/confinement.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

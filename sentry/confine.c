@@ -224,7 +224,10 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 		snprintf(gid_map, sizeof(gid_map), "%u %u 1\n", gid, gid);
 	}
 	struct launcher_maps maps = {uid_map, gid_map, !conf.root};
-	err = launcher_start(NAMESPACES, &maps, cfg, conf.srt_image, &conf.link);
+	/* Only --network host keeps the host's network namespace: its guest sockets are the
+	 * Sentry's host sockets. */
+	int ns = cfg->network == NETWORK_HOST ? NAMESPACES & ~CLONE_NEWNET : NAMESPACES;
+	err = launcher_start(ns, &maps, cfg, conf.srt_image, &conf.link);
 	if (err)
 		return fail(-err, "new user, PID, mount, network, IPC, UTS and cgroup namespaces "
 				  "(README.md, Confinement, says what they need)");
@@ -445,7 +448,7 @@ int confine_lock(void)
 		return fail(errno, "prctl");
 	if ((err = drop_caps()))
 		return fail(-err, "dropping capabilities");
-	if ((err = hostpolicy_install(conf.opts.debug)))
+	if ((err = hostpolicy_install(conf.opts.debug, kernel.cfg.network == NETWORK_HOST)))
 		return fail(-err, "the seccomp allowlist");
 	conf.locked = true;
 	return 0;

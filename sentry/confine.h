@@ -68,7 +68,7 @@ int confine_rootfs_fd(void);
 int confine_launcher_pid(void);
 
 /* The seccomp allowlist of the Sentry itself (sentry/hostpolicy.c). */
-int hostpolicy_install(enum confine_debug debug);
+int hostpolicy_install(enum confine_debug debug, bool host_network);
 /* The name of host syscall NR (for the debug report), or NULL. */
 const char *hostpolicy_syscall_name(long nr);
 

@@ -13,6 +13,8 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -144,6 +146,7 @@ static const struct rule rules[] = {
     ANY(timerfd_settime),
     ANY(timerfd_gettime),
     ANY(signalfd4),
+    ANY(rt_sigtimedwait),
     /* Signals: its own handlers and masks; SIGKILL for stubs; its own threads only (raise). */
     ANY(rt_sigaction),
     ANY(rt_sigprocmask),
@@ -222,6 +225,48 @@ static const struct rule rules[] = {
     ANY(recvmsg),
 };
 
+/* --network host (vfs/hostnet.c): the guest's IP sockets are host sockets the Sentry makes and
+ * drives; only then is it left in the host's network namespace. */
+static const struct rule host_network_rules[] = {
+    ONE(socket, EQ(0, AF_INET)),
+    ONE(socket, EQ(0, AF_INET6)),
+    ONE(socket, EQ(0, AF_NETLINK)),
+    ANY(bind),
+    ANY(listen),
+    ANY(connect),
+    ANY(getsockname),
+    ANY(getpeername),
+    ANY(shutdown),
+    ANY(setsockopt),
+    ANY(getsockopt),
+    ANY(sendmsg),
+    ANY(sendto),
+    ANY(recvfrom),
+    ONE(ioctl, EQ(1, SIOCATMARK)),
+    ONE(ioctl, EQ(1, SIOCOUTQNSD)),
+    ONE(ioctl, EQ(1, SIOCGIFCONF)),
+    ONE(ioctl, EQ(1, SIOCGIFFLAGS)),
+    ONE(ioctl, EQ(1, SIOCGIFINDEX)),
+    ONE(ioctl, EQ(1, SIOCGIFADDR)),
+    ONE(ioctl, EQ(1, SIOCGIFNETMASK)),
+    ONE(ioctl, EQ(1, SIOCGIFMTU)),
+    ONE(ioctl, EQ(1, SIOCGIFNAME)),
+    ONE(ioctl, EQ(1, SIOCGIFHWADDR)),
+};
+
+static int add_rules(scmp_filter_ctx ctx, const struct rule *rules, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rule *r = &rules[i];
+		int err = r->nargs
+			      ? seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r->nr, r->nargs, r->arg)
+			      : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, r->nr, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 /* A sanitizer build (SAN=1, tests only): LeakSanitizer's check at exit stops the Sentry's
  * threads from a thread of its own, which ptraces them, and reads /proc/self with raw calls. */
@@ -272,7 +317,7 @@ static void report_refused(int sig, siginfo_t *si, void *ctx)
 	uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
 }
 
-int hostpolicy_install(enum confine_debug debug)
+int hostpolicy_install(enum confine_debug debug, bool host_network)
 {
 	uint32_t deflt = debug == CONFINE_DEBUG_TRAP  ? SCMP_ACT_TRAP
 			 : debug == CONFINE_DEBUG_LOG ? SCMP_ACT_LOG
@@ -288,23 +333,16 @@ int hostpolicy_install(enum confine_debug debug)
 	if ((err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) ||
 	    (err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)))
 		goto out;
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		const struct rule *r = &rules[i];
-		err = r->nargs
-			  ? seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r->nr, r->nargs, r->arg)
-			  : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, r->nr, 0);
-		if (err)
-			goto out;
-	}
+	if ((err = add_rules(ctx, rules, sizeof(rules) / sizeof(rules[0]))))
+		goto out;
+	if (host_network &&
+	    (err = add_rules(ctx, host_network_rules,
+			     sizeof(host_network_rules) / sizeof(host_network_rules[0]))))
+		goto out;
 #if defined(__SANITIZE_ADDRESS__)
-	for (size_t i = 0; i < sizeof(sanitizer_rules) / sizeof(sanitizer_rules[0]); i++) {
-		const struct rule *r = &sanitizer_rules[i];
-		err = r->nargs
-			  ? seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r->nr, r->nargs, r->arg)
-			  : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, r->nr, 0);
-		if (err)
-			goto out;
-	}
+	if ((err = add_rules(ctx, sanitizer_rules,
+			     sizeof(sanitizer_rules) / sizeof(sanitizer_rules[0]))))
+		goto out;
 #endif
 	/* glibc tries clone3 first where it would use it, and falls back on ENOSYS. */
 	if ((err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)))

@@ -52,21 +52,32 @@ static int write_maps(pid_t pid, const struct launcher_maps *m)
 
 /* --- passing signals on -------------------------------------------------------------------- */
 
-/* The signals the Sentry handles (SigCgt of its status): it gets those as it always did. */
+/* The signals the Sentry takes (SigCgt or SigBlk of its status): it catches some, and keeps the
+ * ones its event loop acts on blocked, to take them at its wait point (sentry/kernel.c); it
+ * gets those as it always did. */
 static unsigned long long caught_signals(pid_t pid)
 {
 	char path[64], line[128];
-	unsigned long long mask = 0;
+	unsigned long long mask = 0, m;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (!(f = fopen(path, "re")))
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
-			break;
+		if (sscanf(line, "SigCgt: %llx", &m) == 1 || sscanf(line, "SigBlk: %llx", &m) == 1)
+			mask |= m;
 	fclose(f);
 	return mask;
+}
+
+/* The signals the Sentry's event loop acts on (sentry/kernel.c: passed on to the guest's
+ * foreground group, or ending the sandbox). It keeps them blocked and takes them with
+ * sigwaitinfo, which unblocks them while it waits, so its status does not show them. */
+static bool sentry_takes(int sig)
+{
+	return sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP || sig == SIGWINCH ||
+	       sig == SIGTERM || sig == SIGHUP;
 }
 
 static bool default_ignores(int sig)
@@ -106,7 +117,7 @@ static void pass_on(pid_t sentry, int sig, const siginfo_t *si)
 	 * play, or the Sentry would retry its read or write for ever. */
 	if (si->si_code == SI_KERNEL && sig != SIGTTIN && sig != SIGTTOU)
 		return;
-	if (sig < 64 && (caught_signals(sentry) & (1ULL << (sig - 1)))) {
+	if (sentry_takes(sig) || (sig < 64 && (caught_signals(sentry) & (1ULL << (sig - 1))))) {
 		kill(sentry, sig);
 	} else if (default_ignores(sig)) {
 		kill(sentry, sig); /* SIGCONT still resumes it */

@@ -3,8 +3,13 @@
  *                                  closes the connection at once, or once it has read the
  *                                  request line, without an answer
  *   ctlpeer slow PATH LINE         sends LINE to the Sentry on PATH as a slow client (in two
- *                                  parts, 100 ms apart) and prints the answer */
+ *                                  parts, 100 ms apart, the first with a descriptor of the
+ *                                  directory that holds LINE's last word, as `checkpoint`
+ *                                  sends its image's parent) and prints the answer */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -52,9 +57,31 @@ static int slow(const char *path, const char *line)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return perror("ctlpeer: connect"), 1;
+	/* The image's parent directory goes with the first part. */
+	char *copy = strdup(strrchr(line, ' ') ? strrchr(line, ' ') + 1 : line);
+	int dir = copy ? open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	free(copy);
+	if (dir < 0)
+		return perror("ctlpeer: open the image's directory"), 1;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {(void *)line, half};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	memset(&ctl, 0, sizeof(ctl));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &dir, sizeof(int));
 	pause_ms(100);
-	if (send(fd, line, half, MSG_NOSIGNAL) < 0)
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0)
 		return perror("ctlpeer: send"), 1;
+	close(dir);
 	pause_ms(100);
 	if (send(fd, line + half, strlen(line) - half, MSG_NOSIGNAL) < 0 ||
 	    send(fd, "\n", 1, MSG_NOSIGNAL) < 0)

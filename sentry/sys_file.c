@@ -60,6 +60,39 @@ static long io_allowed(struct vfs_file *f, bool is_read)
 	return 0;
 }
 
+/* RLIMIT_FSIZE for a write of TOTAL bytes to F at *POS: how many bytes may be written (all
+ * of them when the limit does not apply), or -EFBIG with SIGXFSZ sent when not one byte may,
+ * as Linux checks regular files only. */
+static long fsize_allowed(struct task *t, struct vfs_file *f, const off_t *pos, size_t total)
+{
+	rlim_t lim = t->rlim[RLIMIT_FSIZE].rlim_cur;
+	struct stat st;
+
+	if (lim == RLIM_INFINITY || !pos || !f->ops->getattr || f->ops->getattr(f, &st) ||
+	    !S_ISREG(st.st_mode))
+		return (long)total;
+	uint64_t start = (f->flags & O_APPEND) ? (uint64_t)st.st_size : (uint64_t)*pos;
+	if (start >= lim) {
+		siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+		signal_send_thread(t, SIGXFSZ, &si);
+		return -EFBIG;
+	}
+	return lim - start < total ? (long)(lim - start) : (long)total;
+}
+
+/* Shortens IOV (N pieces) to MAX bytes; the new number of pieces. */
+static int iov_trim(struct iovec *iov, int n, size_t max)
+{
+	for (int i = 0; i < n; i++) {
+		if (iov[i].iov_len >= max) {
+			iov[i].iov_len = max;
+			return i + 1;
+		}
+		max -= iov[i].iov_len;
+	}
+	return n;
+}
+
 /* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
  * write to a stream that only partly fits keeps what it wrote in t->blk.io_done across retries,
  * so the retry continues where it stopped. */
@@ -77,6 +110,12 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	if (n <= 0)
 		return n;
 	n = arg_iovec_advance(iov, n, done);
+	if (!is_read && total > done) {
+		long room = fsize_allowed(t, f, pos, total - done);
+		if (room < 0)
+			return room;
+		n = iov_trim(iov, n, room);
+	}
 	long r = t->blk.retry && !is_read ? vfs_unix_woken_send_error(f) : 0;
 	if (r)
 		return done ? (long)done : r;

@@ -326,6 +326,11 @@ long control_save_restore_test(struct task *t)
 	argv[n++] = "--delete-image";
 	if (kernel.cfg.strace)
 		argv[n++] = "--strace";
+	char pids[32];
+	if (kernel.cfg.pids > 0) {
+		snprintf(pids, sizeof(pids), "--pids=%d", kernel.cfg.pids);
+		argv[n++] = pids;
+	}
 	argv[n++] = kernel.cfg.placement == PLACEMENT_OTHER  ? "--placement=other"
 		    : kernel.cfg.placement == PLACEMENT_SAME ? "--placement=same"
 							     : "--placement=auto";

@@ -33,6 +33,7 @@ struct kernel_config {
 	bool save_restore_test;
 	const char *id; /* --id: the name the control socket is reached by, or NULL */
 	enum kernel_network network;
+	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
 };
 
 struct kernel {

@@ -20,6 +20,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_CPUS_STR STR(MAX_CPUS)
+#define DEFAULT_PIDS_STR STR(DEFAULT_PIDS)
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
@@ -46,6 +47,9 @@ static const char usage[] =
     "  --network MODE        loopback (default): a private network with its own lo;\n"
     "                        none: the same, nothing reachable beyond lo; host: the host's\n"
     "                        network through sockets the Sentry owns (not checkpointable)\n"
+    "  --pids N              the most tasks (threads included) the sandbox may hold at once;\n"
+    "                        fork and clone fail with EAGAIN past it (default " DEFAULT_PIDS_STR
+    ")\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
     "\n"
@@ -56,7 +60,7 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
-    "  --strace, --placement, --stats, --save-restore-test, --network as for run\n";
+    "  --strace, --placement, --stats, --save-restore-test, --network, --pids as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -122,6 +126,18 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	case 'T':
 		cfg->save_restore_test = true;
 		return 0;
+	case 'P': {
+		char *end;
+		errno = 0;
+		long n = strtol(optarg, &end, 10);
+		if (errno || *end || end == optarg || n < 1 || n > PIDS_MAX) {
+			snprintf(msg, sizeof(msg), "%s: --pids needs a number from 1 to %d, got",
+				 cmd, PIDS_MAX);
+			return fail(msg, optarg);
+		}
+		cfg->pids = (int)n;
+		return 0;
+	}
 	case 'N':
 		if (!strcmp(optarg, "loopback")) {
 			cfg->network = NETWORK_LOOPBACK;
@@ -153,6 +169,7 @@ static int cmd_run(int argc, char **argv)
 					     {"id", required_argument, NULL, 'i'},
 					     {"save-restore-test", no_argument, NULL, 'T'},
 					     {"network", required_argument, NULL, 'N'},
+					     {"pids", required_argument, NULL, 'P'},
 					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
@@ -261,13 +278,19 @@ static int cmd_checkpoint(int argc, char **argv)
 
 static int cmd_restore(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"image", required_argument, NULL, 'm'},  {"id", required_argument, NULL, 'i'},
-	    {"rootfs", required_argument, NULL, 'r'}, {"force", no_argument, NULL, 'f'},
-	    {"strace", no_argument, NULL, 's'},	      {"placement", required_argument, NULL, 'p'},
-	    {"stats", no_argument, NULL, 'S'},	      {"save-restore-test", no_argument, NULL, 'T'},
-	    {"delete-image", no_argument, NULL, 'D'}, {"network", required_argument, NULL, 'N'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"image", required_argument, NULL, 'm'},
+					     {"id", required_argument, NULL, 'i'},
+					     {"rootfs", required_argument, NULL, 'r'},
+					     {"force", no_argument, NULL, 'f'},
+					     {"strace", no_argument, NULL, 's'},
+					     {"placement", required_argument, NULL, 'p'},
+					     {"stats", no_argument, NULL, 'S'},
+					     {"save-restore-test", no_argument, NULL, 'T'},
+					     {"delete-image", no_argument, NULL, 'D'},
+					     {"network", required_argument, NULL, 'N'},
+					     {"pids", required_argument, NULL, 'P'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;

@@ -403,6 +403,8 @@ source "$(dirname "$0")/checkpoint.sh"
 source "$(dirname "$0")/holes.sh"
 # shellcheck source=tests/e2e/network.sh
 source "$(dirname "$0")/network.sh"
+# shellcheck source=tests/e2e/limits.sh
+source "$(dirname "$0")/limits.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

@@ -15,6 +15,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 #define CLONE_ARGS_SIZE_VER0 64 /* the first struct clone_args */
 
@@ -150,6 +151,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->exe = vfs_dentry_get(p->exe);
 	kernel.forks++;
 	task_link(c);
+	if (!(flags & CLONE_THREAD))
+		timers_cpu_limit_changed(c); /* a fork starts its own CPU-time count */
 	kernel_resume(c);
 	err = c->tid;
 	c = NULL;

@@ -15,6 +15,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 long sys_getpid(struct task *t, const unsigned long *a)
 {
@@ -224,8 +225,14 @@ static long do_prlimit(struct task *t, int res, uintptr_t new_addr, uintptr_t ol
 	}
 	if (old_addr && copy_out(t->mm, old_addr, &t->rlim[res], sizeof(struct rlimit)))
 		return -EFAULT;
-	if (new_addr)
-		t->rlim[res] = nl;
+	if (new_addr) {
+		/* Limits are the process's: every thread sees the new one. */
+		for_each_task(o)
+			if (o->tgid == t->tgid)
+				o->rlim[res] = nl;
+		if (res == RLIMIT_CPU)
+			timers_cpu_limit_changed(t->group_leader);
+	}
 	return 0;
 }
 

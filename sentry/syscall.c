@@ -93,7 +93,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "permissions) are EINVAL"),
     PARTIAL(
 	setrlimit, "dp",
-	"enforced: NOFILE, FSIZE, AS, DATA, NPROC; the others are kept, inherited and reported"),
+	"enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept, inherited and reported"),
     ROW(gettid, ""),
     ROW(time, "p"),
     ROW(getdents64, "dpu"),
@@ -108,7 +108,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(dup3, "ddx"),
     PARTIAL(
 	prlimit64, "ddpp",
-	"enforced: NOFILE, FSIZE, AS, DATA, NPROC; the others are kept, inherited and reported"),
+	"enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept, inherited and reported"),
     ROW(getrandom, "pux"),
     ROW(statx, "fsxxp"),
     ROW(faccessat2, "fsox"),

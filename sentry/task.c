@@ -547,9 +547,10 @@ void *task_load(struct dec *d)
 	t->pdeath_signal = (int)dec_u32(d);
 	/* Timers live on a process's leader: itself, until the finish links the others. */
 	t->group_leader = leader == tid ? t : NULL;
-	if (t->group_leader)
+	if (t->group_leader) {
 		timers_load(d, t);
-	else if (dec_bool(d))
+		timers_cpu_limit_changed(t);
+	} else if (dec_bool(d))
 		dec_fail(d, "timers on a thread that does not lead its process");
 	t->thread_gone = dec_bool(d);
 	t->had_threads = dec_bool(d);

@@ -91,9 +91,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(arch_prctl, "xp",
 	    "ARCH_SET_FS/GS and ARCH_GET_FS/GS only: other codes (CET, CPUID faulting, AMX "
 	    "permissions) are EINVAL"),
-    PARTIAL(
-	setrlimit, "dp",
-	"enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept, inherited and reported"),
+    PARTIAL(setrlimit, "dp",
+	    "enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept and reported"),
     ROW(gettid, ""),
     ROW(time, "p"),
     ROW(getdents64, "dpu"),
@@ -106,9 +105,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(readlinkat, "fspu"),
     ROW(faccessat, "fso"),
     ROW(dup3, "ddx"),
-    PARTIAL(
-	prlimit64, "ddpp",
-	"enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept, inherited and reported"),
+    PARTIAL(prlimit64, "ddpp",
+	    "enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept and reported"),
     ROW(getrandom, "pux"),
     ROW(statx, "fsxxp"),
     ROW(faccessat2, "fsox"),

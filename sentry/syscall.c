@@ -92,7 +92,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "ARCH_SET_FS/GS and ARCH_GET_FS/GS only: other codes (CET, CPUID faulting, AMX "
 	    "permissions) are EINVAL"),
     PARTIAL(setrlimit, "dp",
-	    "enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept and reported"),
+	    "enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU, STACK; others kept and reported"),
     ROW(gettid, ""),
     ROW(time, "p"),
     ROW(getdents64, "dpu"),
@@ -106,7 +106,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(faccessat, "fso"),
     ROW(dup3, "ddx"),
     PARTIAL(prlimit64, "ddpp",
-	    "enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU; the others are kept and reported"),
+	    "enforced: NOFILE, FSIZE, AS, DATA, NPROC, CPU, STACK; others kept and reported"),
     ROW(getrandom, "pux"),
     ROW(statx, "fsxxp"),
     ROW(faccessat2, "fsox"),

@@ -155,7 +155,7 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 			}
 		}
 		struct vma v = *pv;
-		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP);
+		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP | MAP_LOCKED); /* locks stay behind */
 		mobj_get(v.mobj);
 		if (v.dentry)
 			vfs_dentry_get(v.dentry);

@@ -170,3 +170,97 @@ long sys_msync(struct task *t, const unsigned long *a)
 {
 	return mm_sync(t->mm, a[0], a[1], arg_int(a, 2));
 }
+
+/* --- mlock: memory locks as Linux counts them against RLIMIT_MEMLOCK ----------------------
+ * A locked VMA carries MAP_LOCKED. The host pages are not pinned (the Sentry has no business
+ * pinning host memory for a guest); what the guest observes is the accounting. */
+
+/* Whether T holds CAP_IPC_LOCK: the guest's root does. */
+static bool can_lock_any(struct task *t)
+{
+	return t->euid == 0;
+}
+
+static uint64_t locked_bytes(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		uintptr_t s = v->start > start ? v->start : start, e = v->end < end ? v->end : end;
+		if (s < e && (v->flags & MAP_LOCKED))
+			n += e - s;
+	}
+	return n;
+}
+
+static long lock_range(struct task *t, uintptr_t addr, size_t len, bool lock)
+{
+	uintptr_t start = PAGE_DOWN(addr), end = PAGE_UP(addr + len);
+	rlim_t lim = t->rlim[RLIMIT_MEMLOCK].rlim_cur;
+
+	if (addr + len < addr || end < start)
+		return -EINVAL;
+	if (lock && !can_lock_any(t) && lim == 0)
+		return -EPERM;
+	if (start == end)
+		return 0;
+	if (lock && !can_lock_any(t) && lim != RLIM_INFINITY &&
+	    locked_bytes(t->mm, 0, UINTPTR_MAX) - locked_bytes(t->mm, start, end) + (end - start) >
+		lim)
+		return -ENOMEM;
+	for (uintptr_t at = start; at < end;) {
+		struct vma *v = vma_find(&t->mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED))
+			return -ENOMEM;
+		at = v->end;
+	}
+	return vma_set_flags(&t->mm->vmas, start, end, lock ? MAP_LOCKED : 0,
+			     lock ? 0 : MAP_LOCKED);
+}
+
+long sys_mlock(struct task *t, const unsigned long *a)
+{
+	return lock_range(t, a[0], a[1], true);
+}
+
+long sys_mlock2(struct task *t, const unsigned long *a)
+{
+	if (a[2] & ~(unsigned long)MLOCK_ONFAULT)
+		return -EINVAL;
+	return lock_range(t, a[0], a[1], true);
+}
+
+long sys_munlock(struct task *t, const unsigned long *a)
+{
+	return lock_range(t, a[0], a[1], false);
+}
+
+long sys_mlockall(struct task *t, const unsigned long *a)
+{
+	unsigned long flags = a[0];
+	rlim_t lim = t->rlim[RLIMIT_MEMLOCK].rlim_cur;
+
+	if (!flags || (flags & ~(unsigned long)(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)) ||
+	    flags == MCL_ONFAULT)
+		return -EINVAL;
+	if (!can_lock_any(t) && lim == 0)
+		return -EPERM;
+	if (!(flags & MCL_CURRENT))
+		return 0;
+	if (!can_lock_any(t) && lim != RLIM_INFINITY &&
+	    vm_bytes(t->mm, 0, UINTPTR_MAX, false) > lim)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->mm->vmas.n; i++)
+		if (!(t->mm->vmas.v[i].flags & VMA_RESERVED))
+			t->mm->vmas.v[i].flags |= MAP_LOCKED;
+	return 0;
+}
+
+long sys_munlockall(struct task *t, const unsigned long *a)
+{
+	(void)a;
+	for (size_t i = 0; i < t->mm->vmas.n; i++)
+		t->mm->vmas.v[i].flags &= ~MAP_LOCKED;
+	return 0;
+}

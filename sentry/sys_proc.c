@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include "fs-proc/procfs.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
@@ -219,6 +220,8 @@ static long do_prlimit(struct task *t, int res, uintptr_t new_addr, uintptr_t ol
 			return -EFAULT;
 		if (nl.rlim_cur > nl.rlim_max)
 			return -EINVAL;
+		if (res == RLIMIT_NOFILE && nl.rlim_max > (rlim_t)procfs_nr_open)
+			return -EPERM;
 		/* Raising the hard limit needs CAP_SYS_RESOURCE; the guest's root has it. */
 		if (nl.rlim_max > t->rlim[res].rlim_max && t->euid != 0)
 			return -EPERM;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs-proc/procfs.h"
 #include "sentry/fdtable.h"
 #include "sentry/locks.h"
 #include "sentry/kernel.h"
@@ -241,7 +242,7 @@ int task_nofile_limit(struct task *t)
 {
 	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
 
-	return l > 1048576 ? 1048576 : (int)l;
+	return l > PROCFS_NR_OPEN_MAX ? PROCFS_NR_OPEN_MAX : (int)l;
 }
 
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)

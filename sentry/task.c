@@ -14,6 +14,7 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
 
@@ -243,6 +244,17 @@ int task_nofile_limit(struct task *t)
 	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
 
 	return l > PROCFS_NR_OPEN_MAX ? PROCFS_NR_OPEN_MAX : (int)l;
+}
+
+int task_fsize_check(struct task *t, uint64_t size, uint64_t end)
+{
+	rlim_t lim = t->rlim[RLIMIT_FSIZE].rlim_cur;
+
+	if (lim == RLIM_INFINITY || end <= size || end <= lim)
+		return 0;
+	siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+	signal_send_thread(t, SIGXFSZ, &si);
+	return -EFBIG;
 }
 
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)

@@ -1,8 +1,8 @@
 /*
  * t_rlimit_fsize: RLIMIT_FSIZE bounds writes to regular files as Linux does: a write that
  * crosses the limit is cut short at it, one that starts at or past it fails with EFBIG and
- * raises SIGXFSZ (which kills by default), O_APPEND counts from the end, and pipes are not
- * bounded.
+ * raises SIGXFSZ (which kills by default), O_APPEND counts from the end, truncate and
+ * fallocate may not grow a file past it, and pipes are not bounded.
  */
 #include "check.h"
 #include "scratch.h"
@@ -61,11 +61,28 @@ int main(void)
 	CHECK_EQ(xfsz, 3);
 	close(fd);
 
+	/* ftruncate, truncate and fallocate may not grow a file past it either; shrinking and
+	 * growing up to it are fine. */
+	fd = open("g", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_EQ(ftruncate(fd, 50), 0);
+	CHECK_ERR(ftruncate(fd, 51), EFBIG);
+	CHECK_EQ(xfsz, 4);
+	CHECK_ERR(truncate("g", 100), EFBIG);
+	CHECK_EQ(xfsz, 5);
+	CHECK_ERR(fallocate(fd, 0, 40, 20), EFBIG);
+	CHECK_EQ(xfsz, 6);
+	CHECK_EQ(fallocate(fd, FALLOC_FL_KEEP_SIZE, 40, 20), 0);
+	CHECK_EQ(ftruncate(fd, 10), 0);
+	CHECK_EQ(fstat(fd, &st), 0);
+	CHECK_EQ(st.st_size, 10);
+	close(fd);
+
 	/* A pipe is not a regular file. */
 	int p[2];
 	CHECK_EQ(pipe(p), 0);
 	CHECK_EQ(write(p[1], buf, 100), 100);
-	CHECK_EQ(xfsz, 3);
+	CHECK_EQ(xfsz, 6);
 	close(p[0]);
 	close(p[1]);
 

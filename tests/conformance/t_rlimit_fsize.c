@@ -2,13 +2,15 @@
  * t_rlimit_fsize: RLIMIT_FSIZE bounds writes to regular files as Linux does: a write that
  * crosses the limit is cut short at it, one that starts at or past it fails with EFBIG and
  * raises SIGXFSZ (which kills by default), O_APPEND counts from the end, truncate and
- * fallocate may not grow a file past it, and pipes are not bounded.
+ * fallocate may not grow a file past it, sendfile and copy_file_range are bounded too, and pipes
+ * are not bounded.
  */
 #include "check.h"
 #include "scratch.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -78,11 +80,32 @@ int main(void)
 	CHECK_EQ(st.st_size, 10);
 	close(fd);
 
+	/* sendfile and copy_file_range write through the same check. */
+	int src = open("g", O_RDWR);
+	CHECK(src >= 0);
+	CHECK_EQ(write(src, buf, 10), 10);
+	fd = open("h", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, buf, 45, 0), 45);
+	CHECK_EQ(lseek(fd, 45, SEEK_SET), 45);
+	off_t in_off = 0;
+	/* Cut short at the limit, and (unlike write) SIGXFSZ all the same. */
+	CHECK_EQ(sendfile(fd, src, &in_off, 10), 5);
+	CHECK_EQ(xfsz, 7);
+	CHECK_ERR(sendfile(fd, src, &in_off, 10), EFBIG);
+	CHECK_EQ(xfsz, 8);
+	off_t out_off = 48;
+	in_off = 0;
+	CHECK_EQ(copy_file_range(src, &in_off, fd, &out_off, 10, 0), 2);
+	CHECK_EQ(xfsz, 8);
+	close(src);
+	close(fd);
+
 	/* A pipe is not a regular file. */
 	int p[2];
 	CHECK_EQ(pipe(p), 0);
 	CHECK_EQ(write(p[1], buf, 100), 100);
-	CHECK_EQ(xfsz, 6);
+	CHECK_EQ(xfsz, 8);
 	close(p[0]);
 	close(p[1]);
 

@@ -2,7 +2,8 @@
  * t_rlimit_memlock: memory locks count against RLIMIT_MEMLOCK as in Linux: for a user without
  * CAP_IPC_LOCK a zero limit is EPERM and locking past the limit ENOMEM (pages locked twice
  * count once, munlock gives them back, a fork's child inherits no locks); root locks past it;
- * unmapped ranges are ENOMEM and bad flags EINVAL. RLIMIT_CORE reads back what was set.
+ * unmapped ranges are ENOMEM and bad flags EINVAL; /proc/self/status's VmLck counts them.
+ * RLIMIT_CORE reads back what was set.
  */
 #include "check.h"
 #include <sys/mman.h>
@@ -11,6 +12,21 @@
 
 #define UID 54321
 #define KB 1024UL
+
+/* VmLck from /proc/self/status in kB, or -1 without /proc. */
+static long vm_lck_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
 
 static int user_part(char *p)
 {
@@ -58,10 +74,16 @@ int main(void)
 	/* Root holds CAP_IPC_LOCK: no limit applies. */
 	struct rlimit orig, lim = {0, RLIM_INFINITY}, got;
 	CHECK_EQ(getrlimit(RLIMIT_MEMLOCK, &orig), 0);
-	if (getuid() == 0 && orig.rlim_max == RLIM_INFINITY) {
+	if (getuid() == 0) {
+		lim.rlim_max = orig.rlim_max;
 		CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &lim), 0);
 		CHECK_EQ(mlock(p, 128 * KB), 0);
+		long lck = vm_lck_kb();
+		CHECK(lck == 128 ||
+		      (lck == -1 && !in_sandbox())); /* natively, /proc may be absent */
 		CHECK_EQ(munlock(p, 128 * KB), 0);
+		lck = vm_lck_kb();
+		CHECK(lck == 0 || (lck == -1 && !in_sandbox()));
 		CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &orig), 0);
 	}
 	CHECK_EQ(munlock(p, 256 * KB), 0);

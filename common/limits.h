@@ -10,4 +10,11 @@
 #define MAX_CPUS 512
 #define CPU_MASK_WORDS (MAX_CPUS / 64)
 
+/* The most tasks (threads included) a sandbox may hold at once when `run --pids` says
+ * nothing: enough for a parallel build, few enough that a fork bomb cannot exhaust the host's
+ * processes or memory (every guest thread is a host thread). PIDS_MAX bounds --pids, as
+ * Linux's pid_max does. */
+#define DEFAULT_PIDS 1024
+#define PIDS_MAX 32768
+
 #endif

@@ -139,7 +139,7 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 	if (t->state != 'Z') {
 		kb_line(b, "VmPeak", t->vm_peak > t->vsize ? t->vm_peak : t->vsize);
 		kb_line(b, "VmSize", t->vsize);
-		kb_line(b, "VmLck", 0);
+		kb_line(b, "VmLck", t->vm_lck);
 		kb_line(b, "VmPin", 0);
 		kb_line(b, "VmHWM", t->vm_hwm > rss ? t->vm_hwm : rss);
 		kb_line(b, "VmRSS", rss);

@@ -43,7 +43,7 @@ struct procinfo_task {
 	uint64_t utime_ns, stime_ns, cutime_ns, cstime_ns;
 	uint64_t vsize, rss_pages; /* bytes, pages */
 	uint64_t rss_file_pages;   /* of rss_pages, those backed by files (statm "shared") */
-	uint64_t vm_peak, vm_data, vm_stack, vm_exe, vm_lib, vm_hwm; /* bytes */
+	uint64_t vm_peak, vm_data, vm_stack, vm_exe, vm_lib, vm_hwm, vm_lck; /* bytes */
 	uint64_t sig_pending, sig_shared_pending, sig_blocked, sig_ignored, sig_caught;
 	uint64_t start_code, end_code, start_stack, start_data, end_data, start_brk;
 	uint64_t arg_start, arg_end, env_start, env_end;

@@ -78,16 +78,27 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 /* Sysctls the kernel acts on (a row's ARG): the value goes to its subsystem before it is
  * kept, and a value the subsystem refuses is refused. A restore sets them the same way. */
 #define SYSCTL_PORT_RANGE 1
+#define SYSCTL_NR_OPEN 2
+
+long procfs_nr_open = PROCFS_NR_OPEN_MAX;
 
 static int sysctl_apply(const struct kernfs_entry *e, const char *value)
 {
 	int lo, hi;
+	long n;
 
 	switch (e->arg) {
 	case SYSCTL_PORT_RANGE:
 		if (sscanf(value, "%d %d", &lo, &hi) != 2)
 			return -EINVAL;
 		return vfs_inet_set_port_range(lo, hi);
+	case SYSCTL_NR_OPEN:
+		/* Linux takes up to about 2^31; a descriptor table here holds no more than
+		 * PROCFS_NR_OPEN_MAX, so larger values are refused rather than pretended. */
+		if (sscanf(value, "%ld", &n) != 1 || n < 64 || n > PROCFS_NR_OPEN_MAX)
+			return -EINVAL;
+		procfs_nr_open = n;
+		return 0;
 	}
 	return 0;
 }
@@ -151,6 +162,7 @@ static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char
 
 static void sysctl_free_all(void)
 {
+	procfs_nr_open = PROCFS_NR_OPEN_MAX;
 	while (sysctl_vals) {
 		struct procfs_sysctl_val *v = sysctl_vals;
 
@@ -370,7 +382,13 @@ static const struct kernfs_entry fs_rows[] = {
     RW("lease-break-time", "45"),
     RW("leases-enable", "1"),
     DIR("mqueue", fs_mqueue),
-    RW("nr_open", "1048576"),
+    {.name = "nr_open",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "1048576",
+     .arg = SYSCTL_NR_OPEN},
     RW("overflowgid", "65534"),
     RW("overflowuid", "65534"),
     RW("pipe-max-size", "1048576"),

@@ -360,7 +360,7 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 {
 	int n = 0;
 
-	if (max < 12)
+	if (max < 13)
 		return -ENOSPC;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
@@ -368,6 +368,11 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 	argv[n++] = "--delete-image";
 	if (cfg->strace)
 		argv[n++] = "--strace";
+	static char pids[32];
+	if (cfg->pids > 0) {
+		snprintf(pids, sizeof(pids), "--pids=%d", cfg->pids);
+		argv[n++] = pids;
+	}
 	argv[n++] = cfg->placement == PLACEMENT_OTHER  ? "--placement=other"
 		    : cfg->placement == PLACEMENT_SAME ? "--placement=same"
 						       : "--placement=auto";

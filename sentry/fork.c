@@ -3,9 +3,11 @@
  * that resumes where the caller stopped, with 0 in rax. */
 #include <errno.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
@@ -13,6 +15,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 #define CLONE_ARGS_SIZE_VER0 64 /* the first struct clone_args */
 
@@ -21,6 +24,24 @@
 	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |               \
 	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |     \
 	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED)
+
+/* EAGAIN when a new task would pass the sandbox's --pids bound, or P's RLIMIT_NPROC (the
+ * tasks of its real user; root, who holds CAP_SYS_RESOURCE, is not bound by it). */
+static long tasks_allowed(struct task *p)
+{
+	rlim_t nproc = p->rlim[RLIMIT_NPROC].rlim_cur, all = 0, mine = 0;
+	rlim_t pids = kernel.cfg.pids > 0 ? kernel.cfg.pids : DEFAULT_PIDS;
+
+	for_each_task(t) {
+		all++;
+		mine += t->uid == p->uid;
+	}
+	if (all >= pids)
+		return -EAGAIN;
+	if (p->uid != 0 && p->euid != 0 && nproc != RLIM_INFINITY && mine >= nproc)
+		return -EAGAIN;
+	return 0;
+}
 
 long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
 		  uintptr_t child_tid, uintptr_t tls)
@@ -41,6 +62,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		return -EINVAL;
 	if ((flags & CLONE_THREAD) && (flags & CSIGNAL))
 		flags &= ~(unsigned long)CSIGNAL; /* threads never signal their "parent" */
+	if ((err = tasks_allowed(p)))
+		return err;
 	err = -ENOMEM;
 	if (!(xsave = malloc(xsize)) || !(c = task_new(kernel.next_pid)))
 		goto out;
@@ -128,6 +151,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->exe = vfs_dentry_get(p->exe);
 	kernel.forks++;
 	task_link(c);
+	if (!(flags & CLONE_THREAD))
+		timers_cpu_limit_changed(c); /* a fork starts its own CPU-time count */
 	kernel_resume(c);
 	err = c->tid;
 	c = NULL;

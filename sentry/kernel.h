@@ -35,6 +35,7 @@ struct kernel_config {
 	const char *id; /* --id: the name the control socket is reached by, or NULL */
 	enum kernel_network network;
 	struct confine_opts confine;
+	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
 };
 
 struct kernel {

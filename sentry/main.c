@@ -20,6 +20,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_CPUS_STR STR(MAX_CPUS)
+#define DEFAULT_PIDS_STR STR(DEFAULT_PIDS)
 
 /* Long options without a letter. */
 enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONFINEMENT };
@@ -49,6 +50,9 @@ static const char usage[] =
     "  --network MODE        loopback (default): a private network with its own lo;\n"
     "                        none: the same, nothing reachable beyond lo; host: the host's\n"
     "                        network through sockets the Sentry owns (not checkpointable)\n"
+    "  --pids N              the most tasks (threads included) the sandbox may hold at once;\n"
+    "                        fork and clone fail with EAGAIN past it (default " DEFAULT_PIDS_STR
+    ")\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
     "  --debug-host-syscalls[=log]\n"
@@ -65,7 +69,7 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
-    "  --strace, --placement, --stats, --save-restore-test, --network,\n"
+    "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
@@ -132,6 +136,18 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	case 'T':
 		cfg->save_restore_test = true;
 		return 0;
+	case 'P': {
+		char *end;
+		errno = 0;
+		long n = strtol(optarg, &end, 10);
+		if (errno || *end || end == optarg || n < 1 || n > PIDS_MAX) {
+			snprintf(msg, sizeof(msg), "%s: --pids needs a number from 1 to %d, got",
+				 cmd, PIDS_MAX);
+			return fail(msg, optarg);
+		}
+		cfg->pids = (int)n;
+		return 0;
+	}
 	case 'N':
 		if (!strcmp(optarg, "loopback")) {
 			cfg->network = NETWORK_LOOPBACK;
@@ -188,6 +204,7 @@ static int cmd_run(int argc, char **argv)
 	    {"id", required_argument, NULL, 'i'},
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"network", required_argument, NULL, 'N'},
+	    {"pids", required_argument, NULL, 'P'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    /* Tests only: the locked Sentry tries what a compromised one would. */
@@ -315,6 +332,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"delete-image", no_argument, NULL, 'D'},
 	    {"network", required_argument, NULL, 'N'},
+	    {"pids", required_argument, NULL, 'P'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"help", no_argument, NULL, 'h'},

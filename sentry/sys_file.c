@@ -60,6 +60,39 @@ static long io_allowed(struct vfs_file *f, bool is_read)
 	return 0;
 }
 
+/* RLIMIT_FSIZE for a write of TOTAL bytes to F at *POS: how many bytes may be written (all
+ * of them when the limit does not apply), or -EFBIG with SIGXFSZ sent when not one byte may,
+ * as Linux checks regular files only. */
+static long fsize_allowed(struct task *t, struct vfs_file *f, const off_t *pos, size_t total)
+{
+	rlim_t lim = t->rlim[RLIMIT_FSIZE].rlim_cur;
+	struct stat st;
+
+	if (lim == RLIM_INFINITY || !pos || !f->ops->getattr || f->ops->getattr(f, &st) ||
+	    !S_ISREG(st.st_mode))
+		return (long)total;
+	uint64_t start = (f->flags & O_APPEND) ? (uint64_t)st.st_size : (uint64_t)*pos;
+	if (start >= lim) {
+		siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+		signal_send_thread(t, SIGXFSZ, &si);
+		return -EFBIG;
+	}
+	return lim - start < total ? (long)(lim - start) : (long)total;
+}
+
+/* Shortens IOV (N pieces) to MAX bytes; the new number of pieces. */
+static int iov_trim(struct iovec *iov, int n, size_t max)
+{
+	for (int i = 0; i < n; i++) {
+		if (iov[i].iov_len >= max) {
+			iov[i].iov_len = max;
+			return i + 1;
+		}
+		max -= iov[i].iov_len;
+	}
+	return n;
+}
+
 /* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
  * write to a stream that only partly fits keeps what it wrote in t->blk.io_done across retries,
  * so the retry continues where it stopped. */
@@ -77,6 +110,12 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	if (n <= 0)
 		return n;
 	n = arg_iovec_advance(iov, n, done);
+	if (!is_read && total > done) {
+		long room = fsize_allowed(t, f, pos, total - done);
+		if (room < 0)
+			return room;
+		n = iov_trim(iov, n, room);
+	}
 	long r = t->blk.retry && !is_read ? vfs_unix_woken_send_error(f) : 0;
 	if (r)
 		return done ? (long)done : r;
@@ -714,7 +753,7 @@ static void send_sigpipe(struct task *t)
  * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
  * block, parks T on it (blocking files) or returns -EAGAIN. */
 static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
-		     off_t *in_off, size_t count, bool nonblock)
+		     off_t *in_off, size_t count, bool nonblock, bool xfsz_when_cut)
 {
 	static char buf[XFER_CHUNK];
 	size_t done = 0;
@@ -726,6 +765,19 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 		return -EBADF;
 	if (t->blk.retry && (w = vfs_unix_woken_send_error(out)))
 		return w;
+	if (count > 0) {
+		long room = fsize_allowed(
+		    t, out, out_off ? out_off : (out->seekable ? &out->pos : NULL), count);
+		if (room < 0)
+			return room;
+		/* Linux's sendfile and splice write on in pieces after a short one, and the piece
+		 * at the limit raises SIGXFSZ; copy_file_range stops at the short one. */
+		if ((size_t)room < count && xfsz_when_cut) {
+			siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+			signal_send_thread(t, SIGXFSZ, &si);
+		}
+		count = room;
+	}
 	while (done < count) {
 		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);
 		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
@@ -812,7 +864,7 @@ long sys_sendfile(struct task *t, const unsigned long *a)
 		return -ESPIPE;
 	if (out->flags & O_APPEND)
 		return -EINVAL;
-	r = transfer(t, out, NULL, in, offp, a[3] > ARG_RW_MAX ? ARG_RW_MAX : a[3], false);
+	r = transfer(t, out, NULL, in, offp, a[3] > ARG_RW_MAX ? ARG_RW_MAX : a[3], false, true);
 	if (r >= 0 && offp && copy_out(t->mm, a[2], &off, sizeof(off)))
 		return -EFAULT;
 	return r;
@@ -842,7 +894,7 @@ long sys_copy_file_range(struct task *t, const unsigned long *a)
 		if (is < os + (off_t)count && os < is + (off_t)count)
 			return -EINVAL;
 	}
-	r = transfer(t, out, op, in, ip, count, false);
+	r = transfer(t, out, op, in, ip, count, false, false);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
 		return -EFAULT;
@@ -864,7 +916,7 @@ long sys_splice(struct task *t, const unsigned long *a)
 	if ((ip && vfs_is_pipe(in)) || (op && vfs_is_pipe(out)))
 		return -ESPIPE;
 	r = transfer(t, out, op, in, ip, a[4] > ARG_RW_MAX ? ARG_RW_MAX : a[4],
-		     a[5] & SPLICE_F_NONBLOCK);
+		     a[5] & SPLICE_F_NONBLOCK, true);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
 		return -EFAULT;

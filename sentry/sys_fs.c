@@ -296,7 +296,11 @@ long sys_truncate(struct task *t, const unsigned long *a)
 	err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 	if (err)
 		return err;
-	err = vfs_truncate(d, &cred, arg_long(a, 1));
+	struct stat st;
+	if (!vfs_stat(d, &st) && S_ISREG(st.st_mode))
+		err = task_fsize_check(t, st.st_size, arg_long(a, 1));
+	if (!err)
+		err = vfs_truncate(d, &cred, arg_long(a, 1));
 	vfs_dentry_put(d);
 	return err;
 }
@@ -305,8 +309,15 @@ long sys_ftruncate(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
+	struct stat st;
+	long err;
+
 	if (!f)
 		return -EBADF;
+	if (arg_long(a, 1) >= 0 && (f->flags & O_ACCMODE) != O_RDONLY && f->ops->getattr &&
+	    !f->ops->getattr(f, &st) && S_ISREG(st.st_mode) &&
+	    (err = task_fsize_check(t, st.st_size, arg_long(a, 1))))
+		return err;
 	return vfs_ftruncate(f, arg_long(a, 1));
 }
 
@@ -314,9 +325,18 @@ long sys_fallocate(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
+	off_t off = arg_long(a, 2), len = arg_long(a, 3);
+	struct stat st;
+	long err;
+
 	if (!f)
 		return -EBADF;
-	return vfs_fallocate(f, arg_int(a, 1), arg_long(a, 2), arg_long(a, 3));
+	if (!(arg_int(a, 1) & FALLOC_FL_KEEP_SIZE) && off >= 0 && len > 0 &&
+	    off <= INT64_MAX - len && (f->flags & O_ACCMODE) != O_RDONLY && f->ops->getattr &&
+	    !f->ops->getattr(f, &st) && S_ISREG(st.st_mode) &&
+	    (err = task_fsize_check(t, st.st_size, off + len)))
+		return err;
+	return vfs_fallocate(f, arg_int(a, 1), off, len);
 }
 
 /* TIMES is NULL for "both now". */

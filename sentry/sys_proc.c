@@ -10,11 +10,13 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include "fs-proc/procfs.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 long sys_getpid(struct task *t, const unsigned long *a)
 {
@@ -218,14 +220,22 @@ static long do_prlimit(struct task *t, int res, uintptr_t new_addr, uintptr_t ol
 			return -EFAULT;
 		if (nl.rlim_cur > nl.rlim_max)
 			return -EINVAL;
+		if (res == RLIMIT_NOFILE && nl.rlim_max > (rlim_t)procfs_nr_open)
+			return -EPERM;
 		/* Raising the hard limit needs CAP_SYS_RESOURCE; the guest's root has it. */
 		if (nl.rlim_max > t->rlim[res].rlim_max && t->euid != 0)
 			return -EPERM;
 	}
 	if (old_addr && copy_out(t->mm, old_addr, &t->rlim[res], sizeof(struct rlimit)))
 		return -EFAULT;
-	if (new_addr)
-		t->rlim[res] = nl;
+	if (new_addr) {
+		/* Limits are the process's: every thread sees the new one. */
+		for_each_task(o)
+			if (o->tgid == t->tgid)
+				o->rlim[res] = nl;
+		if (res == RLIMIT_CPU)
+			timers_cpu_limit_changed(t->group_leader);
+	}
 	return 0;
 }
 

@@ -60,6 +60,11 @@ long sys_brk(struct task *t, const unsigned long *a);
 long sys_mremap(struct task *t, const unsigned long *a);
 long sys_madvise(struct task *t, const unsigned long *a);
 long sys_msync(struct task *t, const unsigned long *a);
+long sys_mlock(struct task *t, const unsigned long *a);
+long sys_mlock2(struct task *t, const unsigned long *a);
+long sys_munlock(struct task *t, const unsigned long *a);
+long sys_mlockall(struct task *t, const unsigned long *a);
+long sys_munlockall(struct task *t, const unsigned long *a);
 /* sys_proc.c */
 long sys_getpid(struct task *t, const unsigned long *a);
 long sys_gettid(struct task *t, const unsigned long *a);

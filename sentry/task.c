@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs-proc/procfs.h"
 #include "sentry/fdtable.h"
 #include "sentry/locks.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
 
@@ -241,7 +243,18 @@ int task_nofile_limit(struct task *t)
 {
 	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
 
-	return l > 1048576 ? 1048576 : (int)l;
+	return l > PROCFS_NR_OPEN_MAX ? PROCFS_NR_OPEN_MAX : (int)l;
+}
+
+int task_fsize_check(struct task *t, uint64_t size, uint64_t end)
+{
+	rlim_t lim = t->rlim[RLIMIT_FSIZE].rlim_cur;
+
+	if (lim == RLIM_INFINITY || end <= size || end <= lim)
+		return 0;
+	siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+	signal_send_thread(t, SIGXFSZ, &si);
+	return -EFBIG;
 }
 
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)
@@ -547,9 +560,10 @@ void *task_load(struct dec *d)
 	t->pdeath_signal = (int)dec_u32(d);
 	/* Timers live on a process's leader: itself, until the finish links the others. */
 	t->group_leader = leader == tid ? t : NULL;
-	if (t->group_leader)
+	if (t->group_leader) {
 		timers_load(d, t);
-	else if (dec_bool(d))
+		timers_cpu_limit_changed(t);
+	} else if (dec_bool(d))
 		dec_fail(d, "timers on a thread that does not lead its process");
 	t->thread_gone = dec_bool(d);
 	t->had_threads = dec_bool(d);

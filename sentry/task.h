@@ -225,6 +225,9 @@ struct vfs_cred task_real_cred(const struct task *t);
 /* The highest descriptor number plus one that T may use (RLIMIT_NOFILE, capped as Linux's
  * nr_open). */
 int task_nofile_limit(struct task *t);
+/* RLIMIT_FSIZE when T grows a regular file from SIZE bytes to END: -EFBIG, with SIGXFSZ sent
+ * to T, when END is past the limit and past SIZE (shrinking is always allowed), else 0. */
+int task_fsize_check(struct task *t, uint64_t size, uint64_t end);
 /* Installs new file F at T's lowest free descriptor; on failure F is put. Returns the fd or
  * -EMFILE/-ENOMEM. */
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec);

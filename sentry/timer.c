@@ -79,12 +79,40 @@ static bool cpu_expired(struct cpu_itimer *c, struct timespec now)
 	return true;
 }
 
+/* RLIMIT_CPU of LEADER's process at CPU time NOW, as Linux checks it: SIGKILL at the hard
+ * limit; SIGXCPU at the soft one, which then moves a second on, so that it comes every second.
+ * Whether the limit still needs watching. */
+static bool cpu_limit_check(struct task *leader, struct timespec now)
+{
+	struct rlimit *l = &leader->rlim[RLIMIT_CPU];
+	siginfo_t si;
+
+	if (l->rlim_cur == RLIM_INFINITY)
+		return false;
+	memset(&si, 0, sizeof(si));
+	si.si_code = SI_KERNEL;
+	if (l->rlim_max != RLIM_INFINITY && (uint64_t)now.tv_sec >= l->rlim_max) {
+		si.si_signo = SIGKILL;
+		signal_send_process(leader, SIGKILL, &si);
+		return false;
+	}
+	if ((uint64_t)now.tv_sec >= l->rlim_cur) {
+		si.si_signo = SIGXCPU;
+		signal_send_process(leader, SIGXCPU, &si);
+		rlim_t next = l->rlim_cur + 1;
+		for_each_task(o)
+			if (o->tgid == leader->tgid)
+				o->rlim[RLIMIT_CPU].rlim_cur = next;
+	}
+	return true;
+}
+
 static void cpu_poll_fired(struct ktimer *k, uint64_t n)
 {
 	struct process_timers *pt = container_of(k, struct process_timers, cpu_poll);
 	static const int sigs[2] = {SIGVTALRM, SIGPROF};
 	struct timespec now = process_cpu_time(pt->leader);
-	bool armed = false;
+	bool armed = cpu_limit_check(pt->leader, now);
 
 	(void)n;
 	for (int i = 0; i < 2; i++) {
@@ -127,6 +155,14 @@ static struct process_timers *timers_of(struct task *t)
 		l->timers->cpu_poll.fn = cpu_poll_fired;
 	}
 	return l->timers;
+}
+
+void timers_cpu_limit_changed(struct task *leader)
+{
+	struct process_timers *pt;
+
+	if (leader->rlim[RLIMIT_CPU].rlim_cur != RLIM_INFINITY && (pt = timers_of(leader)))
+		cpu_poll_start(pt);
 }
 
 void timers_release(struct task *leader)

@@ -424,6 +424,8 @@ source "$(dirname "$0")/holes.sh"
 source "$(dirname "$0")/network.sh"
 # shellcheck source=tests/e2e/confinement.sh
 source "$(dirname "$0")/confinement.sh"
+# shellcheck source=tests/e2e/limits.sh
+source "$(dirname "$0")/limits.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

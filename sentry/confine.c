@@ -63,7 +63,8 @@ static struct {
 	int srt_dirfd;
 	char srt_name[64];
 	char *srt_image;
-} conf = {.userns_fd = -1, .rootfs_fd = -1, .srt_dirfd = -1, .link = {.restart_fd = -1}};
+} conf = {
+    .userns_fd = -1, .rootfs_fd = -1, .srt_dirfd = -1, .link = {.restart_fd = -1, .maps_fd = -1}};
 
 static int fail(int err, const char *what)
 {
@@ -179,14 +180,16 @@ void confine_exiting(int status)
  * set-up opens, and the launcher link, go into the confined Sentry. */
 static void close_inherited(void)
 {
-	int keep[2] = {conf.link.restart_fd, conf.srt_dirfd}, from = 3;
+	int keep[3] = {conf.link.restart_fd, conf.link.maps_fd, conf.srt_dirfd}, from = 3;
 
-	if (keep[0] > keep[1]) {
-		int t = keep[0];
-		keep[0] = keep[1];
-		keep[1] = t;
-	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (int i = 0; i < 3; i++) {
 		if (keep[i] < from)
 			continue;
 		if (keep[i] > from)
@@ -244,9 +247,6 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 		}
 		close(fd);
 	}
-	/* Root's supplementary groups would open files by group. */
-	if (conf.root && setgroups(0, NULL))
-		return fail(errno, "setgroups");
 	return 0;
 }
 
@@ -293,46 +293,36 @@ static int write_map(pid_t pid, const char *file, unsigned int id)
 
 int confine_prepare_stubs(void)
 {
-	char path[64], c;
-	int sync[2], err = 0;
+	char path[64];
+	int err = 0;
 	pid_t h;
 
 	if (!conf.active)
 		return 0;
-	/* A helper born in the new namespace holds it while we map it and take a handle. */
-	if (pipe2(sync, O_CLOEXEC))
-		return fail(errno, "pipe");
+	/* The stubs' ids are mapped through ours. */
+	launcher_maps_written(&conf.link);
+	/* Root's supplementary groups would open files by group. */
+	if (conf.root && setgroups(0, NULL))
+		return fail(errno, "setgroups");
+	/* A helper born in the new namespace holds it while we map it and take a handle; it is
+	 * reaped with the stubs. */
 	h = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-	if (h == 0) {
-		close(sync[1]);
-		if (read(sync[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(sync[0]);
-	if (h < 0) {
-		err = fail(errno, "the stubs' user namespace");
-		goto out;
-	}
+	if (h == 0)
+		for (;;)
+			pause();
+	if (h < 0)
+		return fail(errno, "the stubs' user namespace");
 	if ((err = write_map(h, "uid_map", conf.stub_uid)) ||
 	    (err = write_map(h, "gid_map", conf.stub_gid))) {
 		err = fail(-err, "the stubs' id maps");
-		goto out_wait;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)h);
+		if ((conf.userns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			err = fail(errno, path);
+		else
+			platform_set_stub_hook(stub_hook);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)h);
-	if ((conf.userns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		err = fail(errno, path);
-		goto out_wait;
-	}
-	platform_set_stub_hook(stub_hook);
-out_wait:
-	close(sync[1]);
-	sync[1] = -1;
-	while (waitpid(h, NULL, 0) < 0 && errno == EINTR)
-		;
-out:
-	if (sync[1] >= 0)
-		close(sync[1]);
+	kill(h, SIGKILL);
 	return err;
 }
 

@@ -199,6 +199,18 @@ static void close_inherited(void)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
+/* Whether we run in the host's own user namespace (its uid map is the whole range). */
+static bool in_initial_userns(void)
+{
+	unsigned long inside, outside, count;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	int n = f ? fscanf(f, "%lu %lu %lu", &inside, &outside, &count) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 3 && inside == 0 && outside == 0 && count == 4294967295UL;
+}
+
 int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg)
 {
 	char uid_map[64], gid_map[64];
@@ -228,6 +240,17 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 	}
 	struct launcher_maps maps = {uid_map, gid_map, !conf.root};
 	err = launcher_start(NAMESPACES, &maps, cfg, conf.srt_image, &conf.link);
+	if (err && conf.root && !in_initial_userns()) {
+		/* Root of a user namespace (a container), where nobody may not be mapped: the stubs
+		 * keep our ids, which are not the host's root. */
+		conf.root = false;
+		conf.stub_uid = uid;
+		conf.stub_gid = gid;
+		snprintf(uid_map, sizeof(uid_map), "%u %u 1\n", uid, uid);
+		snprintf(gid_map, sizeof(gid_map), "%u %u 1\n", gid, gid);
+		maps.deny_setgroups = true;
+		err = launcher_start(NAMESPACES, &maps, cfg, conf.srt_image, &conf.link);
+	}
 	if (err)
 		return fail(-err, "new user, PID, mount, network, IPC, UTS and cgroup namespaces "
 				  "(README.md, Confinement, says what they need)");

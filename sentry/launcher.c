@@ -248,7 +248,6 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 	sigset_t all, orig;
 	int go[2], notes[2], err;
 	pid_t self = getpid(), pid;
-	char c;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
@@ -268,16 +267,15 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		goto out_notes;
 	}
 	if (pid == 0) {
-		/* The Sentry: it dies with its launcher, and waits for its id maps. */
+		/* The Sentry: it dies with its launcher (set before anything can fail: the maps'
+		 * pipe then reads an end of file). */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(go[1]);
 		close(notes[0]);
 		sigprocmask(SIG_SETMASK, &orig, NULL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126); /* the launcher says why */
-		close(go[0]);
 		link->launcher_pid = self;
 		link->restart_fd = notes[1];
+		link->maps_fd = go[0];
 		return 0;
 	}
 	close(go[0]);
@@ -303,4 +301,16 @@ out_go:
 	close(go[0]);
 	close(go[1]);
 	return err;
+}
+
+void launcher_maps_written(struct launcher_link *link)
+{
+	char c;
+
+	if (link->maps_fd < 0)
+		return;
+	if (read(link->maps_fd, &c, 1) != 1)
+		_exit(126); /* the launcher says why */
+	close(link->maps_fd);
+	link->maps_fd = -1;
 }

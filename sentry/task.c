@@ -558,6 +558,8 @@ void *task_load(struct dec *d)
 	if (dec_ok(d) && remember(t, leader, parent))
 		dec_fail(d, "out of memory");
 	if (!dec_ok(d)) {
+		if (t->mm && t->pt == t->mm->via)
+			t->mm->via = NULL; /* released with T below: mm_drop must not */
 		timers_release(t);
 		task_free(t);
 		return NULL;

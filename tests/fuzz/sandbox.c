@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fs-proc/procfs.h"
@@ -139,6 +140,56 @@ struct task *fuzz_task_new(void)
 	return t;
 }
 
+void fuzz_guest_map(struct task *t)
+{
+	const int anon = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+
+	if (mm_map(t->mm, FUZZ_RW_BASE, FUZZ_AREA_LEN, PROT_READ | PROT_WRITE, anon, NULL, 0, 0,
+		   NULL) < 0 ||
+	    mm_map(t->mm, FUZZ_RO_BASE, FUZZ_AREA_LEN, PROT_READ, anon, NULL, 0, 0, NULL) < 0 ||
+	    mm_map(t->mm, FUZZ_NONE_BASE, FUZZ_AREA_LEN, PROT_NONE, anon, NULL, 0, 0, NULL) < 0)
+		die("guest memory", ENOMEM);
+}
+
+void fuzz_guest_fill(struct task *t, const uint8_t *p, size_t len)
+{
+	static uint8_t area[FUZZ_AREA_LEN];
+
+	if (len > FUZZ_AREA_LEN)
+		len = FUZZ_AREA_LEN;
+	memset(area, 0, FUZZ_AREA_LEN);
+	memcpy(area, p, len);
+	if (copy_out(t->mm, FUZZ_RW_BASE, area, FUZZ_AREA_LEN) ||
+	    mm_protect(t->mm, FUZZ_RO_BASE, FUZZ_AREA_LEN, PROT_READ | PROT_WRITE) ||
+	    copy_out(t->mm, FUZZ_RO_BASE, area, FUZZ_AREA_LEN) ||
+	    mm_protect(t->mm, FUZZ_RO_BASE, FUZZ_AREA_LEN, PROT_READ))
+		die("guest memory", EFAULT);
+}
+
+uint64_t fuzz_addr(struct fuzz_in *in)
+{
+	uint8_t sel = fuzz_u8(in);
+	uint64_t v = fuzz_u64(in);
+
+	switch (sel % 8) {
+	case 0:
+	case 1:
+		return FUZZ_RW_BASE + v % (FUZZ_AREA_LEN + 64);
+	case 2:
+		return FUZZ_RW_BASE + FUZZ_AREA_LEN - v % 64; /* running off its end */
+	case 3:
+		return FUZZ_RO_BASE + v % (FUZZ_AREA_LEN + 64);
+	case 4:
+		return FUZZ_NONE_BASE + v % FUZZ_AREA_LEN;
+	case 5:
+		return platform_user_top() - v % 8192;
+	case 6:
+		return v % 8192; /* NULL and the first pages */
+	default:
+		return v;
+	}
+}
+
 /* An empty memory file: every page a hole, nothing allocated (the allocator state is what a
  * restore of an empty "memory" section leaves). */
 static void reset_memfile(void)
@@ -153,7 +204,7 @@ static void reset_memfile(void)
 	dec_free(&d);
 }
 
-void fuzz_teardown(void)
+void fuzz_teardown_tasks(void)
 {
 	/* kernel_teardown, but each task also leaves the tid hash: the next input's tasks look
 	 * tids up there, and a restore's pids are its own. */
@@ -167,12 +218,17 @@ void fuzz_teardown(void)
 	}
 	kernel_free_dead();
 	platform_kill_all();
+	kernel.next_pid = 1;
+	kernel.current = NULL;
+}
+
+void fuzz_teardown(void)
+{
+	fuzz_teardown_tasks();
 	vfs_umount_all();
 	if (kernel.root)
 		vfs_dentry_put(kernel.root);
 	kernel.root = NULL;
-	kernel.next_pid = 1;
-	kernel.current = NULL;
 	reset_memfile();
 }
 

@@ -28,8 +28,24 @@ void fuzz_mount_tree(void);
  * /dev/null, like init before its exec. NULL on failure. */
 struct task *fuzz_task_new(void);
 
+/* Guest memory for harnesses that hand the Sentry guest pointers: in T's address space a
+ * read-write area, a read-only one and an inaccessible one, each with unmapped pages after
+ * it. fuzz_guest_fill writes LEN bytes (the rest zero) into both readable areas; fuzz_addr
+ * reads an address from IN that points into one of them, into a gap, near the top of user
+ * space, or anywhere. */
+#define FUZZ_RW_BASE 0x10000000UL
+#define FUZZ_RO_BASE 0x20000000UL
+#define FUZZ_NONE_BASE 0x30000000UL
+#define FUZZ_AREA_LEN (16 * 4096UL)
+void fuzz_guest_map(struct task *t);
+void fuzz_guest_fill(struct task *t, const uint8_t *p, size_t len);
+struct fuzz_in;
+uint64_t fuzz_addr(struct fuzz_in *in);
+
+/* Ends every task (the tree stays, with what they wrote in it). */
+void fuzz_teardown_tasks(void);
 /* Ends everything an input made: every task, the mounts and the root, the memory file's
- * contents and allocator, what a failed restore left half loaded. */
+ * contents and allocator. */
 void fuzz_teardown(void);
 
 /* Reads from fuzz input: each returns zeros once the input is used up. */

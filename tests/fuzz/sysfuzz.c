@@ -412,10 +412,13 @@ int main(int argc, char **argv)
 	       (unsigned long long)succeeded);
 	printf("sysfuzz: worker deaths by signal:");
 	for (int s = 1; s < 65; s++)
-		if (by_sig[s])
-			printf(" %s%s %llu", sigabbrev_np(s) ? "SIG" : "signal ",
-			       sigabbrev_np(s) ? sigabbrev_np(s) : "",
-			       (unsigned long long)by_sig[s]);
+		if (by_sig[s]) {
+			if (sigabbrev_np(s))
+				printf(" SIG%s %llu", sigabbrev_np(s),
+				       (unsigned long long)by_sig[s]);
+			else
+				printf(" signal %d %llu", s, (unsigned long long)by_sig[s]);
+		}
 	printf("\n");
 	printf("sysfuzz: the last call of workers that died:");
 	for (int nr = 0; nr < NR_MAX; nr++)

@@ -69,12 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s->count = 1;
 	}
 	if (image_write(dir, &img, false, &err)) {
-		fprintf(stderr, "fuzz_restore: cannot write the image: %s\n", err);
+		dprintf(2, "fuzz_restore: cannot write the image: %s\n", err);
 		abort();
 	}
 	int ret = checkpoint_load(dir, &o, &err);
 	if (verbose)
-		fprintf(stderr, "fuzz_restore: %s\n", ret ? (err ? err : "failed") : "restored");
+		dprintf(2, "fuzz_restore: %s\n", ret ? (err ? err : "failed") : "restored");
 	free(err);
 	err = NULL;
 	/* A load that failed half-way through the tasks keeps them for task_load_finish, which

@@ -29,7 +29,7 @@
 
 static void die(const char *what, int err)
 {
-	fprintf(stderr, "fuzz: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	dprintf(2, "fuzz: %s: %s\n", what, strerror(err < 0 ? -err : err));
 	exit(2);
 }
 
@@ -68,11 +68,16 @@ void fuzz_kernel_init(void)
 		die("epoll", errno);
 	if ((err = sched_init(kernel.epfd)))
 		die("scheduler", err);
-	/* Restored host stdio and guest writes to it land on /dev/null, not in the report. */
+	/* Restored host stdio and guest writes to it land on /dev/null, not in the report, and
+	 * so do the Sentry's own notes (an unsupported flag, once per value) unless FUZZ_VERBOSE
+	 * is set: libFuzzer and the sanitizers write to descriptor 2 without the FILE. */
 	int null = open("/dev/null", O_RDWR);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
 		die("/dev/null", errno);
 	close(null);
+	FILE *quiet = getenv("FUZZ_VERBOSE") ? NULL : fopen("/dev/null", "w");
+	if (quiet)
+		stderr = quiet;
 }
 
 static int lookup_dir(const char *path, struct vfs_dentry **out)

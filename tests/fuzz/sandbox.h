@@ -16,8 +16,9 @@ const char *fuzz_rootfs(void);
 /* Its absolute path, once fuzz_kernel_init ran (kernel.cfg.rootfs may be a restore's copy). */
 const char *fuzz_rootfs_path(void);
 
-/* Once per process: the memory file, the platform, stdio on /dev/null for guests (the
- * harness's own stderr stays), the kinds of files the kernel registers. Exits on failure. */
+/* Once per process: the memory file, the platform, stdio on /dev/null for guests and the
+ * Sentry's stderr notes (unless $FUZZ_VERBOSE), the kinds of files the kernel registers.
+ * Exits on failure. */
 void fuzz_kernel_init(void);
 
 /* The tree `minisentry run` starts with: the overlay root on fuzz_rootfs(), devfs on /dev,

@@ -96,6 +96,11 @@ static uint8_t *make_dir(struct fuzz_in *in, size_t *hlen)
 		file_name(index, name, sizeof(name));
 		unlinkat(dfd, name, 0);
 		unlinkat(dfd, name, AT_REMOVEDIR);
+		if (index == 0xff && kind != 0) { /* no header to fix up any more */
+			free(header);
+			header = NULL;
+			*hlen = 0;
+		}
 		if (kind == 1) {
 			mkfifoat(dfd, name, 0600);
 		} else if (kind == 2) {
@@ -171,10 +176,11 @@ static void fix_header(uint8_t flags, uint8_t *h, size_t len)
 	if (flags & 1)
 		put32(h + len - 4, (uint32_t)crc32(0, h, (uInt)(len - 4)));
 	snprintf(path, sizeof(path), "%s/header", dir);
-	FILE *f = fopen(path, "wb");
-	if (f) {
-		fwrite(h, 1, len, f);
-		fclose(f);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, h, len) != (ssize_t)len)
+			abort();
+		close(fd);
 	}
 }
 

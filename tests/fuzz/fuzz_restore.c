@@ -2,10 +2,11 @@
  * image's sections uncompressed, in load order, each a u32 length (little-endian) and its bytes
  * (missing sections are empty); the harness writes them as a well-formed image (state/image.c:
  * checksums right, compressed) and restores it with checkpoint_load into a kernel with no
- * guest, on the fake platform, then tears everything down. So every input reaches the
- * decoders, in the order and with the cross-references a real restore has; the files' own
- * checks are fuzz_image's. Seeds: tests/fuzz/corpus/restore, made from real images by
- * `seedtool restore`. */
+ * guest, on the fake platform; a sandbox that loads lets its blocked tasks retry their
+ * syscalls and is checkpointed again; then everything is torn down. So every input reaches
+ * the decoders, in the order and with the cross-references a real restore has, and what they
+ * accept reaches the save code; the files' own checks are fuzz_image's. Seeds:
+ * tests/fuzz/corpus/restore, made from real images by `seedtool restore`. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "sentry/checkpoint.h"
 #include "sentry/kernel.h"
+#include "sentry/sched.h"
 #include "sentry/task.h"
 #include "state/image.h"
 #include "tests/fuzz/sandbox.h"
@@ -53,6 +55,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* What a restored sandbox does first: its blocked tasks retry their syscalls (as the event
+ * loop runs them); then it is checkpointed again, as kernel_quiesce leaves it (every thread
+ * stopped), so that the save code meets whatever a load accepted. */
+static void again(void)
+{
+	char *err = NULL;
+
+	sched_run_woken();
+	kernel_free_dead();
+	for (struct task *t = kernel.tasks; t; t = t->next)
+		t->running = false;
+	remove_image();
+	int ret = checkpoint_save(dir, false, NULL, &err);
+	if (verbose)
+		dprintf(2, "fuzz_restore: checkpointed again: %s\n",
+			ret ? (err ? err : "failed") : "done");
+	free(err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size, 0};
@@ -82,6 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret) {
 		task_load_finish(&err);
 		free(err);
+	} else {
+		again();
 	}
 	fuzz_teardown();
 	remove_image();

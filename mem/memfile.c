@@ -294,7 +294,10 @@ int memfile_save(struct enc *e, uint64_t *pages)
 int memfile_load(struct dec *d)
 {
 	uint64_t bump = dec_max(d, MEMFILE_SIZE, "memory size");
-	uint64_t nfree = dec_max(d, bump / MEMFILE_PAGE, "free list");
+	/* Each free extent takes 16 bytes of the record: no more are allocated than it holds. */
+	uint64_t left = d->len - d->off;
+	uint64_t nfree = dec_max(
+	    d, left / 16 < bump / MEMFILE_PAGE ? left / 16 : bump / MEMFILE_PAGE, "free list");
 	uint64_t prev_end = 0;
 
 	if (!dec_ok(d) || bump % MEMFILE_PAGE)

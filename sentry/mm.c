@@ -1059,5 +1059,14 @@ void *mm_load(struct dec *d)
 
 void mm_drop(void *obj)
 {
-	mm_put(obj);
+	struct mm *mm = obj;
+
+	/* No task took the stub's first thread (an image with an address space no task uses, or
+	 * a restore that failed before its tasks): it goes with the mm, or the stub would be left
+	 * running, and its memory with it. */
+	if (mm->refs == 1 && mm->via) {
+		platform_thread_release(mm->via);
+		mm->via = NULL;
+	}
+	mm_put(mm);
 }

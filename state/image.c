@@ -24,6 +24,9 @@
 #define SECTION_SUFFIX ".z"
 #define SEC_ENTRY_LEN (IMAGE_NAME_MAX + 8 + 8 + 8 + 4 + 4)
 #define HEADER_FIXED (8 + 4 + 4 + 4 + 4)
+#define HEADER_MAX (HEADER_FIXED + IMAGE_MAX_SECTIONS * SEC_ENTRY_LEN + 4)
+/* deflate's best case: about 1032 bytes out for one in (runs of one byte). */
+#define ZLIB_MAX_RATIO 1032
 
 static int fail(char **err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char **err, int ret, const char *fmt, ...)
@@ -87,17 +90,20 @@ static int write_file(int dirfd, const char *name, const void *buf, size_t len)
 	return close(fd) ? -errno : 0;
 }
 
-/* The whole of file NAME in DIRFD, malloc'd. */
-static int read_file(int dirfd, const char *name, uint8_t **out, size_t *len)
+/* The whole of file NAME in DIRFD, malloc'd, if it is a regular file of at most MAX bytes
+ * (-EFBIG). An image is not trusted: a symlink (ELOOP) could name any host file and a FIFO
+ * would block the open forever, so neither is followed or waited for. */
+static int read_file(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		int e = fstat(fd, &st) ? -errno : S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
 		close(fd);
-		return -EINVAL;
+		return e;
 	}
 	uint8_t *buf = malloc(st.st_size ? st.st_size : 1);
 	size_t got = 0;
@@ -366,10 +372,14 @@ static int parse_header(int dirfd, const char *dir, struct image *img, char **er
 {
 	uint8_t *hdr;
 	size_t len;
-	int e = read_file(dirfd, HEADER_FILE, &hdr, &len);
+	int e = read_file(dirfd, HEADER_FILE, HEADER_MAX, &hdr, &len);
 
 	if (e == -ENOENT)
 		return fail(err, e, "'%s' is not a minisentry image (no header)", dir);
+	if (e == -EINVAL || e == -ELOOP)
+		return fail(err, e, "image '%s': the header is not a regular file", dir);
+	if (e == -EFBIG)
+		return fail(err, -EINVAL, "image '%s' has a corrupt header (size)", dir);
 	if (e)
 		return fail(err, e, "cannot read the header of '%s': %s", dir, strerror(-e));
 	int ret = 0;
@@ -468,9 +478,14 @@ int image_read(const char *dir, struct image *img, char **err)
 			continue;
 		}
 		snprintf(file, sizeof(file), "%s%s", s->name, SECTION_SUFFIX);
-		if ((ret = read_file(dirfd, file, &z, &zlen))) {
-			ret = fail(err, ret, "image '%s': section %s: %s", dir, s->name,
-				   ret == -ENOENT ? "missing" : strerror(-ret));
+		/* A file longer than the header says is not even read. */
+		if ((ret = read_file(dirfd, file, s->stored, &z, &zlen))) {
+			ret = fail(err, ret == -EFBIG ? -EINVAL : ret, "image '%s': section %s: %s",
+				   dir, s->name,
+				   ret == -ENOENT		     ? "missing"
+				   : ret == -EFBIG		     ? "longer than its header says"
+				   : ret == -EINVAL || ret == -ELOOP ? "not a regular file"
+								     : strerror(-ret));
 			goto out;
 		}
 		if (zlen != s->stored) {
@@ -486,8 +501,9 @@ int image_read(const char *dir, struct image *img, char **err)
 				   s->name);
 			goto out;
 		}
-		/* The length comes from a checksummed header, but bound it anyway. */
-		if (s->len > (1ULL << 40)) {
+		/* The length comes from a header anyone can write: no more than zlib can make of
+		 * the bytes stored, so what is allocated is bounded by the file's real size. */
+		if (s->len > (1ULL << 40) || s->len > zlen * ZLIB_MAX_RATIO + 64) {
 			free(z);
 			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: size)", dir,
 				   s->name);

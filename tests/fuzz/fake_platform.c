@@ -232,3 +232,9 @@ void platform_kill_all(void)
 	for (struct platform_stub *s = all_stubs; s; s = s->next)
 		s->killed = true;
 }
+
+/* No stubs are forked here, so there is nothing for a hook to run in. */
+void platform_set_stub_hook(void (*hook)(void))
+{
+	(void)hook;
+}

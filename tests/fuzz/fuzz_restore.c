@@ -7,6 +7,7 @@
  * the decoders, in the order and with the cross-references a real restore has, and what they
  * accept reaches the save code; the files' own checks are fuzz_image's. Seeds:
  * tests/fuzz/corpus/restore, made from real images by `seedtool restore`. */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,10 +65,10 @@ static void again(void)
 
 	sched_run_woken();
 	kernel_free_dead();
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		t->running = false;
 	remove_image();
-	int ret = checkpoint_save(dir, false, NULL, &err);
+	int ret = checkpoint_save(AT_FDCWD, dir, false, NULL, &err);
 	if (verbose)
 		dprintf(2, "fuzz_restore: checkpointed again: %s\n",
 			ret ? (err ? err : "failed") : "done");
@@ -89,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s->data = (uint8_t *)fuzz_bytes(&in, len, &s->len);
 		s->count = 1;
 	}
-	if (image_write(dir, &img, false, &err)) {
+	if (image_write(AT_FDCWD, dir, &img, false, &err)) {
 		dprintf(2, "fuzz_restore: cannot write the image: %s\n", err);
 		abort();
 	}

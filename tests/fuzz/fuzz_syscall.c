@@ -51,13 +51,14 @@ static struct task *pick(uint8_t who)
 {
 	int n = 0;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		n += t->pt && !t->blocked && !t->zombie && !t->exited && !t->thread_gone;
+	for_each_task(t)
+		n += t->pt && !t->blk.blocked && !t->zombie && !t->exited && !t->thread_gone;
 	if (!n)
 		return NULL;
 	who %= n;
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->pt && !t->blocked && !t->zombie && !t->exited && !t->thread_gone && !who--)
+	for_each_task(t)
+		if (t->pt && !t->blk.blocked && !t->zombie && !t->exited && !t->thread_gone &&
+		    !who--)
 			return t;
 	return NULL;
 }
@@ -90,8 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		platform_get_regs(t->pt, &regs);
 		t->sc.ip = regs.rip;
 		t->sc.sp = regs.rsp;
-		t->retry = false;
-		t->timed_out = false;
+		t->blk.retry = false;
+		t->blk.timed_out = false;
 		kernel_retry_syscall(t);
 		sched_run_woken();
 		kernel_free_dead();

@@ -213,9 +213,10 @@ void fuzz_teardown_tasks(void)
 {
 	/* kernel_teardown, but each task also leaves the tid hash: the next input's tasks look
 	 * tids up there, and a restore's pids are its own. */
+	struct task *t;
+
 	kernel_free_dead();
-	while (kernel.tasks) {
-		struct task *t = kernel.tasks;
+	while ((t = task_list_first())) {
 		task_cancel_wait(t);
 		if (t->pt)
 			platform_kill(t->pt);

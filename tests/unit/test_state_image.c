@@ -466,7 +466,7 @@ static void test_a_fifo_or_a_symlink_for_a_file_is_refused_without_blocking(void
 
 	snprintf(dir, sizeof(dir), "%s/special", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	/* A link to the very bytes the header expects is refused all the same: it could name
 	 * any file of the host. */
 	snprintf(path, sizeof(path), "%s/alpha.z", dir);
@@ -500,7 +500,7 @@ static void test_a_section_longer_than_its_bytes_can_hold_is_refused(void **stat
 
 	snprintf(dir, sizeof(dir), "%s/bomb", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	/* 4 GiB claimed for a few stored bytes: refused before anything is allocated. */
 	for (int i = 0; i < 8; i++)
 		len[i] = huge >> (8 * i);

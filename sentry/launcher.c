@@ -52,21 +52,19 @@ static int write_maps(pid_t pid, const struct launcher_maps *m)
 
 /* --- passing signals on -------------------------------------------------------------------- */
 
-/* The signals the Sentry takes (SigCgt or SigBlk of its status): it catches some, and keeps the
- * ones its event loop acts on blocked, to take them at its wait point (sentry/kernel.c); it
- * gets those as it always did. */
+/* The signals the Sentry handles (SigCgt of its status): it gets those as it always did. */
 static unsigned long long caught_signals(pid_t pid)
 {
 	char path[64], line[128];
-	unsigned long long mask = 0, m;
+	unsigned long long mask = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (!(f = fopen(path, "re")))
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &m) == 1 || sscanf(line, "SigBlk: %llx", &m) == 1)
-			mask |= m;
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
 	fclose(f);
 	return mask;
 }

@@ -33,7 +33,7 @@ static int under_policy(enum confine_debug debug, int (*call)(void))
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 2); /* the debug mode's lines */
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || hostpolicy_install(debug))
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || hostpolicy_install(debug, false))
 			_exit(99);
 		_exit(call());
 	}

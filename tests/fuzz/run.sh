@@ -127,8 +127,18 @@ if [ -z "${FUZZ_ONLY:-}" ] || [[ sysfuzz =~ $FUZZ_ONLY ]]; then
 		took=$(($(date +%s) - start))
 		san=$(grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error|AddressSanitizer:DEADLYSIGNAL' "$log.err")
 		if [ "$rc" -eq 0 ] && [ -z "$san" ] && grep -q '^sysfuzz: seed' "$log"; then
-			pass sysfuzz "$(sed -n 's/^sysfuzz: seed [0-9]*: //p' "$log"); $(sed -n \
-				's/^sysfuzz: syscall numbers //p' "$log"); seed $seed, ${took}s"
+			pass sysfuzz "$(sed -n 's/^sysfuzz: seed [0-9]*: //p' "$log"); seed $seed, ${took}s"
+			# Against the table: the syscalls the Sentry implements (supported or
+			# partial) that answered, and that succeeded at least once.
+			"$top/build-san/minisentry" --syscall-table 2>/dev/null |
+				sed -n 's/^| \([0-9]*\) | [a-z0-9_]* | \(Supported\|Partial\) |.*/\1/p' >"$tmp/impl"
+			impl=$(wc -l <"$tmp/impl")
+			for what in answered succeeded; do
+				sed -n "s/^sysfuzz: $what://p" "$log" | tr ' ' '\n' | grep . >"$tmp/$what"
+			done
+			echo "  implemented syscalls exercised: $(grep -cxFf "$tmp/impl" "$tmp/answered")" \
+				"of $impl answered (not ENOSYS), $(grep -cxFf "$tmp/impl" "$tmp/succeeded")" \
+				"of $impl succeeded at least once"
 			sed -n 's/^sysfuzz: worker deaths/  worker deaths/p' "$log"
 		elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			fail sysfuzz "the Sentry hung: no exit after $((stime + 120))s (seed $seed; $log.err)"

@@ -410,6 +410,16 @@ int main(int argc, char **argv)
 	       "succeeded at least once: %llu\n",
 	       (unsigned long long)tried, NR_MAX - 1, (unsigned long long)answered,
 	       (unsigned long long)succeeded);
+	/* The numbers, for run.sh to set against the Sentry's syscall table. */
+	printf("sysfuzz: answered:");
+	for (int nr = 0; nr < NR_MAX; nr++)
+		if (st->not_enosys[nr])
+			printf(" %d", nr);
+	printf("\nsysfuzz: succeeded:");
+	for (int nr = 0; nr < NR_MAX; nr++)
+		if (st->succeeded[nr])
+			printf(" %d", nr);
+	printf("\n");
 	printf("sysfuzz: worker deaths by signal:");
 	for (int s = 1; s < 65; s++)
 		if (by_sig[s]) {

@@ -120,7 +120,7 @@ SEEDTOOL     := $(FUZZ_BUILD)/seedtool
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_BUILD)/gen -MMD -MP -c $< -o $@
-$(FUZZ_BUILD)/sentry/syscall.o: $(FUZZ_BUILD)/gen/syscall_names.h
+$(FUZZ_OBJS): | $(FUZZ_BUILD)/gen/syscall_names.h
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@

@@ -1032,7 +1032,8 @@ void *mm_load(struct dec *d)
 			break;
 		if (!v.mobj || v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||
 		    v.end > mm->stack_top || (v.flags & VMA_RESERVED) || v.mf_off < v.mobj->off ||
-		    v.end - v.start > v.mobj->off + v.mobj->len - v.mf_off ||
+		    v.mf_off - v.mobj->off > v.mobj->len ||
+		    v.end - v.start > v.mobj->len - (v.mf_off - v.mobj->off) ||
 		    !vma_range_free(&mm->vmas, v.start, v.end)) {
 			dec_fail(d, "bad VMA");
 			break;

@@ -1,9 +1,10 @@
 /* A sandbox holding one of every kind of object a checkpoint saves, for the restore fuzzer's
  * seeds (tests/fuzz/mkseeds.sh checkpoints it once it prints "ready"): threads, a child and
  * a zombie, a blocked reader, pipes and a FIFO, eventfd, epoll with interest, signalfd, timerfd,
- * unix sockets with a descriptor in flight and a bound name, tmpfs and memfd files (one
- * unlinked but open), shared and private file mappings, record and flock locks, POSIX and
- * interval timers, handlers, a blocked and a pending signal, a mount, limits, a cwd and umask.
+ * unix sockets with a descriptor in flight and a bound name, TCP and UDP sockets on the
+ * loopback network (where the kernel has one), tmpfs and memfd files (one unlinked but open),
+ * shared and private file mappings, record and flock locks, POSIX and interval timers,
+ * handlers, a blocked and a pending signal, a mount, limits, a cwd and umask.
  * Every call is checked loosely: a kind the kernel refuses is simply absent from the seed. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -25,6 +26,8 @@
 #include <sys/time.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,6 +151,29 @@ int main(int argc, char **argv)
 	int cs = socket(AF_UNIX, SOCK_STREAM, 0);
 	connect(cs, (struct sockaddr *)&addr, sizeof(addr));
 
+	/* The loopback network, where the kernel has one: a TCP listener with a connection
+	 * accepted and one waiting, bytes in flight both ways, a UDP socket with a datagram
+	 * queued. */
+	int tl = socket(AF_INET, SOCK_STREAM, 0), tc = socket(AF_INET, SOCK_STREAM, 0);
+	int tw = socket(AF_INET, SOCK_STREAM, 0), ta = -1;
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t inlen = sizeof(in);
+	if (tl >= 0 && bind(tl, (struct sockaddr *)&in, sizeof(in)) == 0 && listen(tl, 4) == 0 &&
+	    getsockname(tl, (struct sockaddr *)&in, &inlen) == 0 &&
+	    connect(tc, (struct sockaddr *)&in, sizeof(in)) == 0) {
+		ta = accept(tl, NULL, NULL);
+		write(tc, "to the server", 13);
+		if (ta >= 0)
+			write(ta, "to the client", 13);
+		connect(tw, (struct sockaddr *)&in, sizeof(in)); /* left in the backlog */
+	}
+	int us = socket(AF_INET, SOCK_DGRAM, 0), uc = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in uin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t ulen = sizeof(uin);
+	if (us >= 0 && bind(us, (struct sockaddr *)&uin, sizeof(uin)) == 0 &&
+	    getsockname(us, (struct sockaddr *)&uin, &ulen) == 0)
+		sendto(uc, "datagram", 8, 0, (struct sockaddr *)&uin, sizeof(uin));
+
 	/* Timers: a POSIX timer and an interval timer, far off. */
 	timer_t tid;
 	struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
@@ -189,7 +215,7 @@ int main(int argc, char **argv)
 	if (z == 0)
 		_exit(3);
 	usleep(100000);
-	(void)dirfd, (void)opath, (void)sfd;
+	(void)dirfd, (void)opath, (void)sfd, (void)ta;
 
 	printf("ready\n");
 	fflush(stdout);

@@ -12,9 +12,10 @@ pids_option_bounds_the_tasks() {
 
 # A fork bomb with no options ends at the default bound (DEFAULT_PIDS, 1024) instead of
 # exhausting the host: the subshell forks sleeps until fork is EAGAIN, then the shell counts
-# what runs with a glob (no fork needed): itself and 1022 sleeps.
+# what runs with a glob (no fork needed): itself and 1022 sleeps. The sleeps outlast the loop
+# on a loaded machine (with `sleep 5` the first ones ended before the count).
 fork_bomb_ends_at_the_default_bound() {
-  ms run "$ROOTFS" -- /bin/sh -c '(while :; do sleep 5 & done) 2>/dev/null
+  ms run "$ROOTFS" -- /bin/sh -c '(while :; do sleep 100 & done) 2>/dev/null
     set -- /proc/[0-9]*; echo $#'
   expect_status 0 && expect_stdout 1023
 }

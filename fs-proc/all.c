@@ -8,7 +8,16 @@
 #include <errno.h>
 #include <stdlib.h>
 
-enum all_kind { ALL_STAT, ALL_STATM, ALL_STATUS, ALL_IO, ALL_SCHEDSTAT, ALL_CPUSET, ALL_CMDLINE };
+enum all_kind {
+	ALL_STAT,
+	ALL_STATM,
+	ALL_STATUS,
+	ALL_IO,
+	ALL_STATX,
+	ALL_SCHEDSTAT,
+	ALL_CPUSET,
+	ALL_CMDLINE
+};
 
 static int get_pids(const struct procinfo_ops *ops, pid_t **out)
 {
@@ -49,7 +58,7 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 		if (err)
 			return err;
 	}
-	if (kind != ALL_STAT && kind != ALL_STATUS)
+	if (kind != ALL_STAT && kind != ALL_STATUS && kind != ALL_STATX)
 		kernfs_buf_printf(b, "%d ", pid);
 	switch (kind) {
 	case ALL_STAT:
@@ -60,10 +69,20 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 		break;
 	case ALL_STATUS:
 		procfs_fmt_status(b, &t, p->ops->cpus());
-		kernfs_buf_putc(b, '\n');
 		break;
 	case ALL_IO:
-		procfs_fmt_io(b, &t);
+		procfs_fmt_io_counters(b, &t);
+		break;
+	case ALL_STATX:
+		/* The RFC's three in one: the stat line, "m " and statm, "io " and the counters;
+		 * the io line only where /proc/PID/io would answer this reader. */
+		procfs_fmt_stat(b, &t, permitted);
+		kernfs_buf_puts(b, "m ");
+		procfs_fmt_statm(b, &t);
+		if (permitted) {
+			kernfs_buf_puts(b, "io ");
+			procfs_fmt_io_counters(b, &t);
+		}
 		break;
 	case ALL_SCHEDSTAT:
 		procfs_fmt_schedstat(b, &t);
@@ -108,8 +127,13 @@ static int show_all(struct kernfs_node *n, struct kernfs_buf *b)
 	}
 
 const struct kernfs_entry procfs_all_rows[] = {
-    ALL_ROW("stat", ALL_STAT),		 ALL_ROW("statm", ALL_STATM),
-    ALL_ROW("status", ALL_STATUS),	 ALL_ROW("io", ALL_IO),
-    ALL_ROW("schedstat", ALL_SCHEDSTAT), ALL_ROW("cpuset", ALL_CPUSET),
-    ALL_ROW("cmdline", ALL_CMDLINE),	 KERNFS_END_ROW,
+    ALL_ROW("stat", ALL_STAT),
+    ALL_ROW("statm", ALL_STATM),
+    ALL_ROW("status", ALL_STATUS),
+    ALL_ROW("io", ALL_IO),
+    ALL_ROW("statx", ALL_STATX),
+    ALL_ROW("schedstat", ALL_SCHEDSTAT),
+    ALL_ROW("cpuset", ALL_CPUSET),
+    ALL_ROW("cmdline", ALL_CMDLINE),
+    KERNFS_END_ROW,
 };

@@ -193,6 +193,16 @@ void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t)
 			  (unsigned long long)t->read_bytes, (unsigned long long)t->write_bytes);
 }
 
+/* /proc/all/io's and /proc/all/statx's form of the same counters (the RFC's): one line, in
+ * /proc/PID/io's order. */
+void procfs_fmt_io_counters(struct kernfs_buf *b, const struct procinfo_task *t)
+{
+	kernfs_buf_printf(b, "%llu %llu %llu %llu %llu %llu 0\n", (unsigned long long)t->rchar,
+			  (unsigned long long)t->wchar, (unsigned long long)t->syscr,
+			  (unsigned long long)t->syscw, (unsigned long long)t->read_bytes,
+			  (unsigned long long)t->write_bytes);
+}
+
 void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t)
 {
 	kernfs_buf_printf(b, "%llu %llu %llu\n", (unsigned long long)t->run_ns,

@@ -49,6 +49,7 @@ bool procfs_restoring(void);
 void procfs_fmt_statm(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int cpus);
 void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t);
+void procfs_fmt_io_counters(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_limits(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_maps(struct kernfs_buf *b, const struct procinfo_vma *v, int n);

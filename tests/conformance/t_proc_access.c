@@ -61,6 +61,24 @@ static const char *record_of(const char *buf, pid_t pid, char *line, size_t size
 	return NULL;
 }
 
+/* In /proc/all/statx, whether PID's record (its stat line, "m ...", maybe "io ...") has an io
+ * line: 1 or 0, -1 when there is no record. */
+static int statx_has_io(const char *buf, pid_t pid)
+{
+	char key[32];
+	int len = snprintf(key, sizeof(key), "%d (", (int)pid);
+	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, key, (size_t)len))
+			continue;
+		const char *m = strchr(l, '\n');
+		if (!m || strncmp(m + 1, "m ", 2))
+			return -1;
+		const char *io = strchr(m + 1, '\n');
+		return io && !strncmp(io + 1, "io ", 3);
+	}
+	return -1;
+}
+
 static void as_other_user(pid_t root_pid)
 {
 	static char buf[1 << 16];
@@ -105,6 +123,12 @@ static void as_other_user(pid_t root_pid)
 		CHECK_EQ(stat_field(theirs, 26), 1);
 		CHECK_EQ(stat_field(theirs, 48), 0);
 	}
+	/* statx: the stat line as stat shows it, and the io line only where io answers. */
+	CHECK(read_file("/proc/all/statx", buf, sizeof(buf)) > 0);
+	CHECK(statx_has_io(buf, getpid()) == 1);
+	CHECK(statx_has_io(buf, root_pid) == 0);
+	mine = record_of(buf, root_pid, l2, sizeof(l2));
+	CHECK(mine && stat_field(mine, 26) == 1);
 }
 
 int main(void)

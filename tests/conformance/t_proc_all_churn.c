@@ -70,24 +70,25 @@ static bool stat_records_whole(size_t len)
 	return true;
 }
 
-/* Records of /proc/all/status: blocks from "Name:" to an empty line, "Pid:" rising. */
+/* Records of /proc/all/status: each from its "Name:" line to the next one (the RFC puts them
+ * side by side), "Pid:" rising. */
 static bool status_records_whole(size_t len)
 {
 	long last = 0;
 	char *rec = buf;
 
-	if (len < 2 || buf[len - 1] != '\n' || buf[len - 2] != '\n')
+	if (len < 1 || buf[len - 1] != '\n')
 		return false;
 	while (*rec) {
-		char *end = strstr(rec, "\n\n");
+		char *end = strstr(rec + 1, "\nName:\t");
 		char *pidline = strstr(rec, "\nPid:\t");
 		long pid;
 
-		if (strncmp(rec, "Name:\t", 6) != 0 || !end || !pidline || pidline > end ||
+		if (strncmp(rec, "Name:\t", 6) != 0 || !pidline || (end && pidline > end) ||
 		    sscanf(pidline + 6, "%ld", &pid) != 1 || pid <= last)
 			return false;
 		last = pid;
-		rec = end + 2;
+		rec = end ? end + 1 : buf + len;
 	}
 	return true;
 }

@@ -124,11 +124,51 @@ static void test_maps_and_links(void)
 	}
 }
 
+/* /proc/PID/io's seven "name: N" lines as the RFC's one line of numbers; false if malformed. */
+static bool io_line(const char *io, char *out, size_t size)
+{
+	unsigned long long v[7];
+
+	if (sscanf(io,
+		   "rchar: %llu wchar: %llu syscr: %llu syscw: %llu read_bytes: %llu "
+		   "write_bytes: %llu cancelled_write_bytes: %llu",
+		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+		return false;
+	snprintf(out, size, "%llu %llu %llu %llu %llu %llu %llu\n", v[0], v[1], v[2], v[3], v[4],
+		 v[5], v[6]);
+	return true;
+}
+
+/* What the RFC's /proc/all/FILE holds for process PID, made from its /proc/PID files. */
+static size_t expected_record(const char *file, pid_t pid, char *out, size_t size)
+{
+	static char one[1 << 16], stat[4096], statm[256];
+	char pp[64], io[256];
+
+	if (!strcmp(file, "io") || !strcmp(file, "statx")) {
+		snprintf(pp, sizeof(pp), "/proc/%d/io", pid);
+		CHECK(slurp(pp, one, sizeof(one)) > 0);
+		CHECK(io_line(one, io, sizeof(io)));
+		if (!strcmp(file, "io"))
+			return snprintf(out, size, "%d %s", pid, io);
+		snprintf(pp, sizeof(pp), "/proc/%d/stat", pid);
+		CHECK(slurp(pp, stat, sizeof(stat)) > 0);
+		snprintf(pp, sizeof(pp), "/proc/%d/statm", pid);
+		CHECK(slurp(pp, statm, sizeof(statm)) > 0);
+		return snprintf(out, size, "%sm %sio %s", stat, statm, io);
+	}
+	snprintf(pp, sizeof(pp), "/proc/%d/%s", pid, file);
+	CHECK(slurp(pp, one, sizeof(one)) > 0);
+	if (!strcmp(file, "stat") || !strcmp(file, "status"))
+		return snprintf(out, size, "%s", one);
+	return snprintf(out, size, "%d %s", pid, one);
+}
+
 /* /proc/all/FILE against /proc/PID/FILE of the same processes, children stopped. */
 static void test_proc_all(void)
 {
-	static char all[1 << 16], one[1 << 16], cat[1 << 16];
-	const char *files[] = {"stat", "statm", "status", "io", "schedstat", "cpuset"};
+	static char all[1 << 16], cat[1 << 16];
+	const char *files[] = {"stat", "statm", "status", "io", "statx", "schedstat", "cpuset"};
 	pid_t kids[3];
 
 	if (!in_sandbox()) {
@@ -157,16 +197,8 @@ static void test_proc_all(void)
 		 * compare the records of the stopped children, which do not. */
 		size_t len = 0;
 		cat[0] = 0;
-		for (int i = 0; i < 3; i++) {
-			char pp[64], prefix[16] = "";
-			snprintf(pp, sizeof(pp), "/proc/%d/%s", kids[i], files[f]);
-			CHECK(slurp(pp, one, sizeof(one)) > 0);
-			bool has_pid = !strcmp(files[f], "stat") || !strcmp(files[f], "status");
-			if (!has_pid)
-				snprintf(prefix, sizeof(prefix), "%d ", kids[i]);
-			len += snprintf(cat + len, sizeof(cat) - len, "%s%s%s", prefix, one,
-					!strcmp(files[f], "status") ? "\n" : "");
-		}
+		for (int i = 0; i < 3; i++)
+			len += expected_record(files[f], kids[i], cat + len, sizeof(cat) - len);
 		if (!strstr(all, cat))
 			CHECK_FAIL_("/proc/all/%s does not hold the children's records in order",
 				    files[f]);

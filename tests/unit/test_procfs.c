@@ -556,6 +556,68 @@ static char *concat_per_pid(const char *file, bool prefix, const char *suffix, s
 	return o.data;
 }
 
+/* /proc/PID/io's seven "name: N" lines as the RFC's one line of numbers. */
+static void io_as_line(const char *io, char *out, size_t size)
+{
+	unsigned long long v[7];
+
+	assert_int_equal(sscanf(io,
+				"rchar: %llu wchar: %llu syscr: %llu syscw: %llu read_bytes: %llu "
+				"write_bytes: %llu cancelled_write_bytes: %llu",
+				&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]),
+			 7);
+	snprintf(out, size, "%llu %llu %llu %llu %llu %llu %llu\n", v[0], v[1], v[2], v[3], v[4],
+		 v[5], v[6]);
+}
+
+/* The RFC's /proc/all/io and /proc/all/statx records, made from the per-pid files. */
+static char *concat_io_records(bool statx, size_t *len)
+{
+	struct walk_out o = {0};
+
+	for (int i = 0; i < npids; i++) {
+		char path[64], line[256];
+		char *io, *stat, *statm;
+
+		snprintf(path, sizeof(path), "/%d/io", pid_list[i]);
+		io = read_or_fail(path, NULL);
+		io_as_line(io, line, sizeof(line));
+		if (statx) {
+			snprintf(path, sizeof(path), "/%d/stat", pid_list[i]);
+			stat = read_or_fail(path, NULL);
+			snprintf(path, sizeof(path), "/%d/statm", pid_list[i]);
+			statm = read_or_fail(path, NULL);
+			walk_append(&o, stat, strlen(stat));
+			walk_append(&o, "m ", 2);
+			walk_append(&o, statm, strlen(statm));
+			walk_append(&o, "io ", 3);
+			free(stat);
+			free(statm);
+		} else {
+			snprintf(path, sizeof(path), "%d ", pid_list[i]);
+			walk_append(&o, path, strlen(path));
+		}
+		walk_append(&o, line, strlen(line));
+		free(io);
+	}
+	*len = o.len;
+	return o.data;
+}
+
+static void assert_all_equals(const char *file, char *want, size_t want_len)
+{
+	char path[64];
+	size_t got_len;
+	char *got;
+
+	snprintf(path, sizeof(path), "/all/%s", file);
+	got = read_or_fail(path, &got_len);
+	assert_int_equal(got_len, want_len);
+	assert_memory_equal(got, want, want_len);
+	free(got);
+	free(want);
+}
+
 static void assert_all_file(const char *file, bool prefix, const char *suffix)
 {
 	char path[64];
@@ -575,8 +637,12 @@ static void test_proc_all_files_concatenate_the_per_pid_files(void **state)
 	(void)state;
 	assert_all_file("stat", false, "");
 	assert_all_file("statm", true, "");
-	assert_all_file("status", false, "\n");
-	assert_all_file("io", true, "");
+	assert_all_file("status", false, "");
+	size_t len;
+	char *want = concat_io_records(false, &len);
+	assert_all_equals("io", want, len);
+	want = concat_io_records(true, &len);
+	assert_all_equals("statx", want, len);
 	assert_all_file("schedstat", true, "");
 	assert_all_file("cpuset", true, "");
 	assert_all_file("cmdline", true, "\n");

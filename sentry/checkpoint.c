@@ -6,6 +6,8 @@
 #include "sentry/confine.h"
 
 #include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,7 @@
 #include "sentry/task.h"
 #include "state/codec.h"
 #include "state/image.h"
+#include "vfs/kernfs.h"
 #include "vfs/save.h"
 
 /* Kinds of shared objects: one section each, records framed as [id][length][payload]. */
@@ -89,6 +92,31 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
 }
 
+static int evict_mount(struct vfs_mount *m, void *arg)
+{
+	*(uint64_t *)arg += kernfs_evict(m->root);
+	return 0;
+}
+
+/* Seed 000's eviction before save: the image never holds /proc or /sys nodes (a restore
+ * makes them again when looked at), so the ones nothing uses are freed now rather than kept
+ * by a sandbox that goes on running (--leave-running) or copied into nothing. */
+static uint64_t evict_unused(void)
+{
+	size_t before = mallinfo2().uordblks;
+	uint64_t n = 0;
+
+	vfs_mounts_foreach(evict_mount, &n);
+	if (n)
+		malloc_trim(0);
+	if (kernel.cfg.stats)
+		fprintf(stderr,
+			"minisentry: stats: checkpoint: %llu /proc and /sys nodes evicted, Sentry "
+			"heap in use %zu -> %zu KiB\n",
+			(unsigned long long)n, before / 1024, mallinfo2().uordblks / 1024);
+	return n;
+}
+
 int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
@@ -98,6 +126,7 @@ int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats
 	int ret = 0;
 
 	*err = NULL;
+	uint64_t evicted = evict_unused();
 	for (int i = 0; i < NSECTIONS; i++)
 		enc_init(&secs[i], refs);
 	if (!refs) {
@@ -136,6 +165,7 @@ int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats
 	ret = image_write(at, dir, &img, force, err);
 	if (!ret && stats) {
 		stats->pages = pages;
+		stats->evicted = evicted;
 		stats->bytes = 0;
 		for (int i = 0; i < NSECTIONS; i++)
 			stats->bytes += img.sec[i].stored;

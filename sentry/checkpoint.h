@@ -18,6 +18,7 @@ struct kernel_restore_opts {
 struct checkpoint_stats {
 	uint64_t bytes; /* on disk */
 	uint64_t pages; /* memory pages saved */
+	uint64_t evicted; /* unused /proc and /sys nodes freed before the save */
 };
 
 /* Stops every running guest thread (PTRACE_INTERRUPT) and waits until all are stopped; a

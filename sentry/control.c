@@ -253,8 +253,8 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
 /* One request line: "checkpoint LEAVE FORCE DIR", with a descriptor of DIR's parent directory
  * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
  * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
- * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in
- * the Sentry) or "error MESSAGE". */
+ * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US EVICTED" (the checkpoint's wall and CPU
+ * time in the Sentry, the /proc and /sys nodes evicted before it) or "error MESSAGE". */
 static void serve_request(int fd)
 {
 	char req[PATH_MAX + 64];
@@ -314,8 +314,9 @@ static void serve_request(int fd)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	reply(fd, "ok %llu %llu %lld %lld\n", (unsigned long long)stats.bytes,
-	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1));
+	reply(fd, "ok %llu %llu %lld %lld %llu\n", (unsigned long long)stats.bytes,
+	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1),
+	      (unsigned long long)stats.evicted);
 	if (leave) {
 		kernel_unquiesce();
 	} else {
@@ -559,12 +560,13 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
-	unsigned long long bytes, pages, wall, cpu;
-	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
+	unsigned long long bytes, pages, wall, cpu, evicted = 0;
+	if (sscanf(resp, "ok %llu %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu, &evicted) >=
+	    4) {
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
-		       "ms)\n",
+		       "ms), %llu unused /proc and /sys nodes evicted\n",
 		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,
-		       cpu / (double)USEC_PER_MSEC);
+		       cpu / (double)USEC_PER_MSEC, evicted);
 		return 0;
 	}
 	if (!strncmp(resp, "error ", 6))

@@ -917,6 +917,49 @@ int kernfs_stats(struct vfs_dentry *root, struct kernfs_stats *out)
 	return 0;
 }
 
+/* Drops DIR's instantiated rows that only DIR holds, deepest first; returns how many nodes
+ * went. A row held by anything else (a dentry: an open file, a cwd, a walk in progress) stays,
+ * and so does the path above it, whose dentries it pins. A dropped row is made again, with
+ * the same inode number (row_ino), when it is next named or listed. */
+static unsigned long evict_rows(struct kernfs_node *dir)
+{
+	/* Rows of an eager directory are its skeleton, made with it: they stay (their subtrees
+	 * may still hold lazy directories). */
+	bool lazy = is_lazy(dir->entry) && !dir->fs->eager;
+	unsigned long gone = 0;
+
+	for (size_t i = 0; dir->slots && i < dir->nrows; i++) {
+		struct kernfs_node *c = dir->slots[i];
+
+		if (!c)
+			continue;
+		if (S_ISDIR(c->entry->mode))
+			gone += evict_rows(c);
+		if (!lazy || c->vfs.refs != 1 || c->ninst)
+			continue;
+		dir->slots[i] = NULL;
+		if (dir->populated) {
+			dir->populated = false;
+			dir->fs->populated--;
+		}
+		dir->ninst--;
+		vfs_inode_put(&c->vfs);
+		gone++;
+	}
+	if (!dir->ninst) {
+		free(dir->slots);
+		dir->slots = NULL;
+	}
+	return gone;
+}
+
+unsigned long kernfs_evict(struct vfs_dentry *root)
+{
+	struct kernfs_node *n = root && root->inode ? kernfs_node_of(root->inode) : NULL;
+
+	return n && S_ISDIR(n->entry->mode) ? evict_rows(n) : 0;
+}
+
 bool kernfs_dir_populated(struct vfs_dentry *d)
 {
 	struct kernfs_node *n = d && d->inode ? kernfs_node_of(d->inode) : NULL;

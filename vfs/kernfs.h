@@ -163,6 +163,13 @@ struct kernfs_stats {
  * one. Dentries are counted by walking the cached tree under ROOT (not into mounts). */
 int kernfs_stats(struct vfs_dentry *root, struct kernfs_stats *out);
 
+/* Evicts what nothing holds from the kernfs tree whose root dentry is ROOT: every
+ * instantiated row not in use (by a dentry, an open file, a cwd) is freed, to be made again
+ * when next looked at. Returns the number of nodes freed (0 if ROOT is not a kernfs root).
+ * The image never holds kernfs nodes, so this only frees the Sentry's memory before a
+ * checkpoint (seed 000's eviction before save). */
+unsigned long kernfs_evict(struct vfs_dentry *root);
+
 /* True if the lazy directory node behind D has instantiated all its rows. */
 bool kernfs_dir_populated(struct vfs_dentry *d);
 

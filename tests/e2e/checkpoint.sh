@@ -304,6 +304,36 @@ leave_running_keeps_the_sandbox_going_and_list_shows_it() {
   expect_status 0 && expect_stdout still-here
 }
 
+# Seed 000's eviction before save: a --leave-running checkpoint frees the /proc and /sys nodes
+# the guest walked but no longer holds (a second one finds none left), keeps those it holds (a
+# cwd, an open file), and the guest then sees the same trees with the same inode numbers.
+leave_running_checkpoint_evicts_unused_proc_and_sys_nodes() {
+  local id="e2e-$$-evict" p n
+  "$MS" run --id "$id" --cpus 8 "$ROOTFS" -- /bin/sh -c '
+    trap "go=1" INT
+    cd /proc/sys/kernel && exec 3</sys/devices/system/cpu/online
+    walk() { find /proc/sys /sys -exec ls -di {} + 2>/dev/null | sort; }
+    walk >/tmp/a; echo walked
+    while [ -z "$go" ]; do sleep 0.05; done
+    walk >/tmp/b; cmp -s /tmp/a /tmp/b && echo same-trees
+    pwd; cat ostype; cat <&3' </dev/null >"$WORK/evict.out" 2>"$WORK/evict.out.err" &
+  p=$!
+  wait_line "$WORK/evict.out" '^walked$' || { kill "$p"; return 1; }
+  step "first --leave-running checkpoint"
+  checkpoint "$id" "$WORK/evict-img" --leave-running || { kill "$p"; return 1; }
+  n=$(sed -n 's/.*, \([0-9]*\) unused \/proc and \/sys nodes evicted$/\1/p' "$WORK/ck.out")
+  [ "${n:-0}" -gt 100 ] || { kill "$p"; fail "evicted '${n}' nodes: $(cat "$WORK/ck.out")"; return; }
+  step "second --leave-running checkpoint"
+  checkpoint "$id" "$WORK/evict-img2" --leave-running || { kill "$p"; return 1; }
+  n=$(sed -n 's/.*, \([0-9]*\) unused \/proc and \/sys nodes evicted$/\1/p' "$WORK/ck.out")
+  [ "$n" = 0 ] || { kill "$p"; fail "the second checkpoint evicted '$n' nodes"; return; }
+  kill -INT "$p"
+  wait_gone "$p" "$TIMEOUT" || return
+  [ "$status" -eq 0 ] || fail "exit status $status$(head -c 200 "$WORK/evict.out.err")" || return
+  out=$(cat "$WORK/evict.out")
+  expect_stdout $'walked\nsame-trees\n/proc/sys/kernel\nLinux\n0-7'
+}
+
 inspect_shows_sections_and_pages() {
   [ -d "$WORK/leave-img" ] || skip "needs leave_running_keeps_the_sandbox_going_and_list_shows_it" || return
   ms inspect "$WORK/leave-img"
@@ -422,6 +452,7 @@ scenarios+=(
   failed_checkpoint_leaves_the_sandbox_running
   force_replaces_an_image_without_following_its_links
   leave_running_keeps_the_sandbox_going_and_list_shows_it
+  leave_running_checkpoint_evicts_unused_proc_and_sys_nodes
   inspect_shows_sections_and_pages
   bad_images_are_refused_with_one_line
 )

@@ -825,6 +825,38 @@ static void test_proc_sys_is_lazy_and_identical_to_eager(void **state)
 	free(eager.data);
 }
 
+/* Eviction frees what a walk left behind and nothing held; a held file keeps its path; the
+ * tree read again afterwards is the same, inode numbers included. */
+static void test_evict_frees_unheld_nodes_and_the_tree_comes_back_the_same(void **state)
+{
+	static const char *const skip[] = {"/sys/kernel/random/uuid", "/sys/kernel/random/boot_id",
+					   NULL};
+	struct walk_out before = {0}, after = {0};
+	struct kernfs_stats fresh, walked, evicted;
+	struct vfs_dentry *held;
+
+	(void)state;
+	assert_int_equal(kernfs_stats(root, &fresh), 0);
+	assert_int_equal(vfs_lookup(&fs, NULL, "/sys/vm/swappiness", 0, &held), 0);
+	walk_tree(&fs, "/sys", skip, &before);
+	assert_int_equal(kernfs_stats(root, &walked), 0);
+	assert_true(walked.inodes > fresh.inodes + 100);
+
+	unsigned long gone = kernfs_evict(root);
+	assert_int_equal(kernfs_stats(root, &evicted), 0);
+	assert_int_equal(evicted.inodes, walked.inodes - gone);
+	/* Left: what was there before the walk, plus sys and vm above the held swappiness. */
+	assert_true(evicted.inodes <= fresh.inodes + 3);
+	assert_int_equal(kernfs_evict(root), 0);
+	assert_file("/sys/vm/swappiness", "60\n");
+
+	walk_tree(&fs, "/sys", skip, &after);
+	assert_string_equal(before.data, after.data);
+	vfs_dentry_put(held);
+	free(before.data);
+	free(after.data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -852,6 +884,8 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_proc_sys_is_lazy_and_identical_to_eager, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_evict_frees_unheld_nodes_and_the_tree_comes_back_the_same, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,8 +16,8 @@ struct kernel_restore_opts {
 };
 
 struct checkpoint_stats {
-	uint64_t bytes; /* on disk */
-	uint64_t pages; /* memory pages saved */
+	uint64_t bytes;	  /* on disk */
+	uint64_t pages;	  /* memory pages saved */
 	uint64_t evicted; /* unused /proc and /sys nodes freed before the save */
 };
 

@@ -353,7 +353,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		platform_thread_release(t->pt); /* a vfork parent may live on in the old stub */
 	}
 	mm_put(old_mm);
-	t->pt = pt;
+	task_set_pt(t, pt);
 	const char *base = strrchr(path, '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : path);
 	if (t->exe)

@@ -122,7 +122,7 @@ void task_release(struct task *t)
 	}
 	if (t->pt) {
 		platform_thread_release(t->pt);
-		t->pt = NULL;
+		task_set_pt(t, NULL);
 	}
 	mm_put(t->mm);
 	t->mm = NULL;
@@ -154,8 +154,9 @@ void task_free(struct task *t)
 	free(t);
 }
 
-/* The task list (for_each_task), oldest first. */
-static struct task *task_list;
+/* The task list (for_each_task), oldest first, and its last task (appending is O(1): a
+ * sandbox of 10,000 processes forks its way there). */
+static struct task *task_list, *task_list_last;
 
 /* Tasks by tid: what kill, wait and procfs look up constantly. */
 #define TID_BUCKETS 4096
@@ -171,6 +172,54 @@ static void hash_remove(struct task *t)
 		}
 }
 
+/* Tasks by host thread id: the platform reports events by host tid, one lookup per guest
+ * syscall, so it must not cost a walk of every task. */
+static struct task *host_hash[TID_BUCKETS];
+
+static void host_unhash(struct task *t)
+{
+	if (!t->host_hashed)
+		return;
+	for (struct task **pp = &host_hash[(unsigned)t->host_key % TID_BUCKETS]; *pp;
+	     pp = &(*pp)->host_next)
+		if (*pp == t) {
+			*pp = t->host_next;
+			break;
+		}
+	t->host_hashed = false;
+}
+
+static void host_rehash(struct task *t)
+{
+	host_unhash(t);
+	if (!t->listed || !t->pt)
+		return;
+	t->host_key = t->pt->tid;
+	t->host_next = host_hash[(unsigned)t->host_key % TID_BUCKETS];
+	host_hash[(unsigned)t->host_key % TID_BUCKETS] = t;
+	t->host_hashed = true;
+}
+
+void task_set_pt(struct task *t, struct platform_thread *pt)
+{
+	t->pt = pt;
+	host_rehash(t);
+}
+
+/* Takes T off the list (PREV its predecessor, NULL if it is first) and both hashes. */
+static void unlist(struct task *t, struct task *prev)
+{
+	if (prev)
+		prev->next = t->next;
+	else
+		task_list = t->next;
+	if (task_list_last == t)
+		task_list_last = prev;
+	t->listed = false;
+	hash_remove(t);
+	host_unhash(t);
+}
+
 struct task *task_list_first(void)
 {
 	return task_list;
@@ -178,24 +227,26 @@ struct task *task_list_first(void)
 
 void task_link(struct task *t)
 {
-	struct task **pp = &task_list;
-
-	while (*pp)
-		pp = &(*pp)->next;
 	t->next = NULL;
-	*pp = t;
+	if (task_list_last)
+		task_list_last->next = t;
+	else
+		task_list = t;
+	task_list_last = t;
+	t->listed = true;
 	t->hash_next = tid_hash[(unsigned)t->tid % TID_BUCKETS];
 	tid_hash[(unsigned)t->tid % TID_BUCKETS] = t;
+	host_rehash(t);
 }
 
 void task_unlink_free(struct task *t)
 {
-	for (struct task **pp = &task_list; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
-	hash_remove(t);
+	struct task *prev = NULL;
+
+	for (struct task *x = task_list; x && x != t; x = x->next)
+		prev = x;
+	if (t->listed)
+		unlist(t, prev);
 	/* Handlers and --strace may still look at T until the event is handled. */
 	t->exited = true;
 	t->next = kernel.dead;
@@ -206,16 +257,14 @@ struct task *task_list_pop(void)
 {
 	struct task *t = task_list;
 
-	if (t) {
-		task_list = t->next;
-		hash_remove(t);
-	}
+	if (t)
+		unlist(t, NULL);
 	return t;
 }
 
 struct task *task_by_host_tid(pid_t host_tid)
 {
-	for_each_task(t)
+	for (struct task *t = host_hash[(unsigned)host_tid % TID_BUCKETS]; t; t = t->host_next)
 		if (t->pt && t->pt->tid == host_tid)
 			return t;
 	return NULL;

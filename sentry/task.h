@@ -149,6 +149,10 @@ struct task {
 
 	struct task *next;	/* in the task list (for_each_task), or on kernel.dead */
 	struct task *hash_next; /* in the tid hash */
+	/* In the host-thread hash (task_by_host_tid) under HOST_KEY, while LISTED. */
+	struct task *host_next;
+	pid_t host_key;
+	bool listed, host_hashed;
 };
 
 /* The task list: every task from task_link to task_unlink_free, zombies included, in the
@@ -235,7 +239,11 @@ int task_install_file(struct task *t, struct vfs_file *f, bool cloexec);
 /* A task with default credentials, limits and signal state, no mm and no platform thread. */
 struct task *task_new(pid_t tid);
 void task_free(struct task *t);
+/* The task whose host thread is HOST_TID: every platform event is looked up by it. */
 struct task *task_by_host_tid(pid_t host_tid);
+/* Gives T the host thread PT (NULL: none), keeping task_by_host_tid's index right; every
+ * change of T->pt after T is linked goes through here. */
+void task_set_pt(struct task *t, struct platform_thread *pt);
 struct task *task_by_tid(pid_t tid);
 /* Appends T to the task list and the tid hash. */
 void task_link(struct task *t);

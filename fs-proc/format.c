@@ -27,41 +27,74 @@ void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t, bool p
 	 * mm), 0 for the stack, the data and argument bounds and the exit code. */
 	bool mm = !zombie && t->vsize;
 	bool show = permitted && mm;
+	/* Fields 4 to 24, the rss limit (25, unsigned: infinity is 2^64-1), and 26 to 52. */
+	const int64_t v[] = {
+	    t->ppid,
+	    t->pgid,
+	    t->sid,
+	    t->tty_nr,
+	    t->tty_pgrp,
+	    4194304,
+	    (int64_t)t->minflt,
+	    0,
+	    (int64_t)t->majflt,
+	    0,
+	    (int64_t)ticks(t->utime_ns),
+	    (int64_t)ticks(t->stime_ns),
+	    (int64_t)ticks(t->cutime_ns),
+	    (int64_t)ticks(t->cstime_ns),
+	    t->priority,
+	    t->nice,
+	    t->nthreads,
+	    0,
+	    (int64_t)ticks(t->start_time_ns),
+	    (int64_t)(zombie ? 0 : t->vsize),
+	    (int64_t)(zombie ? 0 : t->rss_pages),
+	};
+	const int64_t w[] = {
+	    (int64_t)(show ? t->start_code
+		      : mm ? 1
+			   : 0),
+	    (int64_t)(show ? t->end_code
+		      : mm ? 1
+			   : 0),
+	    (int64_t)(show ? t->start_stack : 0),
+	    0,
+	    0,
+	    (int64_t)(t->sig_pending & 0x7fffffffULL),
+	    (int64_t)(t->sig_blocked & 0x7fffffffULL),
+	    (int64_t)(t->sig_ignored & 0x7fffffffULL),
+	    (int64_t)(t->sig_caught & 0x7fffffffULL),
+	    0,
+	    0,
+	    0,
+	    t->exit_signal,
+	    0,
+	    0,
+	    0,
+	    0,
+	    0,
+	    0,
+	    (int64_t)(show ? t->start_data : 0),
+	    (int64_t)(show ? t->end_data : 0),
+	    (int64_t)(show ? t->start_brk : 0),
+	    (int64_t)(show ? t->arg_start : 0),
+	    (int64_t)(show ? t->arg_end : 0),
+	    (int64_t)(show ? t->env_start : 0),
+	    (int64_t)(show ? t->env_end : 0),
+	    0,
+	};
 
-	kernfs_buf_printf(b, "%d (%.16s) %c %d %d %d %d %d %u", t->tid, t->comm, t->state, t->ppid,
-			  t->pgid, t->sid, t->tty_nr, t->tty_pgrp, 4194304U);
-	kernfs_buf_printf(b, " %llu 0 %llu 0", (unsigned long long)t->minflt,
-			  (unsigned long long)t->majflt);
-	kernfs_buf_printf(b, " %llu %llu %llu %llu", (unsigned long long)ticks(t->utime_ns),
-			  (unsigned long long)ticks(t->stime_ns),
-			  (unsigned long long)ticks(t->cutime_ns),
-			  (unsigned long long)ticks(t->cstime_ns));
-	kernfs_buf_printf(b, " %d %d %d 0 %llu %llu %llu %llu", t->priority, t->nice, t->nthreads,
-			  (unsigned long long)ticks(t->start_time_ns),
-			  (unsigned long long)(zombie ? 0 : t->vsize),
-			  (unsigned long long)(zombie ? 0 : t->rss_pages),
-			  (unsigned long long)t->rlim[5].cur);
-	kernfs_buf_printf(b, " %llu %llu %llu 0 0",
-			  (unsigned long long)(show ? t->start_code
-					       : mm ? 1
-						    : 0),
-			  (unsigned long long)(show ? t->end_code
-					       : mm ? 1
-						    : 0),
-			  (unsigned long long)(show ? t->start_stack : 0));
-	kernfs_buf_printf(b, " %llu %llu %llu %llu 0 0 0 %d 0 0 0 0 0 0",
-			  (unsigned long long)(t->sig_pending & 0x7fffffffULL),
-			  (unsigned long long)(t->sig_blocked & 0x7fffffffULL),
-			  (unsigned long long)(t->sig_ignored & 0x7fffffffULL),
-			  (unsigned long long)(t->sig_caught & 0x7fffffffULL), t->exit_signal);
-	if (show)
-		kernfs_buf_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
-				  (unsigned long long)t->start_data,
-				  (unsigned long long)t->end_data, (unsigned long long)t->start_brk,
-				  (unsigned long long)t->arg_start, (unsigned long long)t->arg_end,
-				  (unsigned long long)t->env_start, (unsigned long long)t->env_end);
-	else
-		kernfs_buf_puts(b, " 0 0 0 0 0 0 0 0\n");
+	kernfs_buf_i64(b, t->tid);
+	kernfs_buf_puts(b, " (");
+	kernfs_buf_write(b, t->comm, strnlen(t->comm, 16));
+	kernfs_buf_puts(b, ") ");
+	kernfs_buf_putc(b, t->state);
+	kernfs_buf_nums(b, v, sizeof(v) / sizeof(v[0]));
+	kernfs_buf_putc(b, ' ');
+	kernfs_buf_u64(b, t->rlim[5].cur);
+	kernfs_buf_nums(b, w, sizeof(w) / sizeof(w[0]));
+	kernfs_buf_putc(b, '\n');
 }
 
 bool procfs_may_read(struct procfs *p, pid_t pid)
@@ -71,11 +104,16 @@ bool procfs_may_read(struct procfs *p, pid_t pid)
 
 void procfs_fmt_statm(struct kernfs_buf *b, const struct procinfo_task *t)
 {
-	kernfs_buf_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
-			  (unsigned long long)(t->vsize >> PAGE_SHIFT),
-			  (unsigned long long)t->rss_pages, (unsigned long long)t->rss_file_pages,
-			  (unsigned long long)(t->vm_exe >> PAGE_SHIFT),
-			  (unsigned long long)((t->vm_data + t->vm_stack) >> PAGE_SHIFT));
+	const int64_t v[] = {(int64_t)t->rss_pages,
+			     (int64_t)t->rss_file_pages,
+			     (int64_t)(t->vm_exe >> PAGE_SHIFT),
+			     0,
+			     (int64_t)((t->vm_data + t->vm_stack) >> PAGE_SHIFT),
+			     0};
+
+	kernfs_buf_u64(b, t->vsize >> PAGE_SHIFT);
+	kernfs_buf_nums(b, v, sizeof(v) / sizeof(v[0]));
+	kernfs_buf_putc(b, '\n');
 }
 
 static const char *state_name(char s)
@@ -100,9 +138,20 @@ static const char *state_name(char s)
 	}
 }
 
+/* "LABEL:\t%8llu kB\n", without printf (status has sixteen of them per process). */
 static void kb_line(struct kernfs_buf *b, const char *label, uint64_t bytes)
 {
-	kernfs_buf_printf(b, "%s:\t%8llu kB\n", label, (unsigned long long)(bytes >> 10));
+	uint64_t kb = bytes >> 10;
+	int digits = 1;
+
+	for (uint64_t x = kb; x >= 10; x /= 10)
+		digits++;
+	kernfs_buf_puts(b, label);
+	kernfs_buf_puts(b, ":\t");
+	if (digits < 8)
+		kernfs_buf_write(b, "        ", (size_t)(8 - digits));
+	kernfs_buf_u64(b, kb);
+	kernfs_buf_puts(b, " kB\n");
 }
 
 /* Linux escapes the name in status (proc_task_name with escape): backslash and newline. */
@@ -197,10 +246,12 @@ void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t)
  * /proc/PID/io's order. */
 void procfs_fmt_io_counters(struct kernfs_buf *b, const struct procinfo_task *t)
 {
-	kernfs_buf_printf(b, "%llu %llu %llu %llu %llu %llu 0\n", (unsigned long long)t->rchar,
-			  (unsigned long long)t->wchar, (unsigned long long)t->syscr,
-			  (unsigned long long)t->syscw, (unsigned long long)t->read_bytes,
-			  (unsigned long long)t->write_bytes);
+	const int64_t v[] = {(int64_t)t->wchar,	     (int64_t)t->syscr,	      (int64_t)t->syscw,
+			     (int64_t)t->read_bytes, (int64_t)t->write_bytes, 0};
+
+	kernfs_buf_u64(b, t->rchar);
+	kernfs_buf_nums(b, v, sizeof(v) / sizeof(v[0]));
+	kernfs_buf_putc(b, '\n');
 }
 
 void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t)

@@ -21,6 +21,7 @@
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
+#include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
@@ -466,6 +467,7 @@ static void after_exec(struct task *t)
 		if (a->handler != (uint64_t)SIG_IGN)
 			*a = (struct ksigaction){0};
 	}
+	sighand_changed(t->sighand);
 	t->altstack = (stack_t){.ss_flags = SS_DISABLE};
 	t->clear_child_tid = 0;
 	t->robust_list = 0;

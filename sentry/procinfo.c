@@ -219,12 +219,9 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->sig_pending = t->pending.set;
 	o->sig_shared_pending = l->shared_pending.set;
 	o->sig_blocked = t->sigmask;
-	for (int s = 1; t->sighand && s <= NSIG_GUEST; s++) {
-		uint64_t h2 = t->sighand->act[s - 1].handler;
-		if (h2 == (uint64_t)SIG_IGN)
-			o->sig_ignored |= SIGBIT(s);
-		else if (h2 != (uint64_t)SIG_DFL)
-			o->sig_caught |= SIGBIT(s);
+	if (t->sighand) {
+		o->sig_ignored = t->sighand->ignored;
+		o->sig_caught = t->sighand->caught;
 	}
 	for_each_thread_of(l, x)
 		if (x == t || tid == pid) { /* the process: all its threads */

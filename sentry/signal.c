@@ -517,8 +517,10 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 		if (!(act.flags & SA_NODEFER))
 			t->sigmask |= SIGBIT(sig);
 		t->sigmask &= ~UNBLOCKABLE;
-		if (act.flags & SA_RESETHAND)
+		if (act.flags & SA_RESETHAND) {
 			t->sighand->act[sig - 1].handler = (uint64_t)SIG_DFL;
+			sighand_changed(t->sighand);
+		}
 		break; /* one frame per return to the guest, like Linux's single pass */
 	}
 	if (t->has_saved_sigmask && !have_regs) {
@@ -651,6 +653,18 @@ bad:
 
 /* Handler tables are a kind of their own (CK_SIGHAND), saved once however many threads share
  * one; pending signals are part of the task record. */
+void sighand_changed(struct sighand *sh)
+{
+	sh->ignored = sh->caught = 0;
+	for (int s = 1; s <= NSIG_GUEST; s++) {
+		uint64_t h = sh->act[s - 1].handler;
+		if (h == (uint64_t)SIG_IGN)
+			sh->ignored |= SIGBIT(s);
+		else if (h != (uint64_t)SIG_DFL)
+			sh->caught |= SIGBIT(s);
+	}
+}
+
 int sighand_save(struct enc *e, const void *obj)
 {
 	const struct sighand *sh = obj;
@@ -683,6 +697,7 @@ void *sighand_load(struct dec *d)
 		free(sh);
 		return NULL;
 	}
+	sighand_changed(sh);
 	return sh;
 }
 

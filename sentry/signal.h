@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct task;
+struct sighand;
 
 #define SIGBIT(s) (1ULL << ((s)-1))
 #define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
@@ -61,6 +62,8 @@ void signal_flush_ignored(struct task *t, int sig);
  * queue is part of a task's record. */
 struct enc;
 struct dec;
+/* Recomputes SH's ignored and caught masks: called after every change of SH->act. */
+void sighand_changed(struct sighand *sh);
 int sighand_save(struct enc *e, const void *sh);
 void *sighand_load(struct dec *d);
 void sighand_drop(void *sh);

@@ -43,6 +43,7 @@ long sys_rt_sigaction(struct task *t, const unsigned long *a)
 		act.mask &= ~UNBLOCKABLE;
 		act.flags &= KNOWN_SA_FLAGS; /* unknown bits read back as clear, as on Linux */
 		t->sighand->act[sig - 1] = act;
+		sighand_changed(t->sighand);
 		signal_flush_ignored(t, sig);
 	}
 	return 0;

@@ -31,6 +31,9 @@ struct ksigaction {
 struct sighand {
 	int refs;
 	struct ksigaction act[NSIG_GUEST];
+	/* Signals whose action is SIG_IGN, and those with a handler (bit N-1 for signal N):
+	 * what /proc shows of every process, kept by sighand_changed at each change of ACT. */
+	uint64_t ignored, caught;
 };
 
 /* One blocking syscall of a task (DESIGN.md §4, sched.h: blocking = retry). A handler that

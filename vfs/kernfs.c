@@ -104,6 +104,35 @@ void kernfs_buf_putc(struct kernfs_buf *b, char c)
 	kernfs_buf_write(b, &c, 1);
 }
 
+void kernfs_buf_u64(struct kernfs_buf *b, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
+	while ((v /= 10));
+	kernfs_buf_write(b, tmp + sizeof(tmp) - n, n);
+}
+
+void kernfs_buf_i64(struct kernfs_buf *b, int64_t v)
+{
+	if (v < 0) {
+		kernfs_buf_putc(b, '-');
+		kernfs_buf_u64(b, -(uint64_t)v);
+	} else {
+		kernfs_buf_u64(b, (uint64_t)v);
+	}
+}
+
+void kernfs_buf_nums(struct kernfs_buf *b, const int64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		kernfs_buf_putc(b, ' ');
+		kernfs_buf_i64(b, v[i]);
+	}
+}
+
 void kernfs_buf_vprintf(struct kernfs_buf *b, const char *fmt, va_list ap)
 {
 	va_list ap2;

@@ -44,6 +44,11 @@ struct kernfs_buf {
 void kernfs_buf_write(struct kernfs_buf *b, const void *data, size_t len);
 void kernfs_buf_puts(struct kernfs_buf *b, const char *s);
 void kernfs_buf_putc(struct kernfs_buf *b, char c);
+/* Decimal numbers without printf: the per-process files of a 10,000-process /proc/all are
+ * hundreds of thousands of them. NUMS writes each of V[0..N) after a space. */
+void kernfs_buf_u64(struct kernfs_buf *b, uint64_t v);
+void kernfs_buf_i64(struct kernfs_buf *b, int64_t v);
+void kernfs_buf_nums(struct kernfs_buf *b, const int64_t *v, size_t n);
 void kernfs_buf_printf(struct kernfs_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void kernfs_buf_vprintf(struct kernfs_buf *b, const char *fmt, va_list ap);

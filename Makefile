@@ -4,6 +4,7 @@
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
+#   ZSTD=0          build without the optional zstd codec
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
 CC      ?= gcc
@@ -12,7 +13,14 @@ CC      := gcc
 endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE
-LDLIBS  := -lz
+LDLIBS  := -lz -lm -pthread
+# zstd is an optional codec for images (docs/checkpoint.md): built in when libzstd is there
+# (ZSTD=0 leaves it out); zlib images are readable either way.
+ZSTD    ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo 1)
+ifeq ($(ZSTD),1)
+CFLAGS  += -DHAVE_ZSTD
+LDLIBS  += -lzstd
+endif
 
 ifeq ($(SAN),1)
 BUILD   := build-san

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 int memfile_init(void);
 int memfile_fd(void);
@@ -41,18 +42,47 @@ struct mobj *mobj_new(uint64_t len);
 struct mobj *mobj_get(struct mobj *m);
 void mobj_put(struct mobj *m);
 
-/* Checkpoint (state/codec.h): the allocator and every non-zero page of the file (*PAGES gets
- * how many). memfile_load fills a freshly initialised file with them, at the same offsets, so
- * every saved offset (VMAs, memory objects) stays valid. */
+/* Checkpoint (docs/image-format.md, "memory"): the allocator and every non-zero page of the
+ * file. The pages go into data files of the image, in chunks compressed or stored raw,
+ * written by worker threads straight from the Sentry's view of the file; the section holds
+ * their index. memfile_load fills a freshly initialised file with them, at the same offsets,
+ * so every saved offset (VMAs, memory objects) stays valid. */
 struct enc;
 struct dec;
-int memfile_save(struct enc *e, uint64_t *pages);
+struct image;
+struct image_out;
+
+struct memfile_save_opts {
+	struct image_out *out; /* the image being written, for its data files */
+	uint32_t codec;	       /* IMAGE_CODEC_* */
+};
+
+struct memfile_save_stats {
+	uint64_t pages;	     /* pages saved */
+	uint64_t file_bytes; /* bytes of the data files */
+};
+
+/* On failure *ERR (malloc'd) says why in one line, or is NULL if E's error does. */
+int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfile_save_stats *st,
+		 char **err);
 /* Leaves [OFF, OFF+LEN) out of the next memfile_save: its owner restores those pages itself
  * (private file pages identical to their file). memfile_save forgets the ranges; a save that
  * fails before it calls memfile_save_skip_clear. */
 int memfile_save_skip(uint64_t off, uint64_t len);
 void memfile_save_skip_clear(void);
-int memfile_load(struct dec *d);
+
+struct memfile_load_opts {
+	const struct image *img; /* the image read (its version, codec, and data files) */
+	const char *dir;	 /* its name, for messages */
+};
+
+/* Loads the section D into a freshly initialised memory file. On failure *ERR (malloc'd) says
+ * what is wrong in one line, or is NULL when D's error does. */
+int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
+/* Prints what the memory section D of IMG holds: chunks by kind, data files; *FILE_BYTES gets
+ * the data files' size. */
+void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,
+		     uint64_t *file_bytes);
 /* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
 int mobj_save(struct enc *e, const void *obj);
 void *mobj_load(struct dec *d);

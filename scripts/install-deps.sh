@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages minisentry's build, rootfs and tests need, only when missing.
 set -euo pipefail
-pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libcmocka-dev busybox-static
+pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libzstd-dev libcmocka-dev busybox-static
       musl-tools musl-dev pkg-config tmux hyperfine clang-format)
 missing=()
 for p in "${pkgs[@]}"; do

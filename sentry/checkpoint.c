@@ -87,12 +87,15 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
 }
 
-int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats, char **err)
+int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
+		    struct checkpoint_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
 	struct enc secs[NSECTIONS];
-	uint64_t counts[NSECTIONS] = {0}, pages = 0;
-	struct image img = {0};
+	uint64_t counts[NSECTIONS] = {0};
+	struct image img = {.codec = o->codec ? o->codec : IMAGE_CODEC_ZLIB, .dirfd = -1};
+	struct memfile_save_stats ms = {0};
+	struct image_out *out = NULL;
 	int ret = 0;
 
 	*err = NULL;
@@ -121,9 +124,13 @@ int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats,
 			}
 		}
 	}
-	if ((ret = memfile_save(&secs[SEC_MEMORY], &pages)))
+	/* The image's directory exists from here on: the memory's pages stream into its files. */
+	if ((ret = image_begin(dir, o->force, &out, err)))
 		goto out;
-	counts[SEC_MEMORY] = pages;
+	struct memfile_save_opts mo = {.out = out, .codec = img.codec};
+	if ((ret = memfile_save(&secs[SEC_MEMORY], &mo, &ms, err)))
+		goto out;
+	counts[SEC_MEMORY] = ms.pages;
 	img.nsections = NSECTIONS;
 	for (int i = 0; i < NSECTIONS; i++) {
 		snprintf(img.sec[i].name, sizeof(img.sec[i].name), "%s", section_name(i));
@@ -131,14 +138,16 @@ int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats,
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
-	ret = image_write(dir, &img, force, err);
+	ret = image_commit(out, &img, err);
+	out = NULL;
 	if (!ret && stats) {
-		stats->pages = pages;
-		stats->bytes = 0;
+		stats->pages = ms.pages;
+		stats->bytes = ms.file_bytes;
 		for (int i = 0; i < NSECTIONS; i++)
 			stats->bytes += img.sec[i].stored;
 	}
 out:
+	image_abort(out);
 	if (ret)
 		memfile_save_skip_clear();
 	if (ret && !*err) {
@@ -209,9 +218,11 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		case SEC_KERNEL:
 			ret = kernel_ckpt_load(&d, o);
 			break;
-		case SEC_MEMORY:
-			ret = memfile_load(&d);
+		case SEC_MEMORY: {
+			struct memfile_load_opts mo = {.img = &img, .dir = dir};
+			ret = memfile_load(&d, &mo, err);
 			break;
+		}
 		case SEC_VFS:
 			ret = vfs_load(&d, kernel.cfg.rootfs, make_fs, &kernel.root);
 			break;
@@ -233,6 +244,8 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		if (ret || !dec_ok(&d)) {
 			if (!ret)
 				ret = -EINVAL;
+		}
+		if (ret && !*err) {
 			/* Messages that name the problem for the user (a missing rootfs) are kept
 			 * as they are; the rest say where the image is bad. */
 			if (i == SEC_KERNEL) {
@@ -265,8 +278,8 @@ int checkpoint_inspect(const char *dir, FILE *out, char **err)
 
 	if (ret)
 		return ret;
-	fprintf(out, "image %s: format version %u, codec zlib, %d sections\n", dir, img.version,
-		img.nsections);
+	fprintf(out, "image %s: format version %u, codec %s, %d sections\n", dir, img.version,
+		codec_name(img.codec), img.nsections);
 	fprintf(out, "%-12s %10s %12s %12s\n", "section", "objects", "bytes", "stored");
 	for (int i = 0; i < img.nsections; i++) {
 		struct image_section *s = &img.sec[i];
@@ -277,10 +290,19 @@ int checkpoint_inspect(const char *dir, FILE *out, char **err)
 	}
 	fprintf(out, "%-12s %10s %12llu %12llu\n", "total", "", (unsigned long long)raw,
 		(unsigned long long)stored);
+	uint64_t files = 0;
 	struct image_section *mem = image_find(&img, "memory");
-	if (mem)
+	if (mem) {
+		struct dec d;
+		dec_init(&d, mem->data, mem->len, NULL);
+		memfile_inspect(&d, &img, dir, out, &files);
+		dec_free(&d);
 		fprintf(out, "memory pages saved: %llu (%llu KiB)\n",
 			(unsigned long long)mem->count, (unsigned long long)mem->count * 4);
+	}
+	if (files)
+		fprintf(out, "total with data files: %llu bytes\n",
+			(unsigned long long)(stored + files));
 	image_free(&img);
 	return 0;
 }

@@ -15,6 +15,13 @@ struct kernel_restore_opts {
 	bool force;	    /* use a rootfs whose fingerprint differs */
 };
 
+/* How to write an image. */
+struct checkpoint_opts {
+	bool force;	    /* replace an existing image */
+	uint32_t codec;	    /* IMAGE_CODEC_* (state/compress.h); 0 for zlib */
+	const char *parent; /* an earlier image of this sandbox whose unchanged pages to refer to */
+};
+
 struct checkpoint_stats {
 	uint64_t bytes; /* on disk */
 	uint64_t pages; /* memory pages saved */
@@ -27,9 +34,10 @@ int kernel_quiesce(void);
  * control socket's event: no task is inside a syscall then). */
 void kernel_unquiesce(void);
 
-/* Writes the image of the (quiesced) kernel to DIR; see image_write for FORCE. On failure
+/* Writes the image of the (quiesced) kernel to DIR; see image_begin for O->force. On failure
  * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
-int checkpoint_save(const char *dir, bool force, struct checkpoint_stats *stats, char **err);
+int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
+		    struct checkpoint_stats *stats, char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);

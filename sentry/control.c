@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sentry/checkpoint.h"
+#include "state/compress.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
 
@@ -175,11 +176,12 @@ static long long us_between(struct timespec a, struct timespec b)
 	return (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR" or "ping". The answer: "ok BYTES PAGES
- * WALL_US CPU_US" (the checkpoint's wall and CPU time in the Sentry) or "error MESSAGE". */
+/* One request line: "checkpoint LEAVE FORCE DIR" then options, each a tab and KEY=VALUE
+ * ("codec=zstd", "parent=/abs/image"), or "ping". The answer: "ok BYTES PAGES WALL_US CPU_US"
+ * (the checkpoint's wall and CPU time in the Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
-	char req[PATH_MAX + 64];
+	char req[2 * PATH_MAX + 64];
 	size_t got = 0;
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 
@@ -206,7 +208,29 @@ static void serve_request(int fd)
 		reply(fd, "error bad request\n");
 		return;
 	}
-	const char *dir = req + off;
+	char *dir = req + off, *opt = strchr(dir, '\t');
+	struct checkpoint_opts co = {.force = force};
+	while (opt) {
+		*opt++ = 0;
+		char *next = strchr(opt, '\t');
+		if (next)
+			*next = 0;
+		if (!strncmp(opt, "codec=", 6) && codec_by_name(opt + 6)) {
+			co.codec = codec_by_name(opt + 6);
+			if (!codec_available(co.codec)) {
+				reply(fd, "error this minisentry was built without %s\n", opt + 6);
+				return;
+			}
+		} else if (!strncmp(opt, "parent=", 7) && opt[7] == '/') {
+			co.parent = opt + 7;
+		} else {
+			reply(fd, "error bad request option\n");
+			return;
+		}
+		if (next)
+			*next = '\t';
+		opt = next;
+	}
 	struct checkpoint_stats stats;
 	struct timespec w0, w1, c0, c1;
 	char *err = NULL;
@@ -215,7 +239,7 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(NULL, 0);
-		r = checkpoint_save(dir, force, &stats, &err);
+		r = checkpoint_save(dir, &co, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
@@ -278,7 +302,8 @@ long control_save_restore_test(struct task *t)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(t, 0);
-		r = checkpoint_save(dir, false, NULL, &err);
+		struct checkpoint_opts co = {0};
+		r = checkpoint_save(dir, &co, NULL, &err);
 		task_save_set_caller(NULL, 0);
 	}
 	if (r) {
@@ -316,19 +341,34 @@ long control_save_restore_test(struct task *t)
 
 /* --- the client ---------------------------------------------------------------------------- */
 
-int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
+/* PATH made absolute against the working directory into BUF; false if too long. */
+static bool absolute(const char *path, char *buf, size_t size)
 {
-	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], cwd[PATH_MAX];
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return (size_t)snprintf(buf, size, "%s", path) < size;
+	return getcwd(cwd, sizeof(cwd)) && (size_t)snprintf(buf, size, "%s/%s", cwd, path) < size;
+}
+
+int control_checkpoint(const char *name, const char *dir, const struct control_checkpoint_opts *o)
+{
+	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], parent[PATH_MAX];
+	bool force = o->force;
 
 	if (!control_socket_path(name, path, sizeof(path))) {
 		fprintf(stderr, "minisentry: checkpoint: '%s' is not a sandbox name\n", name);
 		return 2;
 	}
-	if (dir[0] == '/') {
-		snprintf(abs, sizeof(abs), "%s", dir);
-	} else if (!getcwd(cwd, sizeof(cwd)) ||
-		   (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, dir) >= sizeof(abs)) {
+	if (!absolute(dir, abs, sizeof(abs)) ||
+	    (o->parent && !absolute(o->parent, parent, sizeof(parent)))) {
 		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
+		return 2;
+	}
+	/* The request is one line of tab-separated fields. */
+	if (strpbrk(abs, "\t\n") || (o->parent && strpbrk(parent, "\t\n"))) {
+		fprintf(stderr,
+			"minisentry: checkpoint: an image path may not hold a tab or newline\n");
 		return 2;
 	}
 	struct stat st;
@@ -366,8 +406,10 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 			close(lfd);
 		return 1;
 	}
-	char req[PATH_MAX + 64];
-	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s\n", leave_running, force, abs);
+	char req[2 * PATH_MAX + 64];
+	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s%s%s%s%s\n", o->leave_running, force,
+			 abs, o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
+			 o->parent ? "\tparent=" : "", o->parent ? parent : "");
 	char resp[1024];
 	size_t got = 0;
 	if (write(fd, req, n) == n) {

@@ -13,12 +13,13 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/syscall.h"
+#include "state/compress.h"
 
 #define VERSION "0.1.0"
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
-    "       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
+    "       minisentry checkpoint [options] --image DIR NAME\n"
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
     "       minisentry inspect DIR\n"
@@ -42,6 +43,11 @@ static const char usage[] =
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
+    "checkpoint options:\n"
+    "  --leave-running       keep the sandbox running\n"
+    "  --force               replace an existing image at DIR\n"
+    "  --codec zlib|zstd     how the image is compressed (default zlib; zstd is faster and\n"
+    "                        smaller, and needs a minisentry built with it to restore)\n"
     "\n"
     "restore options:\n"
     "  --id NAME             name the restored sandbox\n"
@@ -198,12 +204,11 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_checkpoint(int argc, char **argv)
 {
-	static const struct option opts[] = {{"leave-running", no_argument, NULL, 'l'},
-					     {"force", no_argument, NULL, 'f'},
-					     {"image", required_argument, NULL, 'i'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
-	bool leave = false, force = false;
+	static const struct option opts[] = {
+	    {"leave-running", no_argument, NULL, 'l'}, {"force", no_argument, NULL, 'f'},
+	    {"image", required_argument, NULL, 'i'},   {"codec", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0}};
+	struct control_checkpoint_opts o = {0};
 	const char *image = NULL;
 	int c;
 
@@ -211,13 +216,21 @@ static int cmd_checkpoint(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			leave = true;
+			o.leave_running = true;
 			break;
 		case 'f':
-			force = true;
+			o.force = true;
 			break;
 		case 'i':
 			image = optarg;
+			break;
+		case 'c':
+			if (!codec_by_name(optarg))
+				return fail("checkpoint: --codec is zlib or zstd, got", optarg);
+			if (!codec_available(codec_by_name(optarg)))
+				return fail("checkpoint: this minisentry was built without",
+					    optarg);
+			o.codec = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -232,7 +245,7 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
-	return control_checkpoint(argv[optind], image, leave, force);
+	return control_checkpoint(argv[optind], image, &o);
 }
 
 static int cmd_restore(int argc, char **argv)

@@ -1,0 +1,720 @@
+/* The memory file in an image (docs/image-format.md, "memory"). A checkpoint cuts the file's
+ * data into chunks of at most CHUNK_PAGES pages on a fixed grid, leaving out holes, all-zero
+ * pages and the ranges other code restores itself; worker threads compress each chunk, or
+ * store it raw when a sample says it would not shrink, and write it to their own data file
+ * straight from the Sentry's view of the memory file; the section keeps the allocator and the
+ * chunks' index. A restore checks the index against the files' real sizes, then workers read
+ * each chunk straight into the memory file, raw ones with one pread, and check its CRC-32C.
+ * Images of format version 1 (every page inside the section) are still read. */
+#include "mem/memfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "mem/internal.h"
+#include "state/codec.h"
+#include "state/compress.h"
+#include "state/image.h"
+
+static int failf(char **err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int failf(char **err, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*err)
+		return ret;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+	return ret;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* 0, -EIO for a file that ends early, or another negative errno. */
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static bool page_is_zero(const char *p)
+{
+	static const char zero[MEMFILE_PAGE];
+
+	return !memcmp(p, zero, MEMFILE_PAGE);
+}
+
+/* --- the ranges a checkpoint leaves out ---------------------------------------------------- */
+
+/* Ranges the current checkpoint leaves out of the memory section because their owner restores
+ * them another way (private file pages identical to their file: mm.c). */
+static struct {
+	struct extent *v;
+	size_t n, cap;
+} skip;
+
+int memfile_save_skip(uint64_t off, uint64_t len)
+{
+	if (skip.n == skip.cap) {
+		size_t cap = skip.cap ? 2 * skip.cap : 64;
+		struct extent *v = realloc(skip.v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		skip.v = v;
+		skip.cap = cap;
+	}
+	skip.v[skip.n++] = (struct extent){off, len};
+	return 0;
+}
+
+void memfile_save_skip_clear(void)
+{
+	free(skip.v);
+	skip.v = NULL;
+	skip.n = skip.cap = 0;
+}
+
+static int extent_cmp(const void *a, const void *b)
+{
+	const struct extent *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* --- saving -------------------------------------------------------------------------------- */
+
+/* A piece of work: a page range inside one grid cell that holds data and is not skipped; the
+ * worker that takes it finds its runs of non-zero pages and stores each as a chunk. */
+struct item {
+	uint64_t off, len;
+	struct chunk *ch;
+	uint32_t nch;
+};
+
+struct data_file {
+	int fd;
+	uint32_t no; /* pages.NO */
+	uint64_t end;
+};
+
+struct save_job {
+	struct item *items;
+	size_t nitems, next; /* next: the next item to take, shared */
+	uint32_t codec;
+	struct image_out *out;
+	struct data_file files[MAX_FILES]; /* one per worker, made on its first chunk */
+	uint32_t nfiles;		   /* made so far, shared */
+	bool failed;
+	char *err;
+	pthread_mutex_t lock; /* err */
+};
+
+static void job_fail(struct save_job *j, int e, const char *what)
+{
+	pthread_mutex_lock(&j->lock);
+	if (!j->err && asprintf(&j->err, "%s: %s", what, strerror(-e)) < 0)
+		j->err = NULL;
+	__atomic_store_n(&j->failed, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&j->lock);
+}
+
+struct worker_state {
+	struct compressor *c;
+	uint8_t *buf;
+	size_t cap;
+};
+
+/* Stores the LEN bytes of memory at OFF (a run of non-zero pages) as chunk CH, in worker W's
+ * data file. */
+static int store_chunk(struct save_job *j, int w, struct worker_state *ws, uint64_t off,
+		       uint64_t len, struct chunk *ch)
+{
+	const uint8_t *src = (const uint8_t *)mf.base + off;
+	struct data_file *f = &j->files[w];
+	const void *data = src;
+	size_t stored = len;
+	int e;
+
+	*ch = (struct chunk){.mem_off = off, .pages = len / MEMFILE_PAGE, .how = HOW_RAW};
+	if (!compress_looks_incompressible(src, len)) {
+		if (!ws->c && !(ws->c = compressor_new(j->codec)))
+			return -ENOMEM;
+		if (!ws->buf) {
+			ws->cap = compress_bound(j->codec, CHUNK_BYTES);
+			if (!(ws->buf = malloc(ws->cap)))
+				return -ENOMEM;
+		}
+		size_t zlen = ws->cap;
+		/* Worth it only if it saves an eighth: raw chunks cost nothing to restore. */
+		if (compress_buf(ws->c, src, len, ws->buf, &zlen) == 0 && zlen < len - len / 8) {
+			ch->how = HOW_PACKED;
+			data = ws->buf;
+			stored = zlen;
+		}
+	}
+	if (f->fd < 0) {
+		char name[32], *err = NULL;
+		f->no = __atomic_fetch_add(&j->nfiles, 1, __ATOMIC_RELAXED);
+		snprintf(name, sizeof(name), "pages.%u", f->no);
+		f->fd = image_create_file(j->out, name, &err);
+		free(err);
+		if (f->fd < 0)
+			return f->fd;
+	}
+	ch->where = f->no;
+	/* Raw chunks sit at page-aligned offsets, so the file could be mapped or copied by page;
+	 * the gap before one is a hole. */
+	uint64_t at =
+	    ch->how == HOW_RAW ? (f->end + MEMFILE_PAGE - 1) & ~(MEMFILE_PAGE - 1) : f->end;
+	ch->crc = crc32c(0, data, stored);
+	if ((e = pwrite_all(f->fd, data, stored, at)))
+		return e;
+	ch->file_off = at;
+	ch->stored = stored;
+	f->end = at + stored;
+	return 0;
+}
+
+static void save_worker(void *arg, int w)
+{
+	struct save_job *j = arg;
+	struct worker_state ws = {0};
+
+	for (;;) {
+		size_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (k >= j->nitems || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
+			break;
+		struct item *it = &j->items[k];
+		uint64_t p = it->off, end = it->off + it->len;
+		while (p < end) {
+			while (p < end && page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			uint64_t run = p;
+			while (p < end && !page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			if (p == run)
+				continue;
+			if (!it->ch && !(it->ch = calloc(CHUNK_PAGES / 2 + 1, sizeof(*it->ch)))) {
+				job_fail(j, -ENOMEM, "cannot save memory");
+				return;
+			}
+			int e = store_chunk(j, w, &ws, run, p - run, &it->ch[it->nch]);
+			if (e) {
+				job_fail(j, e, "cannot write memory");
+				break;
+			}
+			it->nch++;
+		}
+	}
+	compressor_free(ws.c);
+	free(ws.buf);
+}
+
+/* The work: every range of data in [0, bump) that is not skipped, cut at the grid. */
+static int make_items(struct item **out, size_t *nout, uint64_t *bytes)
+{
+	struct item *v = NULL;
+	size_t n = 0, cap = 0, cur = 0;
+	uint64_t at = 0, data, stop;
+
+	*bytes = 0;
+	if (skip.n)
+		qsort(skip.v, skip.n, sizeof(*skip.v), extent_cmp);
+	while (at < mf.bump && mf_next_data(at, mf.bump, &data, &stop)) {
+		/* Holes are page-aligned on tmpfs-backed memfds; round anyway. */
+		uint64_t p = data & ~(MEMFILE_PAGE - 1);
+		stop = (stop + MEMFILE_PAGE - 1) & ~(MEMFILE_PAGE - 1);
+		at = stop;
+		while (p < stop) {
+			while (cur < skip.n && skip.v[cur].off + skip.v[cur].len <= p)
+				cur++;
+			if (cur < skip.n && skip.v[cur].off <= p) {
+				p = skip.v[cur].off + skip.v[cur].len;
+				continue;
+			}
+			uint64_t end = (p / CHUNK_BYTES + 1) * CHUNK_BYTES;
+			if (end > stop)
+				end = stop;
+			if (cur < skip.n && skip.v[cur].off < end)
+				end = skip.v[cur].off & ~(MEMFILE_PAGE - 1);
+			if (end <= p) {
+				p += MEMFILE_PAGE;
+				continue;
+			}
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 256;
+				struct item *nv = realloc(v, nc * sizeof(*nv));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				cap = nc;
+			}
+			v[n++] = (struct item){.off = p, .len = end - p};
+			*bytes += end - p;
+			p = end;
+		}
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static void enc_chunk(struct enc *e, const struct chunk *c)
+{
+	enc_u64(e, c->mem_off);
+	enc_u32(e, c->pages);
+	enc_u8(e, c->how);
+	enc_u32(e, c->where);
+	enc_u64(e, c->file_off);
+	enc_u64(e, c->stored);
+	enc_u32(e, c->crc);
+	if (c->how == HOW_INLINE)
+		enc_raw(e, c->inline_data, (size_t)c->pages * MEMFILE_PAGE);
+}
+
+/* A small image: every run of non-zero pages inline, in order, by this thread. */
+static void save_inline(struct enc *e, const struct item *items, size_t n, uint64_t *pages)
+{
+	uint64_t count = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t p = items[i].off, end = p + items[i].len; p < end;) {
+			while (p < end && page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			uint64_t run = p;
+			while (p < end && !page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			count += p > run;
+		}
+	enc_u32(e, 0); /* no data files */
+	enc_u32(e, 0); /* no images referred to */
+	enc_u64(e, count);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t p = items[i].off, end = p + items[i].len; p < end;) {
+			while (p < end && page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			uint64_t run = p;
+			while (p < end && !page_is_zero(mf.base + p))
+				p += MEMFILE_PAGE;
+			if (p == run)
+				continue;
+			struct chunk c = {.mem_off = run,
+					  .pages = (p - run) / MEMFILE_PAGE,
+					  .how = HOW_INLINE,
+					  .stored = p - run,
+					  .inline_data = mf.base + run};
+			c.crc = crc32c(0, c.inline_data, c.stored);
+			enc_chunk(e, &c);
+			*pages += c.pages;
+		}
+}
+
+int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfile_save_stats *st,
+		 char **err)
+{
+	struct save_job j = {.codec = o->codec, .out = o->out, .lock = PTHREAD_MUTEX_INITIALIZER};
+	uint8_t id[ID_LEN];
+	uint64_t bytes;
+	int ret = 0;
+
+	*err = NULL;
+	*st = (struct memfile_save_stats){0};
+	for (int i = 0; i < MAX_FILES; i++)
+		j.files[i].fd = -1;
+	enc_u64(e, mf.bump);
+	enc_u64(e, mf.nfree);
+	for (size_t i = 0; i < mf.nfree; i++) {
+		enc_u64(e, mf.free[i].off);
+		enc_u64(e, mf.free[i].len);
+	}
+	/* The memory's identity, which a later image's --parent names. */
+	if (getrandom(id, sizeof(id), 0) != sizeof(id)) {
+		ret = failf(err, -EIO, "cannot checkpoint: no random bytes for the image's id");
+		goto out;
+	}
+	enc_raw(e, id, sizeof(id));
+	enc_u32(e, CHUNK_PAGES);
+	if ((ret = make_items(&j.items, &j.nitems, &bytes))) {
+		ret = failf(err, ret, "cannot checkpoint: out of memory");
+		goto out;
+	}
+	if (bytes <= INLINE_MAX) {
+		save_inline(e, j.items, j.nitems, &st->pages);
+		goto out;
+	}
+	/* One thread per CPU, but none that would have less than a few chunks to do. */
+	int n = workers_count();
+	if ((uint64_t)n > bytes / (4 * CHUNK_BYTES))
+		n = bytes / (4 * CHUNK_BYTES) ? (int)(bytes / (4 * CHUNK_BYTES)) : 1;
+	workers_run(n, save_worker, &j);
+	if (j.failed) {
+		ret =
+		    failf(err, -EIO, "cannot checkpoint: %s", j.err ? j.err : "cannot save memory");
+		goto out;
+	}
+	/* The data files by number: pages.0, pages.1... in the order the workers made them. */
+	uint64_t sizes[MAX_FILES] = {0};
+	for (int i = 0; i < MAX_FILES; i++)
+		if (j.files[i].fd >= 0)
+			sizes[j.files[i].no] = j.files[i].end;
+	enc_u32(e, j.nfiles);
+	for (uint32_t i = 0; i < j.nfiles; i++) {
+		enc_u64(e, sizes[i]);
+		st->file_bytes += sizes[i];
+	}
+	enc_u32(e, 0); /* no images referred to */
+	uint64_t count = 0;
+	for (size_t i = 0; i < j.nitems; i++)
+		count += j.items[i].nch;
+	enc_u64(e, count);
+	for (size_t i = 0; i < j.nitems; i++)
+		for (uint32_t k = 0; k < j.items[i].nch; k++) {
+			enc_chunk(e, &j.items[i].ch[k]);
+			st->pages += j.items[i].ch[k].pages;
+		}
+out:
+	for (int i = 0; i < MAX_FILES; i++)
+		if (j.files[i].fd >= 0)
+			close(j.files[i].fd);
+	for (size_t i = 0; i < j.nitems; i++)
+		free(j.items[i].ch);
+	free(j.items);
+	memfile_save_skip_clear();
+	pthread_mutex_destroy(&j.lock);
+	free(j.err);
+	if (!ret && !enc_ok(e))
+		ret = -ENOMEM;
+	return ret;
+}
+
+/* --- loading ------------------------------------------------------------------------------- */
+
+void store_close(struct store *s)
+{
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	s->nfiles = 0;
+	free(s->ch);
+	s->ch = NULL;
+}
+
+/* Reads the allocator state, common to both versions, into the memory file. */
+static int load_allocator(struct dec *d)
+{
+	uint64_t bump = dec_max(d, MEMFILE_SIZE, "memory size");
+	uint64_t nfree = dec_max(d, bump / MEMFILE_PAGE, "free list");
+	uint64_t prev_end = 0;
+
+	if (!dec_ok(d) || bump % MEMFILE_PAGE)
+		return dec_fail(d, "bad memory allocator state");
+	/* Each entry takes 16 bytes of the record: a count the record cannot hold is a lie. */
+	if (nfree > (d->len - d->off) / 16)
+		return dec_fail(d, "bad memory free list");
+	struct extent *fr = calloc(nfree ? nfree : 1, sizeof(*fr));
+	if (!fr)
+		return dec_fail(d, "out of memory");
+	for (uint64_t i = 0; i < nfree; i++) {
+		fr[i].off = dec_u64(d);
+		fr[i].len = dec_u64(d);
+		if (fr[i].off < prev_end || fr[i].off % MEMFILE_PAGE || fr[i].len % MEMFILE_PAGE ||
+		    !fr[i].len || fr[i].off > bump || fr[i].len > bump - fr[i].off) {
+			free(fr);
+			return dec_fail(d, "bad memory free list");
+		}
+		prev_end = fr[i].off + fr[i].len;
+	}
+	free(mf.free);
+	mf.free = fr;
+	mf.nfree = mf.capfree = nfree;
+	mf.bump = bump;
+	return 0;
+}
+
+/* Version 1: runs of pages inside the section. */
+static int load_v1(struct dec *d)
+{
+	for (;;) {
+		uint64_t off = dec_u64(d);
+		if (off == UINT64_MAX || !dec_ok(d))
+			break;
+		uint64_t npages = dec_u64(d);
+		if (off % MEMFILE_PAGE || off > mf.bump || npages > (mf.bump - off) / MEMFILE_PAGE)
+			return dec_fail(d, "bad memory extent");
+		const void *p = dec_view(d, npages * MEMFILE_PAGE);
+		if (p)
+			memcpy(mf.base + off, p, npages * MEMFILE_PAGE);
+	}
+	return dec_ok(d) ? 0 : -EINVAL;
+}
+
+int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump, struct store *s,
+		char **err)
+{
+	char name[64];
+
+	memset(s, 0, sizeof(*s));
+	s->codec = o->img->codec;
+	s->dir = o->dir;
+	dec_raw(d, s->id, sizeof(s->id));
+	uint32_t grid = dec_u32(d);
+	if (!dec_ok(d) || grid != CHUNK_PAGES)
+		return dec_fail(d, "bad memory chunk size");
+	uint32_t nfiles = dec_u32(d);
+	if (!dec_ok(d) || nfiles > MAX_FILES)
+		return dec_fail(d, "bad memory file count");
+	for (uint32_t i = 0; i < nfiles; i++) {
+		uint64_t size;
+		snprintf(name, sizeof(name), "pages.%u", i);
+		uint64_t want = dec_u64(d);
+		if (!dec_ok(d))
+			return -EINVAL;
+		int fd = image_open_file(o->img, o->dir, name, &size, err);
+		if (fd < 0)
+			return fd;
+		s->fds[s->nfiles] = fd;
+		s->sizes[s->nfiles++] = size;
+		if (size != want)
+			return failf(err, -EINVAL, "image '%s' is truncated (%s)", o->dir, name);
+	}
+	s->nimages = dec_u32(d);
+	if (!dec_ok(d) || s->nimages > 0) /* --parent images: not read by this version */
+		return dec_fail(d, "bad image references");
+	/* An index entry takes 37 bytes: more chunks than the record holds, or than the file
+	 * has pages, is a lie. */
+	s->nch = dec_u64(d);
+	if (!dec_ok(d) || s->nch > (d->len - d->off) / 37 || s->nch > bump / MEMFILE_PAGE)
+		return dec_fail(d, "bad memory chunk count");
+	if (!(s->ch = calloc(s->nch ? s->nch : 1, sizeof(*s->ch))))
+		return dec_fail(d, "out of memory");
+	uint64_t prev_end = 0;
+	for (uint64_t i = 0; i < s->nch; i++) {
+		struct chunk *c = &s->ch[i];
+		c->mem_off = dec_u64(d);
+		c->pages = dec_u32(d);
+		c->how = dec_u8(d);
+		c->where = dec_u32(d);
+		c->file_off = dec_u64(d);
+		c->stored = dec_u64(d);
+		c->crc = dec_u32(d);
+		if (!dec_ok(d))
+			return -EINVAL;
+		uint64_t len = (uint64_t)c->pages * MEMFILE_PAGE;
+		/* In order, apart, page-aligned, within one grid cell and the allocated file. */
+		if (c->mem_off % MEMFILE_PAGE || c->mem_off < prev_end || c->pages == 0 ||
+		    c->pages > CHUNK_PAGES || c->mem_off > bump || len > bump - c->mem_off ||
+		    c->mem_off / CHUNK_BYTES != (c->mem_off + len - 1) / CHUNK_BYTES)
+			return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
+		prev_end = c->mem_off + len;
+		switch (c->how) {
+		case HOW_INLINE:
+			if (c->stored != len || c->where || c->file_off)
+				return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
+			c->inline_data = dec_view(d, len);
+			if (!c->inline_data)
+				return -EINVAL;
+			break;
+		case HOW_RAW:
+		case HOW_PACKED:
+			if (c->where >= s->nfiles || c->stored == 0 ||
+			    (c->how == HOW_RAW ? c->stored != len
+					       : c->stored > compress_bound(s->codec, len)) ||
+			    c->file_off > s->sizes[c->where] ||
+			    c->stored > s->sizes[c->where] - c->file_off)
+				return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
+			break;
+		default:
+			return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
+		}
+	}
+	return 0;
+}
+
+/* Loading: workers take chunks in order. */
+struct load_job {
+	struct store *s;
+	uint64_t next;
+	bool failed;
+	char *err;
+	pthread_mutex_t lock;
+};
+
+static void load_fail(struct load_job *j, const struct chunk *c, const char *why)
+{
+	pthread_mutex_lock(&j->lock);
+	if (!j->err && asprintf(&j->err, "image '%s' is %s (memory at 0x%llx)", j->s->dir, why,
+				(unsigned long long)c->mem_off) < 0)
+		j->err = NULL;
+	__atomic_store_n(&j->failed, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&j->lock);
+}
+
+const char *store_read_chunk(struct store *s, const struct chunk *c, struct compressor *z,
+			     uint8_t *buf, uint8_t *dst)
+{
+	size_t len = (size_t)c->pages * MEMFILE_PAGE;
+	int e;
+
+	switch (c->how) {
+	case HOW_INLINE:
+		if (crc32c(0, c->inline_data, len) != c->crc)
+			return "corrupt (checksum mismatch)";
+		memcpy(dst, c->inline_data, len);
+		return NULL;
+	case HOW_RAW:
+		if ((e = pread_all(s->fds[c->where], dst, len, c->file_off)))
+			return e == -EIO ? "truncated" : "unreadable";
+		return crc32c(0, dst, len) == c->crc ? NULL : "corrupt (checksum mismatch)";
+	case HOW_PACKED:
+		if ((e = pread_all(s->fds[c->where], buf, c->stored, c->file_off)))
+			return e == -EIO ? "truncated" : "unreadable";
+		if (crc32c(0, buf, c->stored) != c->crc)
+			return "corrupt (checksum mismatch)";
+		return decompress_buf(z, buf, c->stored, dst, len) ? "corrupt (does not decompress)"
+								   : NULL;
+	}
+	return "corrupt";
+}
+
+static void load_worker(void *arg, int w)
+{
+	struct load_job *j = arg;
+	struct compressor *z = compressor_new(j->s->codec);
+	uint8_t *buf = malloc(compress_bound(j->s->codec, CHUNK_BYTES));
+
+	(void)w;
+	if (!z || !buf) {
+		pthread_mutex_lock(&j->lock);
+		if (!j->err)
+			j->err = strdup("out of memory");
+		j->failed = true;
+		pthread_mutex_unlock(&j->lock);
+	}
+	while (z && buf) {
+		uint64_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (k >= j->s->nch || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
+			break;
+		const struct chunk *c = &j->s->ch[k];
+		const char *why =
+		    store_read_chunk(j->s, c, z, buf, (uint8_t *)mf.base + c->mem_off);
+		if (why)
+			load_fail(j, c, why);
+	}
+	compressor_free(z);
+	free(buf);
+}
+
+int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
+{
+	struct store s;
+	int ret;
+
+	*err = NULL;
+	if ((ret = load_allocator(d)))
+		return ret;
+	if (o->img->version == 1)
+		return load_v1(d);
+	ret = store_parse(d, o, mf.bump, &s, err);
+	if (!ret) {
+		struct load_job j = {.s = &s, .lock = PTHREAD_MUTEX_INITIALIZER};
+		uint64_t bytes = 0;
+		for (uint64_t i = 0; i < s.nch; i++)
+			bytes += s.ch[i].how == HOW_INLINE ? 0 : s.ch[i].pages * MEMFILE_PAGE;
+		int n = workers_count();
+		if ((uint64_t)n > bytes / (4 * CHUNK_BYTES))
+			n = bytes / (4 * CHUNK_BYTES) ? (int)(bytes / (4 * CHUNK_BYTES)) : 1;
+		workers_run(n, load_worker, &j);
+		if (j.failed)
+			ret = failf(err, -EINVAL, "%s", j.err ? j.err : "cannot load memory");
+		free(j.err);
+		pthread_mutex_destroy(&j.lock);
+	}
+	store_close(&s);
+	return ret;
+}
+
+void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,
+		     uint64_t *file_bytes)
+{
+	static const char *names[HOW_COUNT] = {"raw", "compressed", "inline", "in parent"};
+	struct memfile_load_opts o = {.img = img, .dir = dir};
+	uint64_t n[HOW_COUNT] = {0}, pages[HOW_COUNT] = {0}, stored[HOW_COUNT] = {0};
+	struct store s;
+	char *err = NULL;
+	uint64_t bump;
+
+	*file_bytes = 0;
+	if (img->version == 1)
+		return;
+	/* The allocator, skipped: inspect does not touch the memory file. */
+	bump = dec_u64(d);
+	uint64_t nfree = dec_u64(d);
+	for (uint64_t i = 0; i < nfree && dec_ok(d); i++)
+		dec_u64(d), dec_u64(d);
+	int r = store_parse(d, &o, bump, &s, &err);
+	if (r) {
+		fprintf(out, "memory index: unreadable (%s)\n",
+			err	   ? err
+			: d->error ? d->error
+				   : "?");
+		free(err);
+		store_close(&s);
+		return;
+	}
+	for (uint64_t i = 0; i < s.nch; i++) {
+		n[s.ch[i].how]++;
+		pages[s.ch[i].how] += s.ch[i].pages;
+		stored[s.ch[i].how] += s.ch[i].stored;
+	}
+	fprintf(out, "memory id %02x%02x%02x%02x%02x%02x%02x%02x, %llu chunks of at most %u KiB\n",
+		s.id[0], s.id[1], s.id[2], s.id[3], s.id[4], s.id[5], s.id[6], s.id[7],
+		(unsigned long long)s.nch, (unsigned)(CHUNK_BYTES >> 10));
+	for (int h = 0; h < HOW_COUNT; h++)
+		if (n[h])
+			fprintf(out, "  %-10s %8llu chunks %10llu pages %12llu bytes stored\n",
+				names[h], (unsigned long long)n[h], (unsigned long long)pages[h],
+				(unsigned long long)stored[h]);
+	for (uint32_t i = 0; i < s.nfiles; i++) {
+		fprintf(out, "  data file pages.%u: %llu bytes\n", i,
+			(unsigned long long)s.sizes[i]);
+		*file_bytes += s.sizes[i];
+	}
+	store_close(&s);
+}

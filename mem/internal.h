@@ -99,4 +99,12 @@ void store_close(struct store *s);
 const char *store_read_chunk(struct store *s, const struct chunk *c, struct compressor *z,
 			     uint8_t *buf, uint8_t *dst);
 
+/* --- lazy restore (lazy.c) --- */
+
+/* Takes over S (its file chunks only) and starts serving faults on the grid cells that hold
+ * them; the background load waits for memfile_lazy_start. On failure *ERR says why. */
+int lazy_begin(struct store *s, const char *dir, char **err);
+/* [OFF, OFF+LEN) was freed or zeroed: its pages are no longer wanted from the image. */
+void lazy_forget(uint64_t off, uint64_t len);
+
 #endif

@@ -64,6 +64,8 @@ int64_t memfile_alloc(uint64_t len)
 
 void memfile_zero(uint64_t off, uint64_t len)
 {
+	/* Crossed off first: a lazy restore must not bring the old pages back. */
+	lazy_forget(off, len);
 	fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
 }
 
@@ -128,6 +130,8 @@ void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 
 	uint64_t data, stop;
 
+	/* The holes are the truth only once the image's pages are in. */
+	memfile_lazy_ensure(src, len);
 	/* Past the last extent all is hole: the destination is fresh, so already zero. */
 	for (; at < end && mf_next_data(at, end, &data, &stop); at = stop)
 		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
@@ -178,6 +182,7 @@ uint64_t memfile_data_bytes(uint64_t off, uint64_t len)
 
 int64_t memfile_seek(uint64_t off, uint64_t end, bool data)
 {
+	memfile_lazy_ensure(off, end - off);
 	off_t r = lseek(mf.fd, off, data ? SEEK_DATA : SEEK_HOLE);
 
 	if (r < 0)

@@ -55,6 +55,7 @@ struct image_out;
 struct memfile_save_opts {
 	struct image_out *out; /* the image being written, for its data files */
 	uint32_t codec;	       /* IMAGE_CODEC_* */
+	bool no_inline;	       /* data files however few the pages (tests of lazy restores) */
 };
 
 struct memfile_save_stats {
@@ -74,6 +75,7 @@ void memfile_save_skip_clear(void);
 struct memfile_load_opts {
 	const struct image *img; /* the image read (its version, codec, and data files) */
 	const char *dir;	 /* its name, for messages */
+	bool lazy; /* restore --lazy: pages arrive when touched, and in the background */
 };
 
 /* Loads the section D into a freshly initialised memory file. On failure *ERR (malloc'd) says
@@ -83,6 +85,25 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
  * the data files' size. */
 void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,
 		     uint64_t *file_bytes);
+/* Lazy restore (restore --lazy; docs/checkpoint.md). After memfile_load with opts->lazy, pages
+ * of the image's data files are placed when first touched and in the background, once
+ * memfile_lazy_start is called (when the guest is ready to run). Every mapping of the file
+ * that the restore makes in a stub must be handed over with memfile_lazy_watch; any other
+ * mapping made while loading must first have its range loaded (memfile_lazy_ensure), since a
+ * page not yet loaded would read as zeros through it. A page that cannot be loaded ends the
+ * Sentry with one line. */
+bool memfile_lazy_active(void);
+/* A stub's mapping: ADDR..ADDR+LEN in its address space maps file offset OFF. */
+struct memfile_space_range {
+	uint64_t addr, len, off;
+};
+/* Watches the address space of userfaultfd UFFD (taken over, closed when loading ends) whose
+ * mappings of the file are R[0..N). */
+int memfile_lazy_watch(int uffd, const struct memfile_space_range *r, size_t n, char **err);
+int memfile_lazy_start(void);
+/* Loads every page of [OFF, OFF+LEN) still in the image, now. */
+void memfile_lazy_ensure(uint64_t off, uint64_t len);
+
 /* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
 int mobj_save(struct enc *e, const void *obj);
 void *mobj_load(struct dec *d);

@@ -358,6 +358,9 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	*st = (struct memfile_save_stats){0};
 	for (int i = 0; i < MAX_FILES; i++)
 		j.files[i].fd = -1;
+	/* A sandbox restored lazily may not have all its pages yet: SEEK_DATA would take the
+	 * missing ones for holes. */
+	memfile_lazy_ensure(0, mf.bump);
 	enc_u64(e, mf.bump);
 	enc_u64(e, mf.nfree);
 	for (size_t i = 0; i < mf.nfree; i++) {
@@ -375,7 +378,7 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
 	}
-	if (bytes <= INLINE_MAX) {
+	if (bytes <= INLINE_MAX && !o->no_inline) {
 		save_inline(e, j.items, j.nitems, &st->pages);
 		goto out;
 	}
@@ -652,6 +655,27 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 	if (o->img->version == 1)
 		return load_v1(d);
 	ret = store_parse(d, o, mf.bump, &s, err);
+	if (!ret && o->lazy) {
+		/* Inline chunks now (the section goes away after the load), the rest lazily. */
+		uint64_t nfile = 0;
+		for (uint64_t i = 0; i < s.nch && !ret; i++) {
+			const struct chunk *c = &s.ch[i];
+			if (c->how != HOW_INLINE) {
+				s.ch[nfile++] = *c;
+				continue;
+			}
+			const char *why =
+			    store_read_chunk(&s, c, NULL, NULL, (uint8_t *)mf.base + c->mem_off);
+			if (why)
+				ret = failf(err, -EINVAL, "image '%s' is %s (memory at 0x%llx)",
+					    o->dir, why, (unsigned long long)c->mem_off);
+		}
+		s.nch = nfile;
+		if (!ret && nfile)
+			ret = lazy_begin(&s, o->dir, err);
+		store_close(&s);
+		return ret;
+	}
 	if (!ret) {
 		struct load_job j = {.s = &s, .lock = PTHREAD_MUTEX_INITIALIZER};
 		uint64_t bytes = 0;

@@ -11,10 +11,12 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -39,6 +41,7 @@ static struct {
 	int sentry_cpu, guest_cpu;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
+	bool child_uffd; /* the next stub makes a userfaultfd (platform_stub_new_uffd) */
 } plat;
 
 uintptr_t platform_stub_base(void)
@@ -200,6 +203,33 @@ static void unregister_rseq(void)
 		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
+/* In a new stub: a userfaultfd for its address space at descriptor AT, for the Sentry to take
+ * (platform_stub_new_uffd). A failure shows there as a missing descriptor. */
+static void make_uffd(int at)
+{
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		/* Where the syscall is kept from this user: the device, if it may open it. */
+		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			return;
+		fd = ioctl(dev, _IO(0xAA, 0x00) /* USERFAULTFD_IOC_NEW */, O_CLOEXEC | O_NONBLOCK);
+		close(dev);
+		if (fd < 0)
+			return;
+	}
+	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_MISSING_SHMEM};
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		close(fd);
+		return;
+	}
+	if (fd != at) {
+		dup2(fd, at);
+		close(fd);
+	}
+}
+
 static __attribute__((noreturn)) void stub_child(int go_fd)
 {
 	char c;
@@ -215,9 +245,11 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		_exit(126);
 	unregister_rseq();
+	if (plat.child_uffd)
+		make_uffd(plat.memfd + 1);
 	if (plat.memfd > 0)
 		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
-	syscall(SYS_close_range, plat.memfd + 1, ~0U, 0);
+	syscall(SYS_close_range, plat.memfd + 1 + plat.child_uffd, ~0U, 0);
 	__asm__ volatile("jmp *%0" ::"r"(plat.stub_base + STUB_ENTRY_OFFSET),
 			 "D"(plat.stub_base + PAGE)
 			 : "memory");
@@ -303,6 +335,37 @@ out_close:
 	close(go[0]);
 	close(go[1]);
 	return err;
+}
+
+int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
+{
+	plat.child_uffd = true;
+	int err = platform_stub_new(out);
+	plat.child_uffd = false;
+	if (err)
+		return err;
+	/* The stub made it at the descriptor after the memory file's; take a copy (we trace the
+	 * stub, so we may), then close the stub's, so that ours is the last reference and closing
+	 * it unregisters everything. */
+	int at = plat.memfd + 1, fd = -1;
+	int pidfd = syscall(SYS_pidfd_open, (*out)->host_pid, 0);
+	if (pidfd >= 0) {
+		fd = syscall(SYS_pidfd_getfd, pidfd, at, 0);
+		err = fd < 0 ? -errno : 0;
+		close(pidfd);
+	} else {
+		err = -errno;
+	}
+	const long args[6] = {at};
+	platform_inject(*out, SYS_close, args);
+	if (fd < 0) {
+		platform_thread_release(*out);
+		*out = NULL;
+		return err == -EBADF ? -EPERM
+				     : err; /* no descriptor: the stub could not make one */
+	}
+	*uffd = fd;
+	return 0;
 }
 
 /* PLACEMENT_AUTO. A syscall round trip costs a few µs when the guest thread shares the

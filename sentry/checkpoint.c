@@ -127,7 +127,7 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 	/* The image's directory exists from here on: the memory's pages stream into its files. */
 	if ((ret = image_begin(dir, o->force, &out, err)))
 		goto out;
-	struct memfile_save_opts mo = {.out = out, .codec = img.codec};
+	struct memfile_save_opts mo = {.out = out, .codec = img.codec, .no_inline = o->no_inline};
 	if ((ret = memfile_save(&secs[SEC_MEMORY], &mo, &ms, err)))
 		goto out;
 	counts[SEC_MEMORY] = ms.pages;
@@ -219,7 +219,7 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 			ret = kernel_ckpt_load(&d, o);
 			break;
 		case SEC_MEMORY: {
-			struct memfile_load_opts mo = {.img = &img, .dir = dir};
+			struct memfile_load_opts mo = {.img = &img, .dir = dir, .lazy = o->lazy};
 			ret = memfile_load(&d, &mo, err);
 			break;
 		}

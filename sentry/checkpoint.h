@@ -13,6 +13,7 @@
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs whose fingerprint differs */
+	bool lazy;	    /* start before the memory is loaded (mem/memfile.h) */
 };
 
 /* How to write an image. */
@@ -20,6 +21,7 @@ struct checkpoint_opts {
 	bool force;	    /* replace an existing image */
 	uint32_t codec;	    /* IMAGE_CODEC_* (state/compress.h); 0 for zlib */
 	const char *parent; /* an earlier image of this sandbox whose unchanged pages to refer to */
+	bool no_inline;	    /* pages in data files however few (to test lazy restores) */
 };
 
 struct checkpoint_stats {

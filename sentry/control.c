@@ -302,7 +302,8 @@ long control_save_restore_test(struct task *t)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(t, 0);
-		struct checkpoint_opts co = {0};
+		/* A lazy restore of a small image would load nothing lazily: data files always. */
+		struct checkpoint_opts co = {.no_inline = kernel.cfg.save_restore_lazy};
 		r = checkpoint_save(dir, &co, NULL, &err);
 		task_save_set_caller(NULL, 0);
 	}
@@ -320,7 +321,10 @@ long control_save_restore_test(struct task *t)
 	int n = 0;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
-	argv[n++] = "--save-restore-test";
+	argv[n++] =
+	    kernel.cfg.save_restore_lazy ? "--save-restore-test=lazy" : "--save-restore-test";
+	if (kernel.cfg.save_restore_lazy)
+		argv[n++] = "--lazy";
 	argv[n++] = "--delete-image";
 	if (kernel.cfg.strace)
 		argv[n++] = "--strace";

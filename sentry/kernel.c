@@ -653,6 +653,14 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		control_close();
 		return ret;
 	}
+	/* The guest is ready to run: a lazy restore's background load starts with it. */
+	if ((ret = memfile_lazy_start())) {
+		fprintf(stderr, "minisentry: restore: cannot start loading memory: %s\n",
+			strerror(-ret));
+		kernel_teardown();
+		control_close();
+		return ret;
+	}
 	if (cfg->stats)
 		print_restore_stats();
 	return serve(tty, &saved_tty);

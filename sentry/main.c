@@ -38,7 +38,8 @@ static const char usage[] =
     "  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
     "  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
     "  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
-    "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
+    "  --save-restore-test[=lazy]\n"
+    "                        the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
@@ -53,6 +54,8 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
+    "  --lazy                start the guest before its memory is loaded: pages arrive when\n"
+    "                        first touched and in the background\n"
     "  --strace, --placement, --stats, --save-restore-test as for run\n";
 
 static int fail(const char *msg, const char *arg)
@@ -118,6 +121,12 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		return 0;
 	case 'T':
 		cfg->save_restore_test = true;
+		if (optarg && strcmp(optarg, "lazy")) {
+			snprintf(msg, sizeof(msg),
+				 "%s: --save-restore-test takes =lazy or nothing, got", cmd);
+			return fail(msg, optarg);
+		}
+		cfg->save_restore_lazy = optarg != NULL;
 		return 0;
 	default:
 		return -1;
@@ -135,7 +144,7 @@ static int cmd_run(int argc, char **argv)
 					     {"eager-kernfs", no_argument, NULL, 'E'},
 					     {"stats", no_argument, NULL, 'S'},
 					     {"id", required_argument, NULL, 'i'},
-					     {"save-restore-test", no_argument, NULL, 'T'},
+					     {"save-restore-test", optional_argument, NULL, 'T'},
 					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
@@ -257,8 +266,9 @@ static int cmd_restore(int argc, char **argv)
 					     {"strace", no_argument, NULL, 's'},
 					     {"placement", required_argument, NULL, 'p'},
 					     {"stats", no_argument, NULL, 'S'},
-					     {"save-restore-test", no_argument, NULL, 'T'},
+					     {"save-restore-test", optional_argument, NULL, 'T'},
 					     {"delete-image", no_argument, NULL, 'D'},
+					     {"lazy", no_argument, NULL, 'L'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
@@ -287,6 +297,9 @@ static int cmd_restore(int argc, char **argv)
 			break;
 		case 'D':
 			delete_image = true;
+			break;
+		case 'L':
+			o.lazy = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -193,9 +193,17 @@ static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t 
 	return 0;
 }
 
+/* Set while mm_load maps a lazily restored address space: its mappings are watched
+ * (memfile_lazy_watch) instead of loaded first. */
+static bool loading_lazily;
+
 /* Installs a VMA backed by memory-file offset MF at [addr, addr+len) in the stub. */
 static int install(struct mm *mm, const struct vma *v)
 {
+	/* While a lazy restore loads, a new mapping of the file would see the pages not yet
+	 * loaded as zeros: load them first. */
+	if (!loading_lazily)
+		memfile_lazy_ensure(v->mf_off, v->end - v->start);
 	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 			MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
 
@@ -276,6 +284,8 @@ void mm_sync_host(struct mm *mm)
 		long r;
 		if (!(v->flags & VMA_HOST_STALE))
 			continue;
+		if (v->flags & VMA_HOST_REMAP)
+			memfile_lazy_ensure(v->mf_off, v->end - v->start);
 		if (v->flags & VMA_HOST_REMAP)
 			r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 				   MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
@@ -977,21 +987,54 @@ int mm_save(struct enc *e, const void *obj)
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
+/* A lazily restored address space: its mappings of the memory file go to the loader, which
+ * serves their missing pages through UFFD. */
+static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
+{
+	struct memfile_space_range *r = calloc(mm->vmas.n + 1, sizeof(*r));
+	size_t n = 0;
+	char *err = NULL;
+
+	if (!r) {
+		close(uffd);
+		return dec_fail(d, "out of memory");
+	}
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_RESERVED))
+			r[n++] =
+			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+	}
+	int e = memfile_lazy_watch(uffd, r, n, &err);
+	free(r);
+	if (e)
+		dec_fail(d, "%s", err ? err : strerror(-e));
+	free(err);
+	return e;
+}
+
 void *mm_load(struct dec *d)
 {
 	struct platform_thread *thread;
 	struct mm *mm;
-	int err;
+	bool lazy = memfile_lazy_active();
+	int err, uffd = -1;
 
-	if ((err = platform_stub_new(&thread))) {
+	if ((err = lazy ? platform_stub_new_uffd(&thread, &uffd) : platform_stub_new(&thread))) {
+		if (lazy)
+			dec_fail(d, "restore --lazy: cannot watch a new stub process: %s",
+				 strerror(-err));
 		dec_fail(d, "cannot start a stub process: %s", strerror(-err));
 		return NULL;
 	}
 	if (!(mm = mm_new(thread))) {
 		platform_thread_release(thread);
+		if (uffd >= 0)
+			close(uffd);
 		dec_fail(d, "out of memory");
 		return NULL;
 	}
+	loading_lazily = lazy;
 	mm->mmap_base = dec_u64(d);
 	mm->stack_top = dec_u64(d);
 	mm->brk_start = dec_u64(d);
@@ -1037,6 +1080,11 @@ void *mm_load(struct dec *d)
 		}
 		load_clean_runs(d, &v);
 	}
+	loading_lazily = false;
+	if (lazy && dec_ok(d))
+		watch_lazily(mm, uffd, d);
+	else if (uffd >= 0)
+		close(uffd);
 	if (!dec_ok(d)) {
 		mm_put(mm);
 		platform_thread_release(thread);

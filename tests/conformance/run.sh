@@ -13,7 +13,8 @@
 # environment (check.h's in_sandbox()). Every test calls maybe_save() where its state is live,
 # or says `conformance: no-save REASON` (it has no state worth saving); one that does neither
 # fails. Environment knobs:
-#   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore")
+#   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore
+#                              save-restore-lazy": the last restores with --lazy)
 #   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
 set -uo pipefail
 
@@ -37,7 +38,7 @@ rootfs=$(cd "$2" 2>/dev/null && pwd) || {
 }
 shift 2
 
-modes=${CONFORMANCE_MODES:-native sandbox save-restore}
+modes=${CONFORMANCE_MODES:-native sandbox save-restore save-restore-lazy}
 read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
 
 # What every run gets: a known argv after argv[0] and exactly this environment, plus
@@ -164,10 +165,16 @@ for bin in "${bins[@]}"; do
 				     chroot "$rootfs" "$guest" "${test_args[@]}")
 			fi
 			;;
-		sandbox | save-restore)
+		sandbox | save-restore | save-restore-lazy)
 			cmd=("$minisentry" run "${sandbox_flags[@]}")
-			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it.
+			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it;
+			# save-restore-lazy restores with --lazy (the guest runs on while its pages
+			# load), and is save-restore to the test itself.
 			[ "$mode" = save-restore ] && cmd+=(--save-restore-test)
+			if [ "$mode" = save-restore-lazy ]; then
+				cmd+=(--save-restore-test=lazy)
+				run_env=("${test_env[@]}" "CONF_MODE=save-restore")
+			fi
 			for kv in "${run_env[@]}"; do
 				cmd+=(--env "$kv")
 			done

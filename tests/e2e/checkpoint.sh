@@ -394,6 +394,82 @@ damaged_memory_files_are_refused_with_one_line() {
   rm -rf "$bad"
 }
 
+# restore --lazy: the guest runs before its memory is in, and finds all of it.
+lazy_restore_brings_back_big_memory_whole() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  ms restore --lazy --image "$WORK/mem-random-img"
+  expect_status 0 || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
+  after=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+  [ -n "$before" ] && [ "$before" = "$after" ] ||
+    fail "memory checksum $before before the checkpoint, $after after a lazy restore" || return
+  # Patterned (compressed) chunks too, and a sandbox restored lazily checkpoints again.
+  mem_restore_opts=(--lazy)
+  mem_cycle mem-lazy pattern 64
+  local r=$?
+  mem_restore_opts=()
+  return $r
+}
+
+# The loader holds the image's files open: removing the image while it loads harms nothing.
+lazy_restore_outlives_its_image_being_removed() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local img=$WORK/mem-removed-img id="e2e-$$-lazyrm"
+  rm -rf "$img"
+  cp -a "$WORK/mem-random-img" "$img"
+  ms_bg "$WORK/lazyrm.out" restore --lazy --id "$id" --image "$img"
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  rm -rf "$img"
+  bg_status "$p"
+  [ "$status" -eq 0 ] || fail "exit status $status; stderr: $(head -n1 "$WORK/lazyrm.out.err")" || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
+  after=$(sed -n 's/^sum //p' "$WORK/lazyrm.out" | tail -n1)
+  [ "$before" = "$after" ] || fail "memory checksum $before before, $after after"
+}
+
+# A chunk that turns out bad after the guest started ends the sandbox with one line: the
+# guest never runs on with a wrong page.
+lazy_restore_of_a_corrupt_chunk_dies_with_one_line() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local bad=$WORK/mem-lazy-bad size
+  rm -rf "$bad"
+  cp -a "$WORK/mem-random-img" "$bad"
+  size=$(stat -c %s "$bad/pages.0")
+  printf '\x5a' | dd of="$bad/pages.0" bs=1 seek=$((size / 2)) conv=notrunc status=none
+  ms restore --lazy --stats --image "$bad"
+  # The stats line says the guest was started; then one line of error, and no result.
+  grep -q 'stats: restore' <<<"$err" || fail "the lazy restore did not start: $(err_hint)" || return
+  err=$(grep -v 'stats: restore' <<<"$err")
+  printf '%s\n' "$err" >"$WORK/err"
+  expect_one_line_error || return
+  grep -q 'corrupt' <<<"$err" && grep -q 'killed' <<<"$err" ||
+    fail "'$err' does not say the image is corrupt and the sandbox killed" || return
+  ! grep -q '^done' <<<"$out" || fail "the guest went on: $(out_hint)"
+  rm -rf "$bad"
+}
+
+# A sandbox restored lazily is checkpointed at once, before its pages are all in: the new
+# image has all of them.
+checkpoint_during_a_lazy_restore_has_every_page() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local id="e2e-$$-lazyck" img=$WORK/mem-lazyck-img
+  rm -rf "$img"
+  ms_bg "$WORK/lazyck.out" restore --lazy --id "$id" --image "$WORK/mem-random-img"
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$img" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  ms restore --image "$img"
+  expect_status 0 || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
+  after=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+  [ "$before" = "$after" ] || fail "memory checksum $before before, $after after"
+}
+
 scenarios+=(
   counter_loop_continues_across_checkpoints
   pipeline_with_bytes_in_the_pipe_survives
@@ -414,4 +490,8 @@ scenarios+=(
   big_random_memory_comes_back_whole
   patterned_memory_comes_back_whole_with_either_codec
   damaged_memory_files_are_refused_with_one_line
+  lazy_restore_brings_back_big_memory_whole
+  lazy_restore_outlives_its_image_being_removed
+  lazy_restore_of_a_corrupt_chunk_dies_with_one_line
+  checkpoint_during_a_lazy_restore_has_every_page
 )

@@ -74,6 +74,18 @@ struct chunk {
 	const void *inline_data;
 };
 
+struct image;
+struct store;
+
+/* An image whose pages this one refers to (HOW_REF chunks): named by its memory id and path,
+ * opened (and its own index checked) by store_open_refs. */
+struct ref_image {
+	uint8_t id[ID_LEN];
+	char *path;
+	struct image *img; /* kept read: its inline chunks live in its memory section */
+	struct store *st;
+};
+
 /* The index of a version 2 memory section, checked against the image's files. */
 struct store {
 	uint32_t codec;
@@ -82,9 +94,11 @@ struct store {
 	int fds[MAX_FILES];
 	uint64_t sizes[MAX_FILES];
 	uint32_t nimages;
+	struct ref_image refs[MAX_IMAGES];
 	struct chunk *ch;
 	uint64_t nch;
 	uint8_t id[ID_LEN];
+	uint64_t bump; /* the allocated size of the memory file it describes */
 };
 
 /* Parses and checks a version 2 index, after the allocator state: every number bounded by the
@@ -92,12 +106,26 @@ struct store {
  * data files. On failure either D's error or *ERR says why; store_close frees S either way. */
 int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump, struct store *s,
 		char **err);
+/* Opens the images S refers to and checks that each is the one named (its memory id). */
+int store_open_refs(struct store *s, char **err);
 void store_close(struct store *s);
-/* Puts chunk C's pages at DST: read straight there when raw, else read into BUF (room for
- * compress_bound of a chunk) and decompressed there with Z; checked either way. Returns NULL,
+/* Closes the data files of S and of the images it refers to, keeping the index. */
+void store_close_files(struct store *s);
+
+/* What a thread needs to read chunks: a decompressor per codec and two chunk buffers. */
+struct chunk_reader {
+	struct compressor *z[3];
+	uint8_t *buf; /* a compressed chunk */
+	uint8_t *tmp; /* a referenced chunk, whole */
+};
+
+int chunk_reader_init(struct chunk_reader *r);
+void chunk_reader_free(struct chunk_reader *r);
+/* Puts chunk C's pages at DST: read straight there when raw, else read into a buffer and
+ * decompressed there, or taken from the image it refers to; checked either way. Returns NULL,
  * or what is wrong with it ("corrupt (checksum mismatch)", "truncated"...). */
-const char *store_read_chunk(struct store *s, const struct chunk *c, struct compressor *z,
-			     uint8_t *buf, uint8_t *dst);
+const char *store_read_chunk(struct store *s, const struct chunk *c, struct chunk_reader *r,
+			     uint8_t *dst);
 
 /* --- lazy restore (lazy.c) --- */
 

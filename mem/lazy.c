@@ -61,7 +61,7 @@ static struct {
 	uint64_t nleft; /* chunks not yet done */
 	bool finished;	/* every chunk is in: the fault thread closes everything */
 	pthread_t fault_thread, bg_thread;
-	bool bg_started;
+	bool fault_started, bg_started;
 } lz = {
     .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER, .uffd = -1, .wake = -1};
 
@@ -169,16 +169,17 @@ static void place(uint64_t off, const uint8_t *src, uint64_t len)
 }
 
 struct loader {
-	struct compressor *z;
-	uint8_t *buf, *pages;
+	struct chunk_reader r;
+	uint8_t *pages;
+	bool ready;
 };
 
 static void loader_init(struct loader *l)
 {
-	l->z = compressor_new(lz.s.codec);
-	l->buf = malloc(compress_bound(lz.s.codec, CHUNK_BYTES));
+	int e = chunk_reader_init(&l->r);
 	l->pages = malloc(CHUNK_BYTES);
-	if (!l->z || !l->buf || !l->pages)
+	l->ready = true;
+	if (e || !l->pages)
 		lazy_die("minisentry: restore: out of memory loading image '%s'; the sandbox is "
 			 "killed",
 			 lz.dir);
@@ -186,8 +187,7 @@ static void loader_init(struct loader *l)
 
 static void loader_free(struct loader *l)
 {
-	compressor_free(l->z);
-	free(l->buf);
+	chunk_reader_free(&l->r);
 	free(l->pages);
 }
 
@@ -207,7 +207,7 @@ static void load(struct loader *l, uint64_t k)
 	lz.state[k] = CHUNK_BUSY;
 	pthread_mutex_unlock(&lz.lock);
 	/* Read and checked outside the lock: nothing is placed from a chunk that fails. */
-	const char *why = store_read_chunk(&lz.s, c, l->z, l->buf, l->pages);
+	const char *why = store_read_chunk(&lz.s, c, &l->r, l->pages);
 	if (why)
 		lazy_die("minisentry: restore: image '%s' is %s (memory at 0x%llx); the sandbox is "
 			 "killed",
@@ -312,9 +312,7 @@ static void finish(void)
 	lz.nspaces = 0;
 	close(lz.uffd);
 	lz.uffd = -1;
-	for (uint32_t i = 0; i < lz.s.nfiles; i++)
-		close(lz.s.fds[i]);
-	lz.s.nfiles = 0;
+	store_close_files(&lz.s);
 	pthread_mutex_unlock(&lz.lock);
 }
 
@@ -465,7 +463,9 @@ int lazy_begin(struct store *s, const char *dir, char **err)
 	/* Faults come from here on (the restore itself touches memory: clean pages it reads
 	 * again from their files, tmpfs contents), so the fault thread starts now; the
 	 * background loader waits for lazy_start, once the guest is ready to run. */
+	lz.fault_started = true;
 	if ((e = start_thread(&lz.fault_thread, fault_main))) {
+		lz.fault_started = false;
 		__atomic_store_n(&lz.active, false, __ATOMIC_RELEASE);
 		say(err, "cannot start the lazy loader: %s", strerror(-e));
 		goto fail;
@@ -573,12 +573,24 @@ void memfile_lazy_ensure(uint64_t off, uint64_t len)
 			break;
 		if (!go)
 			continue;
-		if (!l.z)
+		if (!l.ready)
 			loader_init(&l);
 		load(&l, k);
 	}
-	if (l.z)
+	if (l.ready)
 		loader_free(&l);
+}
+
+void memfile_lazy_wait(void)
+{
+	if (!lz.fault_started)
+		return;
+	/* Everything in, then the fault thread closes every userfaultfd and ends. */
+	memfile_lazy_ensure(0, lz.npages * MEMFILE_PAGE);
+	pthread_join(lz.fault_thread, NULL);
+	if (lz.bg_started)
+		pthread_join(lz.bg_thread, NULL);
+	lz.fault_started = lz.bg_started = false;
 }
 
 void lazy_forget(uint64_t off, uint64_t len)

@@ -47,6 +47,7 @@ int64_t memfile_alloc(uint64_t len)
 		if (e->len < len)
 			continue;
 		uint64_t off = e->off;
+		memfile_track_untracked(off, len);
 		e->off += len;
 		e->len -= len;
 		if (e->len == 0) {
@@ -59,6 +60,7 @@ int64_t memfile_alloc(uint64_t len)
 	if (mf.bump + len > MEMFILE_SIZE)
 		return -ENOMEM;
 	mf.bump += len;
+	memfile_track_untracked(mf.bump - len, len);
 	return mf.bump - len;
 }
 
@@ -66,6 +68,7 @@ void memfile_zero(uint64_t off, uint64_t len)
 {
 	/* Crossed off first: a lazy restore must not bring the old pages back. */
 	lazy_forget(off, len);
+	memfile_track_untracked(off, len);
 	fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
 }
 

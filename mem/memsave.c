@@ -37,6 +37,14 @@ static int failf(char **err, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/* The memory id of the image last written or read: the base write tracking starts from. */
+static struct {
+	bool set;
+	uint8_t id[ID_LEN];
+} last_image;
+
+static int open_index(const char *path, struct image *img, struct store *st, char **err);
+
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
@@ -132,10 +140,17 @@ struct data_file {
 	uint64_t end;
 };
 
+struct memfile_parent {
+	char *path;
+	struct image img;
+	struct store st;
+};
+
 struct save_job {
 	struct item *items;
 	size_t nitems, next; /* next: the next item to take, shared */
 	uint32_t codec;
+	const struct store *parent; /* refer to its unchanged pages, or NULL */
 	struct image_out *out;
 	struct data_file files[MAX_FILES]; /* one per worker, made on its first chunk */
 	uint32_t nfiles;		   /* made so far, shared */
@@ -210,6 +225,101 @@ static int store_chunk(struct save_job *j, int w, struct worker_state *ws, uint6
 	return 0;
 }
 
+/* Room for every chunk an item can make (a reference and a run in turn, a page each). */
+static struct chunk *item_chunks(struct item *it)
+{
+	if (!it->ch)
+		it->ch = calloc(CHUNK_PAGES + 1, sizeof(*it->ch));
+	return it->ch ? &it->ch[it->nch] : NULL;
+}
+
+/* The runs of non-zero pages in [P, END), stored as chunks of IT. */
+static int save_runs(struct save_job *j, int w, struct worker_state *ws, struct item *it,
+		     uint64_t p, uint64_t end)
+{
+	while (p < end) {
+		while (p < end && page_is_zero(mf.base + p))
+			p += MEMFILE_PAGE;
+		uint64_t run = p;
+		while (p < end && !page_is_zero(mf.base + p))
+			p += MEMFILE_PAGE;
+		if (p == run)
+			continue;
+		struct chunk *ch = item_chunks(it);
+		if (!ch)
+			return -ENOMEM;
+		int e = store_chunk(j, w, ws, run, p - run, ch);
+		if (e)
+			return e;
+		it->nch++;
+	}
+	return 0;
+}
+
+/* The first chunk of S that ends after OFF. */
+static uint64_t chunk_after(const struct store *s, uint64_t off)
+{
+	uint64_t lo = 0, hi = s->nch;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (s->ch[mid].mem_off + (uint64_t)s->ch[mid].pages * MEMFILE_PAGE <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* With a parent: the pages of IT that changed since it are saved (if not zero); the others
+ * are the parent's, referred to where it holds them (in its own files, or in the image its
+ * reference names: references always point where the pages are), and zero where it does not
+ * (it did not save them because they were). */
+static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, struct item *it)
+{
+	const struct store *ps = j->parent;
+	uint64_t p = it->off, end = it->off + it->len, k = chunk_after(ps, p);
+	int e;
+
+	while (p < end) {
+		if (memfile_track_dirty(p / MEMFILE_PAGE)) {
+			uint64_t q = p;
+			while (q < end && memfile_track_dirty(q / MEMFILE_PAGE))
+				q += MEMFILE_PAGE;
+			if ((e = save_runs(j, w, ws, it, p, q)))
+				return e;
+			p = q;
+			continue;
+		}
+		while (k < ps->nch && ps->ch[k].mem_off + ps->ch[k].pages * MEMFILE_PAGE <= p)
+			k++;
+		if (k >= ps->nch || ps->ch[k].mem_off > p) {
+			/* Not in the parent and unchanged: zero, unless something else saved it
+			 * then (clean file pages): look. */
+			if ((e = save_runs(j, w, ws, it, p, p + MEMFILE_PAGE)))
+				return e;
+			p += MEMFILE_PAGE;
+			continue;
+		}
+		const struct chunk *pc = &ps->ch[k];
+		uint64_t stop = pc->mem_off + pc->pages * MEMFILE_PAGE, q = p;
+		if (stop > end)
+			stop = end;
+		while (q < stop && !memfile_track_dirty(q / MEMFILE_PAGE))
+			q += MEMFILE_PAGE;
+		struct chunk *ch = item_chunks(it);
+		if (!ch)
+			return -ENOMEM;
+		*ch = (struct chunk){.mem_off = p,
+				     .pages = (q - p) / MEMFILE_PAGE,
+				     .how = HOW_REF,
+				     .where = pc->how == HOW_REF ? 1 + pc->where : 0};
+		it->nch++;
+		p = q;
+	}
+	return 0;
+}
+
 static void save_worker(void *arg, int w)
 {
 	struct save_job *j = arg;
@@ -220,25 +330,11 @@ static void save_worker(void *arg, int w)
 		if (k >= j->nitems || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
 			break;
 		struct item *it = &j->items[k];
-		uint64_t p = it->off, end = it->off + it->len;
-		while (p < end) {
-			while (p < end && page_is_zero(mf.base + p))
-				p += MEMFILE_PAGE;
-			uint64_t run = p;
-			while (p < end && !page_is_zero(mf.base + p))
-				p += MEMFILE_PAGE;
-			if (p == run)
-				continue;
-			if (!it->ch && !(it->ch = calloc(CHUNK_PAGES / 2 + 1, sizeof(*it->ch)))) {
-				job_fail(j, -ENOMEM, "cannot save memory");
-				return;
-			}
-			int e = store_chunk(j, w, &ws, run, p - run, &it->ch[it->nch]);
-			if (e) {
-				job_fail(j, e, "cannot write memory");
-				break;
-			}
-			it->nch++;
+		int e = j->parent ? save_item_parent(j, w, &ws, it)
+				  : save_runs(j, w, &ws, it, it->off, it->off + it->len);
+		if (e) {
+			job_fail(j, e, "cannot write memory");
+			break;
 		}
 	}
 	compressor_free(ws.c);
@@ -346,6 +442,61 @@ static void save_inline(struct enc *e, const struct item *items, size_t n, uint6
 		}
 }
 
+int memfile_parent_open(const char *path, struct memfile_parent **out, char **err)
+{
+	struct memfile_parent *p = calloc(1, sizeof(*p));
+	char *why = NULL;
+	int e;
+
+	*err = NULL;
+	if (!p || !(p->path = strdup(path))) {
+		free(p);
+		return failf(err, -ENOMEM, "out of memory");
+	}
+	p->img.dirfd = -1;
+	if ((e = open_index(path, &p->img, &p->st, &why))) {
+		failf(err, e, "cannot checkpoint: --parent: %s", why ? why : strerror(-e));
+		free(why);
+		free(p->path);
+		free(p);
+		return e;
+	}
+	*out = p;
+	return 0;
+}
+
+bool memfile_parent_usable(const struct memfile_parent *p)
+{
+	return p && memfile_track_base_is(p->st.id) && 1 + p->st.nimages <= MAX_IMAGES;
+}
+
+void memfile_parent_close(struct memfile_parent *p)
+{
+	if (!p)
+		return;
+	store_close(&p->st);
+	image_free(&p->img);
+	free(p->path);
+	free(p);
+}
+
+/* The images a child of P refers to: P, then those P refers to (so that a reference always
+ * names the image that holds the pages). */
+static void enc_images(struct enc *e, const struct memfile_parent *p)
+{
+	if (!p) {
+		enc_u32(e, 0);
+		return;
+	}
+	enc_u32(e, 1 + p->st.nimages);
+	enc_raw(e, p->st.id, ID_LEN);
+	enc_str(e, p->path);
+	for (uint32_t i = 0; i < p->st.nimages; i++) {
+		enc_raw(e, p->st.refs[i].id, ID_LEN);
+		enc_str(e, p->st.refs[i].path);
+	}
+}
+
 int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfile_save_stats *st,
 		 char **err)
 {
@@ -361,6 +512,11 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	/* A sandbox restored lazily may not have all its pages yet: SEEK_DATA would take the
 	 * missing ones for holes. */
 	memfile_lazy_ensure(0, mf.bump);
+	/* What was written since the last image (the guest is stopped): also what makes the next
+	 * base exact, whether or not this image uses it. */
+	memfile_track_harvest();
+	const struct memfile_parent *parent = memfile_parent_usable(o->parent) ? o->parent : NULL;
+	j.parent = parent ? &parent->st : NULL;
 	enc_u64(e, mf.bump);
 	enc_u64(e, mf.nfree);
 	for (size_t i = 0; i < mf.nfree; i++) {
@@ -378,7 +534,7 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
 	}
-	if (bytes <= INLINE_MAX && !o->no_inline) {
+	if (bytes <= INLINE_MAX && !o->no_inline && !parent) {
 		save_inline(e, j.items, j.nitems, &st->pages);
 		goto out;
 	}
@@ -402,15 +558,18 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		enc_u64(e, sizes[i]);
 		st->file_bytes += sizes[i];
 	}
-	enc_u32(e, 0); /* no images referred to */
+	enc_images(e, parent);
 	uint64_t count = 0;
 	for (size_t i = 0; i < j.nitems; i++)
 		count += j.items[i].nch;
 	enc_u64(e, count);
 	for (size_t i = 0; i < j.nitems; i++)
 		for (uint32_t k = 0; k < j.items[i].nch; k++) {
-			enc_chunk(e, &j.items[i].ch[k]);
-			st->pages += j.items[i].ch[k].pages;
+			const struct chunk *c = &j.items[i].ch[k];
+			enc_chunk(e, c);
+			st->pages += c->pages;
+			if (c->how == HOW_REF)
+				st->ref_pages += c->pages;
 		}
 out:
 	for (int i = 0; i < MAX_FILES; i++)
@@ -424,10 +583,32 @@ out:
 	free(j.err);
 	if (!ret && !enc_ok(e))
 		ret = -ENOMEM;
+	if (!ret) {
+		memcpy(last_image.id, id, ID_LEN);
+		last_image.set = true;
+	}
 	return ret;
 }
 
 /* --- loading ------------------------------------------------------------------------------- */
+
+bool memfile_image_id(uint8_t id[ID_LEN])
+{
+	if (last_image.set)
+		memcpy(id, last_image.id, ID_LEN);
+	return last_image.set;
+}
+
+void store_close_files(struct store *s)
+{
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	s->nfiles = 0;
+	for (uint32_t i = 0; i < s->nimages; i++)
+		if (s->refs[i].st)
+			store_close_files(s->refs[i].st);
+}
 
 void store_close(struct store *s)
 {
@@ -435,12 +616,25 @@ void store_close(struct store *s)
 		if (s->fds[i] >= 0)
 			close(s->fds[i]);
 	s->nfiles = 0;
+	for (uint32_t i = 0; i < s->nimages; i++) {
+		free(s->refs[i].path);
+		if (s->refs[i].st) {
+			store_close(s->refs[i].st);
+			free(s->refs[i].st);
+		}
+		if (s->refs[i].img) {
+			image_free(s->refs[i].img);
+			free(s->refs[i].img);
+		}
+	}
+	s->nimages = 0;
 	free(s->ch);
 	s->ch = NULL;
 }
 
-/* Reads the allocator state, common to both versions, into the memory file. */
-static int load_allocator(struct dec *d)
+/* Reads the allocator state, common to both versions: into the memory file when INSTALL,
+ * else only checked (the bump in *BUMP). */
+static int read_allocator(struct dec *d, bool install, uint64_t *bump_out)
 {
 	uint64_t bump = dec_max(d, MEMFILE_SIZE, "memory size");
 	uint64_t nfree = dec_max(d, bump / MEMFILE_PAGE, "free list");
@@ -463,6 +657,11 @@ static int load_allocator(struct dec *d)
 			return dec_fail(d, "bad memory free list");
 		}
 		prev_end = fr[i].off + fr[i].len;
+	}
+	*bump_out = bump;
+	if (!install) {
+		free(fr);
+		return 0;
 	}
 	free(mf.free);
 	mf.free = fr;
@@ -496,6 +695,7 @@ int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump,
 	memset(s, 0, sizeof(*s));
 	s->codec = o->img->codec;
 	s->dir = o->dir;
+	s->bump = bump;
 	dec_raw(d, s->id, sizeof(s->id));
 	uint32_t grid = dec_u32(d);
 	if (!dec_ok(d) || grid != CHUNK_PAGES)
@@ -517,9 +717,20 @@ int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump,
 		if (size != want)
 			return failf(err, -EINVAL, "image '%s' is truncated (%s)", o->dir, name);
 	}
-	s->nimages = dec_u32(d);
-	if (!dec_ok(d) || s->nimages > 0) /* --parent images: not read by this version */
+	uint32_t nimages = dec_u32(d);
+	if (!dec_ok(d) || nimages > MAX_IMAGES)
 		return dec_fail(d, "bad image references");
+	for (uint32_t i = 0; i < nimages; i++) {
+		struct ref_image *r = &s->refs[s->nimages];
+		dec_raw(d, r->id, ID_LEN);
+		char *path = dec_str(d);
+		if (!path)
+			return dec_fail(d, "bad image reference");
+		s->nimages++;
+		r->path = path;
+		if (path[0] != '/' || strlen(path) >= 4096)
+			return dec_fail(d, "bad image reference");
+	}
 	/* An index entry takes 37 bytes: more chunks than the record holds, or than the file
 	 * has pages, is a lie. */
 	s->nch = dec_u64(d);
@@ -563,11 +774,165 @@ int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump,
 			    c->stored > s->sizes[c->where] - c->file_off)
 				return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
 			break;
+		case HOW_REF:
+			if (c->where >= s->nimages || c->stored || c->file_off || c->crc)
+				return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
+			break;
 		default:
 			return dec_fail(d, "bad memory chunk %llu", (unsigned long long)i);
 		}
 	}
 	return 0;
+}
+
+static void hex_id(const uint8_t id[ID_LEN], char out[2 * ID_LEN + 1])
+{
+	for (int i = 0; i < ID_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* Reads the version 2 image at PATH and its memory index into IMG and ST. */
+static int open_index(const char *path, struct image *img, struct store *st, char **err)
+{
+	struct memfile_load_opts o = {.img = img, .dir = path};
+	uint64_t bump;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	if ((ret = image_read(path, img, err)))
+		return ret;
+	if (img->version < 2) {
+		image_free(img);
+		return failf(err, -EINVAL, "image '%s' has format version %u", path, img->version);
+	}
+	struct image_section *m = image_find(img, "memory");
+	if (!m) {
+		image_free(img);
+		return failf(err, -EINVAL, "image '%s' has no memory section", path);
+	}
+	struct dec d;
+	dec_init(&d, m->data, m->len, NULL);
+	ret = read_allocator(&d, false, &bump);
+	if (!ret)
+		ret = store_parse(&d, &o, bump, st, err);
+	if (ret && !*err)
+		failf(err, ret, "image '%s' is corrupt (section memory: %s)", path,
+		      d.error ? d.error : strerror(-ret));
+	dec_free(&d);
+	if (ret) {
+		store_close(st);
+		image_free(img);
+	}
+	return ret;
+}
+
+int store_open_refs(struct store *s, char **err)
+{
+	for (uint32_t i = 0; i < s->nimages; i++) {
+		struct ref_image *r = &s->refs[i];
+		char want[2 * ID_LEN + 1], *why = NULL;
+		hex_id(r->id, want);
+		if (!(r->img = calloc(1, sizeof(*r->img))) || !(r->st = calloc(1, sizeof(*r->st))))
+			return failf(err, -ENOMEM, "out of memory");
+		r->img->dirfd = -1;
+		int e = open_index(r->path, r->img, r->st, &why);
+		if (!e && memcmp(r->st->id, r->id, ID_LEN))
+			e = failf(&why, -EINVAL, "it is another image");
+		if (e) {
+			failf(err, e, "image '%s' needs image '%s' (memory id %s): %s", s->dir,
+			      r->path, want, why ? why : strerror(-e));
+			free(why);
+			free(r->st);
+			r->st = NULL;
+			free(r->img);
+			r->img = NULL;
+			return e;
+		}
+	}
+	return 0;
+}
+
+int chunk_reader_init(struct chunk_reader *r)
+{
+	size_t bound = compress_bound(IMAGE_CODEC_ZLIB, CHUNK_BYTES);
+
+	memset(r, 0, sizeof(*r));
+	if (compress_bound(IMAGE_CODEC_ZSTD, CHUNK_BYTES) > bound)
+		bound = compress_bound(IMAGE_CODEC_ZSTD, CHUNK_BYTES);
+	r->buf = malloc(bound);
+	r->tmp = malloc(CHUNK_BYTES);
+	return r->buf && r->tmp ? 0 : -ENOMEM;
+}
+
+void chunk_reader_free(struct chunk_reader *r)
+{
+	for (int i = 0; i < 3; i++)
+		compressor_free(r->z[i]);
+	free(r->buf);
+	free(r->tmp);
+}
+
+/* The chunk of S holding [OFF, OFF+LEN), or NULL. */
+static const struct chunk *chunk_holding(const struct store *s, uint64_t off, uint64_t len)
+{
+	uint64_t lo = 0, hi = s->nch;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const struct chunk *c = &s->ch[mid];
+		if (off < c->mem_off)
+			hi = mid;
+		else if (off >= c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE)
+			lo = mid + 1;
+		else
+			return off + len <= c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE ? c
+											   : NULL;
+	}
+	return NULL;
+}
+
+const char *store_read_chunk(struct store *s, const struct chunk *c, struct chunk_reader *r,
+			     uint8_t *dst)
+{
+	size_t len = (size_t)c->pages * MEMFILE_PAGE;
+	int e;
+
+	switch (c->how) {
+	case HOW_INLINE:
+		if (crc32c(0, c->inline_data, len) != c->crc)
+			return "corrupt (checksum mismatch)";
+		memcpy(dst, c->inline_data, len);
+		return NULL;
+	case HOW_RAW:
+		if ((e = pread_all(s->fds[c->where], dst, len, c->file_off)))
+			return e == -EIO ? "truncated" : "unreadable";
+		return crc32c(0, dst, len) == c->crc ? NULL : "corrupt (checksum mismatch)";
+	case HOW_PACKED: {
+		if (s->codec >= 3 ||
+		    (!r->z[s->codec] && !(r->z[s->codec] = compressor_new(s->codec))))
+			return "unreadable (out of memory)";
+		if ((e = pread_all(s->fds[c->where], r->buf, c->stored, c->file_off)))
+			return e == -EIO ? "truncated" : "unreadable";
+		if (crc32c(0, r->buf, c->stored) != c->crc)
+			return "corrupt (checksum mismatch)";
+		return decompress_buf(r->z[s->codec], r->buf, c->stored, dst, len)
+			   ? "corrupt (does not decompress)"
+			   : NULL;
+	}
+	case HOW_REF: {
+		struct store *t = s->refs[c->where].st;
+		const struct chunk *tc = t ? chunk_holding(t, c->mem_off, len) : NULL;
+		if (!tc || tc->how == HOW_REF)
+			return "corrupt (a page it refers to is not in that image)";
+		if (tc->mem_off == c->mem_off && tc->pages == c->pages)
+			return store_read_chunk(t, tc, r, dst);
+		const char *why = store_read_chunk(t, tc, r, r->tmp);
+		if (!why)
+			memcpy(dst, r->tmp + (c->mem_off - tc->mem_off), len);
+		return why;
+	}
+	}
+	return "corrupt";
 }
 
 /* Loading: workers take chunks in order. */
@@ -589,75 +954,58 @@ static void load_fail(struct load_job *j, const struct chunk *c, const char *why
 	pthread_mutex_unlock(&j->lock);
 }
 
-const char *store_read_chunk(struct store *s, const struct chunk *c, struct compressor *z,
-			     uint8_t *buf, uint8_t *dst)
-{
-	size_t len = (size_t)c->pages * MEMFILE_PAGE;
-	int e;
-
-	switch (c->how) {
-	case HOW_INLINE:
-		if (crc32c(0, c->inline_data, len) != c->crc)
-			return "corrupt (checksum mismatch)";
-		memcpy(dst, c->inline_data, len);
-		return NULL;
-	case HOW_RAW:
-		if ((e = pread_all(s->fds[c->where], dst, len, c->file_off)))
-			return e == -EIO ? "truncated" : "unreadable";
-		return crc32c(0, dst, len) == c->crc ? NULL : "corrupt (checksum mismatch)";
-	case HOW_PACKED:
-		if ((e = pread_all(s->fds[c->where], buf, c->stored, c->file_off)))
-			return e == -EIO ? "truncated" : "unreadable";
-		if (crc32c(0, buf, c->stored) != c->crc)
-			return "corrupt (checksum mismatch)";
-		return decompress_buf(z, buf, c->stored, dst, len) ? "corrupt (does not decompress)"
-								   : NULL;
-	}
-	return "corrupt";
-}
-
 static void load_worker(void *arg, int w)
 {
 	struct load_job *j = arg;
-	struct compressor *z = compressor_new(j->s->codec);
-	uint8_t *buf = malloc(compress_bound(j->s->codec, CHUNK_BYTES));
+	struct chunk_reader r;
 
 	(void)w;
-	if (!z || !buf) {
+	if (chunk_reader_init(&r)) {
 		pthread_mutex_lock(&j->lock);
 		if (!j->err)
 			j->err = strdup("out of memory");
 		j->failed = true;
 		pthread_mutex_unlock(&j->lock);
+		chunk_reader_free(&r);
+		return;
 	}
-	while (z && buf) {
+	for (;;) {
 		uint64_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
 		if (k >= j->s->nch || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
 			break;
 		const struct chunk *c = &j->s->ch[k];
-		const char *why =
-		    store_read_chunk(j->s, c, z, buf, (uint8_t *)mf.base + c->mem_off);
+		const char *why = store_read_chunk(j->s, c, &r, (uint8_t *)mf.base + c->mem_off);
 		if (why)
 			load_fail(j, c, why);
 	}
-	compressor_free(z);
-	free(buf);
+	chunk_reader_free(&r);
 }
 
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 {
 	struct store s;
+	uint64_t bump;
 	int ret;
 
 	*err = NULL;
-	if ((ret = load_allocator(d)))
+	last_image.set = false;
+	if ((ret = read_allocator(d, true, &bump)))
 		return ret;
 	if (o->img->version == 1)
 		return load_v1(d);
 	ret = store_parse(d, o, mf.bump, &s, err);
+	if (!ret)
+		ret = store_open_refs(&s, err);
+	if (!ret) {
+		memcpy(last_image.id, s.id, ID_LEN);
+		last_image.set = true;
+	}
 	if (!ret && o->lazy) {
 		/* Inline chunks now (the section goes away after the load), the rest lazily. */
+		struct chunk_reader r;
 		uint64_t nfile = 0;
+		if (chunk_reader_init(&r))
+			ret = failf(err, -ENOMEM, "out of memory");
 		for (uint64_t i = 0; i < s.nch && !ret; i++) {
 			const struct chunk *c = &s.ch[i];
 			if (c->how != HOW_INLINE) {
@@ -665,11 +1013,12 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 				continue;
 			}
 			const char *why =
-			    store_read_chunk(&s, c, NULL, NULL, (uint8_t *)mf.base + c->mem_off);
+			    store_read_chunk(&s, c, &r, (uint8_t *)mf.base + c->mem_off);
 			if (why)
 				ret = failf(err, -EINVAL, "image '%s' is %s (memory at 0x%llx)",
 					    o->dir, why, (unsigned long long)c->mem_off);
 		}
+		chunk_reader_free(&r);
 		s.nch = nfile;
 		if (!ret && nfile)
 			ret = lazy_begin(&s, o->dir, err);
@@ -697,22 +1046,22 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,
 		     uint64_t *file_bytes)
 {
-	static const char *names[HOW_COUNT] = {"raw", "compressed", "inline", "in parent"};
+	static const char *names[HOW_COUNT] = {"raw", "compressed", "inline", "in another image"};
 	struct memfile_load_opts o = {.img = img, .dir = dir};
 	uint64_t n[HOW_COUNT] = {0}, pages[HOW_COUNT] = {0}, stored[HOW_COUNT] = {0};
 	struct store s;
-	char *err = NULL;
+	char *err = NULL, id[2 * ID_LEN + 1];
 	uint64_t bump;
 
 	*file_bytes = 0;
 	if (img->version == 1)
 		return;
-	/* The allocator, skipped: inspect does not touch the memory file. */
-	bump = dec_u64(d);
-	uint64_t nfree = dec_u64(d);
-	for (uint64_t i = 0; i < nfree && dec_ok(d); i++)
-		dec_u64(d), dec_u64(d);
-	int r = store_parse(d, &o, bump, &s, &err);
+	/* The allocator is only checked: inspect does not touch the memory file. */
+	int r = read_allocator(d, false, &bump);
+	if (!r)
+		r = store_parse(d, &o, bump, &s, &err);
+	else
+		memset(&s, 0, sizeof(s));
 	if (r) {
 		fprintf(out, "memory index: unreadable (%s)\n",
 			err	   ? err
@@ -727,18 +1076,22 @@ void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FI
 		pages[s.ch[i].how] += s.ch[i].pages;
 		stored[s.ch[i].how] += s.ch[i].stored;
 	}
-	fprintf(out, "memory id %02x%02x%02x%02x%02x%02x%02x%02x, %llu chunks of at most %u KiB\n",
-		s.id[0], s.id[1], s.id[2], s.id[3], s.id[4], s.id[5], s.id[6], s.id[7],
-		(unsigned long long)s.nch, (unsigned)(CHUNK_BYTES >> 10));
+	hex_id(s.id, id);
+	fprintf(out, "memory id %s, %llu chunks of at most %u KiB\n", id, (unsigned long long)s.nch,
+		(unsigned)(CHUNK_BYTES >> 10));
 	for (int h = 0; h < HOW_COUNT; h++)
 		if (n[h])
-			fprintf(out, "  %-10s %8llu chunks %10llu pages %12llu bytes stored\n",
+			fprintf(out, "  %-16s %8llu chunks %10llu pages %12llu bytes stored\n",
 				names[h], (unsigned long long)n[h], (unsigned long long)pages[h],
 				(unsigned long long)stored[h]);
 	for (uint32_t i = 0; i < s.nfiles; i++) {
 		fprintf(out, "  data file pages.%u: %llu bytes\n", i,
 			(unsigned long long)s.sizes[i]);
 		*file_bytes += s.sizes[i];
+	}
+	for (uint32_t i = 0; i < s.nimages; i++) {
+		hex_id(s.refs[i].id, id);
+		fprintf(out, "  refers to image %s (memory id %s)\n", s.refs[i].path, id);
 	}
 	store_close(&s);
 }

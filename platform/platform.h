@@ -60,6 +60,9 @@ int platform_stub_new(struct platform_thread **out);
 /* platform_stub_new, and a userfaultfd of the new address space in *UFFD (O_NONBLOCK, the
  * only reference: the stub keeps none), for a lazy restore to serve its missing pages. */
 int platform_stub_new_uffd(struct platform_thread **out, int *uffd);
+/* A userfaultfd of the address space of stopped thread T, made in its stub by injection
+ * (O_NONBLOCK, the only reference): the descriptor, or a negative errno. */
+int platform_stub_uffd(struct platform_thread *t);
 /* A new host thread in the stub of stopped thread PARENT, itself stopped and waiting for its
  * registers. */
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out);

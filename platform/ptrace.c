@@ -82,9 +82,10 @@ static uintptr_t detect_user_top(void)
 
 static void build_filter(struct stub_params *p)
 {
-	static const int allowed[] = {SYS_mmap,	   SYS_munmap, SYS_mprotect, SYS_mremap,
-				      SYS_madvise, SYS_clone,  SYS_exit,     SYS_exit_group,
-				      SYS_getpid,  SYS_gettid, SYS_tgkill,   SYS_close};
+	static const int allowed[] = {SYS_mmap,	      SYS_munmap, SYS_mprotect, SYS_mremap,
+				      SYS_madvise,    SYS_clone,  SYS_exit,	SYS_exit_group,
+				      SYS_getpid,     SYS_gettid, SYS_tgkill,	SYS_close,
+				      SYS_userfaultfd};
 	const int n = sizeof(allowed) / sizeof(allowed[0]);
 	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
 	struct sock_filter *f = p->filter;
@@ -337,18 +338,13 @@ out_close:
 	return err;
 }
 
-int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
+/* Takes a copy of descriptor AT of T's stub (we trace the stub, so we may) and closes the
+ * stub's own, so that ours is the only reference. The copy, or a negative errno. */
+static int take_fd(struct platform_thread *t, int at)
 {
-	plat.child_uffd = true;
-	int err = platform_stub_new(out);
-	plat.child_uffd = false;
-	if (err)
-		return err;
-	/* The stub made it at the descriptor after the memory file's; take a copy (we trace the
-	 * stub, so we may), then close the stub's, so that ours is the last reference and closing
-	 * it unregisters everything. */
-	int at = plat.memfd + 1, fd = -1;
-	int pidfd = syscall(SYS_pidfd_open, (*out)->host_pid, 0);
+	int fd = -1, err;
+	int pidfd = syscall(SYS_pidfd_open, t->host_pid, 0);
+
 	if (pidfd >= 0) {
 		fd = syscall(SYS_pidfd_getfd, pidfd, at, 0);
 		err = fd < 0 ? -errno : 0;
@@ -357,15 +353,36 @@ int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
 		err = -errno;
 	}
 	const long args[6] = {at};
-	platform_inject(*out, SYS_close, args);
+	platform_inject(t, SYS_close, args);
+	return fd >= 0 ? fd : err;
+}
+
+int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
+{
+	plat.child_uffd = true;
+	int err = platform_stub_new(out);
+	plat.child_uffd = false;
+	if (err)
+		return err;
+	/* The stub made it at the descriptor after the memory file's. */
+	int fd = take_fd(*out, plat.memfd + 1);
 	if (fd < 0) {
 		platform_thread_release(*out);
 		*out = NULL;
-		return err == -EBADF ? -EPERM
-				     : err; /* no descriptor: the stub could not make one */
+		return fd == -EBADF ? -EPERM : fd; /* no descriptor: the stub could not make one */
 	}
 	*uffd = fd;
 	return 0;
+}
+
+int platform_stub_uffd(struct platform_thread *t)
+{
+	const long args[6] = {O_CLOEXEC | O_NONBLOCK};
+	long fd = platform_inject(t, SYS_userfaultfd, args);
+
+	if (fd < 0)
+		return (int)fd;
+	return take_fd(t, (int)fd);
 }
 
 /* PLACEMENT_AUTO. A syscall round trip costs a few µs when the guest thread shares the

@@ -95,6 +95,7 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 	uint64_t counts[NSECTIONS] = {0};
 	struct image img = {.codec = o->codec ? o->codec : IMAGE_CODEC_ZLIB, .dirfd = -1};
 	struct memfile_save_stats ms = {0};
+	struct memfile_parent *parent = NULL;
 	struct image_out *out = NULL;
 	int ret = 0;
 
@@ -127,7 +128,10 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 	/* The image's directory exists from here on: the memory's pages stream into its files. */
 	if ((ret = image_begin(dir, o->force, &out, err)))
 		goto out;
-	struct memfile_save_opts mo = {.out = out, .codec = img.codec, .no_inline = o->no_inline};
+	if (o->parent && (ret = memfile_parent_open(o->parent, &parent, err)))
+		goto out;
+	struct memfile_save_opts mo = {
+	    .out = out, .codec = img.codec, .no_inline = o->no_inline, .parent = parent};
 	if ((ret = memfile_save(&secs[SEC_MEMORY], &mo, &ms, err)))
 		goto out;
 	counts[SEC_MEMORY] = ms.pages;
@@ -143,11 +147,21 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 	if (!ret && stats) {
 		stats->pages = ms.pages;
 		stats->bytes = ms.file_bytes;
+		stats->ref_pages = ms.ref_pages;
+		stats->note = NULL;
+		if (parent && !ms.ref_pages && ms.pages)
+			stats->note = memfile_track_why_not()
+					  ? "not used: writes cannot be tracked here"
+					  : "not used: it is not this sandbox's last image, or a "
+					    "change since could not be tracked";
 		for (int i = 0; i < NSECTIONS; i++)
 			stats->bytes += img.sec[i].stored;
 	}
+	if (!ret)
+		checkpoint_track_base();
 out:
 	image_abort(out);
+	memfile_parent_close(parent);
 	if (ret)
 		memfile_save_skip_clear();
 	if (ret && !*err) {
@@ -161,6 +175,45 @@ out:
 		enc_free(&secs[i]);
 	ckpt_refs_free(refs);
 	return ret;
+}
+
+void checkpoint_track_base(void)
+{
+	struct mm **done = NULL;
+	size_t ndone = 0, cap = 0;
+	uint8_t id[16];
+	int e = 0;
+
+	if (!memfile_image_id(id) || memfile_track_begin())
+		return;
+	for (struct task *t = kernel.tasks; t && !e; t = t->next) {
+		bool seen = !t->mm;
+		for (size_t i = 0; i < ndone && !seen; i++)
+			seen = done[i] == t->mm;
+		if (seen)
+			continue;
+		if (ndone == cap) {
+			cap = cap ? 2 * cap : 16;
+			struct mm **v = realloc(done, cap * sizeof(*v));
+			if (!v) {
+				e = -ENOMEM;
+				break;
+			}
+			done = v;
+		}
+		done[ndone++] = t->mm;
+		/* Through one of its stopped threads (the guest is stopped: every one is). */
+		struct task *stopped = NULL;
+		for (struct task *u = t; u && !stopped; u = u->next)
+			if (u->mm == t->mm && u->pt && !u->running)
+				stopped = u;
+		e = stopped ? mm_track(t->mm, stopped->pt) : -EBUSY;
+	}
+	free(done);
+	if (e)
+		memfile_track_invalidate();
+	else
+		memfile_track_commit(id);
 }
 
 /* Loads every framed record of kind K from D into REFS. */

@@ -25,9 +25,15 @@ struct checkpoint_opts {
 };
 
 struct checkpoint_stats {
-	uint64_t bytes; /* on disk */
-	uint64_t pages; /* memory pages saved */
+	uint64_t bytes;	    /* on disk */
+	uint64_t pages;	    /* memory pages saved */
+	uint64_t ref_pages; /* of which in the --parent's images */
+	const char *note;   /* why --parent was not used, or NULL (static) */
 };
+
+/* Tracks writes to guest memory from now on, against the image just written or restored (the
+ * guest stopped): what makes a later checkpoint --parent of that image cheap. */
+void checkpoint_track_base(void);
 
 /* Stops every running guest thread (PTRACE_INTERRUPT) and waits until all are stopped; a
  * thread caught entering a syscall is put back before its syscall instruction. */

@@ -249,8 +249,10 @@ static void serve_request(int fd)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	reply(fd, "ok %llu %llu %lld %lld\n", (unsigned long long)stats.bytes,
-	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1));
+	reply(fd, "ok %llu %llu %lld %lld %llu%s%s\n", (unsigned long long)stats.bytes,
+	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1),
+	      (unsigned long long)stats.ref_pages, stats.note ? " " : "",
+	      stats.note ? stats.note : "");
 	if (leave) {
 		kernel_unquiesce();
 	} else {
@@ -429,11 +431,18 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
-	unsigned long long bytes, pages, wall, cpu;
-	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
+	unsigned long long bytes, pages, wall, cpu, refs = 0;
+	int note = 0;
+	if (sscanf(resp, "ok %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu, &refs,
+		   &note) >= 4) {
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
-		       "ms)\n",
+		       "ms)",
 		       name, dir, bytes, pages, wall / 1000.0, cpu / 1000.0);
+		if (o->parent)
+			printf(", %llu pages in the parent", refs);
+		printf("\n");
+		if (o->parent && note && resp[note])
+			fprintf(stderr, "minisentry: checkpoint: --parent %s\n", resp + note);
 		return 0;
 	}
 	if (!strncmp(resp, "error ", 6))

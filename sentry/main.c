@@ -47,6 +47,10 @@ static const char usage[] =
     "checkpoint options:\n"
     "  --leave-running       keep the sandbox running\n"
     "  --force               replace an existing image at DIR\n"
+    "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
+    "                        image (written or restored); restoring needs IMAGE too\n"
+    "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
+    "                        image (written or restored); restoring needs IMAGE too\n"
     "  --codec zlib|zstd     how the image is compressed (default zlib; zstd is faster and\n"
     "                        smaller, and needs a minisentry built with it to restore)\n"
     "\n"
@@ -213,10 +217,13 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_checkpoint(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"leave-running", no_argument, NULL, 'l'}, {"force", no_argument, NULL, 'f'},
-	    {"image", required_argument, NULL, 'i'},   {"codec", required_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},	       {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"leave-running", no_argument, NULL, 'l'},
+					     {"force", no_argument, NULL, 'f'},
+					     {"image", required_argument, NULL, 'i'},
+					     {"codec", required_argument, NULL, 'c'},
+					     {"parent", required_argument, NULL, 'P'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	struct control_checkpoint_opts o = {0};
 	const char *image = NULL;
 	int c;
@@ -232,6 +239,9 @@ static int cmd_checkpoint(int argc, char **argv)
 			break;
 		case 'i':
 			image = optarg;
+			break;
+		case 'P':
+			o.parent = optarg;
 			break;
 		case 'c':
 			if (!codec_by_name(optarg))

@@ -76,6 +76,11 @@ static void free_piece(const struct vma *v, void *ctx)
 	(void)ctx;
 	if (v->flags & VMA_RESERVED)
 		return;
+	/* Shared memory written here and unmapped: its written bits go with the mapping.
+	 * (Private memory is zeroed or freed below, which counts; memory shared copy on write
+	 * is mapped without write.) */
+	if (v->flags & MAP_SHARED)
+		memfile_track_untracked(v->mf_off, v->end - v->start);
 	if (!(v->flags & (MAP_SHARED | VMA_COW)) && v->mobj->refs > 1)
 		memfile_zero(v->mf_off, v->end - v->start);
 	mobj_put(v->mobj);
@@ -105,6 +110,9 @@ void mm_put(struct mm *mm)
 {
 	if (!mm || --mm->refs > 0)
 		return;
+	if (mm->tracked)
+		memfile_track_space_end(mm); /* what it wrote, while its stub may still be there */
+	free(mm->fresh);
 	for (size_t i = 0; i < mm->vmas.n; i++)
 		free_piece(&mm->vmas.v[i], NULL);
 	vma_set_destroy(&mm->vmas);
@@ -193,6 +201,52 @@ static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t 
 	return 0;
 }
 
+/* A new mapping of the file in MM's stub: no one watches writes through it until the next
+ * base, so its range counts as changed, and the next base protects it. */
+static void track_mapped(struct mm *mm, const struct vma *v)
+{
+	memfile_track_untracked(v->mf_off, v->end - v->start);
+	if (!mm->tracked)
+		return;
+	if (mm->nfresh == mm->capfresh) {
+		size_t cap = mm->capfresh ? 2 * mm->capfresh : 16;
+		struct memfile_space_range *f = realloc(mm->fresh, cap * sizeof(*f));
+		if (!f) {
+			memfile_track_invalidate();
+			return;
+		}
+		mm->fresh = f;
+		mm->capfresh = cap;
+	}
+	mm->fresh[mm->nfresh++] =
+	    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+}
+
+int mm_track(struct mm *mm, struct platform_thread *stopped)
+{
+	struct memfile_space_range *r = calloc(mm->vmas.n + 1, sizeof(*r));
+	size_t n = 0;
+	int uffd = -1, e;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_RESERVED))
+			r[n++] =
+			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+	}
+	if (!mm->tracked && (uffd = platform_stub_uffd(stopped)) < 0) {
+		free(r);
+		return uffd;
+	}
+	e = memfile_track_space(mm, uffd, stopped->host_pid, r, n, mm->fresh, mm->nfresh);
+	free(r);
+	mm->nfresh = 0;
+	mm->tracked = !e;
+	return e;
+}
+
 /* Set while mm_load maps a lazily restored address space: its mappings are watched
  * (memfile_lazy_watch) instead of loaded first. */
 static bool loading_lazily;
@@ -211,6 +265,7 @@ static int install(struct mm *mm, const struct vma *v)
 		return r;
 	if ((uintptr_t)r != v->start)
 		return -ENOMEM;
+	track_mapped(mm, v);
 	return vma_insert(&mm->vmas, v);
 }
 
@@ -284,8 +339,10 @@ void mm_sync_host(struct mm *mm)
 		long r;
 		if (!(v->flags & VMA_HOST_STALE))
 			continue;
-		if (v->flags & VMA_HOST_REMAP)
+		if (v->flags & VMA_HOST_REMAP) {
 			memfile_lazy_ensure(v->mf_off, v->end - v->start);
+			track_mapped(mm, v);
+		}
 		if (v->flags & VMA_HOST_REMAP)
 			r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 				   MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);

@@ -470,6 +470,64 @@ checkpoint_during_a_lazy_restore_has_every_page() {
   [ "$before" = "$after" ] || fail "memory checksum $before before, $after after"
 }
 
+# checkpoint --parent: an unchanged guest's second image holds no page; one after a change holds
+# the change; each restores whole (plainly and lazily); one whose parent is gone is refused.
+parent_images_hold_only_what_changed() {
+  need_in_rootfs /usr/local/bin/memfill || return
+  local id="e2e-$$-parent" o=$WORK/parent.out a=$WORK/parent-a b=$WORK/parent-b c=$WORK/parent-c
+  rm -rf "$a" "$b" "$c"
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
+  local p=$bg_pid
+  wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$b" --leave-running --parent "$a" || { kill "$p" 2>/dev/null; return 1; }
+  local bytes refs
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  refs=$(sed -n 's/.*, \([0-9]*\) pages in the parent.*/\1/p' "$WORK/ck.out")
+  [ "$bytes" -lt 65536 ] && [ "$refs" -ge 65536 ] ||
+    { kill "$p" 2>/dev/null; fail "unchanged: $(cat "$WORK/ck.out")"; return 1; }
+  wait_line "$o" '^ready2$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$c" --leave-running --parent "$b" || { kill "$p" 2>/dev/null; return 1; }
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  [ "$bytes" -gt $((16 << 20)) ] && [ "$bytes" -lt $((18 << 20)) ] ||
+    { kill "$p" 2>/dev/null; fail "16 MiB changed: $(cat "$WORK/ck.out")"; return 1; }
+  bg_status "$p"
+  [ "$status" -eq 0 ] || fail "the run exited with $status" || return
+  local want img got
+  want=$(sed -n 's/^sum //p' "$o" | tail -n1)
+  for img in "$b" "$c" "$c --lazy"; do
+    # shellcheck disable=SC2086
+    ms restore --image $img
+    expect_status 0 || { why="restore $img: $why"; return 1; }
+    got=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+    [ "$got" = "$want" ] || fail "restore $img: checksum $got, want $want" || return
+  done
+  # c names b and a; without a it is refused, in one line naming a.
+  mv "$a" "$a.moved"
+  ms restore --image "$c"
+  expect_one_line_error || return
+  grep -qF "$a" <<<"$err" || fail "'$err' does not name the image it needs" || return
+  mv "$a.moved" "$a"
+}
+
+# After a restore, the restored image is the base: a --parent checkpoint of it is small.
+parent_of_a_restored_sandbox_is_its_image() {
+  [ -d "$WORK/parent-a" ] || skip "needs parent_images_hold_only_what_changed" || return
+  local id="e2e-$$-parent-r" img=$WORK/parent-r
+  rm -rf "$img"
+  ms_bg "$WORK/parent-r.out" restore --id "$id" --image "$WORK/parent-a"
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$img" --parent "$WORK/parent-a" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  local bytes
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  [ "$bytes" -lt $((1 << 20)) ] || fail "a restored, unchanged guest: $(cat "$WORK/ck.out")" || return
+  ms restore --image "$img"
+  expect_status 0 || return
+  grep -q '^done$' <<<"$out" || fail "the restore did not finish: $(out_hint)"
+}
+
 scenarios+=(
   counter_loop_continues_across_checkpoints
   pipeline_with_bytes_in_the_pipe_survives
@@ -494,4 +552,6 @@ scenarios+=(
   lazy_restore_outlives_its_image_being_removed
   lazy_restore_of_a_corrupt_chunk_dies_with_one_line
   checkpoint_during_a_lazy_restore_has_every_page
+  parent_images_hold_only_what_changed
+  parent_of_a_restored_sandbox_is_its_image
 )

@@ -27,7 +27,7 @@ static void nap(double s)
 static void fill(uint64_t *m, size_t words, int random, uint64_t seed)
 {
 	if (random) {
-		uint64_t x = seed | 1;
+		uint64_t x = seed * 0x9E3779B97F4A7C15ULL | 1;
 		for (size_t i = 0; i < words; i++) {
 			x ^= x >> 12;
 			x ^= x << 25;

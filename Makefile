@@ -13,7 +13,7 @@ CC      := gcc
 endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE
-LDLIBS  := -lz -lm -pthread
+LDLIBS  := -lz -pthread
 # zstd is an optional codec for images (docs/checkpoint.md): built in when libzstd is there
 # (ZSTD=0 leaves it out); zlib images are readable either way.
 ZSTD    ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo 1)

@@ -499,6 +499,11 @@ int memfile_lazy_watch(int uffd, const struct memfile_space_range *r, size_t n, 
 		close(uffd);
 		return 0;
 	}
+	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_MISSING_SHMEM};
+	if (ioctl(uffd, UFFDIO_API, &api)) {
+		e = -errno;
+		goto out;
+	}
 	if (lz.nspaces == MAX_SPACES) {
 		e = -ENOSPC;
 		goto out;

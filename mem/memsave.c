@@ -131,7 +131,7 @@ static int extent_cmp(const void *a, const void *b)
 struct item {
 	uint64_t off, len;
 	struct chunk *ch;
-	uint32_t nch;
+	uint32_t nch, cap;
 };
 
 struct data_file {
@@ -225,12 +225,18 @@ static int store_chunk(struct save_job *j, int w, struct worker_state *ws, uint6
 	return 0;
 }
 
-/* Room for every chunk an item can make (a reference and a run in turn, a page each). */
+/* Room for one more chunk of IT (most items make one or two). */
 static struct chunk *item_chunks(struct item *it)
 {
-	if (!it->ch)
-		it->ch = calloc(CHUNK_PAGES + 1, sizeof(*it->ch));
-	return it->ch ? &it->ch[it->nch] : NULL;
+	if (it->nch == it->cap) {
+		uint32_t cap = it->cap ? 2 * it->cap : 2;
+		struct chunk *v = realloc(it->ch, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		it->ch = v;
+		it->cap = cap;
+	}
+	return &it->ch[it->nch];
 }
 
 /* The runs of non-zero pages in [P, END), stored as chunks of IT. */
@@ -283,11 +289,17 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 
 	while (p < end) {
 		if (memfile_track_dirty(p / MEMFILE_PAGE)) {
-			uint64_t q = p;
+			uint64_t q = p, data, stop;
 			while (q < end && memfile_track_dirty(q / MEMFILE_PAGE))
 				q += MEMFILE_PAGE;
-			if ((e = save_runs(j, w, ws, it, p, q)))
-				return e;
+			/* Only where there is data: reading a hole through the mapping would fill
+			 * it with a page. */
+			for (uint64_t at = p; at < q && mf_next_data(at, q, &data, &stop);
+			     at = stop)
+				if ((e = save_runs(j, w, ws, it, data & ~(MEMFILE_PAGE - 1),
+						   (stop + MEMFILE_PAGE - 1) &
+						       ~(MEMFILE_PAGE - 1))))
+					return e;
 			p = q;
 			continue;
 		}
@@ -341,21 +353,93 @@ static void save_worker(void *arg, int w)
 	free(ws.buf);
 }
 
-/* The work: every range of data in [0, bump) that is not skipped, cut at the grid. */
-static int make_items(struct item **out, size_t *nout, uint64_t *bytes)
+static int add_extent(struct extent **v, size_t *n, size_t *cap, uint64_t off, uint64_t len)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 256;
+		struct extent *nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = (struct extent){off, len};
+	return 0;
+}
+
+/* Where the pages to save may be: the file's data, found with SEEK_DATA. With a parent, only
+ * the parent's chunks and the data of the ranges changed since: SEEK_DATA over a large file
+ * walks every page of it, which for an unchanged gigabyte was most of the checkpoint. */
+static int find_data(const struct store *parent, struct extent **out, size_t *nout)
+{
+	struct extent *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t data, stop;
+	int e = 0;
+
+	if (!parent) {
+		for (uint64_t at = 0; !e && at < mf.bump && mf_next_data(at, mf.bump, &data, &stop);
+		     at = stop)
+			e = add_extent(&v, &n, &cap, data, stop - data);
+		goto out;
+	}
+	for (uint64_t k = 0; !e && k < parent->nch; k++) {
+		uint64_t off = parent->ch[k].mem_off, len = parent->ch[k].pages * MEMFILE_PAGE;
+		if (off < mf.bump)
+			e = add_extent(&v, &n, &cap, off,
+				       len < mf.bump - off ? len : mf.bump - off);
+	}
+	for (uint64_t p = 0; !e && p < mf.bump / MEMFILE_PAGE;) {
+		if (!memfile_track_dirty(p)) {
+			p++;
+			continue;
+		}
+		uint64_t q = p;
+		while (q < mf.bump / MEMFILE_PAGE && memfile_track_dirty(q))
+			q++;
+		for (uint64_t at = p * MEMFILE_PAGE;
+		     !e && mf_next_data(at, q * MEMFILE_PAGE, &data, &stop); at = stop)
+			e = add_extent(&v, &n, &cap, data, stop - data);
+		p = q;
+	}
+	qsort(v, n, sizeof(*v), extent_cmp);
+	/* Merged: the ranges of the changed data may overlap the parent's chunks. */
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && v[i].off <= v[m - 1].off + v[m - 1].len) {
+			uint64_t end = v[i].off + v[i].len;
+			if (end > v[m - 1].off + v[m - 1].len)
+				v[m - 1].len = end - v[m - 1].off;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	n = m;
+out:
+	if (e)
+		free(v);
+	*out = e ? NULL : v;
+	*nout = e ? 0 : n;
+	return e;
+}
+
+/* The work: the ranges find_data gives, without the skipped ones, cut at the grid. */
+static int make_items(const struct store *parent, struct item **out, size_t *nout, uint64_t *bytes)
 {
 	struct item *v = NULL;
-	size_t n = 0, cap = 0, cur = 0;
-	uint64_t at = 0, data, stop;
+	struct extent *src;
+	size_t n = 0, cap = 0, cur = 0, nsrc;
+	int e;
 
 	*bytes = 0;
 	if (skip.n)
 		qsort(skip.v, skip.n, sizeof(*skip.v), extent_cmp);
-	while (at < mf.bump && mf_next_data(at, mf.bump, &data, &stop)) {
+	if ((e = find_data(parent, &src, &nsrc)))
+		return e;
+	for (size_t i = 0; i < nsrc; i++) {
 		/* Holes are page-aligned on tmpfs-backed memfds; round anyway. */
-		uint64_t p = data & ~(MEMFILE_PAGE - 1);
-		stop = (stop + MEMFILE_PAGE - 1) & ~(MEMFILE_PAGE - 1);
-		at = stop;
+		uint64_t p = src[i].off & ~(MEMFILE_PAGE - 1);
+		uint64_t stop = (src[i].off + src[i].len + MEMFILE_PAGE - 1) & ~(MEMFILE_PAGE - 1);
 		while (p < stop) {
 			while (cur < skip.n && skip.v[cur].off + skip.v[cur].len <= p)
 				cur++;
@@ -377,6 +461,7 @@ static int make_items(struct item **out, size_t *nout, uint64_t *bytes)
 				struct item *nv = realloc(v, nc * sizeof(*nv));
 				if (!nv) {
 					free(v);
+					free(src);
 					return -ENOMEM;
 				}
 				v = nv;
@@ -387,6 +472,7 @@ static int make_items(struct item **out, size_t *nout, uint64_t *bytes)
 			p = end;
 		}
 	}
+	free(src);
 	*out = v;
 	*nout = n;
 	return 0;
@@ -403,6 +489,26 @@ static void enc_chunk(struct enc *e, const struct chunk *c)
 	enc_u32(e, c->crc);
 	if (c->how == HOW_INLINE)
 		enc_raw(e, c->inline_data, (size_t)c->pages * MEMFILE_PAGE);
+}
+
+/* Whether ITEMS hold at most INLINE_MAX bytes of non-zero pages, none of them looking
+ * incompressible (those are stored raw, in a file, and not compressed with the section). */
+static bool fits_inline(const struct item *items, size_t n, uint64_t bytes)
+{
+	uint64_t data = 0;
+
+	if (bytes > 64 * INLINE_MAX)
+		return false; /* not worth looking */
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t p = items[i].off, end = p + items[i].len; p < end;
+		     p += MEMFILE_PAGE) {
+			if (page_is_zero(mf.base + p))
+				continue;
+			if ((data += MEMFILE_PAGE) > INLINE_MAX ||
+			    compress_looks_incompressible(mf.base + p, MEMFILE_PAGE))
+				return false;
+		}
+	return true;
 }
 
 /* A small image: every run of non-zero pages inline, in order, by this thread. */
@@ -530,11 +636,11 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	}
 	enc_raw(e, id, sizeof(id));
 	enc_u32(e, CHUNK_PAGES);
-	if ((ret = make_items(&j.items, &j.nitems, &bytes))) {
+	if ((ret = make_items(j.parent, &j.items, &j.nitems, &bytes))) {
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
 	}
-	if (bytes <= INLINE_MAX && !o->no_inline && !parent) {
+	if (!o->no_inline && !parent && fits_inline(j.items, j.nitems, bytes)) {
 		save_inline(e, j.items, j.nitems, &st->pages);
 		goto out;
 	}

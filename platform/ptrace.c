@@ -220,11 +220,7 @@ static void make_uffd(int at)
 		if (fd < 0)
 			return;
 	}
-	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_MISSING_SHMEM};
-	if (ioctl(fd, UFFDIO_API, &api)) {
-		close(fd);
-		return;
-	}
+	/* Its UFFDIO_API is the Sentry's: the features depend on the use. */
 	if (fd != at) {
 		dup2(fd, at);
 		close(fd);

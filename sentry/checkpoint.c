@@ -157,7 +157,7 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 		for (int i = 0; i < NSECTIONS; i++)
 			stats->bytes += img.sec[i].stored;
 	}
-	if (!ret)
+	if (!ret && o->goes_on)
 		checkpoint_track_base();
 out:
 	image_abort(out);

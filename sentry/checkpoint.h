@@ -22,6 +22,7 @@ struct checkpoint_opts {
 	uint32_t codec;	    /* IMAGE_CODEC_* (state/compress.h); 0 for zlib */
 	const char *parent; /* an earlier image of this sandbox whose unchanged pages to refer to */
 	bool no_inline;	    /* pages in data files however few (to test lazy restores) */
+	bool goes_on;	    /* the sandbox runs on: track its writes for a later --parent */
 };
 
 struct checkpoint_stats {

@@ -209,7 +209,7 @@ static void serve_request(int fd)
 		return;
 	}
 	char *dir = req + off, *opt = strchr(dir, '\t');
-	struct checkpoint_opts co = {.force = force};
+	struct checkpoint_opts co = {.force = force, .goes_on = leave};
 	while (opt) {
 		*opt++ = 0;
 		char *next = strchr(opt, '\t');

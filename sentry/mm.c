@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "platform/platform.h"
 #include "sentry/filecache.h"
@@ -49,6 +50,7 @@ struct mm *mm_new(struct platform_thread *thread)
 	if (!mm)
 		return NULL;
 	mm->refs = 1;
+	mm->uffd = -1;
 	mm->via = thread;
 	mm->vmas.on_split = split_ref;
 	if (top > (1UL << 47) - PAGE_SIZE)
@@ -112,6 +114,8 @@ void mm_put(struct mm *mm)
 		return;
 	if (mm->tracked)
 		memfile_track_space_end(mm); /* what it wrote, while its stub may still be there */
+	if (mm->uffd >= 0)
+		close(mm->uffd);
 	free(mm->fresh);
 	for (size_t i = 0; i < mm->vmas.n; i++)
 		free_piece(&mm->vmas.v[i], NULL);
@@ -236,9 +240,14 @@ int mm_track(struct mm *mm, struct platform_thread *stopped)
 			r[n++] =
 			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
 	}
-	if (!mm->tracked && (uffd = platform_stub_uffd(stopped)) < 0) {
-		free(r);
-		return uffd;
+	if (!mm->tracked) {
+		/* The one its stub made at a restore, or one made now. */
+		uffd = mm->uffd >= 0 ? mm->uffd : platform_stub_uffd(stopped);
+		mm->uffd = -1;
+		if (uffd < 0) {
+			free(r);
+			return uffd;
+		}
 	}
 	e = memfile_track_space(mm, uffd, stopped->host_pid, r, n, mm->fresh, mm->nfresh);
 	free(r);
@@ -1077,7 +1086,12 @@ void *mm_load(struct dec *d)
 	bool lazy = memfile_lazy_active();
 	int err, uffd = -1;
 
-	if ((err = lazy ? platform_stub_new_uffd(&thread, &uffd) : platform_stub_new(&thread))) {
+	/* A userfaultfd made by the new stub itself: for the lazy loader, or for tracking writes
+	 * from the restore on (mm_track), which then needs no injection to make one. */
+	err = platform_stub_new_uffd(&thread, &uffd);
+	if (err && !lazy)
+		err = platform_stub_new(&thread); /* no userfaultfd here: no tracking either */
+	if (err) {
 		if (lazy)
 			dec_fail(d, "restore --lazy: cannot watch a new stub process: %s",
 				 strerror(-err));
@@ -1138,9 +1152,14 @@ void *mm_load(struct dec *d)
 		load_clean_runs(d, &v);
 	}
 	loading_lazily = false;
-	if (lazy && dec_ok(d))
-		watch_lazily(mm, uffd, d);
-	else if (uffd >= 0)
+	if (lazy && dec_ok(d)) {
+		watch_lazily(mm, uffd, d); /* takes it, whatever happens */
+		uffd = -1;
+	} else if (dec_ok(d)) {
+		mm->uffd = uffd;
+		uffd = -1;
+	}
+	if (uffd >= 0)
 		close(uffd);
 	if (!dec_ok(d)) {
 		mm_put(mm);

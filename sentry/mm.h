@@ -37,6 +37,7 @@ struct mm {
 	/* Write tracking (mem/pagediff.c): watched since a base, and the ranges mapped since,
 	 * which the next base must protect. */
 	bool tracked;
+	int uffd; /* the userfaultfd a restored stub made, until mm_track takes it */
 	struct memfile_space_range *fresh;
 	size_t nfresh, capfresh;
 };

@@ -36,8 +36,8 @@ int compress_buf(struct compressor *c, const void *in, size_t len, void *out, si
  * OUT exactly or would overflow it. */
 int decompress_buf(struct compressor *c, const void *in, size_t inlen, void *out, size_t outlen);
 
-/* True when LEN bytes at P look like they would not compress (an entropy estimate over a few
- * samples: random, encrypted or already compressed data), so storing them raw costs nothing
+/* True when LEN bytes at P look like they would not compress (a few samples' byte histogram
+ * is flat: random, encrypted or already compressed data), so storing them raw costs nothing
  * in size and saves the compressor's time, which on such data is 20-50 MB/s for zlib. */
 bool compress_looks_incompressible(const void *p, size_t len);
 

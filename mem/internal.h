@@ -132,6 +132,11 @@ const char *store_read_chunk(struct store *s, const struct chunk *c, struct chun
 
 /* --- lazy restore (lazy.c) --- */
 
+/* A userfaultfd for this process (O_NONBLOCK, before its UFFDIO_API): the syscall, or
+ * /dev/userfaultfd where the syscall is kept from this user (vm.unprivileged_userfaultfd = 0
+ * and no CAP_SYS_PTRACE). A negative errno when neither works. */
+int mem_userfaultfd(void);
+
 /* Takes over S (its file chunks only) and starts serving faults on the grid cells that hold
  * them; the background load waits for memfile_lazy_start. On failure *ERR says why. */
 int lazy_begin(struct store *s, const char *dir, char **err);

@@ -370,9 +370,7 @@ static void *bg_main(void *arg)
 	return NULL;
 }
 
-/* A userfaultfd for this process: the syscall, or /dev/userfaultfd where the syscall is kept
- * from this user (vm.unprivileged_userfaultfd = 0 and no CAP_SYS_PTRACE). */
-static int new_uffd(void)
+int mem_userfaultfd(void)
 {
 	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
@@ -384,8 +382,16 @@ static int new_uffd(void)
 			close(dev);
 		}
 	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* The Sentry's userfaultfd for missing pages. */
+static int new_uffd(void)
+{
+	int fd = mem_userfaultfd();
+
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_MISSING_SHMEM};
 	if (ioctl(fd, UFFDIO_API, &api)) {
 		int e = -errno;

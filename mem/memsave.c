@@ -307,8 +307,10 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 			k++;
 		if (k >= ps->nch || ps->ch[k].mem_off > p) {
 			/* Not in the parent and unchanged: zero, unless something else saved it
-			 * then (clean file pages): look. */
-			if ((e = save_runs(j, w, ws, it, p, p + MEMFILE_PAGE)))
+			 * then (clean file pages): look, where it is not a hole. */
+			uint64_t data, stop;
+			if (mf_next_data(p, p + MEMFILE_PAGE, &data, &stop) &&
+			    (e = save_runs(j, w, ws, it, p, p + MEMFILE_PAGE)))
 				return e;
 			p += MEMFILE_PAGE;
 			continue;

@@ -212,9 +212,10 @@ int memfile_track_begin(void)
 	if (!tr.on) {
 		if (tr.why)
 			return -ENOTSUP; /* tried before */
-		tr.uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		tr.uffd = mem_userfaultfd();
 		if (tr.uffd < 0) {
-			fail_off("userfaultfd", -errno);
+			fail_off("userfaultfd", tr.uffd);
+			tr.uffd = -1;
 			return -ENOTSUP;
 		}
 		tr.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

@@ -13,7 +13,7 @@ CC      := gcc
 endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE
-LDLIBS  := -lz -pthread
+LDLIBS  := -lz -lseccomp -lcap -pthread
 # zstd is an optional codec for images (docs/checkpoint.md): built in when libzstd is there
 # (ZSTD=0 leaves it out); zlib images are readable either way.
 ZSTD    ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo 1)
@@ -61,7 +61,7 @@ $(BUILD)/gen/syscall_names.h:
 	@mkdir -p $(dir $@)
 	printf '#include <asm/unistd_64.h>\n' | $(CC) -dM -E - | \
 	  sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' > $@
-$(BUILD)/sentry/syscall.o: $(BUILD)/gen/syscall_names.h
+$(BUILD)/sentry/syscall.o $(BUILD)/sentry/hostpolicy.o: $(BUILD)/gen/syscall_names.h
 
 $(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -39,6 +39,11 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 	size_t mark = b->len;
 	int err = 0;
 
+	/* The RFC's rule: a record is what /proc/PID/FILE would show this reader, and a file
+	 * it may not read at all has no record. */
+	bool permitted = procfs_may_read(p, pid);
+	if (kind == ALL_IO && !permitted)
+		return 0;
 	if (kind != ALL_CPUSET && kind != ALL_CMDLINE) {
 		err = p->ops->task(pid, pid, &t);
 		if (err)
@@ -48,7 +53,7 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 		kernfs_buf_printf(b, "%d ", pid);
 	switch (kind) {
 	case ALL_STAT:
-		procfs_fmt_stat(b, &t);
+		procfs_fmt_stat(b, &t, permitted);
 		break;
 	case ALL_STATM:
 		procfs_fmt_statm(b, &t);
@@ -102,9 +107,9 @@ static int show_all(struct kernfs_node *n, struct kernfs_buf *b)
 		.name = (NAME), .mode = S_IFREG | 0444, .show = show_all, .arg = (KIND)            \
 	}
 
-const struct kernfs_entry procfs_all_rows[PROCFS_ALL_NROWS] = {
+const struct kernfs_entry procfs_all_rows[] = {
     ALL_ROW("stat", ALL_STAT),		 ALL_ROW("statm", ALL_STATM),
     ALL_ROW("status", ALL_STATUS),	 ALL_ROW("io", ALL_IO),
     ALL_ROW("schedstat", ALL_SCHEDSTAT), ALL_ROW("cpuset", ALL_CPUSET),
-    ALL_ROW("cmdline", ALL_CMDLINE),
+    ALL_ROW("cmdline", ALL_CMDLINE),	 KERNFS_END_ROW,
 };

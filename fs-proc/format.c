@@ -9,18 +9,24 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/units.h"
+
 #define PAGE_SHIFT 12
 #define CAP_FULL 0x000001ffffffffffULL /* CAP_LAST_CAP 40 */
 #define MAX_NUMNODES 1024
 
 static uint64_t ticks(uint64_t ns)
 {
-	return ns / (1000000000ULL / PROCFS_USER_HZ);
+	return ns / (NSEC_PER_SEC / PROCFS_USER_HZ);
 }
 
-void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t)
+void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t, bool permitted)
 {
 	bool zombie = t->state == 'Z';
+	/* What Linux shows a reader without ptrace access: 1 for the code bounds (0 without an
+	 * mm), 0 for the stack, the data and argument bounds and the exit code. */
+	bool mm = !zombie && t->vsize;
+	bool show = permitted && mm;
 
 	kernfs_buf_printf(b, "%d (%.16s) %c %d %d %d %d %d %u", t->tid, t->comm, t->state, t->ppid,
 			  t->pgid, t->sid, t->tty_nr, t->tty_pgrp, 4194304U);
@@ -35,18 +41,32 @@ void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t)
 			  (unsigned long long)(zombie ? 0 : t->vsize),
 			  (unsigned long long)(zombie ? 0 : t->rss_pages),
 			  (unsigned long long)t->rlim[5].cur);
-	kernfs_buf_printf(b, " %llu %llu %llu 0 0", (unsigned long long)t->start_code,
-			  (unsigned long long)t->end_code, (unsigned long long)t->start_stack);
+	kernfs_buf_printf(b, " %llu %llu %llu 0 0",
+			  (unsigned long long)(show ? t->start_code
+					       : mm ? 1
+						    : 0),
+			  (unsigned long long)(show ? t->end_code
+					       : mm ? 1
+						    : 0),
+			  (unsigned long long)(show ? t->start_stack : 0));
 	kernfs_buf_printf(b, " %llu %llu %llu %llu 0 0 0 %d 0 0 0 0 0 0",
 			  (unsigned long long)(t->sig_pending & 0x7fffffffULL),
 			  (unsigned long long)(t->sig_blocked & 0x7fffffffULL),
 			  (unsigned long long)(t->sig_ignored & 0x7fffffffULL),
 			  (unsigned long long)(t->sig_caught & 0x7fffffffULL), t->exit_signal);
-	kernfs_buf_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
-			  (unsigned long long)t->start_data, (unsigned long long)t->end_data,
-			  (unsigned long long)t->start_brk, (unsigned long long)t->arg_start,
-			  (unsigned long long)t->arg_end, (unsigned long long)t->env_start,
-			  (unsigned long long)t->env_end);
+	if (show)
+		kernfs_buf_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
+				  (unsigned long long)t->start_data,
+				  (unsigned long long)t->end_data, (unsigned long long)t->start_brk,
+				  (unsigned long long)t->arg_start, (unsigned long long)t->arg_end,
+				  (unsigned long long)t->env_start, (unsigned long long)t->env_end);
+	else
+		kernfs_buf_puts(b, " 0 0 0 0 0 0 0 0\n");
+}
+
+bool procfs_may_read(struct procfs *p, pid_t pid)
+{
+	return !p->ops->may_read || p->ops->may_read(pid);
 }
 
 void procfs_fmt_statm(struct kernfs_buf *b, const struct procinfo_task *t)
@@ -119,7 +139,7 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 	if (t->state != 'Z') {
 		kb_line(b, "VmPeak", t->vm_peak > t->vsize ? t->vm_peak : t->vsize);
 		kb_line(b, "VmSize", t->vsize);
-		kb_line(b, "VmLck", 0);
+		kb_line(b, "VmLck", t->vm_lck);
 		kb_line(b, "VmPin", 0);
 		kb_line(b, "VmHWM", t->vm_hwm > rss ? t->vm_hwm : rss);
 		kb_line(b, "VmRSS", rss);

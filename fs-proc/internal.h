@@ -41,7 +41,11 @@ int procfs_task(struct procfs *p, struct kernfs_node *n, struct procinfo_task *t
 
 /* Per-process formats (format.c). T is a snapshot from procinfo_ops.task; CPUS the number of
  * visible CPUs (for masks). */
-void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t);
+/* PERMITTED: the reader may see T's addresses and exit code (procfs_may_read). */
+void procfs_fmt_stat(struct kernfs_buf *b, const struct procinfo_task *t, bool permitted);
+bool procfs_may_read(struct procfs *p, pid_t pid);
+/* Set while a restore loads (procfs_set_restoring): dynamic lookups do not check. */
+bool procfs_restoring(void);
 void procfs_fmt_statm(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int cpus);
 void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t);
@@ -57,17 +61,16 @@ int procfs_fmt_cmdline(struct kernfs_buf *b, const struct procinfo_ops *ops, pid
 /* The mappings of PID, in a malloc'd array (*OUT) of *N. */
 int procfs_get_vmas(const struct procinfo_ops *ops, pid_t pid, struct procinfo_vma **out, int *n);
 
-/* The trees (pid.c, sysctl.c, all.c, procfs.c). */
+/* The trees (pid.c, sysctl.c, all.c, net.c, procfs.c). The row tables other files' directories
+ * list end with KERNFS_END_ROW, which counts them. */
 extern const struct kernfs_entry procfs_pid_entry;
-#define PROCFS_SYS_NROWS 4
-extern const struct kernfs_entry procfs_sys_rows[PROCFS_SYS_NROWS];
-#define PROCFS_NS_NROWS 10
-extern const struct kernfs_entry procfs_ns_rows[PROCFS_NS_NROWS];
+extern const struct kernfs_entry procfs_sys_rows[];
+extern const struct kernfs_entry procfs_ns_rows[];
 void procfs_nsfs_free(struct procfs *p);
 /* The owner of a /proc/PID file: the process's (e)uid and gid. */
 void procfs_pid_owner(struct kernfs_node *n, struct stat *st);
-#define PROCFS_ALL_NROWS 7
-extern const struct kernfs_entry procfs_all_rows[PROCFS_ALL_NROWS];
+extern const struct kernfs_entry procfs_net_rows[];
+extern const struct kernfs_entry procfs_all_rows[];
 /* /proc/PID/mounts and mountinfo for the process PID. */
 int procfs_show_mounts(struct kernfs_node *n, struct kernfs_buf *b);
 int procfs_show_mountinfo(struct kernfs_node *n, struct kernfs_buf *b);

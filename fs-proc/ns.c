@@ -97,7 +97,7 @@ static int ns_dentry(struct kernfs_node *n, struct vfs_dentry **out)
 	}
 
 /* In Linux's order (fs/proc/namespaces.c lists them so). */
-const struct kernfs_entry procfs_ns_rows[PROCFS_NS_NROWS] = {
+const struct kernfs_entry procfs_ns_rows[] = {
     NS_LINK("net", NS_NET),
     NS_LINK("uts", NS_UTS),
     NS_LINK("ipc", NS_IPC),
@@ -108,4 +108,5 @@ const struct kernfs_entry procfs_ns_rows[PROCFS_NS_NROWS] = {
     NS_LINK("cgroup", NS_CGROUP),
     NS_LINK("time", NS_TIME),
     NS_LINK("time_for_children", NS_TIME),
+    KERNFS_END_ROW,
 };

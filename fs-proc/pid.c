@@ -75,7 +75,7 @@ static int show_stat(struct kernfs_node *n, struct kernfs_buf *b)
 	int err = with_task(n, &t);
 
 	if (!err)
-		procfs_fmt_stat(b, &t);
+		procfs_fmt_stat(b, &t, procfs_may_read(procfs_of(n), pid_of(n)));
 	return err;
 }
 
@@ -104,6 +104,9 @@ static int show_io(struct kernfs_node *n, struct kernfs_buf *b)
 	struct procinfo_task t;
 	int err = with_task(n, &t);
 
+	/* Linux checks ptrace access at read time, beyond the file's 0400. */
+	if (!err && !procfs_may_read(procfs_of(n), pid_of(n)))
+		err = -EACCES;
 	if (!err)
 		procfs_fmt_io(b, &t);
 	return err;
@@ -530,10 +533,12 @@ static int fd_lookup_as(struct kernfs_node *dir, const char *name, struct kernfs
 
 	if (err)
 		return err;
-	err = procfs_of(dir)->ops->fd_file(pid_of(dir), (int)fd, &f, &cloexec);
-	if (err)
-		return -ENOENT;
-	vfs_file_put(f);
+	if (!procfs_restoring()) {
+		err = procfs_of(dir)->ops->fd_file(pid_of(dir), (int)fd, &f, &cloexec);
+		if (err)
+			return -ENOENT;
+		vfs_file_put(f);
+	}
 	out->entry = e;
 	out->key[PROCFS_KEY_FD] = fd;
 	out->arg = fd;
@@ -606,16 +611,18 @@ static int task_lookup(struct kernfs_node *dir, const char *name, struct kernfs_
 
 	if (err)
 		return err;
-	n = get_tids(dir, &tids);
-	if (n < 0)
-		return -ENOENT;
-	err = -ENOENT;
-	for (int i = 0; i < n; i++)
-		if (tids[i] == tid)
-			err = 0;
-	free(tids);
-	if (err)
-		return err;
+	if (!procfs_restoring()) {
+		n = get_tids(dir, &tids);
+		if (n < 0)
+			return -ENOENT;
+		err = -ENOENT;
+		for (int i = 0; i < n; i++)
+			if (tids[i] == tid)
+				err = 0;
+		free(tids);
+		if (err)
+			return err;
+	}
 	out->entry = &tid_entry;
 	out->key[PROCFS_KEY_TID] = tid;
 	out->arg = tid;
@@ -654,7 +661,11 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	     .mode = S_IFDIR | 0511,                                                               \
 	     .flags = KERNFS_LAZY,                                                                 \
 	     .children = procfs_ns_rows,                                                           \
-	     .nchildren = PROCFS_NS_NROWS,                                                         \
+	     .getattr = procfs_pid_owner},                                                         \
+	    {.name = "net",                                                                        \
+	     .mode = S_IFDIR | 0555,                                                               \
+	     .flags = KERNFS_LAZY,                                                                 \
+	     .children = procfs_net_rows,                                                          \
 	     .getattr = procfs_pid_owner},                                                         \
 	    LINK_ROW("root", readlink_root, dentry_root),                                          \
 	    LINK_ROW("exe", readlink_exe, dentry_exe),                                             \

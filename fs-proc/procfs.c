@@ -12,6 +12,8 @@
 #include <sys/random.h>
 #include <sys/sysmacros.h>
 
+#include "common/units.h"
+
 #define ROOT_MOUNT_ID 1
 
 static const struct procinfo_ops *ops_of(struct kernfs_node *n)
@@ -138,8 +140,8 @@ int procfs_show_mountstats(struct kernfs_node *n, struct kernfs_buf *b)
 
 static void split_ns(uint64_t ns, unsigned long long *s, unsigned long long *cs)
 {
-	*s = ns / 1000000000ULL;
-	*cs = ns % 1000000000ULL / 10000000ULL;
+	*s = ns / NSEC_PER_SEC;
+	*cs = ns % NSEC_PER_SEC / (NSEC_PER_SEC / 100); /* hundredths */
 }
 
 static int show_uptime(struct kernfs_node *n, struct kernfs_buf *b)
@@ -163,7 +165,7 @@ static int show_loadavg(struct kernfs_node *n, struct kernfs_buf *b)
 
 static uint64_t ticks(uint64_t ns)
 {
-	return ns / (1000000000ULL / PROCFS_USER_HZ);
+	return ns / (NSEC_PER_SEC / PROCFS_USER_HZ);
 }
 
 static void cpu_line(struct kernfs_buf *b, const char *name, uint64_t user, uint64_t idle)
@@ -455,6 +457,18 @@ static int pids_iterate(struct kernfs_node *dir, kernfs_emit_fn emit, void *ctx)
 	return np < 0 ? np : 0;
 }
 
+static bool restoring;
+
+void procfs_set_restoring(bool on)
+{
+	restoring = on;
+}
+
+bool procfs_restoring(void)
+{
+	return restoring;
+}
+
 static int pids_lookup(struct kernfs_node *dir, const char *name, struct kernfs_child_desc *out)
 {
 	char *end;
@@ -466,7 +480,7 @@ static int pids_lookup(struct kernfs_node *dir, const char *name, struct kernfs_
 	pid = strtol(name, &end, 10);
 	if (*end || pid <= 0 || pid > 0x7fffffff)
 		return -ENOENT;
-	if (ops_of(dir)->tids((pid_t)pid, &one, 0) < 0)
+	if (!restoring && ops_of(dir)->tids((pid_t)pid, &one, 0) < 0)
 		return -ENOENT;
 	out->entry = &procfs_pid_entry;
 	out->key[PROCFS_KEY_PID] = pid;
@@ -492,25 +506,21 @@ static const struct kernfs_dyn_ops pids_dyn = {.iterate = pids_iterate, .lookup 
 	}
 
 static const struct kernfs_entry root_rows[] = {
-    {.name = "all",
-     .mode = S_IFDIR | 0555,
-     .flags = KERNFS_LAZY,
-     .children = procfs_all_rows,
-     .nchildren = PROCFS_ALL_NROWS},
+    {.name = "all", .mode = S_IFDIR | 0555, .flags = KERNFS_LAZY, .children = procfs_all_rows},
     PROC_FILE("cmdline", show_cmdline),
     PROC_FILE("cpuinfo", show_cpuinfo),
     PROC_FILE("filesystems", show_filesystems),
     PROC_FILE("loadavg", show_loadavg),
     PROC_FILE("meminfo", show_meminfo),
     {.name = "mounts", .mode = S_IFLNK | 0777, .target = "self/mounts"},
+    {.name = "net", .mode = S_IFLNK | 0777, .target = "self/net"},
     {.name = "self", .mode = S_IFLNK | 0777, .readlink = readlink_self},
     PROC_FILE("stat", show_stat),
     PROC_FILE("swaps", show_swaps),
     {.name = "sys",
      .mode = S_IFDIR | 0555,
      .flags = KERNFS_LAZY | KERNFS_NLINK1,
-     .children = procfs_sys_rows,
-     .nchildren = PROCFS_SYS_NROWS},
+     .children = procfs_sys_rows},
     {.name = "thread-self", .mode = S_IFLNK | 0777, .readlink = readlink_thread_self},
     PROC_FILE("uptime", show_uptime),
     PROC_FILE("version", show_version),
@@ -567,5 +577,6 @@ int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **r
 	if (!p)
 		return -ENOMEM;
 	p->ops = ops;
+	load_cpu_model(&p->cpu); /* now: a locked Sentry has no host /proc/cpuinfo to read */
 	return kernfs_new("proc", PROC_SUPER_MAGIC, &procfs_root, p, procfs_free, eager, root);
 }

@@ -15,11 +15,21 @@
  * reference, to be mounted on /proc; its counters are kernfs_stats(*ROOT) (vfs/kernfs.h). */
 int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **root);
 
+/* /proc/sys/fs/nr_open as the guest last wrote it: the highest RLIMIT_NOFILE (64 to
+ * PROCFS_NR_OPEN_MAX, the most descriptors a table holds). */
+#define PROCFS_NR_OPEN_MAX 1048576
+extern long procfs_nr_open;
+
 /* Checkpoint: what procfs keeps for the whole sandbox rather than in its nodes (the boot id
  * and the sysctl values written), which the nodes, rebuilt on demand, read back. */
 struct enc;
 struct dec;
 int procfs_state_save(struct enc *e);
 int procfs_state_load(struct dec *d);
+
+/* While a restore loads dentries and files, the processes they name are not restored yet:
+ * with RESTORING set, /proc/PID, task/TID and fd/N look up whatever number they are given (a
+ * name that turns out to be no process afterwards behaves as that of a process that died). */
+void procfs_set_restoring(bool restoring);
 
 #endif

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/limits.h"
+
 struct vfs_dentry;
 struct vfs_file;
 
@@ -41,7 +43,7 @@ struct procinfo_task {
 	uint64_t utime_ns, stime_ns, cutime_ns, cstime_ns;
 	uint64_t vsize, rss_pages; /* bytes, pages */
 	uint64_t rss_file_pages;   /* of rss_pages, those backed by files (statm "shared") */
-	uint64_t vm_peak, vm_data, vm_stack, vm_exe, vm_lib, vm_hwm; /* bytes */
+	uint64_t vm_peak, vm_data, vm_stack, vm_exe, vm_lib, vm_hwm, vm_lck; /* bytes */
 	uint64_t sig_pending, sig_shared_pending, sig_blocked, sig_ignored, sig_caught;
 	uint64_t start_code, end_code, start_stack, start_data, end_data, start_brk;
 	uint64_t arg_start, arg_end, env_start, env_end;
@@ -51,7 +53,7 @@ struct procinfo_task {
 	uint64_t voluntary_ctxt, nonvoluntary_ctxt;
 	int nice, priority;
 	int exit_signal;
-	uint64_t cpus_allowed[8]; /* of --cpus CPUs */
+	uint64_t cpus_allowed[CPU_MASK_WORDS]; /* of --cpus CPUs */
 	int umask;
 	bool no_new_privs;
 	int oom_score_adj;
@@ -104,6 +106,11 @@ struct procinfo_ops {
 	/* Optional (NULL: procfs takes them from task()): the effective uid and gid of process
 	 * PID, which own its /proc/PID tree; asked on every stat there, so it should be cheap. */
 	int (*owner)(pid_t pid, uid_t *uid, gid_t *gid);
+	/* Optional (NULL: always): whether the reading task may see process PID's protected state,
+	 * as Linux's ptrace_may_access(PTRACE_MODE_READ_FSCREDS) decides. /proc/PID/io refuses
+	 * other readers, /proc/PID/stat hides its addresses from them, and /proc/all applies the
+	 * same rule record by record. */
+	bool (*may_read)(pid_t pid);
 	/* Optional (NULL: writes fail with EIO): sets process PID's oom_score_adj (-1000..1000). */
 	int (*set_oom_score_adj)(pid_t pid, int adj);
 };

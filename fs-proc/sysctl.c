@@ -75,11 +75,40 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 	return sysctl_set(p, e, data, len);
 }
 
+/* Sysctls the kernel acts on (a row's ARG): the value goes to its subsystem before it is
+ * kept, and a value the subsystem refuses is refused. A restore sets them the same way. */
+#define SYSCTL_PORT_RANGE 1
+#define SYSCTL_NR_OPEN 2
+
+long procfs_nr_open = PROCFS_NR_OPEN_MAX;
+
+static int sysctl_apply(const struct kernfs_entry *e, const char *value)
+{
+	int lo, hi;
+	long n;
+
+	switch (e->arg) {
+	case SYSCTL_PORT_RANGE:
+		if (sscanf(value, "%d %d", &lo, &hi) != 2)
+			return -EINVAL;
+		return vfs_inet_set_port_range(lo, hi);
+	case SYSCTL_NR_OPEN:
+		/* Linux takes up to about 2^31; a descriptor table here holds no more than
+		 * PROCFS_NR_OPEN_MAX, so larger values are refused rather than pretended. */
+		if (sscanf(value, "%ld", &n) != 1 || n < 64 || n > PROCFS_NR_OPEN_MAX)
+			return -EINVAL;
+		procfs_nr_open = n;
+		return 0;
+	}
+	return 0;
+}
+
 static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char *data, size_t len)
 {
 	struct procfs_sysctl_val *v;
 	const char *def = e->data;
 	char *value = strndup(data, len), *nl;
+	int err;
 
 	if (!value)
 		return -ENOMEM;
@@ -111,6 +140,10 @@ static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char
 		free(value);
 		value = norm;
 	}
+	if ((err = sysctl_apply(e, value))) {
+		free(value);
+		return err;
+	}
 	v = find_val(p, e);
 	if (!v) {
 		v = calloc(1, sizeof(*v));
@@ -129,6 +162,7 @@ static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char
 
 static void sysctl_free_all(void)
 {
+	procfs_nr_open = PROCFS_NR_OPEN_MAX;
 	while (sysctl_vals) {
 		struct procfs_sysctl_val *v = sysctl_vals;
 
@@ -348,7 +382,13 @@ static const struct kernfs_entry fs_rows[] = {
     RW("lease-break-time", "45"),
     RW("leases-enable", "1"),
     DIR("mqueue", fs_mqueue),
-    RW("nr_open", "1048576"),
+    {.name = "nr_open",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "1048576",
+     .arg = SYSCTL_NR_OPEN},
     RW("overflowgid", "65534"),
     RW("overflowuid", "65534"),
     RW("pipe-max-size", "1048576"),
@@ -370,7 +410,13 @@ static const struct kernfs_entry net_core[] = {
 static const struct kernfs_entry net_ipv4[] = {
     RW("ip_default_ttl", "64"),
     RW("ip_forward", "0"),
-    RW("ip_local_port_range", "32768\t60999"),
+    {.name = "ip_local_port_range",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "32768\t60999",
+     .arg = SYSCTL_PORT_RANGE},
     RW("ping_group_range", "1\t0"),
     RW("tcp_congestion_control", "cubic"),
     RW("tcp_fin_timeout", "60"),
@@ -396,12 +442,12 @@ static const struct kernfs_entry net_rows[] = {
     DIR("unix", net_unix),
 };
 
-const struct kernfs_entry procfs_sys_rows[PROCFS_SYS_NROWS] = {
-    DIR("fs", fs_rows),
-    DIR("kernel", kernel_rows),
-    DIR("net", net_rows),
-    DIR("vm", vm_rows),
+const struct kernfs_entry procfs_sys_rows[] = {
+    DIR("fs", fs_rows), DIR("kernel", kernel_rows), DIR("net", net_rows), DIR("vm", vm_rows),
+    KERNFS_END_ROW,
 };
+/* The rows of /proc/sys, less the end row. */
+#define SYS_NROWS (sizeof(procfs_sys_rows) / sizeof(procfs_sys_rows[0]) - 1)
 
 /* --- checkpoint ---------------------------------------------------------------------------- */
 
@@ -415,8 +461,8 @@ static bool entry_path(const struct kernfs_entry *rows, size_t n, const struct k
 			return false;
 		if (&rows[i] == e)
 			return true;
-		if (rows[i].children &&
-		    entry_path(rows[i].children, rows[i].nchildren, e, buf, size, at + len))
+		if (rows[i].children && entry_path(rows[i].children, kernfs_nchildren(&rows[i]), e,
+						   buf, size, at + len))
 			return true;
 	}
 	buf[at] = 0;
@@ -434,7 +480,7 @@ static const struct kernfs_entry *entry_at(const struct kernfs_entry *rows, size
 		if (!path[len])
 			return &rows[i];
 		return rows[i].children
-			   ? entry_at(rows[i].children, rows[i].nchildren, path + len + 1)
+			   ? entry_at(rows[i].children, kernfs_nchildren(&rows[i]), path + len + 1)
 			   : NULL;
 	}
 	return NULL;
@@ -450,7 +496,7 @@ int procfs_state_save(struct enc *e)
 		n++;
 	enc_u64(e, n);
 	for (struct procfs_sysctl_val *v = sysctl_vals; v; v = v->next) {
-		if (!entry_path(procfs_sys_rows, PROCFS_SYS_NROWS, v->entry, path, sizeof(path), 0))
+		if (!entry_path(procfs_sys_rows, SYS_NROWS, v->entry, path, sizeof(path), 0))
 			return enc_fail(e, "a sysctl outside /proc/sys");
 		enc_str(e, path);
 		enc_str(e, v->value);
@@ -467,10 +513,9 @@ int procfs_state_load(struct dec *d)
 		return dec_fail(d, "bad boot id");
 	uint64_t n = dec_max(d, 4096, "sysctl count");
 	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
-		const struct kernfs_entry *e =
-		    dec_str_buf(d, path, sizeof(path))
-			? entry_at(procfs_sys_rows, PROCFS_SYS_NROWS, path)
-			: NULL;
+		const struct kernfs_entry *e = dec_str_buf(d, path, sizeof(path))
+						   ? entry_at(procfs_sys_rows, SYS_NROWS, path)
+						   : NULL;
 		char *value = dec_str(d);
 		if (!e || !e->store || !value)
 			dec_fail(d, "bad sysctl %s", path);

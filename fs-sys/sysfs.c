@@ -47,14 +47,14 @@ static int cpu_of(struct kernfs_node *n)
 
 static void mask_all(uint64_t *bits, int n)
 {
-	memset(bits, 0, SYSFS_MAX_CPUS / 8);
+	memset(bits, 0, CPU_MASK_WORDS * sizeof(*bits));
 	for (int i = 0; i < n; i++)
 		bits[i / 64] |= 1ULL << (i % 64);
 }
 
 static int show_all_list(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	uint64_t bits[SYSFS_MAX_CPUS / 64];
+	uint64_t bits[CPU_MASK_WORDS];
 
 	mask_all(bits, ncpus(n));
 	kernfs_buf_bitmap_list(b, bits, ncpus(n));
@@ -64,7 +64,7 @@ static int show_all_list(struct kernfs_node *n, struct kernfs_buf *b)
 
 static int show_all_mask(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	uint64_t bits[SYSFS_MAX_CPUS / 64];
+	uint64_t bits[CPU_MASK_WORDS];
 
 	mask_all(bits, ncpus(n));
 	kernfs_buf_bitmap(b, bits, ncpus(n));
@@ -74,7 +74,7 @@ static int show_all_mask(struct kernfs_node *n, struct kernfs_buf *b)
 
 static int show_self_mask(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	uint64_t bits[SYSFS_MAX_CPUS / 64] = {0};
+	uint64_t bits[CPU_MASK_WORDS] = {0};
 	int cpu = cpu_of(n);
 
 	bits[cpu / 64] = 1ULL << (cpu % 64);
@@ -201,7 +201,7 @@ int sysfs_new(int cpus, bool eager, struct vfs_dentry **root)
 {
 	struct sysfs *s;
 
-	if (cpus < 1 || cpus > SYSFS_MAX_CPUS)
+	if (cpus < 1 || cpus > MAX_CPUS)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

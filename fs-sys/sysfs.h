@@ -6,12 +6,10 @@
 
 #include <stdbool.h>
 
+#include "common/limits.h"
 #include "vfs/vfs.h"
 
-/* Most CPUs a sysfs shows. */
-#define SYSFS_MAX_CPUS 512
-
-/* A new sysfs for CPUS CPUs (1..SYSFS_MAX_CPUS, else -EINVAL); EAGER builds every lazy
+/* A new sysfs for CPUS CPUs (1..MAX_CPUS, else -EINVAL); EAGER builds every lazy
  * directory now (--eager-kernfs). *ROOT gets the root dentry, the caller's reference, to be
  * mounted on /sys; its counters are kernfs_stats(*ROOT) (vfs/kernfs.h). */
 int sysfs_new(int cpus, bool eager, struct vfs_dentry **root);

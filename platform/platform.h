@@ -25,7 +25,7 @@ struct platform_stub {
 	pid_t pid;
 	int threads; /* platform_threads not yet released */
 	bool killed;
-	struct platform_stub *next; /* in the list of all stubs */
+	struct platform_stub *next, **pprev; /* in the list of all stubs */
 };
 
 /* One host thread running guest code. */
@@ -33,20 +33,26 @@ struct platform_thread {
 	pid_t tid;	/* host thread id */
 	pid_t host_pid; /* host pid of its stub process */
 	struct platform_stub *stub;
-	/* PLACEMENT_AUTO: when it was last resumed and whether it runs now (both read by the
-	 * placement tick, a signal handler), whether it may run on any CPU, how many short runs
-	 * in a row it made since, and the list of every thread the tick walks. */
-	volatile uint64_t resumed_ns;
-	volatile bool running;
-	volatile bool spread;
+	/* PLACEMENT_AUTO: when it was last resumed, whether it runs now, whether it may run on
+	 * any CPU and how many short runs in a row it made since; its place in the queue of
+	 * running pinned threads the tick looks at, and what the tick saw at its last look. */
+	uint64_t resumed_ns;
+	bool running;
+	bool spread;
 	int short_runs;
-	struct platform_thread *volatile next_all;
-	uint64_t tick_resumed, tick_cpu; /* the run and its process's CPU time at the last tick */
+	bool look_queued;
+	struct platform_thread *look_prev, *look_next;
+	uint64_t tick_resumed, tick_cpu; /* the run and its process's CPU time then */
 };
 
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
  * where every later fork inherits it. Returns 0 or a negative errno. */
 int platform_init(int memfd, enum platform_placement placement);
+
+/* HOOK runs in every new stub process after the Sentry has seized it and before the stub page
+ * runs: the Sentry's way to give stubs their own credentials (sentry/confine.c). It does not
+ * return on failure (the child exits). */
+void platform_set_stub_hook(void (*hook)(void));
 
 /* The range [base, base+len) that the stub page occupies in every guest address space. */
 uintptr_t platform_stub_base(void);
@@ -111,9 +117,9 @@ int platform_resume(struct platform_thread *t, int sig);
 /* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that keeps stopping soon
  * after its resume goes back to the Sentry's CPU. */
 void platform_thread_stopped(struct platform_thread *t);
-/* With PLACEMENT_AUTO, to be called every few milliseconds, from a signal handler if need be
- * (it only reads the thread list, CPU clocks, and sets affinities): a thread that has been
- * computing since the last call without a stop may run on any CPU. */
+/* With PLACEMENT_AUTO, to be called every few milliseconds: a thread that has been computing
+ * without a stop since the tick last looked at it may run on any CPU. A call looks at a
+ * bounded number of running threads, however many there are. */
 void platform_placement_tick(void);
 
 int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs);

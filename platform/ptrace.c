@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
 #include <stddef.h>
@@ -27,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/units.h"
+
 #define PAGE 4096UL
 #define STUB_LEN (2 * PAGE)
 /* Below every randomised region of a 47-bit address space (stack, mmap base, PIE): a fixed
@@ -42,7 +43,13 @@ static struct {
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
 	bool child_uffd; /* the next stub makes a userfaultfd (platform_stub_new_uffd) */
+	void (*stub_hook)(void);
 } plat;
+
+void platform_set_stub_hook(void (*hook)(void))
+{
+	plat.stub_hook = hook;
+}
 
 uintptr_t platform_stub_base(void)
 {
@@ -80,46 +87,22 @@ static uintptr_t detect_user_top(void)
 	return (1UL << 47) - PAGE;
 }
 
-static void build_filter(struct stub_params *p)
-{
-	static const int allowed[] = {SYS_mmap,	      SYS_munmap, SYS_mprotect, SYS_mremap,
-				      SYS_madvise,    SYS_clone,  SYS_exit,	SYS_exit_group,
-				      SYS_getpid,     SYS_gettid, SYS_tgkill,	SYS_close,
-				      SYS_userfaultfd};
-	const int n = sizeof(allowed) / sizeof(allowed[0]);
-	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
-	struct sock_filter *f = p->filter;
-	int i = 0;
+/* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
+ * (what is shared is the Sentry's business). The stub's filter admits only these flags. */
+#define STUB_THREAD_FLAGS                                                                          \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 
-	/* Layout: 0-6 checks, 7..7+n-1 allowed numbers, then KILL, TRAP, ALLOW. */
-	const int kill = 7 + n, trap = kill + 1, allow = kill + 2;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, arch));
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 0);
-	f[i].jf = kill - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, instruction_pointer));
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 0);
-	f[i].jf = trap - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(
-	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4);
-	f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 0);
-	f[i].jf = trap - i - 1;
-	i++;
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      offsetof(struct seccomp_data, nr));
-	for (int k = 0; k < n; k++, i++) {
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[k], 0, 0);
-		f[i].jt = allow - i - 1;
-	}
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	p->prog.len = i;
+static int build_filter(struct stub_params *p)
+{
+	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
+	int n = stub_filter_build(p->filter, STUB_MAX_FILTER, ip, plat.memfd, STUB_THREAD_FLAGS);
+
+	if (n < 0)
+		return n;
+	p->prog.len = (unsigned short)n;
 	p->prog.filter =
 	    (struct sock_filter *)(plat.stub_base + PAGE + offsetof(struct stub_params, filter));
+	return 0;
 }
 
 static int map_stub_page(void)
@@ -141,7 +124,9 @@ static int map_stub_page(void)
 	p->low_len = plat.stub_base;
 	p->high_start = plat.stub_base + STUB_LEN;
 	p->high_len = plat.user_top - p->high_start;
-	build_filter(p);
+	int err = build_filter(p);
+	if (err)
+		return err;
 	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) || mprotect((char *)m + PAGE, PAGE, PROT_READ))
 		return -errno;
 	return 0;
@@ -210,6 +195,8 @@ static void make_uffd(int at)
 {
 	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
+	if (fd < 0 && errno == EPERM) /* user-mode faults are all the tracking needs */
+		fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
 	if (fd < 0) {
 		/* Where the syscall is kept from this user: the device, if it may open it. */
 		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
@@ -227,12 +214,16 @@ static void make_uffd(int at)
 	}
 }
 
-static __attribute__((noreturn)) void stub_child(int go_fd)
+/* The new stub process, a fork of the Sentry. The Sentry may be non-dumpable, and a tracer
+ * without capabilities may seize only a dumpable process: the child makes itself dumpable
+ * (its own copy of the flag), says so on READY_FD, and waits on GO_FD to be seized. */
+static __attribute__((noreturn)) void stub_child(int ready_fd, int go_fd)
 {
 	char c;
 	sigset_t none;
 
-	if (read(go_fd, &c, 1) != 1)
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) != 1)
 		_exit(126);
 	setsid(); /* terminal signals go to the Sentry, which forwards them */
 	sigemptyset(&none);
@@ -241,6 +232,8 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 		pin_to(plat.guest_cpu);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		_exit(126);
+	if (plat.stub_hook)
+		plat.stub_hook();
 	unregister_rseq();
 	if (plat.child_uffd)
 		make_uffd(plat.memfd + 1);
@@ -256,32 +249,20 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 /* Every stub not yet freed, so a teardown can kill the ones no task owns (a failed restore). */
 static struct platform_stub *all_stubs;
 
-/* Every live platform thread, for the tick: pushed and unlinked by single pointer stores, so
- * a signal handler interrupting either sees a whole list. */
-static struct platform_thread *volatile all_threads;
-
-static void list_thread(struct platform_thread *t)
-{
-	t->next_all = all_threads;
-	all_threads = t;
-}
-
-static void unlist_thread(struct platform_thread *t)
-{
-	for (struct platform_thread *volatile *pp = &all_threads; *pp; pp = &(*pp)->next_all)
-		if (*pp == t) {
-			*pp = t->next_all;
-			break;
-		}
-}
-
 int platform_stub_new(struct platform_thread **out)
 {
-	int go[2], st, err;
+	int go[2], ready[2], st, err;
 	pid_t pid;
+	char c;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
+	if (pipe2(ready, O_CLOEXEC)) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -289,14 +270,21 @@ int platform_stub_new(struct platform_thread **out)
 	}
 	if (pid == 0) {
 		close(go[1]);
-		stub_child(go[0]);
+		close(ready[0]);
+		stub_child(ready[1], go[0]);
+	}
+	/* Only the child's ends stay open in it: its death is an end of file here. */
+	close(ready[1]);
+	close(go[0]);
+	ready[1] = go[0] = -1;
+	if (read(ready[0], &c, 1) != 1) {
+		err = -ECHILD;
+		goto out_kill;
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0,
 		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) != 0) {
 		err = -errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
-		goto out_close;
+		goto out_kill;
 	}
 	if (write(go[1], "g", 1) != 1) {
 		err = -EIO;
@@ -318,10 +306,12 @@ int platform_stub_new(struct platform_thread **out)
 	stub->pid = pid;
 	stub->threads = 1;
 	stub->next = all_stubs;
+	stub->pprev = &all_stubs;
+	if (all_stubs)
+		all_stubs->pprev = &stub->next;
 	all_stubs = stub;
 	t->tid = t->host_pid = pid;
 	t->stub = stub;
-	list_thread(t);
 	*out = t;
 	err = 0;
 	goto out_close;
@@ -329,8 +319,12 @@ out_kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 out_close:
-	close(go[0]);
-	close(go[1]);
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (ready[i] >= 0)
+			close(ready[i]);
+	}
 	return err;
 }
 
@@ -373,8 +367,15 @@ int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
 
 int platform_stub_uffd(struct platform_thread *t)
 {
-	const long args[6] = {O_CLOEXEC | O_NONBLOCK};
+	long args[6] = {O_CLOEXEC | O_NONBLOCK};
 	long fd = platform_inject(t, SYS_userfaultfd, args);
+
+	/* vm.unprivileged_userfaultfd=0 and no capability: user-mode faults only, which are
+	 * all that tracking the stub's own writes needs. */
+	if (fd == -EPERM) {
+		args[0] |= UFFD_USER_MODE_ONLY;
+		fd = platform_inject(t, SYS_userfaultfd, args);
+	}
 
 	if (fd < 0)
 		return (int)fd;
@@ -386,20 +387,55 @@ int platform_stub_uffd(struct platform_thread *t)
  * that computes for milliseconds between syscalls loses far more by sharing one CPU with the
  * Sentry and every other guest thread (make -j2 would run on one CPU). So a thread starts on
  * the Sentry's CPU. The tick (every few ms) lets a thread run anywhere once it has been in one
- * run since the previous tick and its process used AUTO_SPREAD_NS of CPU meanwhile: CPU time,
- * not wall time, since a thread whose stop the busy Sentry has not taken yet looks running
- * too. A thread that then stops again within AUTO_SHORT_NS of its resume AUTO_REPIN_RUNS times
- * in a row comes back. */
+ * run since the tick's previous look at it and its process used AUTO_SPREAD_NS of CPU
+ * meanwhile: CPU time, not wall time, since a thread whose stop the busy Sentry has not taken
+ * yet looks running too. A thread that then stops again within AUTO_SHORT_NS of its resume
+ * AUTO_REPIN_RUNS times in a row comes back.
+ *
+ * What the tick costs must not grow with the number of threads (reading a CPU clock is a
+ * syscall and a pid lookup: with every thread read every tick, 2,800 processes took 98% of
+ * the Sentry's CPU). Only pinned threads that are running can be spread, so only they are in
+ * the look queue, in the order they were last resumed or looked at, and a tick looks at the
+ * AUTO_LOOKS_PER_TICK at its head, putting each back at the tail: every running thread is
+ * looked at in turn, and all of them at every tick while there are few. */
 #define AUTO_SPREAD_NS 3000000ULL
 #define AUTO_SHORT_NS 200000ULL
 #define AUTO_REPIN_RUNS 16
+#define AUTO_LOOKS_PER_TICK 16
+
+/* The look queue: running pinned threads, the one resumed or looked at longest ago first. */
+static struct {
+	struct platform_thread *head, *tail;
+	int len;
+} looks;
+
+static void look_dequeue(struct platform_thread *t)
+{
+	if (!t->look_queued)
+		return;
+	*(t->look_prev ? &t->look_prev->look_next : &looks.head) = t->look_next;
+	*(t->look_next ? &t->look_next->look_prev : &looks.tail) = t->look_prev;
+	t->look_prev = t->look_next = NULL;
+	t->look_queued = false;
+	looks.len--;
+}
+
+static void look_enqueue(struct platform_thread *t)
+{
+	look_dequeue(t);
+	t->look_prev = looks.tail;
+	*(looks.tail ? &looks.tail->look_next : &looks.head) = t;
+	looks.tail = t;
+	t->look_queued = true;
+	looks.len++;
+}
 
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static void set_spread(struct platform_thread *t, bool spread)
@@ -411,6 +447,8 @@ static void set_spread(struct platform_thread *t, bool spread)
 	sched_setaffinity(t->tid, sizeof(cpu_set_t), spread ? &plat.all_cpus : &one);
 	t->spread = spread;
 	t->short_runs = 0;
+	if (spread)
+		look_dequeue(t);
 }
 
 /* The CPU time of host process PID so far (a process clock: Linux lets any process read
@@ -422,23 +460,23 @@ static uint64_t process_cpu_ns(pid_t pid)
 
 	if (clock_gettime(clock, &ts))
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 void platform_placement_tick(void)
 {
-	for (struct platform_thread *t = all_threads; t; t = t->next_all) {
-		if (!t->running || t->spread)
-			continue;
+	int n = looks.len < AUTO_LOOKS_PER_TICK ? looks.len : AUTO_LOOKS_PER_TICK;
+
+	for (int i = 0; i < n; i++) {
+		struct platform_thread *t = looks.head;
 		uint64_t cpu = process_cpu_ns(t->host_pid);
 		if (t->tick_resumed == t->resumed_ns && cpu &&
 		    cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
-			sched_setaffinity(t->tid, sizeof(cpu_set_t), &plat.all_cpus);
-			t->spread = true;
-			t->short_runs = 0;
+			set_spread(t, true);
 		} else {
 			t->tick_resumed = t->resumed_ns;
 			t->tick_cpu = cpu;
+			look_enqueue(t);
 		}
 	}
 }
@@ -446,7 +484,10 @@ void platform_placement_tick(void)
 void platform_thread_stopped(struct platform_thread *t)
 {
 	t->running = false;
-	if (plat.placement != PLACEMENT_AUTO || !t->spread)
+	if (plat.placement != PLACEMENT_AUTO)
+		return;
+	look_dequeue(t);
+	if (!t->spread)
 		return;
 	if (now_ns() - t->resumed_ns >= AUTO_SHORT_NS)
 		t->short_runs = 0;
@@ -456,14 +497,7 @@ void platform_thread_stopped(struct platform_thread *t)
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
-	/* A plain host thread: the guest's view of what is shared is the Sentry's business. */
-	const long args[6] = {
-	    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
-	    0,
-	    0,
-	    0,
-	    0,
-	    0};
+	const long args[6] = {STUB_THREAD_FLAGS, 0, 0, 0, 0, 0};
 	struct platform_thread *t;
 	int st;
 	long tid = platform_inject(parent, SYS_clone, args);
@@ -483,7 +517,6 @@ int platform_thread_new(struct platform_thread *parent, struct platform_thread *
 	t->stub->threads++;
 	if (parent->spread)
 		set_spread(t, false); /* it inherited its creator's spread */
-	list_thread(t);
 	*out = t;
 	return 0;
 }
@@ -517,16 +550,14 @@ void platform_thread_release(struct platform_thread *t)
 {
 	if (!t)
 		return;
-	unlist_thread(t);
+	look_dequeue(t);
 	struct platform_stub *stub = t->stub;
 	if (--stub->threads == 0) {
 		if (!stub->killed)
 			kill(stub->pid, SIGKILL);
-		for (struct platform_stub **pp = &all_stubs; *pp; pp = &(*pp)->next)
-			if (*pp == stub) {
-				*pp = stub->next;
-				break;
-			}
+		*stub->pprev = stub->next;
+		if (stub->next)
+			stub->next->pprev = stub->pprev;
 		free(stub);
 	} else if (!stub->killed) {
 		thread_exit(t);
@@ -662,6 +693,8 @@ int platform_resume(struct platform_thread *t, int sig)
 	if (plat.placement == PLACEMENT_AUTO) {
 		t->resumed_ns = now_ns();
 		t->running = true;
+		if (!t->spread)
+			look_enqueue(t);
 	}
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
 }

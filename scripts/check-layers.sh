@@ -89,6 +89,13 @@ while IFS= read -r -d '' file; do
                   print FNR ":" s }' "$file")
 done < <(find "${subsystems[@]}" -type f \( -name '*.c' -o -name '*.h' \) -print0 | sort -z)
 
+# common/ holds plain constants every subsystem may include (it is no subsystem, so the loop
+# above lets its includes pass); it must therefore include no project header itself.
+while IFS=: read -r file line target; do
+  report "$file" "$line" common "$target" "common/ includes only system headers"
+done < <(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' common/*.h 2>/dev/null |
+         sed 's/^\([^:]*\):\([0-9]*\):.*"\([^"]*\)".*/\1:\2:\3/')
+
 if [ "$violations" -gt 0 ]; then
   echo "layers: $violations violation(s) in $files files (rules: scripts/check-layers.sh, docs/layers.md)" >&2
   exit 1

@@ -3,11 +3,13 @@
  * own subsystem, beside its definition; the tables below are the whole list, and the only place
  * that knows them all. The files themselves are state/image.c's. */
 #include "sentry/checkpoint.h"
+#include "sentry/confine.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs-proc/procfs.h"
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
@@ -87,7 +89,7 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
 }
 
-int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
+int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		    struct checkpoint_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
@@ -126,9 +128,13 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 		}
 	}
 	/* The image's directory exists from here on: the memory's pages stream into its files. */
-	if ((ret = image_begin(dir, o->force, &out, err)))
+	if ((ret = image_begin(at, dir, o->force, &out, err)))
 		goto out;
-	if (o->parent && (ret = memfile_parent_open(o->parent, &parent, err)))
+	/* A confined Sentry reaches no image by its path: the image is then a full one, and the
+	 * client says so (stats->note). */
+	bool parent_unreachable = o->parent && confine_active();
+	if (o->parent && !parent_unreachable &&
+	    (ret = memfile_parent_open(o->parent, &parent, err)))
 		goto out;
 	struct memfile_save_opts mo = {
 	    .out = out, .codec = img.codec, .no_inline = o->no_inline, .parent = parent};
@@ -149,7 +155,11 @@ int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
 		stats->bytes = ms.file_bytes;
 		stats->ref_pages = ms.ref_pages;
 		stats->note = NULL;
-		if (parent && !ms.ref_pages && ms.pages)
+		if (parent_unreachable)
+			stats->note =
+			    "not used: the confined Sentry cannot open it (a full image was "
+			    "written; --unsafe-no-confine runs allow it)";
+		else if (parent && !ms.ref_pages && ms.pages)
 			stats->note = memfile_track_why_not()
 					  ? "not used: writes cannot be tracked here"
 					  : "not used: it is not this sandbox's last image, or a "
@@ -186,7 +196,7 @@ void checkpoint_track_base(void)
 
 	if (!memfile_image_id(id) || memfile_track_begin())
 		return;
-	for (struct task *t = kernel.tasks; t && !e; t = t->next) {
+	for (struct task *t = task_list_first(); t && !e; t = t->next) {
 		bool seen = !t->mm;
 		for (size_t i = 0; i < ndone && !seen; i++)
 			seen = done[i] == t->mm;
@@ -256,6 +266,8 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		*err = strdup("out of memory");
 		return -ENOMEM;
 	}
+	/* Dentries and files under /proc name processes that the tasks section restores last. */
+	procfs_set_restoring(true);
 	for (int i = 0; i < NSECTIONS && !ret; i++) {
 		const char *name = section_name(i);
 		struct image_section *s = image_find(&img, name);
@@ -276,9 +288,14 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 			ret = memfile_load(&d, &mo, err);
 			break;
 		}
-		case SEC_VFS:
-			ret = vfs_load(&d, kernel.cfg.rootfs, make_fs, &kernel.root);
+		case SEC_VFS: {
+			/* The rootfs as the locked Sentry reaches it (its kept descriptor). */
+			const char *reach = confine_rootfs(kernel.cfg.rootfs);
+			ret = reach ? vfs_load(&d, reach, make_fs, &kernel.root)
+				    : dec_fail(&d, "rootfs '%s': %s", kernel.cfg.rootfs,
+					       strerror(errno));
 			break;
+		}
 		case SEC_LOCKS:
 			ret = locks_load(&d);
 			break;
@@ -318,6 +335,7 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 			ckpt_refs_foreach(refs, k, kinds[k].drop);
 	ckpt_refs_free(refs);
 	image_free(&img);
+	procfs_set_restoring(false);
 	if (!ret)
 		ret = task_load_finish(err);
 	return ret;

@@ -43,9 +43,10 @@ int kernel_quiesce(void);
  * control socket's event: no task is inside a syscall then). */
 void kernel_unquiesce(void);
 
-/* Writes the image of the (quiesced) kernel to DIR; see image_begin for O->force. On failure
- * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
-int checkpoint_save(const char *dir, const struct checkpoint_opts *o,
+/* Writes the image of the (quiesced) kernel to DIR beneath directory descriptor AT (or
+ * AT_FDCWD); see image_begin for O->force. On failure nothing is left at DIR and *ERR
+ * (malloc'd) says why in one line. */
+int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		    struct checkpoint_stats *stats, char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */

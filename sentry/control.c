@@ -16,17 +16,19 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/random.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/checkpoint.h"
-#include "state/compress.h"
+#include "sentry/confine.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
+#include "state/compress.h"
 
 #define NAME_MAX_LEN 64
 
@@ -88,6 +90,32 @@ static int connect_to(const char *path)
 	return fd;
 }
 
+/* Writes all of BUF to socket FD: 0 or the errno that stopped it (EPIPE, never SIGPIPE). */
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Waits up to TIMEOUT_MS for FD to be readable; an interrupted wait starts again. */
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int r;
+
+	while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 /* True if a Sentry answers on PATH. */
 static bool ping(const char *path)
 {
@@ -97,8 +125,7 @@ static bool ping(const char *path)
 
 	if (fd < 0)
 		return false;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	if (write(fd, "ping\n", 5) == 5 && poll(&p, 1, 2000) == 1)
+	if (send_all(fd, "ping\n", 5) == 0 && wait_readable(fd, 2000) == 1)
 		ok = read(fd, buf, sizeof(buf)) >= 2 && !memcmp(buf, "ok", 2);
 	close(fd);
 	return ok;
@@ -132,6 +159,9 @@ int control_listen(const char *name, int epfd)
 		control_close();
 		return -EIO;
 	}
+	struct stat st;
+	if (stat(ctl.path, &st) == 0)
+		confine_note_socket(st.st_ino); /* the launcher removes it when we are gone */
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctl};
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ctl.fd, &ev)) {
 		control_close();
@@ -152,7 +182,19 @@ void control_close(void)
 		return;
 	close(ctl.fd);
 	ctl.fd = -1;
-	unlink(ctl.path);
+	if (!confine_active())
+		unlink(ctl.path); /* a confined Sentry reaches no path: its launcher does it */
+}
+
+void control_forget(const char *name, unsigned long long ino)
+{
+	char path[sizeof(ctl.path)];
+	struct stat st;
+
+	/* Only the socket that Sentry made: a new Sentry of the same name may have its own. */
+	if (control_socket_path(name, path, sizeof(path)) && lstat(path, &st) == 0 &&
+	    S_ISSOCK(st.st_mode) && st.st_ino == ino)
+		unlink(path);
 }
 
 static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -173,40 +215,78 @@ static void reply(int fd, const char *fmt, ...)
 
 static long long us_between(struct timespec a, struct timespec b)
 {
-	return (b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000;
+	return (b.tv_sec - a.tv_sec) * USEC_PER_SEC + (b.tv_nsec - a.tv_nsec) / NSEC_PER_USEC;
+}
+
+/* Reads into BUF (SIZE bytes) what there is, and the descriptor that came with it into *FD
+ * (the first one; any other is closed). */
+static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} ctl;
+	struct iovec iov = {buf, size};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	return n;
 }
 
 /* One request line: "checkpoint LEAVE FORCE DIR" then options, each a tab and KEY=VALUE
- * ("codec=zstd", "parent=/abs/image"), or "ping". The answer: "ok BYTES PAGES WALL_US CPU_US"
- * (the checkpoint's wall and CPU time in the Sentry) or "error MESSAGE". */
+ * ("codec=zstd", "parent=/abs/image"), with a descriptor of DIR's parent directory
+ * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
+ * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
+ * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in
+ * the Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
 	char req[2 * PATH_MAX + 64];
 	size_t got = 0;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int parent = -1;
 
 	while (got < sizeof(req) - 1 && !memchr(req, '\n', got)) {
-		if (poll(&p, 1, 2000) <= 0)
-			return;
-		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+		if (wait_readable(fd, 2000) <= 0)
+			goto out;
+		ssize_t n = recv_with_fd(fd, req + got, sizeof(req) - 1 - got, &parent);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
-			return;
+			goto out;
 		got += n;
 	}
 	req[got] = 0;
 	char *nl = strchr(req, '\n');
 	if (!nl)
-		return;
+		goto out;
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
 		reply(fd, "ok\n");
-		return;
+		goto out;
 	}
 	int leave, force, off = 0;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
 	    req[off] != '/') {
 		reply(fd, "error bad request\n");
-		return;
+		goto out;
 	}
 	char *dir = req + off, *opt = strchr(dir, '\t');
 	struct checkpoint_opts co = {.force = force, .goes_on = leave};
@@ -219,17 +299,27 @@ static void serve_request(int fd)
 			co.codec = codec_by_name(opt + 6);
 			if (!codec_available(co.codec)) {
 				reply(fd, "error this minisentry was built without %s\n", opt + 6);
-				return;
+				goto out;
 			}
 		} else if (!strncmp(opt, "parent=", 7) && opt[7] == '/') {
 			co.parent = opt + 7;
 		} else {
 			reply(fd, "error bad request option\n");
-			return;
+			goto out;
 		}
 		if (next)
 			*next = '\t';
 		opt = next;
+	}
+	const char *name = strrchr(dir, '/') + 1;
+	struct stat st;
+	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
+		reply(fd, "error the request came without its image's directory\n");
+		goto out;
+	}
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+		reply(fd, "error bad image name\n");
+		goto out;
 	}
 	struct checkpoint_stats stats;
 	struct timespec w0, w1, c0, c1;
@@ -239,13 +329,13 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(NULL, 0);
-		r = checkpoint_save(dir, &co, &stats, &err);
+		r = checkpoint_save(parent, name, &co, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
 		free(err);
 		kernel_unquiesce();
-		return;
+		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
@@ -260,6 +350,9 @@ static void serve_request(int fd)
 		kernel.done = true;
 		kernel.exit_status = 0;
 	}
+out:
+	if (parent >= 0)
+		close(parent);
 }
 
 bool control_handle_event(void *ptr)
@@ -290,23 +383,50 @@ void control_remove_image(const char *dir)
 	rmdir(dir);
 }
 
+int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max)
+{
+	int n = 0;
+
+	if (max < 14)
+		return -ENOSPC;
+	argv[n++] = "minisentry";
+	argv[n++] = "restore";
+	argv[n++] = cfg->save_restore_lazy ? "--save-restore-test=lazy" : "--save-restore-test";
+	if (cfg->save_restore_lazy)
+		argv[n++] = "--lazy";
+	argv[n++] = "--delete-image";
+	if (cfg->strace)
+		argv[n++] = "--strace";
+	static char pids[32];
+	if (cfg->pids > 0) {
+		snprintf(pids, sizeof(pids), "--pids=%d", cfg->pids);
+		argv[n++] = pids;
+	}
+	argv[n++] = cfg->placement == PLACEMENT_OTHER  ? "--placement=other"
+		    : cfg->placement == PLACEMENT_SAME ? "--placement=same"
+						       : "--placement=auto";
+	if (cfg->confine.unsafe_off)
+		argv[n++] = "--unsafe-no-confine";
+	if (cfg->confine.debug == CONFINE_DEBUG_TRAP)
+		argv[n++] = "--debug-host-syscalls";
+	else if (cfg->confine.debug == CONFINE_DEBUG_LOG)
+		argv[n++] = "--debug-host-syscalls=log";
+	argv[n++] = "--image";
+	argv[n++] = (char *)image;
+	argv[n] = NULL;
+	return 0;
+}
+
 long control_save_restore_test(struct task *t)
 {
-	const char *tmp = getenv("TMPDIR");
-	char dir[PATH_MAX];
-	unsigned int rnd = 0;
 	char *err = NULL;
 
-	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
-		rnd = (unsigned int)getpid();
-	snprintf(dir, sizeof(dir), "%s/minisentry-srt.%d.%08x", tmp && tmp[0] == '/' ? tmp : "/tmp",
-		 (int)getpid(), rnd);
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(t, 0);
 		/* A lazy restore of a small image would load nothing lazily: data files always. */
 		struct checkpoint_opts co = {.no_inline = kernel.cfg.save_restore_lazy};
-		r = checkpoint_save(dir, &co, NULL, &err);
+		r = checkpoint_save(confine_srt_dirfd(), confine_srt_name(), &co, NULL, &err);
 		task_save_set_caller(NULL, 0);
 	}
 	if (r) {
@@ -316,36 +436,82 @@ long control_save_restore_test(struct task *t)
 		kernel.exit_status = 125;
 		return -ENOSYS;
 	}
-	/* The old sandbox goes entirely (its stubs die), and a new Sentry in this same process
-	 * (so the exit status reaches whoever started us) restores it. */
+	/* The old sandbox goes entirely (its stubs die), and a new Sentry started by the same
+	 * command (so the exit status reaches whoever started us) restores it. */
 	kernel_teardown();
-	char *argv[12];
-	int n = 0;
-	argv[n++] = "minisentry";
-	argv[n++] = "restore";
-	argv[n++] =
-	    kernel.cfg.save_restore_lazy ? "--save-restore-test=lazy" : "--save-restore-test";
-	if (kernel.cfg.save_restore_lazy)
-		argv[n++] = "--lazy";
-	argv[n++] = "--delete-image";
-	if (kernel.cfg.strace)
-		argv[n++] = "--strace";
-	argv[n++] = kernel.cfg.placement == PLACEMENT_OTHER  ? "--placement=other"
-		    : kernel.cfg.placement == PLACEMENT_SAME ? "--placement=same"
-							     : "--placement=auto";
-	argv[n++] = "--image";
-	argv[n++] = dir;
-	argv[n] = NULL;
-	fflush(NULL);
-	closefrom(3);
-	kernel_stop_placement_tick(); /* an interval timer outlives exec */
-	execv("/proc/self/exe", argv);
-	fprintf(stderr, "minisentry: save-restore test: cannot restart: %s\n", strerror(errno));
-	control_remove_image(dir);
-	_exit(125);
+	confine_srt_restart();
 }
 
 /* --- the client ---------------------------------------------------------------------------- */
+
+/* The directory image DIR goes into, opened for the Sentry, which reaches no path of its own;
+ * ABS gets DIR's absolute path with the user's own symbolic links resolved here, so that the
+ * Sentry, which never follows one, writes where the user meant. As root the descriptor is of
+ * a detached copy of the directory's mount, at whose top ".." goes nowhere. */
+static int open_image_parent(const char *dir, char *abs, size_t size)
+{
+	char path[PATH_MAX], cwd[PATH_MAX], real[PATH_MAX];
+	size_t n;
+	int fd;
+
+	if (dir[0] == '/')
+		n = (size_t)snprintf(path, sizeof(path), "%s", dir);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = (size_t)snprintf(path, sizeof(path), "%s/%s", cwd, dir);
+	else
+		return -errno;
+	if (n >= sizeof(path))
+		return -ENAMETOOLONG;
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+	if (realpath(path, real)) {
+		n = (size_t)snprintf(abs, size, "%s", real);
+	} else {
+		char *slash = strrchr(path, '/');
+		*slash = 0;
+		if (!realpath(slash == path ? "/" : path, real))
+			return -errno;
+		n = (size_t)snprintf(abs, size, "%s/%s", strcmp(real, "/") ? real : "", slash + 1);
+	}
+	if (n >= size)
+		return -ENAMETOOLONG;
+	char *name = strrchr(abs, '/') + 1;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%.*s", name - abs > 1 ? (int)(name - abs - 1) : 1, abs);
+	fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Sends LEN bytes of BUF on SOCK with descriptor FD. */
+static int send_with_fd(int sock, const char *buf, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ssize_t n;
+
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return errno;
+	return n == (ssize_t)len ? 0 : EPIPE;
+}
 
 /* PATH made absolute against the working directory into BUF; false if too long. */
 static bool absolute(const char *path, char *buf, size_t size)
@@ -359,20 +525,25 @@ static bool absolute(const char *path, char *buf, size_t size)
 
 int control_checkpoint(const char *name, const char *dir, const struct control_checkpoint_opts *o)
 {
-	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], parent[PATH_MAX];
+	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], pimage[PATH_MAX];
 	bool force = o->force;
 
 	if (!control_socket_path(name, path, sizeof(path))) {
 		fprintf(stderr, "minisentry: checkpoint: '%s' is not a sandbox name\n", name);
 		return 2;
 	}
-	if (!absolute(dir, abs, sizeof(abs)) ||
-	    (o->parent && !absolute(o->parent, parent, sizeof(parent)))) {
+	if (o->parent && !absolute(o->parent, pimage, sizeof(pimage))) {
 		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
 		return 2;
 	}
+	int parent = open_image_parent(dir, abs, sizeof(abs));
+	if (parent < 0) {
+		fprintf(stderr, "minisentry: checkpoint: image directory '%s': %s\n", dir,
+			strerror(-parent));
+		return 1;
+	}
 	/* The request is one line of tab-separated fields. */
-	if (strpbrk(abs, "\t\n") || (o->parent && strpbrk(parent, "\t\n"))) {
+	if (strpbrk(abs, "\t\n") || (o->parent && strpbrk(pimage, "\t\n"))) {
 		fprintf(stderr,
 			"minisentry: checkpoint: an image path may not hold a tab or newline\n");
 		return 2;
@@ -392,6 +563,7 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 				"minisentry: checkpoint: image directory '%s' exists and is not "
 				"empty (--force replaces it)\n",
 				dir);
+			close(parent);
 			return 1;
 		}
 	}
@@ -403,6 +575,7 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 			"minisentry: checkpoint: sandbox '%s' is already being checkpointed\n",
 			name);
 		close(lfd);
+		close(parent);
 		return 1;
 	}
 	int fd = connect_to(path);
@@ -410,21 +583,30 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		fprintf(stderr, "minisentry: checkpoint: no running sandbox named '%s'\n", name);
 		if (lfd >= 0)
 			close(lfd);
+		close(parent);
 		return 1;
 	}
 	char req[2 * PATH_MAX + 64];
 	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s%s%s%s%s\n", o->leave_running, force,
 			 abs, o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
-			 o->parent ? "\tparent=" : "", o->parent ? parent : "");
+			 o->parent ? "\tparent=" : "", o->parent ? pimage : "");
 	char resp[1024];
 	size_t got = 0;
-	if (write(fd, req, n) == n) {
-		ssize_t r;
-		while (got < sizeof(resp) - 1 &&
-		       (r = read(fd, resp + got, sizeof(resp) - 1 - got)) > 0)
-			got += r;
+	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
+	 * SIGPIPE to die of in silence. */
+	int err = send_with_fd(fd, req, n, parent);
+	while (!err && got < sizeof(resp) - 1) {
+		ssize_t r = read(fd, resp + got, sizeof(resp) - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = errno;
+		if (r <= 0)
+			break;
+		got += r;
 	}
 	close(fd);
+	close(parent);
 	if (lfd >= 0)
 		close(lfd);
 	resp[got] = 0;
@@ -437,7 +619,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		   &note) >= 4) {
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
 		       "ms)",
-		       name, dir, bytes, pages, wall / 1000.0, cpu / 1000.0);
+		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,
+		       cpu / (double)USEC_PER_MSEC);
 		if (o->parent)
 			printf(", %llu pages in the parent", refs);
 		printf("\n");
@@ -447,6 +630,9 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	}
 	if (!strncmp(resp, "error ", 6))
 		fprintf(stderr, "minisentry: checkpoint: %s\n", resp + 6);
+	else if (err)
+		fprintf(stderr, "minisentry: checkpoint: sandbox '%s' dropped the request: %s\n",
+			name, strerror(err));
 	else
 		fprintf(stderr, "minisentry: checkpoint: sandbox '%s' did not answer\n", name);
 	return 1;

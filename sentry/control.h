@@ -17,13 +17,20 @@ int control_listen(const char *name, int epfd);
 bool control_active(void);
 /* Handles an epoll event whose data is PTR; false if it is not the control socket's. */
 bool control_handle_event(void *ptr);
-/* Stops listening and removes the socket. */
+/* Stops listening and removes the socket (a confined Sentry leaves that to its launcher). */
 void control_close(void);
+/* The launcher, once its Sentry is gone: removes NAME's socket if it is still the one that
+ * Sentry made (inode INO). */
+void control_forget(const char *name, unsigned long long ino);
 
 /* The save-restore test: checkpoints the sandbox from inside task T's syscall, tears it down
  * and replaces the Sentry with one restored from the image. Returns only on failure (the
  * sandbox then ends with status 125). */
 long control_save_restore_test(struct task *t);
+/* The command line that restores the save-restore test's IMAGE with CFG's options, into ARGV
+ * (room for MAX entries, at least 12). */
+struct kernel_config;
+int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max);
 /* Removes image directory DIR (the save-restore test's own images). */
 void control_remove_image(const char *dir);
 

@@ -27,7 +27,12 @@
 #include "vfs/vfs.h"
 
 #define PIE_BASE 0x555555554000UL /* where Linux puts a PIE without randomisation */
+/* The stack is mapped whole at exec, RLIMIT_STACK bytes of it (Linux grows it on demand up to
+ * there): at least STACK_MIN, as Linux's first stack holds 128 KiB beyond the arguments;
+ * at most STACK_MAX; STACK_SIZE when the limit is infinite. */
 #define STACK_SIZE (8UL << 20)
+#define STACK_MIN (128UL << 10)
+#define STACK_MAX (1UL << 30)
 #define MAX_ARG_BYTES (2UL << 20)
 
 struct image {
@@ -297,6 +302,12 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	if (!(mm = mm_new(pt)))
 		goto out_kill;
 	t->mm = mm; /* build_stack writes through t->mm */
+	rlim_t slim = t->rlim[RLIMIT_STACK].rlim_cur;
+	size_t stack_size = slim == RLIM_INFINITY ? STACK_SIZE
+			    : slim > STACK_MAX	  ? STACK_MAX
+			    : slim < STACK_MIN	  ? STACK_MIN
+						  : PAGE_DOWN(slim);
+	mm_set_stack_size(mm, stack_size);
 	if (exe.info.type == ET_DYN)
 		err = place_dyn(mm, &exe, exe.info.has_interp ? PIE_BASE : 0);
 	else
@@ -307,7 +318,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		goto out_mm;
 	mm->brk_start = mm->brk = PAGE_UP(exe.bias + exe.info.hi);
 	long r =
-	    mm_map(mm, mm->stack_top - STACK_SIZE, STACK_SIZE, PROT_READ | PROT_WRITE,
+	    mm_map(mm, mm->stack_top - stack_size, stack_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_GROWSDOWN, NULL, 0, 0, "[stack]");
 	if (r < 0) {
 		err = (int)r;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -46,7 +47,7 @@ static void reparent_children(struct task *leader)
 {
 	struct task *heir = new_parent_for_orphans(leader);
 
-	for (struct task *c = kernel.tasks; c; c = c->next) {
+	for_each_task(c) {
 		if (c->parent != leader)
 			continue;
 		c->parent = heir;
@@ -75,7 +76,7 @@ static bool parent_autoreaps(struct task *parent)
 /* Whether the stub of PT hosts only threads of process TGID (a vfork child may share it). */
 static bool stub_exclusive(struct platform_thread *pt, pid_t tgid)
 {
-	for (struct task *o = kernel.tasks; o; o = o->next)
+	for_each_task(o)
 		if (o->pt && o->pt->stub == pt->stub && o->tgid != tgid)
 			return false;
 	return true;
@@ -99,8 +100,8 @@ void kernel_exit_thread(struct task *t, int status)
 	struct task *leader = t->group_leader;
 	bool others = false;
 
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		others |= o != t && o->tgid == t->tgid && !o->thread_gone && !o->zombie;
+	for_each_thread_of(leader, o)
+		others |= o != t && !o->thread_gone && !o->zombie;
 	if (!others) {
 		kernel_exit_group(t, status);
 		return;
@@ -119,13 +120,12 @@ void kernel_exit_thread(struct task *t, int status)
 
 void kernel_exit_group(struct task *t, int status)
 {
-	struct task *leader = t->group_leader, *next;
+	struct task *leader = t->group_leader;
 
 	record_cpu_time(leader);
 	if (t->pt && stub_exclusive(t->pt, t->tgid))
 		platform_kill(t->pt); /* every thread at once; releases below just free */
-	for (struct task *o = kernel.tasks; o; o = next) {
-		next = o->next;
+	for_each_task_safe(o, next) {
 		if (o->tgid == t->tgid && o != leader) {
 			kernel_vfork_release(o);
 			task_release(o);
@@ -200,7 +200,7 @@ static long do_wait(struct task *t, int idtype, pid_t id, int options, struct wa
 	bool any = false;
 
 	memset(r, 0, sizeof(*r));
-	for (struct task *c = kernel.tasks; c; c = c->next) {
+	for_each_task(c) {
 		if (!child_matches(parent, c, idtype, id))
 			continue;
 		any = true;
@@ -247,7 +247,7 @@ static void fill_rusage(struct rusage *ru, struct timespec cpu)
 {
 	memset(ru, 0, sizeof(*ru));
 	ru->ru_utime.tv_sec = cpu.tv_sec;
-	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
+	ru->ru_utime.tv_usec = cpu.tv_nsec / NSEC_PER_USEC;
 }
 
 long sys_wait4(struct task *t, const unsigned long *a)

@@ -18,6 +18,12 @@ struct fdtable *fdtable_new(void)
 	return t;
 }
 
+struct fdtable *fdtable_get(struct fdtable *t)
+{
+	t->refs++;
+	return t;
+}
+
 void fdtable_put(struct fdtable *t)
 {
 	if (!t || --t->refs > 0)

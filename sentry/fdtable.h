@@ -21,6 +21,9 @@ struct fdtable {
 struct fdtable *fdtable_new(void);
 /* A new table with the same descriptors (new references), for fork and unshare. */
 struct fdtable *fdtable_copy(struct fdtable *old);
+/* Another reference on table T (CLONE_FILES); fdtable_put drops one, the last closes every
+ * descriptor and frees T. */
+struct fdtable *fdtable_get(struct fdtable *t);
 void fdtable_put(struct fdtable *t);
 /* Installs FILE (taking the caller's reference) at the lowest free number >= MIN, below
  * LIMIT; returns it or -EMFILE. */

@@ -3,9 +3,11 @@
  * that resumes where the caller stopped, with 0 in rax. */
 #include <errno.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
@@ -13,6 +15,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 #define CLONE_ARGS_SIZE_VER0 64 /* the first struct clone_args */
 
@@ -21,6 +24,24 @@
 	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |               \
 	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |     \
 	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED)
+
+/* EAGAIN when a new task would pass the sandbox's --pids bound, or P's RLIMIT_NPROC (the
+ * tasks of its real user; root, who holds CAP_SYS_RESOURCE, is not bound by it). */
+static long tasks_allowed(struct task *p)
+{
+	rlim_t nproc = p->rlim[RLIMIT_NPROC].rlim_cur, all = 0, mine = 0;
+	rlim_t pids = kernel.cfg.pids > 0 ? kernel.cfg.pids : DEFAULT_PIDS;
+
+	for_each_task(t) {
+		all++;
+		mine += t->uid == p->uid;
+	}
+	if (all >= pids)
+		return -EAGAIN;
+	if (p->uid != 0 && p->euid != 0 && nproc != RLIM_INFINITY && mine >= nproc)
+		return -EAGAIN;
+	return 0;
+}
 
 long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
 		  uintptr_t child_tid, uintptr_t tls)
@@ -41,6 +62,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		return -EINVAL;
 	if ((flags & CLONE_THREAD) && (flags & CSIGNAL))
 		flags &= ~(unsigned long)CSIGNAL; /* threads never signal their "parent" */
+	if ((err = tasks_allowed(p)))
+		return err;
 	err = -ENOMEM;
 	if (!(xsave = malloc(xsize)) || !(c = task_new(kernel.next_pid)))
 		goto out;
@@ -82,8 +105,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	}
 	err = -ENOMEM;
 	if (flags & CLONE_SIGHAND) {
-		c->sighand = p->sighand;
-		c->sighand->refs++;
+		c->sighand = sighand_get(p->sighand);
 	} else {
 		if (!(c->sighand = malloc(sizeof(*c->sighand))))
 			goto out;
@@ -91,8 +113,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->sighand->refs = 1;
 	}
 	if (flags & CLONE_FILES) {
-		c->files = p->files;
-		c->files->refs++;
+		c->files = fdtable_get(p->files);
 	} else if (!(c->files = fdtable_copy(p->files))) {
 		goto out;
 	}
@@ -100,8 +121,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		/* Same address space: a new host thread in the caller's stub. */
 		if ((err = platform_thread_new(p->pt, &c->pt)))
 			goto out;
-		c->mm = p->mm;
-		c->mm->refs++;
+		c->mm = mm_get(p->mm);
 	} else {
 		if ((err = platform_stub_new(&c->pt)))
 			goto out;
@@ -131,6 +151,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->exe = vfs_dentry_get(p->exe);
 	kernel.forks++;
 	task_link(c);
+	if (!(flags & CLONE_THREAD))
+		timers_cpu_limit_changed(c); /* a fork starts its own CPU-time count */
 	kernel_resume(c);
 	err = c->tid;
 	c = NULL;
@@ -156,7 +178,7 @@ long kernel_vfork_wait(struct task *p)
 		p->vfork_child = 0;
 		return pid;
 	}
-	p->intr_ret = p->vfork_child;
+	p->blk.intr_ret = p->vfork_child;
 	long err = task_wait_queue(p, &p->vfork_wq, 0);
 	return err ? err : task_block(p);
 }
@@ -171,7 +193,7 @@ void kernel_vfork_release(struct task *c)
 
 long sys_clone(struct task *t, const unsigned long *a)
 {
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. */
 	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
@@ -185,7 +207,7 @@ long sys_fork(struct task *t, const unsigned long *a)
 
 long sys_clone3(struct task *t, const unsigned long *a)
 {
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	struct {
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
@@ -96,7 +97,7 @@ static struct fqueue *queue_of(struct fkey key, bool create)
 
 static void mark_woken(struct task *t)
 {
-	t->futex_woken = true;
+	t->blk.futex_woken = true;
 }
 
 static int wake_key(struct fkey key, int n, uint32_t bits)
@@ -119,8 +120,8 @@ static struct fkey requeue_key;
 
 static void mark_requeued(struct task *t)
 {
-	t->futex_key = requeue_key.off;
-	t->futex_requeued = true;
+	t->blk.futex_key = requeue_key.off;
+	t->blk.futex_requeued = true;
 }
 
 static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t utime,
@@ -133,37 +134,38 @@ static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t 
 		return -EINVAL;
 	if ((err = key_of(t->mm, uaddr, &key)))
 		return err;
-	if (t->retry && t->futex_requeued) {
-		key.off = t->futex_key;
+	if (t->blk.retry && t->blk.futex_requeued) {
+		key.off = t->blk.futex_key;
 		key.mm = key.off & FKEY_PRIVATE ? t->mm : NULL;
 	}
-	if (!t->retry) {
+	if (!t->blk.retry) {
 		uint32_t cur;
-		t->futex_requeued = false;
+		t->blk.futex_requeued = false;
 		if (copy_in(t->mm, &cur, uaddr, sizeof(cur)))
 			return -EFAULT;
 		if (cur != val)
 			return -EAGAIN;
-		t->futex_woken = false;
-		t->futex_timed = utime != 0;
+		t->blk.futex_woken = false;
+		t->blk.futex_timed = utime != 0;
 		if (utime) {
 			struct timespec ts;
 			if (copy_in(t->mm, &ts, utime, sizeof(ts)))
 				return -EFAULT;
-			if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 				return -EINVAL;
 			if (absolute) {
 				struct timespec now;
 				clock_now(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
-				t->sys_deadline = ts_add(mono_now(), ts_sub(ts, now));
+				t->blk.deadline = ts_add(mono_now(), ts_sub(ts, now));
 			} else {
-				t->sys_deadline = ts_add(mono_now(), ts);
+				t->blk.deadline = ts_add(mono_now(), ts);
 			}
 		}
-	} else if (t->futex_woken) {
-		t->futex_woken = false;
+	} else if (t->blk.futex_woken) {
+		t->blk.futex_woken = false;
 		return 0;
-	} else if (t->timed_out || (t->futex_timed && ts_cmp(mono_now(), t->sys_deadline) >= 0)) {
+	} else if (t->blk.timed_out ||
+		   (t->blk.futex_timed && ts_cmp(mono_now(), t->blk.deadline) >= 0)) {
 		return -ETIMEDOUT;
 	}
 	struct fqueue *q = queue_of(key, true);
@@ -171,9 +173,9 @@ static long futex_wait(struct task *t, uintptr_t uaddr, uint32_t val, uintptr_t 
 		return -ENOMEM;
 	if ((err = task_wait_queue(t, &q->wq, bits)))
 		return err;
-	if (t->futex_timed)
-		task_wait_until(t, &t->sys_deadline);
-	t->intr_ret = t->futex_timed ? -ERESTARTNOHAND : -ERESTARTSYS;
+	if (t->blk.futex_timed)
+		task_wait_until(t, &t->blk.deadline);
+	t->blk.intr_ret = t->blk.futex_timed ? -ERESTARTNOHAND : -ERESTARTSYS;
 	return task_block(t);
 }
 

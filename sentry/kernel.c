@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -35,38 +36,46 @@
 
 struct kernel kernel;
 
-static int sigchld_fd = -1;
-
-/* Signals sent to the Sentry itself. Terminal signals go on to the guest's foreground process
- * group; SIGTERM and SIGHUP end the sandbox. The handler only records them: the loop acts,
- * woken by the EINTR of whatever it was blocked in. */
-static volatile sig_atomic_t host_signals;
+/* Host signals the Sentry acts on: SIGCHLD (a guest thread stopped), SIGALRM (the placement
+ * tick) and the ones sent to minisentry itself: terminal signals go on to the guest's
+ * foreground process group; SIGTERM and SIGHUP end the sandbox. All of them stay blocked for
+ * the Sentry's whole life and are taken only at the loop's wait point (wait_for_work), from
+ * the signalfd or by sigwaitinfo. So a signal that comes while the loop is busy waits, pending,
+ * until the next look; it can never slip in between a check and a wait, and no other wait of
+ * the Sentry (an injection's waitpid, an image write) is ever cut short by EINTR. */
 static const int forwarded[] = {SIGINT, SIGQUIT, SIGTSTP, SIGWINCH, SIGTERM, SIGHUP};
+static sigset_t host_sigs;
+static int host_sigfd = -1;
 
-static void note_host_signal(int sig)
+static void act_on_host_signal(int sig)
 {
-	host_signals |= 1 << sig;
+	switch (sig) {
+	case SIGCHLD:
+		return; /* a guest stop: the loop's platform_wait takes it */
+	case SIGALRM:
+		platform_placement_tick();
+		return;
+	case SIGTERM:
+	case SIGHUP:
+		kernel.done = true;
+		kernel.exit_status = 128 + sig;
+		return;
+	}
+	siginfo_t si = {.si_signo = sig, .si_code = SI_KERNEL};
+	for_each_process(p)
+		if (!p->zombie && p->pgid == kernel.tty_fg_pgid)
+			signal_send_process(p, sig, &si);
 }
 
-static void handle_host_signals(void)
+/* Acts on every host signal pending now, without waiting. */
+static void take_host_signals(void)
 {
-	int pending = host_signals;
+	struct signalfd_siginfo si[8];
+	ssize_t n;
 
-	host_signals = 0;
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
-		int sig = forwarded[i];
-		if (!(pending & (1 << sig)))
-			continue;
-		if (sig == SIGTERM || sig == SIGHUP) {
-			kernel.done = true;
-			kernel.exit_status = 128 + sig;
-			continue;
-		}
-		siginfo_t si = {.si_signo = sig, .si_code = SI_KERNEL};
-		for (struct task *p = kernel.tasks; p; p = p->next)
-			if (p->group_leader == p && !p->zombie && p->pgid == kernel.tty_fg_pgid)
-				signal_send_process(p, sig, &si);
-	}
+	while ((n = read(host_sigfd, si, sizeof(si))) > 0)
+		for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++)
+			act_on_host_signal((int)si[i].ssi_signo);
 }
 
 void kernel_free_dead(void)
@@ -87,7 +96,7 @@ static void file_resized(struct mobj *mo, uint64_t size)
 	if (mo->refs <= 1)
 		return; /* only the file holds it: nothing maps it */
 	visit++;
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (!t->mm || t->mm->visit == visit)
 			continue;
 		t->mm->visit = visit;
@@ -128,10 +137,10 @@ static void finish_syscall(struct task *t, long ret)
 	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie || t->thread_gone)
 		return;
 	bool in_syscall = !t->regs_set;
-	t->retry = false;
-	t->timed_out = false;
+	t->blk.retry = false;
+	t->blk.timed_out = false;
 	t->regs_set = false;
-	t->intr_ret = 0;
+	t->blk.intr_ret = 0;
 	if (signal_pending(t) || t->has_saved_sigmask || (in_syscall && is_restart(ret))) {
 		if (!signal_deliver(t, ret, in_syscall))
 			return;
@@ -141,23 +150,23 @@ static void finish_syscall(struct task *t, long ret)
 	kernel_resume(t);
 }
 
-/* The handler runs once more knowing it was interrupted (t->interrupted), so it can finish
+/* The handler runs once more knowing it was interrupted (t->blk.interrupted), so it can finish
  * with what it has (a partial write, the time left of a sleep); if it would block again the
- * syscall ends with t->intr_ret. */
+ * syscall ends with t->blk.intr_ret. */
 void kernel_interrupt_syscall(struct task *t)
 {
-	t->retry = true;
-	t->interrupted = true;
+	t->blk.retry = true;
+	t->blk.interrupted = true;
 	t->mm->via = t->pt;
 	long ret = syscall_dispatch(t);
 	if (ret == -ESENTRY_BLOCK) {
 		task_cancel_wait(t);
-		ret = t->intr_ret ? t->intr_ret : -ERESTARTSYS;
+		ret = t->blk.intr_ret ? t->blk.intr_ret : -ERESTARTSYS;
 		if (kernel.cfg.strace)
 			strace_print(t, ret);
 	}
-	t->interrupted = false;
-	t->sigwait_set = 0;
+	t->blk.interrupted = false;
+	t->blk.sigwait_set = 0;
 	finish_syscall(t, ret);
 }
 
@@ -197,8 +206,8 @@ static bool vsyscall_trap(struct task *t)
 	    .sp = regs.rsp,
 	    .native = true,
 	};
-	t->retry = false;
-	t->timed_out = false;
+	t->blk.retry = false;
+	t->blk.timed_out = false;
 	kernel_retry_syscall(t);
 	return true;
 }
@@ -222,8 +231,8 @@ static void handle_event(const struct platform_event *ev)
 			kernel_exit_group(t, SIGKILL);
 			return;
 		}
-		t->retry = false;
-		t->timed_out = false;
+		t->blk.retry = false;
+		t->blk.timed_out = false;
 		kernel_retry_syscall(t);
 		break;
 	case PEV_SIGNAL:
@@ -246,7 +255,7 @@ static void handle_event(const struct platform_event *ev)
 		break;
 	case PEV_STOP:
 		/* An interrupt we asked for: deliver what is pending. */
-		if (!t->blocked && signal_deliver(t, 0, false))
+		if (!t->blk.blocked && signal_deliver(t, 0, false))
 			kernel_resume(t);
 		break;
 	case PEV_EXITED:
@@ -257,55 +266,70 @@ static void handle_event(const struct platform_event *ev)
 	}
 }
 
+/* The loop's one wait point. With BLOCK, waits for a guest stop, a host signal or, when tasks
+ * wait on host descriptors or deadlines or a control socket listens, one of those; without,
+ * takes only what is there already. Host signals pending at the call end it at once. */
+static void wait_for_work(bool block)
+{
+	struct epoll_event evs[16];
+
+	if (!sched_needs_events() && !control_active()) {
+		/* The fast path: only a guest stop (SIGCHLD) or a host signal can wake anyone. */
+		siginfo_t si;
+		if (!block)
+			take_host_signals();
+		else if (sigwaitinfo(&host_sigs, &si) > 0)
+			act_on_host_signal(si.si_signo);
+		return;
+	}
+	sched_arm_timer();
+	int n = epoll_wait(kernel.epfd, evs, 16, block ? -1 : 0);
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.ptr == &host_sigfd)
+			take_host_signals();
+		else if (!control_handle_event(evs[i].data.ptr))
+			sched_handle_event(evs[i].data.ptr, evs[i].events);
+	}
+}
+
+/* A steady stream of guest stops never leaves the loop without work to wait for, so it looks
+ * at host signals, descriptors and the tick after this many events in a row. */
+#define EVENTS_BETWEEN_LOOKS 16
+
 static void loop(void)
 {
 	struct platform_event ev;
-	struct epoll_event evs[16];
+	unsigned int in_a_row = 0;
 
 	while (!kernel.done) {
-		int r;
-		if (host_signals)
-			handle_host_signals();
 		sched_run_woken();
 		kernel_free_dead();
 		if (kernel.done)
 			break;
-		/* The fast path: only guest stops can wake anyone, so wait for the guest only. */
-		if (!sched_needs_events() && !control_active()) {
-			r = platform_wait(&ev, true);
-			if (r == 0)
-				handle_event(&ev);
-			else if (r == -ECHILD)
-				break;
-			continue;
-		}
-		r = platform_wait(&ev, false);
+		/* A stop may be waiting without a SIGCHLD of its own (several stops raise one), so
+		 * the stops there are come first, and the wait only once there are none. */
+		int r = platform_wait(&ev, false);
 		if (r == 0) {
 			handle_event(&ev);
+			if (++in_a_row >= EVENTS_BETWEEN_LOOKS) {
+				in_a_row = 0;
+				wait_for_work(false);
+			}
 			continue;
 		}
 		if (r == -ECHILD)
 			break;
-		sched_arm_timer();
-		int n = epoll_wait(kernel.epfd, evs, 16, -1);
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.ptr == &sigchld_fd) {
-				struct signalfd_siginfo si;
-				while (read(sigchld_fd, &si, sizeof(si)) == sizeof(si))
-					;
-			} else if (!control_handle_event(evs[i].data.ptr)) {
-				sched_handle_event(evs[i].data.ptr, evs[i].events);
-			}
-		}
+		in_a_row = 0;
+		wait_for_work(true);
 	}
 }
 
 void kernel_teardown(void)
 {
+	struct task *t;
+
 	kernel_free_dead();
-	while (kernel.tasks) {
-		struct task *t = kernel.tasks;
-		kernel.tasks = t->next;
+	while ((t = task_list_pop())) {
 		task_cancel_wait(t);
 		if (t->pt)
 			platform_kill(t->pt);
@@ -318,54 +342,40 @@ void kernel_teardown(void)
 
 static int setup_events(void)
 {
-	sigset_t chld;
-
 	kernel.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (kernel.epfd < 0)
 		return -errno;
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
-	sigchld_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sigchld_fd < 0)
+	sigemptyset(&host_sigs);
+	sigaddset(&host_sigs, SIGCHLD);
+	sigaddset(&host_sigs, SIGALRM);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&host_sigs, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &host_sigs, NULL);
+	host_sigfd = signalfd(-1, &host_sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (host_sigfd < 0)
 		return -errno;
-	struct epoll_event e = {.events = EPOLLIN, .data.ptr = &sigchld_fd};
-	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, sigchld_fd, &e))
+	struct epoll_event e = {.events = EPOLLIN, .data.ptr = &host_sigfd};
+	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, host_sigfd, &e))
 		return -errno;
 	int err = sched_init(kernel.epfd);
 	if (err)
 		return err;
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout is the guest's EPIPE, not our death */
-	/* No SA_RESTART: a blocking waitpid or epoll_wait returns EINTR and the loop acts. */
-	struct sigaction sa = {.sa_handler = note_host_signal};
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &sa, NULL);
 	return 0;
 }
 
-/* --placement auto looks at running guest threads every PLACEMENT_TICK_US from SIGALRM: the
- * loop may sit in a blocking waitpid for as long as every thread computes, and it is exactly
- * then that a computing thread should leave the Sentry's CPU. The handler only sets host
- * affinities (platform_placement_tick); SA_RESTART keeps every other wait of the Sentry's
- * whole. */
+/* --placement auto looks at running guest threads every PLACEMENT_TICK_US: the loop may sit
+ * in its wait for as long as every thread computes, and it is exactly then that a computing
+ * thread should leave the Sentry's CPU. The interval timer's SIGALRM is a host signal like the
+ * others: the wait point takes it and runs platform_placement_tick. */
 #define PLACEMENT_TICK_US 5000
-
-static void placement_tick(int sig)
-{
-	(void)sig;
-	int saved = errno;
-	platform_placement_tick();
-	errno = saved;
-}
 
 static void start_placement_tick(void)
 {
-	struct sigaction sa = {.sa_handler = placement_tick, .sa_flags = SA_RESTART};
 	struct itimerval every = {{0, PLACEMENT_TICK_US}, {0, PLACEMENT_TICK_US}};
 
 	if (kernel.cfg.placement != PLACEMENT_AUTO)
 		return;
-	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &every, NULL);
 }
 
@@ -550,6 +560,8 @@ static int setup_kernel(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}
+	if ((err = confine_prepare_stubs()))
+		return err; /* the message is printed */
 	if (cfg->id && (err = control_listen(cfg->id, kernel.epfd)))
 		return err; /* the message is printed */
 	return 0;
@@ -576,6 +588,9 @@ int kernel_run(const struct kernel_config *cfg)
 	int err;
 	struct task *init;
 
+	kernel.cfg = *cfg;
+	if ((err = confine_launch(&cfg->confine, cfg)))
+		return err;
 	kernel.next_pid = 2;
 	kernel.boot_mono = mono_now();
 	clock_gettime(CLOCK_REALTIME, &kernel.boot_real);
@@ -584,8 +599,9 @@ int kernel_run(const struct kernel_config *cfg)
 	struct termios saved_tty;
 	bool tty = tcgetattr(0, &saved_tty) == 0;
 	kernel.tty_sid = tty ? 1 : 0;
-	kernel.cfg = *cfg;
-	if ((err = vfs_mount_overlay_root(cfg->rootfs, &kernel.root))) {
+	const char *rootfs = confine_rootfs(cfg->rootfs);
+	err = rootfs ? vfs_mount_overlay_root(rootfs, &kernel.root) : -errno;
+	if (err) {
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
@@ -601,6 +617,13 @@ int kernel_run(const struct kernel_config *cfg)
 		return -ENOMEM;
 	}
 	task_link(init);
+	/* Set up: from here on the guest's input (its ELF files first) meets a locked Sentry. */
+	if ((err = confine_lock())) {
+		kernel_teardown();
+		return err;
+	}
+	if (cfg->confine.selftest)
+		return confine_selftest(cfg->confine.selftest);
 	if ((err = start_init(init))) {
 		kernel_teardown();
 		return err;
@@ -626,9 +649,9 @@ static void print_restore_stats(void)
 	if (f)
 		fclose(f);
 	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
-		(now.tv_sec - kernel_main_start.tv_sec) * 1e3 +
-		    (now.tv_nsec - kernel_main_start.tv_nsec) / 1e6,
-		cpu.tv_sec * 1e3 + cpu.tv_nsec / 1e6, rss);
+		(now.tv_sec - kernel_main_start.tv_sec) * (double)MSEC_PER_SEC +
+		    (now.tv_nsec - kernel_main_start.tv_nsec) / (double)NSEC_PER_MSEC,
+		cpu.tv_sec * (double)MSEC_PER_SEC + cpu.tv_nsec / (double)NSEC_PER_MSEC, rss);
 }
 
 struct timespec kernel_main_start;
@@ -641,6 +664,9 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	char *err = NULL;
 	int ret;
 
+	kernel.cfg = *cfg;
+	if ((ret = confine_launch(&cfg->confine, cfg)))
+		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
 	ret = checkpoint_load(image, o, &err);
@@ -649,6 +675,13 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	if (ret) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
 		free(err);
+		kernel_teardown();
+		control_close();
+		return ret;
+	}
+	/* The image is read and its sandbox set up: the Sentry locks itself in before any
+	 * restored guest instruction runs. */
+	if ((ret = confine_lock())) {
 		kernel_teardown();
 		control_close();
 		return ret;

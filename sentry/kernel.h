@@ -9,10 +9,15 @@
 #include <time.h>
 
 #include "platform/platform.h"
+#include "sentry/confine.h"
 
 struct task;
 struct vfs_dentry;
 struct procinfo_ops;
+
+/* --network: the private loopback network (the default; "none" is the same, nothing being
+ * reachable beyond the sandbox's lo), or the host's, through sockets the Sentry owns. */
+enum kernel_network { NETWORK_LOOPBACK, NETWORK_NONE, NETWORK_HOST };
 
 struct kernel_config {
 	const char *rootfs;
@@ -29,11 +34,13 @@ struct kernel_config {
 	bool save_restore_test;
 	bool save_restore_lazy; /* --save-restore-test=lazy: the restores are lazy */
 	const char *id;		/* --id: the name the control socket is reached by, or NULL */
+	enum kernel_network network;
+	struct confine_opts confine;
+	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
 };
 
 struct kernel {
 	struct kernel_config cfg;
-	struct task *tasks;
 	struct task *dead;    /* exited this event; freed by the loop */
 	struct task *current; /* the task whose syscall is being served */
 	pid_t next_pid;
@@ -71,7 +78,7 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o);
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
 void kernel_retry_syscall(struct task *t);
 
-/* Ends T's blocked syscall with t->intr_ret because a signal arrived, and lets T run. */
+/* Ends T's blocked syscall with t->blk.intr_ret because a signal arrived, and lets T run. */
 void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);

@@ -2,6 +2,8 @@
  * allocator, the identity of the rootfs and the sandbox-wide state procfs keeps. Loading it
  * checks that this host can take the image (the rootfs is there and is the same tree, the CPU
  * saves the same registers) before anything else is rebuilt. */
+#include "common/limits.h"
+#include "sentry/confine.h"
 #include "sentry/kernel.h"
 
 #include <dirent.h>
@@ -115,7 +117,11 @@ int kernel_ckpt_save(struct enc *e)
 	filecache_clear();
 
 	enc_str(e, kernel.cfg.rootfs);
-	enc_u32(e, rootfs_fingerprint(kernel.cfg.rootfs));
+	/* The rootfs by its host path, and its fingerprint as the locked Sentry reaches it. */
+	const char *reach = confine_rootfs(kernel.cfg.rootfs);
+	if (!reach)
+		return enc_fail(e, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno));
+	enc_u32(e, rootfs_fingerprint(reach));
 	enc_u32(e, kernel.cfg.cpus);
 	enc_bool(e, kernel.cfg.eager_kernfs);
 	enc_u32(e, kernel.next_pid);
@@ -129,10 +135,10 @@ int kernel_ckpt_save(struct enc *e)
 	enc_u64(e, platform_xfeatures());
 	/* Tasks are queued in list order (the order restore links them in); their records
 	 * follow in the tasks section. */
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		ntasks++;
 	enc_u64(e, ntasks);
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (!ckpt_refs_id(e->refs, CK_TASK, t))
 			return enc_fail(e, "out of memory");
 	return procfs_state_save(e);
@@ -158,7 +164,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
-	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > 512 || kernel.next_pid < 2)
+	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > MAX_CPUS ||
+	    kernel.next_pid < 2 || guest_now.tv_sec < 0)
 		return dec_fail(d, "bad kernel record");
 	if (fpsize != platform_fpstate_size() || (xfeatures & ~platform_xfeatures()))
 		return dec_fail(d,

@@ -319,7 +319,7 @@ long sys_flock(struct task *t, const unsigned long *a)
 static struct vfs_file *file_on(struct vfs_inode *ino, struct task *leader)
 {
 	for (int pass = 0; pass < 2; pass++)
-		for (struct task *t = kernel.tasks; t; t = t->next) {
+		for_each_task(t) {
 			if ((t->group_leader == leader) != (pass == 0) || !t->files)
 				continue;
 			for (int fd = 0; fd < t->files->n; fd++) {

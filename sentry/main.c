@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
@@ -16,6 +17,14 @@
 #include "state/compress.h"
 
 #define VERSION "0.1.0"
+/* MAX_CPUS as a string literal, for the texts below. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MAX_CPUS_STR STR(MAX_CPUS)
+#define DEFAULT_PIDS_STR STR(DEFAULT_PIDS)
+
+/* Long options without a letter. */
+enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONFINEMENT };
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
@@ -32,15 +41,28 @@ static const char usage[] =
     "  --strace              print every guest syscall and its result on stderr\n"
     "  --env K=V             set an environment variable for CMD (repeatable)\n"
     "  --cwd DIR             working directory inside the sandbox (default /)\n"
-    "  --cpus N              number of CPUs the guest sees, 1..512 (default: the host's)\n"
+    "  --cpus N              number of CPUs the guest sees, 1.." MAX_CPUS_STR
+    " (default: the host's)\n"
     "  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
     "                        they make syscalls, on any CPU while they compute), same, other\n"
     "  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
     "  --stats               at exit, print the inode and dentry counts of /proc and /sys\n"
     "  --id NAME             name the sandbox, so that `checkpoint NAME` can reach it\n"
+    "  --network MODE        loopback (default): a private network with its own lo;\n"
+    "                        none: the same, nothing reachable beyond lo; host: the host's\n"
+    "                        network through sockets the Sentry owns (not checkpointable)\n"
+    "  --pids N              the most tasks (threads included) the sandbox may hold at once;\n"
+    "                        fork and clone fail with EAGAIN past it (default " DEFAULT_PIDS_STR
+    ")\n"
     "  --save-restore-test[=lazy]\n"
     "                        the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
+    "  --debug-host-syscalls[=log]\n"
+    "                        a host syscall the Sentry's seccomp allowlist lacks is named on\n"
+    "                        stderr and fails with ENOSYS (=log: runs, logged by the kernel)\n"
+    "                        instead of killing the Sentry; also MINISENTRY_DEBUG_HOST_SYSCALLS\n"
+    "  --unsafe-no-confine   UNSAFE, for measuring only: no namespaces, no seccomp allowlist,\n"
+    "                        capabilities kept (docs/security.md)\n"
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
@@ -60,7 +82,8 @@ static const char usage[] =
     "  --force               use a root filesystem that differs from the image's\n"
     "  --lazy                start the guest before its memory is loaded: pages arrive when\n"
     "                        first touched and in the background\n"
-    "  --strace, --placement, --stats, --save-restore-test as for run\n";
+    "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
+    "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
 {
@@ -132,24 +155,80 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		}
 		cfg->save_restore_lazy = optarg != NULL;
 		return 0;
+	case 'P': {
+		char *end;
+		errno = 0;
+		long n = strtol(optarg, &end, 10);
+		if (errno || *end || end == optarg || n < 1 || n > PIDS_MAX) {
+			snprintf(msg, sizeof(msg), "%s: --pids needs a number from 1 to %d, got",
+				 cmd, PIDS_MAX);
+			return fail(msg, optarg);
+		}
+		cfg->pids = (int)n;
+		return 0;
+	}
+	case 'N':
+		if (!strcmp(optarg, "loopback")) {
+			cfg->network = NETWORK_LOOPBACK;
+		} else if (!strcmp(optarg, "none")) {
+			cfg->network = NETWORK_NONE;
+		} else if (!strcmp(optarg, "host")) {
+			cfg->network = NETWORK_HOST;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --network is loopback, none or host, got",
+				 cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
+	case OPT_UNSAFE_NO_CONFINE:
+		cfg->confine.unsafe_off = true;
+		return 0;
+	case OPT_DEBUG_HOST_SYSCALLS:
+		if (!optarg || !strcmp(optarg, "trap")) {
+			cfg->confine.debug = CONFINE_DEBUG_TRAP;
+		} else if (!strcmp(optarg, "log")) {
+			cfg->confine.debug = CONFINE_DEBUG_LOG;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --debug-host-syscalls is trap or log, got",
+				 cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
 	default:
 		return -1;
 	}
 }
 
+/* MINISENTRY_DEBUG_HOST_SYSCALLS: what tests set where they cannot add an option. */
+static void debug_from_env(struct kernel_config *cfg)
+{
+	const char *v = getenv(CONFINE_DEBUG_ENV);
+
+	if (!v || !*v || !strcmp(v, "0") || cfg->confine.debug != CONFINE_DEBUG_OFF)
+		return;
+	cfg->confine.debug = !strcmp(v, "log") ? CONFINE_DEBUG_LOG : CONFINE_DEBUG_TRAP;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {{"strace", no_argument, NULL, 's'},
-					     {"env", required_argument, NULL, 'e'},
-					     {"cwd", required_argument, NULL, 'c'},
-					     {"cpus", required_argument, NULL, 'n'},
-					     {"placement", required_argument, NULL, 'p'},
-					     {"help", no_argument, NULL, 'h'},
-					     {"eager-kernfs", no_argument, NULL, 'E'},
-					     {"stats", no_argument, NULL, 'S'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"save-restore-test", optional_argument, NULL, 'T'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"strace", no_argument, NULL, 's'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"cwd", required_argument, NULL, 'c'},
+	    {"cpus", required_argument, NULL, 'n'},
+	    {"placement", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"eager-kernfs", no_argument, NULL, 'E'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"id", required_argument, NULL, 'i'},
+	    {"save-restore-test", optional_argument, NULL, 'T'},
+	    {"network", required_argument, NULL, 'N'},
+	    {"pids", required_argument, NULL, 'P'},
+	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
+	    /* Tests only: the locked Sentry tries what a compromised one would. */
+	    {"selftest-confinement", required_argument, NULL, OPT_SELFTEST_CONFINEMENT},
+	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
 	char *extra[argc], *env[argc + 4];
 	int nextra = 0, c;
@@ -178,13 +257,17 @@ static int cmd_run(int argc, char **argv)
 		case 'n':
 			errno = 0;
 			long n = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > 512)
-				return fail("run: --cpus needs a number from 1 to 512, got",
+			if (errno || *end || end == optarg || n < 1 || n > MAX_CPUS)
+				return fail("run: --cpus needs a number from 1 to " MAX_CPUS_STR
+					    ", got",
 					    optarg);
 			cfg.cpus = (int)n;
 			break;
 		case 'E':
 			cfg.eager_kernfs = true;
+			break;
+		case OPT_SELFTEST_CONFINEMENT:
+			cfg.confine.selftest = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -204,9 +287,10 @@ static int cmd_run(int argc, char **argv)
 	cfg.argv = optind < argc ? &argv[optind] : default_cmd;
 	make_env(env, extra, nextra);
 	cfg.envp = env;
+	debug_from_env(&cfg);
 	if (cfg.cpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cfg.cpus = n < 1 ? 1 : n > 512 ? 512 : (int)n;
+		cfg.cpus = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
 	}
 	int r = kernel_run(&cfg);
 	if (r >= 0)
@@ -269,18 +353,23 @@ static int cmd_checkpoint(int argc, char **argv)
 
 static int cmd_restore(int argc, char **argv)
 {
-	static const struct option opts[] = {{"image", required_argument, NULL, 'm'},
-					     {"id", required_argument, NULL, 'i'},
-					     {"rootfs", required_argument, NULL, 'r'},
-					     {"force", no_argument, NULL, 'f'},
-					     {"strace", no_argument, NULL, 's'},
-					     {"placement", required_argument, NULL, 'p'},
-					     {"stats", no_argument, NULL, 'S'},
-					     {"save-restore-test", optional_argument, NULL, 'T'},
-					     {"delete-image", no_argument, NULL, 'D'},
-					     {"lazy", no_argument, NULL, 'L'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"image", required_argument, NULL, 'm'},
+	    {"id", required_argument, NULL, 'i'},
+	    {"rootfs", required_argument, NULL, 'r'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"strace", no_argument, NULL, 's'},
+	    {"placement", required_argument, NULL, 'p'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {"save-restore-test", optional_argument, NULL, 'T'},
+	    {"delete-image", no_argument, NULL, 'D'},
+	    {"network", required_argument, NULL, 'N'},
+	    {"pids", required_argument, NULL, 'P'},
+	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
+	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
+	    {"lazy", no_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	const char *image = NULL;
@@ -320,10 +409,18 @@ static int cmd_restore(int argc, char **argv)
 			return fail("restore: unknown option", argv[optind - 1]);
 		}
 	}
+	/* Lazy loading needs the stubs' userfaultfds, which a confined Sentry cannot take (each
+	 * stub is not dumpable and in another user namespace; pidfd_getfd is refused). */
+	if (o.lazy && !cfg.confine.unsafe_off) {
+		fprintf(stderr, "minisentry: restore: --lazy cannot work in a confined Sentry (it "
+				"cannot take its stubs' userfaultfds); add --unsafe-no-confine\n");
+		return 2;
+	}
 	if (!image)
 		return fail("restore: missing --image DIR", NULL);
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
+	debug_from_env(&cfg);
 	int r = kernel_restore(&cfg, image, &o, delete_image);
 	return r >= 0 ? r : 1;
 }
@@ -340,6 +437,14 @@ static int cmd_inspect(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+/* run and restore end with STATUS: a confined Sentry tells its launcher first. */
+static int ended(int status)
+{
+	fflush(NULL);
+	confine_exiting(status);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -361,11 +466,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
+		return ended(cmd_run(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "checkpoint"))
 		return cmd_checkpoint(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "restore"))
-		return cmd_restore(argc - 1, argv + 1);
+		return ended(cmd_restore(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list")) {

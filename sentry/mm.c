@@ -42,6 +42,12 @@ static long inject(struct mm *mm, long nr, long a0, long a1, long a2, long a3, l
 	return platform_inject(mm->via, nr, args);
 }
 
+void mm_set_stack_size(struct mm *mm, size_t size)
+{
+	mm->mmap_base =
+	    PAGE_DOWN(mm->stack_top - (size > STACK_RESERVE ? size : STACK_RESERVE) - MMAP_GAP);
+}
+
 struct mm *mm_new(struct platform_thread *thread)
 {
 	struct mm *mm = calloc(1, sizeof(*mm));
@@ -108,6 +114,12 @@ static void split_ref(struct vma *piece)
 		vfs_dentry_get(piece->dentry);
 }
 
+struct mm *mm_get(struct mm *mm)
+{
+	mm->refs++;
+	return mm;
+}
+
 void mm_put(struct mm *mm)
 {
 	if (!mm || --mm->refs > 0)
@@ -155,7 +167,7 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 			}
 		}
 		struct vma v = *pv;
-		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP);
+		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP | MAP_LOCKED); /* locks stay behind */
 		mobj_get(v.mobj);
 		if (v.dentry)
 			vfs_dentry_get(v.dentry);

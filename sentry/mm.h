@@ -48,6 +48,11 @@ int mm_track(struct mm *mm, struct platform_thread *stopped);
 
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);
+/* Makes room for a stack of SIZE bytes below MM's stack top (exec, before anything is
+ * mapped): mmap's top-down allocations start below it and a gap. */
+void mm_set_stack_size(struct mm *mm, size_t size);
+/* Another reference on MM (CLONE_VM); mm_put drops one, the last frees MM. */
+struct mm *mm_get(struct mm *mm);
 void mm_put(struct mm *mm);
 /* A copy of PARENT for fork: private memory shared copy-on-write, MAP_SHARED memory shared,
  * mirrored by the new stub THREAD belongs to. PARENT->via must be a stopped thread. */

@@ -12,6 +12,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
@@ -23,7 +24,7 @@
 
 static uint64_t ns(struct timespec ts)
 {
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 static struct task *leader_of(pid_t pid)
@@ -38,8 +39,8 @@ static struct task *mm_holder(struct task *l)
 {
 	if (l->mm)
 		return l;
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == l->tgid && t->mm)
+	for_each_thread_of(l, t)
+		if (t->mm)
 			return t;
 	return NULL;
 }
@@ -48,12 +49,11 @@ static int pi_pids(pid_t *out, int max)
 {
 	int n = 0;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->group_leader == t) {
-			if (n < max)
-				out[n] = t->tgid;
-			n++;
-		}
+	for_each_process(t) {
+		if (n < max)
+			out[n] = t->tgid;
+		n++;
+	}
 	return n;
 }
 
@@ -69,13 +69,26 @@ static int pi_tids(pid_t pid, pid_t *out, int max)
 			out[0] = pid;
 		return 1;
 	}
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == pid && !t->thread_gone && !(t->zombie && t->tid != pid)) {
+	for_each_thread_of(l, t)
+		if (!t->thread_gone && !(t->zombie && t->tid != pid)) {
 			if (n < max)
 				out[n] = t->tid;
 			n++;
 		}
 	return n;
+}
+
+/* Linux's ptrace_may_access(PTRACE_MODE_READ_FSCREDS): the reader's own process; a process
+ * whose real, effective and saved ids all equal the reader's effective ones; or a reader with
+ * CAP_SYS_PTRACE (root's, in the sandbox). */
+static bool pi_may_read(pid_t pid)
+{
+	struct task *r = kernel.current, *t = task_by_tid(pid);
+
+	if (!r || !t || r->tgid == t->tgid || r->euid == 0)
+		return true;
+	return r->euid == t->uid && r->euid == t->euid && r->euid == t->suid && r->egid == t->gid &&
+	       r->egid == t->egid && r->egid == t->sgid;
 }
 
 static pid_t pi_self_pid(void)
@@ -99,15 +112,26 @@ static char state_of(struct task *t)
 	return t == kernel.current ? 'R' : 'S';
 }
 
-/* Address-space figures from the VMAs, in bytes. */
-static void fill_vm(struct mm *mm, struct procinfo_task *o)
+/* Address-space figures from the VMAs, in bytes. The code and data bounds are those of the
+ * program's own executable and writable mappings (Linux keeps the ELF segments' exact ends;
+ * these are page-rounded). */
+static void fill_vm(struct mm *mm, struct vfs_dentry *exe, struct procinfo_task *o)
 {
 	for (size_t i = 0; mm && i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
 		uint64_t len = v->end - v->start;
 		if (v->flags & VMA_RESERVED)
 			continue;
+		if (exe && v->dentry == exe && (v->prot & PROT_EXEC) && !o->start_code) {
+			o->start_code = v->start;
+			o->end_code = v->end;
+		} else if (exe && v->dentry == exe && (v->prot & PROT_WRITE) && !o->start_data) {
+			o->start_data = v->start;
+			o->end_data = v->end;
+		}
 		o->vsize += len;
+		if (v->flags & MAP_LOCKED)
+			o->vm_lck += len;
 		if (!strcmp(v->name, "[stack]"))
 			o->vm_stack += len;
 		else if (v->dentry && (v->prot & PROT_EXEC))
@@ -163,10 +187,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->oom_score_adj = t->group_leader->oom_score_adj;
 	if (o->ngroups) /* a task with no supplementary groups has no array */
 		memcpy(o->groups, t->groups, o->ngroups * sizeof(gid_t));
-	/* Only a process that ever made threads needs the list walked. */
-	for (struct task *x = l->had_threads ? kernel.tasks : l; x;
-	     x = l->had_threads ? x->next : NULL)
-		o->nthreads += x->tgid == pid && !x->thread_gone && !x->zombie;
+	for_each_thread_of(l, x)
+		o->nthreads += !x->thread_gone && !x->zombie;
 	if (o->nthreads == 0)
 		o->nthreads = 1;
 	o->start_time_ns = ns(ts_sub(l->start_time, kernel.boot_mono));
@@ -174,12 +196,10 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	 * not been let run since the last look gets the figures of that look, at no cost. */
 	uint64_t key = 1;
 	bool running = false;
-	for (struct task *x = l->had_threads ? kernel.tasks : l; x;
-	     x = l->had_threads ? x->next : NULL)
-		if (x->tgid == pid) {
-			key += x->resumes;
-			running |= x->running;
-		}
+	for_each_thread_of(l, x) {
+		key += x->resumes;
+		running |= x->running;
+	}
 	if (running || l->snap.key != key) {
 		l->snap.key = running ? 0 : key; /* a running process is measured every time */
 		l->snap.cpu = process_cpu_time(l);
@@ -189,7 +209,7 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->utime_ns = ns(cpu);
 	o->cutime_ns = ns(l->cchild_time);
 	if (h && h->mm) {
-		fill_vm(h->mm, o);
+		fill_vm(h->mm, l->exe, o);
 		o->rss_pages = l->snap.rss_pages;
 	}
 	/* The peak is what procfs has seen (or the stub's, at exit): no host file to read. */
@@ -206,9 +226,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 		else if (h2 != (uint64_t)SIG_DFL)
 			o->sig_caught |= SIGBIT(s);
 	}
-	for (struct task *x = l->had_threads ? kernel.tasks : t; x;
-	     x = l->had_threads ? x->next : NULL)
-		if (x->tgid == pid && (x == t || tid == pid)) { /* the process: all its threads */
+	for_each_thread_of(l, x)
+		if (x == t || tid == pid) { /* the process: all its threads */
 			o->rchar += x->rchar, o->wchar += x->wchar;
 			o->syscr += x->syscr, o->syscw += x->syscw;
 			o->voluntary_ctxt += x->nsyscalls;
@@ -315,15 +334,24 @@ static int pi_vmas(pid_t pid, struct procinfo_vma *out, int max)
 	return n;
 }
 
+/* A thread of the process led by L (if any) that has a descriptor table (the leader's own may
+ * be gone). */
+static struct task *files_holder(struct task *l)
+{
+	if (l)
+		for_each_thread_of(l, h)
+			if (h->files)
+				return h;
+	return NULL;
+}
+
 static int pi_fds(pid_t pid, int *out, int max)
 {
-	struct task *l = leader_of(pid), *h;
+	struct task *l = leader_of(pid), *h = files_holder(l);
 	int n = 0;
 
 	if (!l)
 		return -ESRCH;
-	for (h = kernel.tasks; h && !(h->tgid == pid && h->files); h = h->next)
-		;
 	for (int fd = 0; h && fd < h->files->n; fd++)
 		if (h->files->fds[fd].file) {
 			if (n < max)
@@ -335,10 +363,7 @@ static int pi_fds(pid_t pid, int *out, int max)
 
 static int pi_fd_file(pid_t pid, int fd, struct vfs_file **out, bool *cloexec)
 {
-	struct task *h;
-
-	for (h = kernel.tasks; h && !(h->tgid == pid && h->files); h = h->next)
-		;
+	struct task *h = files_holder(leader_of(pid));
 	struct fd_entry *e = h ? fdtable_entry(h->files, fd) : NULL;
 	if (!e)
 		return -ENOENT;
@@ -353,9 +378,10 @@ static struct task *fs_holder(pid_t pid)
 
 	if (l && l->fs)
 		return l;
-	for (struct task *h = kernel.tasks; h; h = h->next)
-		if (h->tgid == pid && h->fs)
-			return h;
+	if (l)
+		for_each_thread_of(l, h)
+			if (h->fs)
+				return h;
 	return NULL;
 }
 
@@ -385,8 +411,8 @@ static int pi_exe(pid_t pid, struct vfs_dentry **out)
 
 	if (!l)
 		return -ESRCH;
-	for (struct task *h = kernel.tasks; h; h = h->next)
-		if (h->tgid == pid && h->exe) {
+	for_each_thread_of(l, h)
+		if (h->exe) {
 			*out = vfs_dentry_get(h->exe);
 			return 0;
 		}
@@ -413,9 +439,8 @@ static uint64_t pi_idle_ns(void)
 {
 	uint64_t all = pi_uptime_ns() * (uint64_t)kernel.cfg.cpus, busy = 0;
 
-	for (struct task *l = kernel.tasks; l; l = l->next)
-		if (l->group_leader == l)
-			busy += ns(process_cpu_time(l)) + ns(l->cchild_time);
+	for_each_process(l)
+		busy += ns(process_cpu_time(l)) + ns(l->cchild_time);
 	return busy < all ? all - busy : 0;
 }
 
@@ -443,7 +468,7 @@ static unsigned long pi_nr_running(void)
 {
 	unsigned long n = 0;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		n += t->running || t == kernel.current;
 	return n;
 }
@@ -452,7 +477,7 @@ static unsigned long pi_nr_threads(void)
 {
 	unsigned long n = 0;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		n += !t->zombie && !t->thread_gone;
 	return n;
 }
@@ -488,6 +513,7 @@ const struct procinfo_ops kernel_procinfo = {
     .root = pi_root,
     .exe = pi_exe,
     .reader_root = pi_reader_root,
+    .may_read = pi_may_read,
     .boot_time_s = pi_boot_time_s,
     .uptime_ns = pi_uptime_ns,
     .idle_ns = pi_idle_ns,

@@ -30,7 +30,7 @@ int kernel_quiesce(void)
 {
 	int running = 0;
 
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (t->running && t->pt && platform_interrupt(t->pt) == 0)
 			running++;
 	while (running > 0) {
@@ -72,8 +72,8 @@ int kernel_quiesce(void)
 
 void kernel_unquiesce(void)
 {
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->pt && !t->running && !t->blocked && !t->parked &&
+	for_each_task(t)
+		if (t->pt && !t->running && !t->blk.blocked && !t->parked &&
 		    signal_deliver(t, 0, false))
 			kernel_resume(t);
 }

@@ -9,6 +9,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
@@ -33,7 +34,7 @@ static struct {
 	struct task *runq_head, *runq_tail;
 	struct host_watch *watches;
 	struct ktimer *timers; /* armed kernel timers */
-	int ndeadlines;	       /* tasks with has_deadline: no scan of all tasks when zero */
+	int ndeadlines;	       /* tasks with blk.has_wake_at: no scan of all tasks when zero */
 	int timer_tag;	       /* the address identifies the timer in epoll data */
 	struct timespec armed;
 } sched = {.timerfd = -1};
@@ -45,9 +46,9 @@ static int64_t mono_offset_ns;
 
 static struct timespec ts_add_ns(struct timespec a, int64_t ns)
 {
-	int64_t t = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec + ns;
+	int64_t t = (int64_t)a.tv_sec * NSEC_PER_SEC + a.tv_nsec + ns;
 
-	return (struct timespec){t / 1000000000, t % 1000000000};
+	return (struct timespec){t / NSEC_PER_SEC, t % NSEC_PER_SEC};
 }
 
 struct timespec mono_now(void)
@@ -64,7 +65,7 @@ void mono_continue_from(struct timespec guest_now)
 
 	mono_offset_ns = 0;
 	clock_gettime(CLOCK_MONOTONIC, &host);
-	mono_offset_ns = ((int64_t)guest_now.tv_sec - host.tv_sec) * 1000000000 +
+	mono_offset_ns = ((int64_t)guest_now.tv_sec - host.tv_sec) * NSEC_PER_SEC +
 			 (guest_now.tv_nsec - host.tv_nsec);
 }
 
@@ -87,9 +88,9 @@ struct timespec ts_add(struct timespec a, struct timespec b)
 {
 	struct timespec r = {a.tv_sec + b.tv_sec, a.tv_nsec + b.tv_nsec};
 
-	if (r.tv_nsec >= 1000000000) {
+	if (r.tv_nsec >= NSEC_PER_SEC) {
 		r.tv_sec++;
-		r.tv_nsec -= 1000000000;
+		r.tv_nsec -= NSEC_PER_SEC;
 	}
 	return r;
 }
@@ -107,7 +108,7 @@ struct timespec ts_sub(struct timespec a, struct timespec b)
 
 	if (r.tv_nsec < 0) {
 		r.tv_sec--;
-		r.tv_nsec += 1000000000;
+		r.tv_nsec += NSEC_PER_SEC;
 	}
 	if (r.tv_sec < 0)
 		r = (struct timespec){0, 0};
@@ -189,8 +190,8 @@ int task_wait_queue(struct task *t, struct waitq *q, uint32_t events)
 	if (!tw)
 		return -ENOMEM;
 	tw->t = t;
-	tw->next = t->waiters;
-	t->waiters = tw;
+	tw->next = t->blk.waiters;
+	t->blk.waiters = tw;
 	waitq_add(q, &tw->w, waiter_fired, events);
 	return 0;
 }
@@ -281,19 +282,19 @@ int task_wait_host_fd(struct task *t, int fd, uint32_t events)
 
 void task_wait_until(struct task *t, const struct timespec *deadline)
 {
-	if (!t->has_deadline)
+	if (!t->blk.has_wake_at)
 		sched.ndeadlines++;
-	t->has_deadline = true;
-	t->deadline = *deadline;
+	t->blk.has_wake_at = true;
+	t->blk.wake_at = *deadline;
 }
 
 long task_block(struct task *t)
 {
-	t->blocked = true;
+	t->blk.blocked = true;
 	/* A signal that arrived while the thread was running (its interrupt stop still on the
 	 * way) must end this wait at once, or nothing would. */
 	if (signal_pending(t)) {
-		t->interrupt_pending = true;
+		t->blk.interrupt_pending = true;
 		task_wake(t);
 	}
 	return -ESENTRY_BLOCK;
@@ -301,12 +302,12 @@ long task_block(struct task *t)
 
 void task_wake(struct task *t)
 {
-	if (!t->blocked || t->on_runq)
+	if (!t->blk.blocked || t->blk.on_runq)
 		return;
-	t->on_runq = true;
-	t->runq_next = NULL;
+	t->blk.on_runq = true;
+	t->blk.runq_next = NULL;
 	if (sched.runq_tail)
-		sched.runq_tail->runq_next = t;
+		sched.runq_tail->blk.runq_next = t;
 	else
 		sched.runq_head = t;
 	sched.runq_tail = t;
@@ -314,43 +315,43 @@ void task_wake(struct task *t)
 
 void task_cancel_wait(struct task *t)
 {
-	while (t->waiters) {
-		struct task_waiter *tw = t->waiters;
-		t->waiters = tw->next;
+	while (t->blk.waiters) {
+		struct task_waiter *tw = t->blk.waiters;
+		t->blk.waiters = tw->next;
 		waitq_remove(&tw->w);
 		free(tw);
 	}
-	if (t->has_deadline)
+	if (t->blk.has_wake_at)
 		sched.ndeadlines--;
-	t->has_deadline = false;
-	if (t->on_runq) {
+	t->blk.has_wake_at = false;
+	if (t->blk.on_runq) {
 		struct task **pp = &sched.runq_head, *prev = NULL;
-		for (; *pp; prev = *pp, pp = &(*pp)->runq_next)
+		for (; *pp; prev = *pp, pp = &(*pp)->blk.runq_next)
 			if (*pp == t) {
-				*pp = t->runq_next;
+				*pp = t->blk.runq_next;
 				if (sched.runq_tail == t)
 					sched.runq_tail = prev;
 				break;
 			}
-		t->on_runq = false;
+		t->blk.on_runq = false;
 	}
-	t->blocked = false;
+	t->blk.blocked = false;
 }
 
 void sched_run_woken(void)
 {
 	while (sched.runq_head) {
 		struct task *t = sched.runq_head;
-		sched.runq_head = t->runq_next;
+		sched.runq_head = t->blk.runq_next;
 		if (!sched.runq_head)
 			sched.runq_tail = NULL;
-		t->on_runq = false;
-		bool timed_out = t->has_deadline && ts_cmp(mono_now(), t->deadline) >= 0;
-		bool interrupted = t->interrupt_pending;
+		t->blk.on_runq = false;
+		bool timed_out = t->blk.has_wake_at && ts_cmp(mono_now(), t->blk.wake_at) >= 0;
+		bool interrupted = t->blk.interrupt_pending;
 		task_cancel_wait(t);
-		t->interrupt_pending = false;
-		t->retry = true;
-		t->timed_out = timed_out;
+		t->blk.interrupt_pending = false;
+		t->blk.retry = true;
+		t->blk.timed_out = timed_out;
 		if (interrupted)
 			kernel_interrupt_syscall(t);
 		else
@@ -380,11 +381,13 @@ void sched_arm_timer(void)
 	struct timespec earliest = {0, 0};
 	bool any = false;
 
-	for (struct task *t = sched.ndeadlines ? kernel.tasks : NULL; t; t = t->next)
-		if (t->has_deadline && (!any || ts_cmp(t->deadline, earliest) < 0)) {
-			earliest = t->deadline;
-			any = true;
-		}
+	if (sched.ndeadlines) {
+		for_each_task(t)
+			if (t->blk.has_wake_at && (!any || ts_cmp(t->blk.wake_at, earliest) < 0)) {
+				earliest = t->blk.wake_at;
+				any = true;
+			}
+	}
 	for (struct ktimer *k = sched.timers; k; k = k->next)
 		if (!any || ts_cmp(k->deadline, earliest) < 0) {
 			earliest = k->deadline;
@@ -413,8 +416,8 @@ static void expire_deadlines(void)
 		;
 	sched.armed = (struct timespec){0, 0};
 	fire_timers(now);
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->has_deadline && ts_cmp(now, t->deadline) >= 0)
+	for_each_task(t)
+		if (t->blk.has_wake_at && ts_cmp(now, t->blk.wake_at) >= 0)
 			task_wake(t);
 }
 

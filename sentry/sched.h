@@ -1,7 +1,7 @@
 /* Blocking = retry (DESIGN.md §4). A handler that cannot finish registers what would let it
  * progress — wait queues, host descriptors, a deadline — and returns task_block(). The task's
  * host thread stays in its ptrace stop; when any of those fires, the task goes on the run
- * queue and the loop calls the same handler again with the same arguments (t->retry set).
+ * queue and the loop calls the same handler again with the same arguments (t->blk.retry set).
  * A blocked task is therefore fully described by "inside syscall N with registers R". */
 #ifndef SENTRY_SCHED_H
 #define SENTRY_SCHED_H
@@ -15,7 +15,7 @@ struct waitq;
 
 int task_wait_queue(struct task *t, struct waitq *q, uint32_t events);
 int task_wait_host_fd(struct task *t, int fd, uint32_t events);
-/* Wakes T at DEADLINE (CLOCK_MONOTONIC, absolute); the retried handler sees t->timed_out. */
+/* Wakes T at DEADLINE (CLOCK_MONOTONIC, absolute); the retried handler sees t->blk.timed_out. */
 void task_wait_until(struct task *t, const struct timespec *deadline);
 /* Parks T with what it registered; returns -ESENTRY_BLOCK for the handler to return. */
 long task_block(struct task *t);

@@ -83,7 +83,7 @@ static bool is_ignored(struct task *t, int sig)
 	if (sig == SIGKILL || sig == SIGSTOP)
 		return false;
 	/* A blocked signal stays pending: the action may change before it is unblocked. */
-	if ((t->sigmask | t->sigwait_set) & SIGBIT(sig))
+	if ((t->sigmask | t->blk.sigwait_set) & SIGBIT(sig))
 		return false;
 	if (a->handler == (uint64_t)SIG_IGN)
 		return true;
@@ -182,9 +182,8 @@ void signal_flush_ignored(struct task *t, int sig)
 	if (!ignored || sig == SIGKILL || sig == SIGSTOP)
 		return;
 	drop_sig(&t->group_leader->shared_pending, sig);
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid)
-			drop_sig(&o->pending, sig);
+	for_each_thread_of(t->group_leader, o)
+		drop_sig(&o->pending, sig);
 }
 
 static uint64_t deliverable(struct task *t)
@@ -203,11 +202,11 @@ bool signal_pending(struct task *t)
  * thread is interrupted. */
 static void kick(struct task *t, int sig)
 {
-	if (t->blocked && (t->sigwait_set & SIGBIT(sig))) {
+	if (t->blk.blocked && (t->blk.sigwait_set & SIGBIT(sig))) {
 		task_wake(t);
-	} else if (t->blocked) {
+	} else if (t->blk.blocked) {
 		/* Deferred to the loop: the sender may be in the middle of its own syscall. */
-		t->interrupt_pending = true;
+		t->blk.interrupt_pending = true;
 		task_wake(t);
 	} else if (t->running) {
 		platform_interrupt(t->pt);
@@ -230,7 +229,7 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 	if (is_ignored(t, sig))
 		return;
 	queue(&t->pending, sig, info);
-	if ((deliverable(t) | t->sigwait_set) & SIGBIT(sig))
+	if ((deliverable(t) | t->blk.sigwait_set) & SIGBIT(sig))
 		kick(t, sig);
 }
 
@@ -251,15 +250,13 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 		return;
 	queue(&leader->shared_pending, sig, info);
 	/* Wake one thread that does not block it, the leader first. */
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == leader->tgid && !t->zombie && t->blocked &&
-		    (t->sigwait_set & SIGBIT(sig))) {
+	for_each_thread_of(leader, t)
+		if (!t->zombie && t->blk.blocked && (t->blk.sigwait_set & SIGBIT(sig))) {
 			kick(t, sig);
 			return;
 		}
-	for (struct task *t = kernel.tasks; t; t = t->next)
-		if (t->tgid == leader->tgid && !t->zombie &&
-		    !((t->sigmask & ~UNBLOCKABLE) & SIGBIT(sig))) {
+	for_each_thread_of(leader, t)
+		if (!t->zombie && !((t->sigmask & ~UNBLOCKABLE) & SIGBIT(sig))) {
 			kick(t, sig);
 			return;
 		}
@@ -310,8 +307,8 @@ static void group_stop(struct task *t, int sig)
 	l->stop_sig = sig;
 	l->stop_report = true;
 	l->cont_report = false;
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid && o != t && o->running)
+	for_each_thread_of(l, o)
+		if (o != t && o->running)
 			platform_interrupt(o->pt);
 	notify_parent_jobctl(l, CLD_STOPPED, sig);
 }
@@ -326,8 +323,8 @@ static void group_continue(struct task *l)
 	l->cont_report = true;
 	/* No delivery from here (the sender is mid-syscall): signals that waited for the
 	 * group to run again are noticed through an interrupt stop. */
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == l->tgid && o->parked) {
+	for_each_thread_of(l, o)
+		if (o->parked) {
 			o->parked = false;
 			kernel_resume(o);
 			if (signal_pending(o))
@@ -346,9 +343,8 @@ static void jobctl_on_send(struct task *leader, int sig)
 			if (stop_sigs & SIGBIT(s)) {
 				while (leader->shared_pending.set & SIGBIT(s))
 					dequeue(&leader->shared_pending, s, &si);
-				for (struct task *o = kernel.tasks; o; o = o->next)
-					while (o->tgid == leader->tgid &&
-					       (o->pending.set & SIGBIT(s)))
+				for_each_thread_of(leader, o)
+					while (o->pending.set & SIGBIT(s))
 						dequeue(&o->pending, s, &si);
 			}
 		group_continue(leader);
@@ -692,10 +688,7 @@ void *sighand_load(struct dec *d)
 
 void sighand_drop(void *obj)
 {
-	struct sighand *sh = obj;
-
-	if (--sh->refs == 0)
-		free(sh);
+	sighand_put(obj);
 }
 
 void sigpending_save(struct enc *e, const struct sigpending *p)

@@ -28,12 +28,18 @@
 #define IOV_PIECES 64
 #define OPEN_HOW_SIZE_VER0 24 /* the first struct open_how */
 
-/* Parks T until F is ready for EVENTS (a host descriptor or the file's wait queue). */
+/* Parks T until F is ready for EVENTS (a host descriptor or the file's wait queue); -EAGAIN
+ * when there is nothing to wait for. */
 static long wait_for_file(struct task *t, struct vfs_file *f, uint32_t events)
 {
 	struct waitq *wq = NULL;
 	long err;
 
+	if (vfs_is_unix_socket(f) || vfs_sock_ops(f)) {
+		/* Its SO_RCVTIMEO/SO_SNDTIMEO ends the wait as if it could not wait at all. */
+		err = sock_wait_io(t, f, events);
+		return err == -ETIMEDOUT ? -EAGAIN : err;
+	}
 	if (f->ops->host_fd && f->ops->host_fd(f) >= 0)
 		err = task_wait_host_fd(t, f->ops->host_fd(f), events);
 	else if (f->ops->poll && (f->ops->poll(f, &wq), wq))
@@ -54,14 +60,47 @@ static long io_allowed(struct vfs_file *f, bool is_read)
 	return 0;
 }
 
+/* RLIMIT_FSIZE for a write of TOTAL bytes to F at *POS: how many bytes may be written (all
+ * of them when the limit does not apply), or -EFBIG with SIGXFSZ sent when not one byte may,
+ * as Linux checks regular files only. */
+static long fsize_allowed(struct task *t, struct vfs_file *f, const off_t *pos, size_t total)
+{
+	rlim_t lim = t->rlim[RLIMIT_FSIZE].rlim_cur;
+	struct stat st;
+
+	if (lim == RLIM_INFINITY || !pos || !f->ops->getattr || f->ops->getattr(f, &st) ||
+	    !S_ISREG(st.st_mode))
+		return (long)total;
+	uint64_t start = (f->flags & O_APPEND) ? (uint64_t)st.st_size : (uint64_t)*pos;
+	if (start >= lim) {
+		siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+		signal_send_thread(t, SIGXFSZ, &si);
+		return -EFBIG;
+	}
+	return lim - start < total ? (long)(lim - start) : (long)total;
+}
+
+/* Shortens IOV (N pieces) to MAX bytes; the new number of pieces. */
+static int iov_trim(struct iovec *iov, int n, size_t max)
+{
+	for (int i = 0; i < n; i++) {
+		if (iov[i].iov_len >= max) {
+			iov[i].iov_len = max;
+			return i + 1;
+		}
+		max -= iov[i].iov_len;
+	}
+	return n;
+}
+
 /* Moves data between F and guest memory in up to IOV_PIECES pieces per call. A blocking
- * write to a stream that only partly fits keeps what it wrote in t->io_done across retries,
+ * write to a stream that only partly fits keeps what it wrote in t->blk.io_done across retries,
  * so the retry continues where it stopped. */
 static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, int giovcnt,
 		  off_t *pos, bool is_read)
 {
 	struct iovec iov[IOV_PIECES];
-	size_t total, done = t->retry && !is_read ? t->io_done : 0;
+	size_t total, done = t->blk.retry && !is_read ? t->blk.io_done : 0;
 	long err = io_allowed(f, is_read);
 
 	if (err)
@@ -71,7 +110,16 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 	if (n <= 0)
 		return n;
 	n = arg_iovec_advance(iov, n, done);
-	long r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
+	if (!is_read && total > done) {
+		long room = fsize_allowed(t, f, pos, total - done);
+		if (room < 0)
+			return room;
+		n = iov_trim(iov, n, room);
+	}
+	long r = t->blk.retry && !is_read ? vfs_unix_woken_send_error(f) : 0;
+	if (r)
+		return done ? (long)done : r;
+	r = is_read ? f->ops->read(f, iov, n, pos) : f->ops->write(f, iov, n, pos);
 	if (r > 0 && !is_read && !pos && !(f->flags & O_NONBLOCK) && done + r < total) {
 		done += r;
 		r = -EAGAIN; /* the rest must wait for room */
@@ -90,9 +138,9 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 		signal_send_thread(t, SIGPIPE, &si);
 	}
 	if (r == -EAGAIN && !(f->flags & O_NONBLOCK)) {
-		t->io_done = done;
+		t->blk.io_done = done;
 		/* A signal ends a partial write with what it wrote. */
-		t->intr_ret = done ? (int)done : -ERESTARTSYS;
+		t->blk.intr_ret = done ? (int)done : -ERESTARTSYS;
 		long b = wait_for_file(t, f, is_read ? POLLIN : POLLOUT);
 		if (b != -EAGAIN)
 			return b;
@@ -227,14 +275,14 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	struct vfs_file *f;
 	long err;
 
-	if (!(t->retry && t->pending_open) &&
+	if (!(t->blk.retry && t->blk.pending_open) &&
 	    (err = arg_path_at(t, dirfd, path_addr, in_root, path, &start)))
 		return err;
-	if (t->retry && t->pending_open) {
+	if (t->blk.retry && t->blk.pending_open) {
 		/* A FIFO open waiting for its partner. */
-		f = t->pending_open;
-		t->pending_open = NULL;
-		if (t->interrupted) {
+		f = t->blk.pending_open;
+		t->blk.pending_open = NULL;
+		if (t->blk.interrupted) {
 			vfs_file_put(f);
 			return -ERESTARTSYS;
 		}
@@ -246,9 +294,9 @@ static long do_openat(struct task *t, int dirfd, uintptr_t path_addr, int flags,
 	}
 	struct waitq *wq;
 	if (vfs_fifo_waiting(f, &wq)) {
-		t->pending_open = f;
+		t->blk.pending_open = f;
 		if ((err = task_wait_queue(t, wq, 0))) {
-			t->pending_open = NULL;
+			t->blk.pending_open = NULL;
 			vfs_file_put(f);
 			return err;
 		}
@@ -691,29 +739,66 @@ long sys_fadvise64(struct task *t, const unsigned long *a)
 
 #define XFER_CHUNK 65536
 
+/* A write into a pipe without readers, or a broken stream: EPIPE comes with SIGPIPE. */
+static void send_sigpipe(struct task *t)
+{
+	siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
+
+	si.si_pid = t->tgid;
+	si.si_uid = t->uid;
+	signal_send_thread(t, SIGPIPE, &si);
+}
+
 /* Moves up to COUNT bytes from IN (at *IN_OFF, or its own offset when NULL) to OUT (at
  * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
  * block, parks T on it (blocking files) or returns -EAGAIN. */
 static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
-		     off_t *in_off, size_t count, bool nonblock)
+		     off_t *in_off, size_t count, bool nonblock, bool xfsz_when_cut)
 {
 	static char buf[XFER_CHUNK];
 	size_t done = 0;
+	ssize_t w;
 
 	if (!in->ops->read || !out->ops->write)
 		return -EINVAL;
 	if ((in->flags & O_ACCMODE) == O_WRONLY || (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
+	if (t->blk.retry && (w = vfs_unix_woken_send_error(out)))
+		return w;
+	if (count > 0) {
+		long room = fsize_allowed(
+		    t, out, out_off ? out_off : (out->seekable ? &out->pos : NULL), count);
+		if (room < 0)
+			return room;
+		/* Linux's sendfile and splice write on in pieces after a short one, and the piece
+		 * at the limit raises SIGXFSZ; copy_file_range stops at the short one. */
+		if ((size_t)room < count && xfsz_when_cut) {
+			siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+			signal_send_thread(t, SIGXFSZ, &si);
+		}
+		count = room;
+	}
 	while (done < count) {
 		off_t *ipos = in_off ? in_off : (in->seekable ? &in->pos : NULL);
+		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
 		/* Nothing read may be lost when OUT takes less: what a seekable IN gave beyond it
 		 * is given back by moving its offset back; a stream IN is read no more than a
 		 * writable OUT is sure to take (POLLOUT promises PIPE_BUF bytes). */
 		size_t chunk = ipos ? XFER_CHUNK : PIPE_BUF;
 		size_t want = count - done < chunk ? count - done : chunk;
 		struct waitq *wq;
-		if (out->ops->poll && !(out->ops->poll(out, &wq) & POLLOUT))
-			break;
+		uint32_t ready = out->ops->poll ? out->ops->poll(out, &wq) : POLLOUT;
+		if (!(ready & POLLOUT)) {
+			/* Full, or broken: a pipe without readers is never writable again. A write
+			 * of nothing fails as a real one would (EPIPE) and moves no data; an error
+			 * only a real write can tell (POLLERR of a host descriptor) goes on to one.
+			 */
+			struct iovec none = {buf, 0};
+			if ((w = out->ops->write(out, &none, 1, opos)) < 0 && w != -EAGAIN)
+				goto write_failed;
+			if (!(ready & (POLLERR | POLLHUP)))
+				break;
+		}
 		struct iovec iv = {buf, want};
 		ssize_t n = in->ops->read(in, &iv, 1, ipos);
 		if (n == 0)
@@ -726,8 +811,7 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			break;
 		}
 		struct iovec ov = {buf, n};
-		off_t *opos = out_off ? out_off : (out->seekable ? &out->pos : NULL);
-		ssize_t w = out->ops->write(out, &ov, 1, opos);
+		w = out->ops->write(out, &ov, 1, opos);
 		if (w < n) {
 			ssize_t back = n - (w > 0 ? w : 0);
 			if (ipos == &in->pos)
@@ -735,14 +819,8 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			else if (ipos)
 				*ipos -= back;
 		}
-		if (w < 0) {
-			if (w == -EPIPE) {
-				siginfo_t si = {.si_signo = SIGPIPE, .si_code = SI_USER};
-				si.si_pid = t->tgid;
-				signal_send_thread(t, SIGPIPE, &si);
-			}
-			return done ? (long)done : w;
-		}
+		if (w < 0)
+			goto write_failed;
 		done += w;
 		if (w < n)
 			break;
@@ -753,6 +831,10 @@ static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struc
 			return b;
 	}
 	return done || count == 0 ? (long)done : -EAGAIN;
+write_failed:
+	if (w == -EPIPE && !done)
+		send_sigpipe(t);
+	return done ? (long)done : w;
 }
 
 static long offset_arg(struct task *t, uintptr_t addr, off_t *off, off_t **ptr)
@@ -782,7 +864,7 @@ long sys_sendfile(struct task *t, const unsigned long *a)
 		return -ESPIPE;
 	if (out->flags & O_APPEND)
 		return -EINVAL;
-	r = transfer(t, out, NULL, in, offp, a[3] > ARG_RW_MAX ? ARG_RW_MAX : a[3], false);
+	r = transfer(t, out, NULL, in, offp, a[3] > ARG_RW_MAX ? ARG_RW_MAX : a[3], false, true);
 	if (r >= 0 && offp && copy_out(t->mm, a[2], &off, sizeof(off)))
 		return -EFAULT;
 	return r;
@@ -812,7 +894,7 @@ long sys_copy_file_range(struct task *t, const unsigned long *a)
 		if (is < os + (off_t)count && os < is + (off_t)count)
 			return -EINVAL;
 	}
-	r = transfer(t, out, op, in, ip, count, false);
+	r = transfer(t, out, op, in, ip, count, false, false);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
 		return -EFAULT;
@@ -834,7 +916,7 @@ long sys_splice(struct task *t, const unsigned long *a)
 	if ((ip && vfs_is_pipe(in)) || (op && vfs_is_pipe(out)))
 		return -ESPIPE;
 	r = transfer(t, out, op, in, ip, a[4] > ARG_RW_MAX ? ARG_RW_MAX : a[4],
-		     a[5] & SPLICE_F_NONBLOCK);
+		     a[5] & SPLICE_F_NONBLOCK, true);
 	if (r >= 0 && ((ip && copy_out(t->mm, a[1], &ioff, sizeof(ioff))) ||
 		       (op && copy_out(t->mm, a[3], &ooff, sizeof(ooff)))))
 		return -EFAULT;
@@ -848,6 +930,8 @@ long sys_tee(struct task *t, const unsigned long *a)
 	if (!in || !out)
 		return -EBADF;
 	long r = vfs_pipe_tee(in, out, a[2] > ARG_RW_MAX ? ARG_RW_MAX : a[2]);
+	if (r == -EPIPE)
+		send_sigpipe(t);
 	if (r != -EAGAIN || (a[3] & SPLICE_F_NONBLOCK))
 		return r;
 	struct waitq *wq;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
@@ -295,7 +296,11 @@ long sys_truncate(struct task *t, const unsigned long *a)
 	err = arg_lookup(t, AT_FDCWD, a[0], 0, &d, NULL);
 	if (err)
 		return err;
-	err = vfs_truncate(d, &cred, arg_long(a, 1));
+	struct stat st;
+	if (!vfs_stat(d, &st) && S_ISREG(st.st_mode))
+		err = task_fsize_check(t, st.st_size, arg_long(a, 1));
+	if (!err)
+		err = vfs_truncate(d, &cred, arg_long(a, 1));
 	vfs_dentry_put(d);
 	return err;
 }
@@ -304,8 +309,15 @@ long sys_ftruncate(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
+	struct stat st;
+	long err;
+
 	if (!f)
 		return -EBADF;
+	if (arg_long(a, 1) >= 0 && (f->flags & O_ACCMODE) != O_RDONLY && f->ops->getattr &&
+	    !f->ops->getattr(f, &st) && S_ISREG(st.st_mode) &&
+	    (err = task_fsize_check(t, st.st_size, arg_long(a, 1))))
+		return err;
 	return vfs_ftruncate(f, arg_long(a, 1));
 }
 
@@ -313,9 +325,18 @@ long sys_fallocate(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
+	off_t off = arg_long(a, 2), len = arg_long(a, 3);
+	struct stat st;
+	long err;
+
 	if (!f)
 		return -EBADF;
-	return vfs_fallocate(f, arg_int(a, 1), arg_long(a, 2), arg_long(a, 3));
+	if (!(arg_int(a, 1) & FALLOC_FL_KEEP_SIZE) && off >= 0 && len > 0 &&
+	    off <= INT64_MAX - len && (f->flags & O_ACCMODE) != O_RDONLY && f->ops->getattr &&
+	    !f->ops->getattr(f, &st) && S_ISREG(st.st_mode) &&
+	    (err = task_fsize_check(t, st.st_size, off + len)))
+		return err;
+	return vfs_fallocate(f, arg_int(a, 1), off, len);
 }
 
 /* TIMES is NULL for "both now". */
@@ -362,10 +383,10 @@ static long utimes_at(struct task *t, int dirfd, uintptr_t path_addr, uintptr_t 
 	if (copy_in(t->mm, tv, tv_addr, sizeof(tv)))
 		return -EFAULT;
 	for (int i = 0; i < 2; i++) {
-		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= USEC_PER_SEC)
 			return -EINVAL;
 		ts[i].tv_sec = tv[i].tv_sec;
-		ts[i].tv_nsec = tv[i].tv_usec * 1000;
+		ts[i].tv_nsec = tv[i].tv_usec * NSEC_PER_USEC;
 	}
 	return utimens_at(t, dirfd, path_addr, ts, 0);
 }

@@ -76,7 +76,7 @@ static long tty_job_control(struct task *t, struct vfs_file *f, unsigned int cmd
 			return -ENOTTY;
 		if (pgid < 0)
 			return -EINVAL;
-		for (struct task *o = kernel.tasks; o; o = o->next)
+		for_each_task(o)
 			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
 		if (!exists)
 			return -EPERM;
@@ -111,6 +111,9 @@ long sys_ioctl(struct task *t, const unsigned long *a)
 	if (!e || (e->file->flags & O_PATH))
 		return -EBADF;
 	struct vfs_file *f = e->file;
+	/* The socket layer's requests (0x89xx) are the sockets' to answer. */
+	if ((cmd & 0xff00) == 0x8900 && (vfs_is_unix_socket(f) || vfs_sock_ops(f)))
+		return sock_ioctl(t, f, cmd, a[2]);
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
 		if (requests[i].cmd == cmd) {
 			dir = requests[i].dir;

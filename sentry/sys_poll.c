@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 
+#include "common/units.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
@@ -76,21 +77,21 @@ static long poll_pass(struct task *t, struct pollfd *fds, size_t n, bool wait)
 	return ready;
 }
 
-/* The shared driver: a deadline in t->sys_deadline (when TIMED) set on the first call. */
+/* The shared driver: a deadline in t->blk.deadline (when TIMED) set on the first call. */
 static long do_poll(struct task *t, struct pollfd *fds, size_t n, bool timed)
 {
 	long ready = poll_pass(t, fds, n, false);
 
-	if (ready || t->interrupted)
+	if (ready || t->blk.interrupted)
 		return ready ? ready : -ERESTARTNOHAND;
-	if (timed && ts_cmp(mono_now(), t->sys_deadline) >= 0)
+	if (timed && ts_cmp(mono_now(), t->blk.deadline) >= 0)
 		return 0;
 	long err = poll_pass(t, fds, n, true);
 	if (err < 0)
 		return err;
 	if (timed)
-		task_wait_until(t, &t->sys_deadline);
-	t->intr_ret = -ERESTARTNOHAND;
+		task_wait_until(t, &t->blk.deadline);
+	t->blk.intr_ret = -ERESTARTNOHAND;
 	return task_block(t);
 }
 
@@ -99,7 +100,7 @@ static long set_call_sigmask(struct task *t, uintptr_t mask_addr, size_t size)
 {
 	uint64_t mask;
 
-	if (!mask_addr || t->retry)
+	if (!mask_addr || t->blk.retry)
 		return 0;
 	if (size != sizeof(uint64_t))
 		return -EINVAL;
@@ -135,9 +136,10 @@ long sys_poll(struct task *t, const unsigned long *a)
 {
 	int timeout = arg_int(a, 2);
 
-	if (!t->retry && timeout >= 0)
-		t->sys_deadline = ts_add(
-		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
+	if (!t->blk.retry && timeout >= 0)
+		t->blk.deadline =
+		    ts_add(mono_now(), (struct timespec){timeout / MSEC_PER_SEC,
+							 (timeout % MSEC_PER_SEC) * NSEC_PER_MSEC});
 	return poll_common(t, a[0], a[1], timeout >= 0);
 }
 
@@ -146,18 +148,18 @@ long sys_ppoll(struct task *t, const unsigned long *a)
 	struct timespec ts;
 	long err;
 
-	if (!t->retry && a[2]) {
+	if (!t->blk.retry && a[2]) {
 		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), ts);
+		t->blk.deadline = ts_add(mono_now(), ts);
 	}
 	if ((err = set_call_sigmask(t, a[3], a[4])))
 		return err;
 	long r = poll_common(t, a[0], a[1], a[2] != 0);
 	if (r >= 0 && a[2]) {
-		struct timespec left = ts_sub(t->sys_deadline, mono_now());
+		struct timespec left = ts_sub(t->blk.deadline, mono_now());
 		copy_out(t->mm, a[2], &left, sizeof(left));
 	}
 	return r;
@@ -232,20 +234,20 @@ long sys_select(struct task *t, const unsigned long *a)
 {
 	struct timeval tv;
 
-	if (!t->retry && a[4]) {
+	if (!t->blk.retry && a[4]) {
 		if (copy_in(t->mm, &tv, a[4], sizeof(tv)))
 			return -EFAULT;
 		if (tv.tv_sec < 0 || tv.tv_usec < 0)
 			return -EINVAL;
-		t->sys_deadline =
-		    ts_add(mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / 1000000,
-							 (tv.tv_usec % 1000000) * 1000});
+		t->blk.deadline = ts_add(
+		    mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / USEC_PER_SEC,
+						  (tv.tv_usec % USEC_PER_SEC) * NSEC_PER_USEC});
 	}
 	long r = select_common(t, arg_int(a, 0), a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {
 		/* Linux reports the time left. */
-		struct timespec left = ts_sub(t->sys_deadline, mono_now());
-		tv = (struct timeval){left.tv_sec, left.tv_nsec / 1000};
+		struct timespec left = ts_sub(t->blk.deadline, mono_now());
+		tv = (struct timeval){left.tv_sec, left.tv_nsec / NSEC_PER_USEC};
 		copy_out(t->mm, a[4], &tv, sizeof(tv));
 	}
 	return r;
@@ -260,12 +262,12 @@ long sys_pselect6(struct task *t, const unsigned long *a)
 	} sig = {0, 0};
 	long err;
 
-	if (!t->retry && a[4]) {
+	if (!t->blk.retry && a[4]) {
 		if (copy_in(t->mm, &ts, a[4], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), ts);
+		t->blk.deadline = ts_add(mono_now(), ts);
 	}
 	if (a[5] && copy_in(t->mm, &sig, a[5], sizeof(sig)))
 		return -EFAULT;
@@ -273,7 +275,7 @@ long sys_pselect6(struct task *t, const unsigned long *a)
 		return err;
 	long r = select_common(t, arg_int(a, 0), a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {
-		struct timespec left = ts_sub(t->sys_deadline, mono_now());
+		struct timespec left = ts_sub(t->blk.deadline, mono_now());
 		copy_out(t->mm, a[4], &left, sizeof(left));
 	}
 	return r;
@@ -350,24 +352,25 @@ static long do_epoll_wait(struct task *t, int epfd, uintptr_t events, int maxeve
 	if (n > 0 && copy_out(t->mm, events, out, n * sizeof(*out)))
 		n = -EFAULT;
 	free(out);
-	if (n != 0 || t->interrupted)
+	if (n != 0 || t->blk.interrupted)
 		return n ? n : -EINTR;
-	if (timed && ts_cmp(mono_now(), t->sys_deadline) >= 0)
+	if (timed && ts_cmp(mono_now(), t->blk.deadline) >= 0)
 		return 0;
 	ep->ops->poll(ep, &wq);
 	if ((wq && (err = task_wait_queue(t, wq, POLLIN))) || (err = wait_epoll_host_fds(t, ep)))
 		return err;
 	if (timed)
-		task_wait_until(t, &t->sys_deadline);
-	t->intr_ret = -EINTR; /* epoll_wait is never restarted */
+		task_wait_until(t, &t->blk.deadline);
+	t->blk.intr_ret = -EINTR; /* epoll_wait is never restarted */
 	return task_block(t);
 }
 
 static void set_ms_deadline(struct task *t, int timeout)
 {
-	if (!t->retry && timeout >= 0)
-		t->sys_deadline = ts_add(
-		    mono_now(), (struct timespec){timeout / 1000, (timeout % 1000) * 1000000L});
+	if (!t->blk.retry && timeout >= 0)
+		t->blk.deadline =
+		    ts_add(mono_now(), (struct timespec){timeout / MSEC_PER_SEC,
+							 (timeout % MSEC_PER_SEC) * NSEC_PER_MSEC});
 }
 
 long sys_epoll_wait(struct task *t, const unsigned long *a)

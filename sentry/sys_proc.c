@@ -10,11 +10,13 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include "fs-proc/procfs.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 
 long sys_getpid(struct task *t, const unsigned long *a)
 {
@@ -51,33 +53,31 @@ long sys_setpgid(struct task *t, const unsigned long *a)
 		pgid = p->tgid;
 	if (pgid != p->tgid) {
 		bool exists = false;
-		for (struct task *o = kernel.tasks; o; o = o->next)
+		for_each_task(o)
 			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
 		if (!exists)
 			return -EPERM;
 	}
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == p->tgid)
-			o->pgid = pgid;
+	for_each_thread_of(p, o)
+		o->pgid = pgid;
 	return 0;
 }
 
 long sys_setsid(struct task *t, const unsigned long *a)
 {
 	(void)a;
-	for (struct task *o = kernel.tasks; o; o = o->next)
+	for_each_task(o)
 		if (!o->zombie && o->pgid == t->tgid)
 			return -EPERM; /* already a process group leader */
-	for (struct task *o = kernel.tasks; o; o = o->next)
-		if (o->tgid == t->tgid)
-			o->pgid = o->sid = t->tgid;
+	for_each_thread_of(t->group_leader, o)
+		o->pgid = o->sid = t->tgid;
 	return t->tgid;
 }
 
 long sys_vfork(struct task *t, const unsigned long *a)
 {
 	(void)a;
-	if (t->retry && t->vfork_child)
+	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
 	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 }
@@ -220,14 +220,22 @@ static long do_prlimit(struct task *t, int res, uintptr_t new_addr, uintptr_t ol
 			return -EFAULT;
 		if (nl.rlim_cur > nl.rlim_max)
 			return -EINVAL;
+		if (res == RLIMIT_NOFILE && nl.rlim_max > (rlim_t)procfs_nr_open)
+			return -EPERM;
 		/* Raising the hard limit needs CAP_SYS_RESOURCE; the guest's root has it. */
 		if (nl.rlim_max > t->rlim[res].rlim_max && t->euid != 0)
 			return -EPERM;
 	}
 	if (old_addr && copy_out(t->mm, old_addr, &t->rlim[res], sizeof(struct rlimit)))
 		return -EFAULT;
-	if (new_addr)
-		t->rlim[res] = nl;
+	if (new_addr) {
+		/* Limits are the process's: every thread sees the new one. */
+		for_each_task(o)
+			if (o->tgid == t->tgid)
+				o->rlim[res] = nl;
+		if (res == RLIMIT_CPU)
+			timers_cpu_limit_changed(t->group_leader);
+	}
 	return 0;
 }
 

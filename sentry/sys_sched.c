@@ -10,14 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/units.h"
+#include "common/limits.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
-
-#define MASK_WORDS (512 / 64)
 
 /* Bytes of a cpumask for --cpus CPUs, as Linux's cpumask_size(): whole longs. */
 static size_t mask_bytes(void)
@@ -53,7 +53,7 @@ long sys_sched_getaffinity(struct task *t, const unsigned long *a)
 long sys_sched_setaffinity(struct task *t, const unsigned long *a)
 {
 	struct task *p = target(t, arg_int(a, 0));
-	uint64_t mask[MASK_WORDS] = {0}, online[MASK_WORDS] = {0};
+	uint64_t mask[CPU_MASK_WORDS] = {0}, online[CPU_MASK_WORDS] = {0};
 	size_t len = a[1] < sizeof(mask) ? a[1] : sizeof(mask);
 	bool any = false;
 
@@ -63,7 +63,7 @@ long sys_sched_setaffinity(struct task *t, const unsigned long *a)
 		return -EFAULT;
 	for (int c = 0; c < kernel.cfg.cpus; c++)
 		online[c / 64] |= 1ULL << (c % 64);
-	for (int w = 0; w < MASK_WORDS; w++) {
+	for (int w = 0; w < CPU_MASK_WORDS; w++) {
 		mask[w] &= online[w];
 		any |= mask[w] != 0;
 	}
@@ -156,7 +156,7 @@ struct timespec thread_cpu_time(struct task *t)
 	if (p)
 		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
 	unsigned long ticks = ut + st;
-	return (struct timespec){ticks / hz, (ticks % hz) * (1000000000L / hz)};
+	return (struct timespec){ticks / hz, (ticks % hz) * (NSEC_PER_SEC / hz)};
 }
 
 /* Peak resident memory of T's stub in KiB (VmHWM): guest memory is mapped there. */
@@ -182,7 +182,7 @@ static void fill_usage(struct rusage *ru, struct timespec cpu, long maxrss)
 {
 	memset(ru, 0, sizeof(*ru));
 	ru->ru_utime.tv_sec = cpu.tv_sec;
-	ru->ru_utime.tv_usec = cpu.tv_nsec / 1000;
+	ru->ru_utime.tv_usec = cpu.tv_nsec / NSEC_PER_USEC;
 	ru->ru_maxrss = maxrss;
 }
 
@@ -217,7 +217,7 @@ static clock_t to_ticks(struct timespec ts)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 
-	return ts.tv_sec * hz + ts.tv_nsec / (1000000000L / hz);
+	return ts.tv_sec * hz + ts.tv_nsec / (NSEC_PER_SEC / hz);
 }
 
 long sys_times(struct task *t, const unsigned long *a)
@@ -240,7 +240,7 @@ long sys_sysinfo(struct task *t, const unsigned long *a)
 
 	if (sysinfo(&si))
 		return -errno;
-	for (struct task *o = kernel.tasks; o; o = o->next)
+	for_each_task(o)
 		procs += !o->zombie && !o->thread_gone;
 	si.uptime = ts_sub(mono_now(), kernel.boot_mono).tv_sec;
 	si.procs = procs;

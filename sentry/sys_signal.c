@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/user.h>
 
+#include "common/units.h"
+
 #define KNOWN_SA_FLAGS                                                                             \
 	(SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER |         \
 	 SA_RESETHAND | 0x800 /* SA_EXPOSE_TAGBITS */ | 0x04000000 /* SA_RESTORER */)
@@ -91,8 +93,8 @@ static long kill_pgrp(struct task *t, pid_t pgid, int sig, const siginfo_t *si)
 {
 	bool found = false;
 
-	for (struct task *p = kernel.tasks; p; p = p->next)
-		if (p->group_leader == p && p->pgid == pgid) {
+	for_each_process(p)
+		if (p->pgid == pgid) {
 			found = true;
 			if (sig && !p->zombie)
 				signal_send_process(p, sig, si);
@@ -118,9 +120,8 @@ static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
 	if (pid == -1) {
 		/* Everyone but init and the caller's own process. */
 		bool found = false;
-		for (struct task *p = kernel.tasks; p; p = p->next)
-			if (p->group_leader == p && !p->zombie && p->tgid != 1 &&
-			    p->tgid != t->tgid) {
+		for_each_process(p)
+			if (!p->zombie && p->tgid != 1 && p->tgid != t->tgid) {
 				found = true;
 				if (sig)
 					signal_send_process(p, sig, si);
@@ -214,7 +215,7 @@ long sys_rt_sigsuspend(struct task *t, const unsigned long *a)
 
 	if (a[1] != sizeof(uint64_t))
 		return -EINVAL;
-	if (!t->retry) {
+	if (!t->blk.retry) {
 		if (copy_in(t->mm, &mask, a[0], sizeof(mask)))
 			return -EFAULT;
 		t->saved_sigmask = t->sigmask;
@@ -222,14 +223,14 @@ long sys_rt_sigsuspend(struct task *t, const unsigned long *a)
 		t->sigmask = mask & ~UNBLOCKABLE;
 	}
 	/* Only a signal ends it: it returns -EINTR once a handler has run. */
-	t->intr_ret = -ERESTARTNOHAND;
+	t->blk.intr_ret = -ERESTARTNOHAND;
 	return task_block(t);
 }
 
 long sys_pause(struct task *t, const unsigned long *a)
 {
 	(void)a;
-	t->intr_ret = -ERESTARTNOHAND;
+	t->blk.intr_ret = -ERESTARTNOHAND;
 	return task_block(t);
 }
 
@@ -279,32 +280,32 @@ long sys_rt_sigtimedwait(struct task *t, const unsigned long *a)
 	if (copy_in(t->mm, &set, a[0], sizeof(set)))
 		return -EFAULT;
 	set &= ~UNBLOCKABLE;
-	if (!t->retry && a[2]) {
+	if (!t->blk.retry && a[2]) {
 		struct timespec ts;
 		if (copy_in(t->mm, &ts, a[2], sizeof(ts)))
 			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), ts);
-		t->sigwait_zero = ts.tv_sec == 0 && ts.tv_nsec == 0;
+		t->blk.deadline = ts_add(mono_now(), ts);
+		t->blk.sigwait_zero = ts.tv_sec == 0 && ts.tv_nsec == 0;
 	}
 	int sig = signal_dequeue(t, set, &si);
 	if (sig) {
-		t->sigwait_set = 0;
+		t->blk.sigwait_set = 0;
 		if (a[1] && copy_out(t->mm, a[1], &si, sizeof(si)))
 			return -EFAULT;
 		return sig;
 	}
-	if (t->interrupted || t->timed_out) {
-		t->sigwait_set = 0;
-		return t->timed_out ? -EAGAIN : -EINTR;
+	if (t->blk.interrupted || t->blk.timed_out) {
+		t->blk.sigwait_set = 0;
+		return t->blk.timed_out ? -EAGAIN : -EINTR;
 	}
-	if (a[2] && (t->sigwait_zero || ts_cmp(mono_now(), t->sys_deadline) >= 0))
+	if (a[2] && (t->blk.sigwait_zero || ts_cmp(mono_now(), t->blk.deadline) >= 0))
 		return -EAGAIN;
 	if (a[2])
-		task_wait_until(t, &t->sys_deadline);
+		task_wait_until(t, &t->blk.deadline);
 	/* Signals in SET wake this wait even while blocked (signal.c looks at sigwait_set). */
-	t->sigwait_set = set;
-	t->intr_ret = -EINTR;
+	t->blk.sigwait_set = set;
+	t->blk.intr_ret = -EINTR;
 	return task_block(t);
 }

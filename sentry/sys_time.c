@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
@@ -92,24 +93,24 @@ long sys_time(struct task *t, const unsigned long *a)
 
 static bool valid_ts(const struct timespec *ts)
 {
-	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < NSEC_PER_SEC;
 }
 
-/* Sleeps until t->sys_deadline (monotonic). Interrupted, it reports the time left in REM
+/* Sleeps until t->blk.deadline (monotonic). Interrupted, it reports the time left in REM
  * (when given) and ends with EINTR once a handler runs. */
 static long sleep_until_deadline(struct task *t, uintptr_t rem)
 {
 	struct timespec now = mono_now();
 
-	if (ts_cmp(now, t->sys_deadline) >= 0)
+	if (ts_cmp(now, t->blk.deadline) >= 0)
 		return 0;
-	if (t->interrupted) {
-		struct timespec left = ts_sub(t->sys_deadline, now);
+	if (t->blk.interrupted) {
+		struct timespec left = ts_sub(t->blk.deadline, now);
 		if (rem && copy_out(t->mm, rem, &left, sizeof(left)))
 			return -EFAULT;
 		return -ERESTARTNOHAND;
 	}
-	task_wait_until(t, &t->sys_deadline);
+	task_wait_until(t, &t->blk.deadline);
 	return task_block(t);
 }
 
@@ -117,12 +118,12 @@ long sys_nanosleep(struct task *t, const unsigned long *a)
 {
 	struct timespec req;
 
-	if (!t->retry) {
+	if (!t->blk.retry) {
 		if (copy_in(t->mm, &req, a[0], sizeof(req)))
 			return -EFAULT;
 		if (!valid_ts(&req))
 			return -EINVAL;
-		t->sys_deadline = ts_add(mono_now(), req);
+		t->blk.deadline = ts_add(mono_now(), req);
 	}
 	return sleep_until_deadline(t, a[1]);
 }
@@ -133,7 +134,7 @@ long sys_clock_nanosleep(struct task *t, const unsigned long *a)
 	int flags = arg_int(a, 1);
 	struct timespec req, now;
 
-	if (!t->retry) {
+	if (!t->blk.retry) {
 		switch (clk) {
 		case CLOCK_REALTIME:
 		case CLOCK_MONOTONIC:
@@ -156,9 +157,9 @@ long sys_clock_nanosleep(struct task *t, const unsigned long *a)
 		if (flags & TIMER_ABSTIME) {
 			/* Convert to the monotonic deadline the scheduler keeps. */
 			clock_now(clk, &now);
-			t->sys_deadline = ts_add(mono_now(), ts_sub(req, now));
+			t->blk.deadline = ts_add(mono_now(), ts_sub(req, now));
 		} else {
-			t->sys_deadline = ts_add(mono_now(), req);
+			t->blk.deadline = ts_add(mono_now(), req);
 		}
 	}
 	return sleep_until_deadline(t, (flags & TIMER_ABSTIME) ? 0 : a[3]);

@@ -48,8 +48,9 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(rt_sigaction, "dppu"),
     ROW(rt_sigprocmask, "dppu"),
     PARTIAL(ioctl, "dxp",
-	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC "
-	    "and FIOCLEX/FIONCLEX; other requests are ENOTTY"),
+	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC, "
+	    "FIOCLEX/FIONCLEX, and on sockets SIOCOUTQ/SIOCATMARK and the SIOCGIF* interface "
+	    "reads (changes are EPERM); other requests are ENOTTY"),
     ROW(pread64, "dpud"),
     ROW(pwrite64, "dbud"),
     ROW(readv, "dpd"),
@@ -61,6 +62,11 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT, MADV_POPULATE_READ/WRITE "
 	    "and MADV_COLLAPSE are EINVAL"),
     ROW(msync, "pxx"),
+    PARTIAL(mlock, "px", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),
+    PARTIAL(mlock2, "pxx", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),
+    ROW(munlock, "px"),
+    PARTIAL(mlockall, "x", "MCL_FUTURE is accepted but later mappings are not locked"),
+    ROW(munlockall, ""),
     ROW(dup, "d"),
     ROW(dup2, "dd"),
     ROW(getpid, ""),
@@ -91,7 +97,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "ARCH_SET_FS/GS and ARCH_GET_FS/GS only: other codes (CET, CPUID faulting, AMX "
 	    "permissions) are EINVAL"),
     PARTIAL(setrlimit, "dp",
-	    "limits are kept, inherited and reported, but only RLIMIT_NOFILE is enforced"),
+	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(gettid, ""),
     ROW(time, "p"),
     ROW(getdents64, "dpu"),
@@ -105,7 +111,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(faccessat, "fso"),
     ROW(dup3, "ddx"),
     PARTIAL(prlimit64, "ddpp",
-	    "limits are kept, inherited and reported, but only RLIMIT_NOFILE is enforced"),
+	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(getrandom, "pux"),
     ROW(statx, "fsxxp"),
     ROW(faccessat2, "fsox"),
@@ -149,26 +155,32 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(pwritev, "dpdd"),
     PARTIAL(preadv2, "dpddxx", "the RWF_ flags are accepted but have no effect"),
     PARTIAL(pwritev2, "dpddxx", "the RWF_ flags are accepted but have no effect"),
-    PARTIAL(socket, "ddd", "AF_UNIX only (there is no network): other families are EAFNOSUPPORT"),
+    PARTIAL(socket, "ddd",
+	    "AF_UNIX, and AF_INET/AF_INET6 TCP and UDP on the sandbox's loopback; raw and packet "
+	    "sockets are EPERM (no CAP_NET_RAW), other families EAFNOSUPPORT"),
     ROW(connect, "dpd"),
     ROW(accept, "dpp"),
-    PARTIAL(sendto, "dbuxpd", "MSG_OOB is EOPNOTSUPP"),
-    PARTIAL(recvfrom, "dpuxpp", "MSG_OOB is EOPNOTSUPP"),
+    PARTIAL(sendto, "dbuxpd", "MSG_OOB is EOPNOTSUPP (TCP urgent data is never sent)"),
+    PARTIAL(recvfrom, "dpuxpp", "MSG_OOB is EOPNOTSUPP (TCP: EINVAL, there is no urgent data)"),
     PARTIAL(sendmsg, "dpx",
-	    "control messages SCM_RIGHTS and SCM_CREDENTIALS only; MSG_OOB is EOPNOTSUPP"),
-    PARTIAL(recvmsg, "dpx", "MSG_OOB is EOPNOTSUPP"),
+	    "control messages SCM_RIGHTS and SCM_CREDENTIALS on AF_UNIX; IP-level ones are "
+	    "accepted and ignored; MSG_OOB is EOPNOTSUPP"),
+    PARTIAL(recvmsg, "dpx",
+	    "AF_INET/AF_INET6 deliver no control messages (IP_PKTINFO, timestamps); MSG_OOB is "
+	    "EOPNOTSUPP"),
     ROW(shutdown, "dd"),
     ROW(bind, "dpd"),
     ROW(listen, "dd"),
     ROW(getsockname, "dpp"),
     ROW(getpeername, "dpp"),
-    PARTIAL(socketpair, "dddp",
-	    "AF_UNIX only (there is no network): other families are EAFNOSUPPORT"),
+    ROW(socketpair, "dddp"),
     PARTIAL(setsockopt, "dddpd",
-	    "SOL_SOCKET options only; SO_RCVTIMEO, SO_SNDTIMEO and SO_LINGER are kept but have no "
-	    "effect"),
-    PARTIAL(getsockopt, "dddpp", "SOL_SOCKET options only"),
+	    "multicast membership is ENODEV (lo does not do multicast); IP and TCP options are "
+	    "kept and read back, most without effect on loopback; SO_LINGER only resets"),
+    ROW(getsockopt, "dddpp"),
     ROW(accept4, "dppx"),
+    ROW(recvmmsg, "dpuxp"),
+    ROW(sendmmsg, "dpux"),
     ROW(mkdir, "so"),
     ROW(mkdirat, "fso"),
     ROW(mknod, "sox"),
@@ -401,7 +413,7 @@ long syscall_dispatch(struct task *t)
 	} else {
 		ret = def->fn(t, t->sc.args);
 	}
-	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->retry))
+	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->blk.retry))
 		strace_print(t, ret);
 	return ret;
 }

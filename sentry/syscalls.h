@@ -7,6 +7,8 @@
 
 #include "sentry/syscall.h"
 
+struct vfs_file;
+
 /* sys_file.c */
 long sys_read(struct task *t, const unsigned long *a);
 long sys_write(struct task *t, const unsigned long *a);
@@ -58,6 +60,11 @@ long sys_brk(struct task *t, const unsigned long *a);
 long sys_mremap(struct task *t, const unsigned long *a);
 long sys_madvise(struct task *t, const unsigned long *a);
 long sys_msync(struct task *t, const unsigned long *a);
+long sys_mlock(struct task *t, const unsigned long *a);
+long sys_mlock2(struct task *t, const unsigned long *a);
+long sys_munlock(struct task *t, const unsigned long *a);
+long sys_mlockall(struct task *t, const unsigned long *a);
+long sys_munlockall(struct task *t, const unsigned long *a);
 /* sys_proc.c */
 long sys_getpid(struct task *t, const unsigned long *a);
 long sys_gettid(struct task *t, const unsigned long *a);
@@ -148,6 +155,13 @@ long sys_sendto(struct task *t, const unsigned long *a);
 long sys_recvfrom(struct task *t, const unsigned long *a);
 long sys_sendmsg(struct task *t, const unsigned long *a);
 long sys_recvmsg(struct task *t, const unsigned long *a);
+long sys_sendmmsg(struct task *t, const unsigned long *a);
+/* read(2) and write(2) on a socket wait as recv and send do: until EVENTS, or -ETIMEDOUT
+ * once SO_RCVTIMEO/SO_SNDTIMEO has passed. */
+long sock_wait_io(struct task *t, struct vfs_file *f, uint32_t events);
+/* ioctl(2) requests of the socket layer (SIOC*: the interfaces, SIOCATMARK...) on socket F. */
+long sock_ioctl(struct task *t, struct vfs_file *f, unsigned int cmd, uintptr_t arg);
+long sys_recvmmsg(struct task *t, const unsigned long *a);
 long sys_shutdown(struct task *t, const unsigned long *a);
 long sys_setsockopt(struct task *t, const unsigned long *a);
 long sys_getsockopt(struct task *t, const unsigned long *a);

@@ -1,17 +1,20 @@
 /* Task objects: creation with Linux's defaults, lookup by guest or host thread id, filesystem
  * contexts, and how a task is saved in an image and started again from one (its registers,
  * signal state, and where it stands in a syscall). */
+#include "common/limits.h"
 #include "sentry/task.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs-proc/procfs.h"
 #include "sentry/fdtable.h"
 #include "sentry/locks.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
+#include "sentry/signal.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
 
@@ -81,6 +84,18 @@ void fsctx_drop(void *fs)
 	fs_put(fs);
 }
 
+struct sighand *sighand_get(struct sighand *sh)
+{
+	sh->refs++;
+	return sh;
+}
+
+void sighand_put(struct sighand *sh)
+{
+	if (sh && --sh->refs == 0)
+		free(sh);
+}
+
 struct task *task_new(pid_t tid)
 {
 	struct task *t = calloc(1, sizeof(*t));
@@ -101,9 +116,9 @@ struct task *task_new(pid_t tid)
 void task_release(struct task *t)
 {
 	task_cancel_wait(t);
-	if (t->pending_open) {
-		vfs_file_put(t->pending_open);
-		t->pending_open = NULL;
+	if (t->blk.pending_open) {
+		vfs_file_put(t->blk.pending_open);
+		t->blk.pending_open = NULL;
 	}
 	if (t->pt) {
 		platform_thread_release(t->pt);
@@ -123,8 +138,7 @@ void task_release(struct task *t)
 		vfs_dentry_put(t->exe);
 		t->exe = NULL;
 	}
-	if (t->sighand && --t->sighand->refs == 0)
-		free(t->sighand);
+	sighand_put(t->sighand);
 	t->sighand = NULL;
 }
 
@@ -140,6 +154,9 @@ void task_free(struct task *t)
 	free(t);
 }
 
+/* The task list (for_each_task), oldest first. */
+static struct task *task_list;
+
 /* Tasks by tid: what kill, wait and procfs look up constantly. */
 #define TID_BUCKETS 4096
 static struct task *tid_hash[TID_BUCKETS];
@@ -154,9 +171,14 @@ static void hash_remove(struct task *t)
 		}
 }
 
+struct task *task_list_first(void)
+{
+	return task_list;
+}
+
 void task_link(struct task *t)
 {
-	struct task **pp = &kernel.tasks;
+	struct task **pp = &task_list;
 
 	while (*pp)
 		pp = &(*pp)->next;
@@ -168,7 +190,7 @@ void task_link(struct task *t)
 
 void task_unlink_free(struct task *t)
 {
-	for (struct task **pp = &kernel.tasks; *pp; pp = &(*pp)->next)
+	for (struct task **pp = &task_list; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
 			break;
@@ -180,9 +202,20 @@ void task_unlink_free(struct task *t)
 	kernel.dead = t;
 }
 
+struct task *task_list_pop(void)
+{
+	struct task *t = task_list;
+
+	if (t) {
+		task_list = t->next;
+		hash_remove(t);
+	}
+	return t;
+}
+
 struct task *task_by_host_tid(pid_t host_tid)
 {
-	for (struct task *t = kernel.tasks; t; t = t->next)
+	for_each_task(t)
 		if (t->pt && t->pt->tid == host_tid)
 			return t;
 	return NULL;
@@ -210,7 +243,18 @@ int task_nofile_limit(struct task *t)
 {
 	rlim_t l = t->rlim[RLIMIT_NOFILE].rlim_cur;
 
-	return l > 1048576 ? 1048576 : (int)l;
+	return l > PROCFS_NR_OPEN_MAX ? PROCFS_NR_OPEN_MAX : (int)l;
+}
+
+int task_fsize_check(struct task *t, uint64_t size, uint64_t end)
+{
+	rlim_t lim = t->rlim[RLIMIT_FSIZE].rlim_cur;
+
+	if (lim == RLIM_INFINITY || end <= size || end <= lim)
+		return 0;
+	siginfo_t si = {.si_signo = SIGXFSZ, .si_code = SI_KERNEL};
+	signal_send_thread(t, SIGXFSZ, &si);
+	return -EFBIG;
 }
 
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)
@@ -254,6 +298,8 @@ void task_save_set_caller(struct task *t, long result)
 	saving_result = result;
 }
 
+_Static_assert(CPU_MASK_WORDS == 8, "the CPU limit is part of the image format");
+
 int task_save(struct enc *e, const void *obj)
 {
 	const struct task *t = obj;
@@ -294,7 +340,7 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, (uintptr_t)t->altstack.ss_sp);
 	enc_u32(e, t->altstack.ss_flags);
 	enc_u64(e, t->altstack.ss_size);
-	enc_i64(e, t->intr_ret);
+	enc_i64(e, t->blk.intr_ret);
 	enc_u64(e, t->fault_addr);
 	enc_u64(e, t->fault_trapno);
 	enc_u64(e, t->fault_err);
@@ -306,7 +352,7 @@ int task_save(struct enc *e, const void *obj)
 		enc_u64(e, t->rlim[r].rlim_cur);
 		enc_u64(e, t->rlim[r].rlim_max);
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < CPU_MASK_WORDS; i++)
 		enc_u64(e, t->affinity[i]);
 	enc_bool(e, t->did_exec);
 	enc_u64(e, t->clear_child_tid);
@@ -324,11 +370,11 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, t->resumes);
 	/* Where it stands in a syscall: blocked ones are retried after a restore. */
 	syscall_save(e, &t->sc);
-	enc_bool(e, t->blocked);
-	enc_bool(e, t->retry);
-	enc_bool(e, t->interrupt_pending);
-	enc_bool(e, t->sigwait_zero);
-	enc_u64(e, t->sigwait_set);
+	enc_bool(e, t->blk.blocked);
+	enc_bool(e, t->blk.retry);
+	enc_bool(e, t->blk.interrupt_pending);
+	enc_bool(e, t->blk.sigwait_zero);
+	enc_u64(e, t->blk.sigwait_set);
 	enc_bool(e, t->child_subreaper);
 	enc_u32(e, t->pdeath_signal);
 	timers_save(e, t);
@@ -339,13 +385,13 @@ int task_save(struct enc *e, const void *obj)
 	enc_bool(e, t->stop_report);
 	enc_bool(e, t->cont_report);
 	enc_bool(e, t->parked);
-	enc_timespec(e, t->sys_deadline);
-	enc_u64(e, t->io_done);
-	enc_ref(e, CK_FILE, t->pending_open);
-	enc_bool(e, t->futex_woken);
-	enc_bool(e, t->futex_timed);
-	enc_bool(e, t->futex_requeued);
-	enc_u64(e, t->futex_key);
+	enc_timespec(e, t->blk.deadline);
+	enc_u64(e, t->blk.io_done);
+	enc_ref(e, CK_FILE, t->blk.pending_open);
+	enc_bool(e, t->blk.futex_woken);
+	enc_bool(e, t->blk.futex_timed);
+	enc_bool(e, t->blk.futex_requeued);
+	enc_u64(e, t->blk.futex_key);
 	/* The host thread's registers, as they must be when it next runs. */
 	enc_bool(e, t->pt != NULL);
 	if (t->pt) {
@@ -360,7 +406,7 @@ int task_save(struct enc *e, const void *obj)
 			return enc_fail(e, "cannot read the registers of task %d: %s", t->tid,
 					strerror(-err));
 		}
-		if (t == saving_task && !t->blocked)
+		if (t == saving_task && !t->blk.blocked)
 			regs.rax = saving_result;
 		enc_raw(e, &regs, sizeof(regs));
 		enc_raw(e, fp, fpsize);
@@ -456,13 +502,13 @@ void *task_load(struct dec *d)
 	struct vfs_fs_ctx *fs = dec_ref(d, CK_FSCTX);
 	struct sighand *sh = dec_ref(d, CK_SIGHAND);
 	if (mm)
-		(t->mm = mm)->refs++;
+		t->mm = mm_get(mm);
 	if (files)
-		(t->files = files)->refs++;
+		t->files = fdtable_get(files);
 	if (fs)
 		t->fs = fs_get(fs);
 	if (sh)
-		(t->sighand = sh)->refs++;
+		t->sighand = sighand_get(sh);
 	t->sigmask = dec_u64(d) & ~UNBLOCKABLE;
 	sigpending_load(d, &t->pending);
 	sigpending_load(d, &t->shared_pending);
@@ -471,7 +517,7 @@ void *task_load(struct dec *d)
 	t->altstack.ss_sp = (void *)(uintptr_t)dec_u64(d);
 	t->altstack.ss_flags = (int)dec_u32(d);
 	t->altstack.ss_size = dec_u64(d);
-	t->intr_ret = (int)dec_i64(d);
+	t->blk.intr_ret = (int)dec_i64(d);
 	t->fault_addr = dec_u64(d);
 	t->fault_trapno = dec_u64(d);
 	t->fault_err = dec_u64(d);
@@ -483,7 +529,7 @@ void *task_load(struct dec *d)
 		t->rlim[r].rlim_cur = dec_u64(d);
 		t->rlim[r].rlim_max = dec_u64(d);
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < CPU_MASK_WORDS; i++)
 		t->affinity[i] = dec_u64(d);
 	t->did_exec = dec_bool(d);
 	t->clear_child_tid = dec_u64(d);
@@ -505,18 +551,19 @@ void *task_load(struct dec *d)
 	t->nsyscalls = dec_u64(d);
 	t->resumes = dec_u64(d);
 	syscall_load(d, &t->sc);
-	t->blocked = dec_bool(d);
-	t->retry = dec_bool(d);
-	t->interrupt_pending = dec_bool(d);
-	t->sigwait_zero = dec_bool(d);
-	t->sigwait_set = dec_u64(d);
+	t->blk.blocked = dec_bool(d);
+	t->blk.retry = dec_bool(d);
+	t->blk.interrupt_pending = dec_bool(d);
+	t->blk.sigwait_zero = dec_bool(d);
+	t->blk.sigwait_set = dec_u64(d);
 	t->child_subreaper = dec_bool(d);
 	t->pdeath_signal = (int)dec_u32(d);
 	/* Timers live on a process's leader: itself, until the finish links the others. */
 	t->group_leader = leader == tid ? t : NULL;
-	if (t->group_leader)
+	if (t->group_leader) {
 		timers_load(d, t);
-	else if (dec_bool(d))
+		timers_cpu_limit_changed(t);
+	} else if (dec_bool(d))
 		dec_fail(d, "timers on a thread that does not lead its process");
 	t->thread_gone = dec_bool(d);
 	t->had_threads = dec_bool(d);
@@ -525,15 +572,15 @@ void *task_load(struct dec *d)
 	t->stop_report = dec_bool(d);
 	t->cont_report = dec_bool(d);
 	t->parked = dec_bool(d);
-	t->sys_deadline = dec_timespec(d);
-	t->io_done = dec_u64(d);
+	t->blk.deadline = dec_timespec(d);
+	t->blk.io_done = dec_u64(d);
 	struct vfs_file *pending_open = dec_ref(d, CK_FILE);
 	if (pending_open)
-		t->pending_open = vfs_file_get(pending_open);
-	t->futex_woken = dec_bool(d);
-	t->futex_timed = dec_bool(d);
-	t->futex_requeued = dec_bool(d);
-	t->futex_key = dec_u64(d);
+		t->blk.pending_open = vfs_file_get(pending_open);
+	t->blk.futex_woken = dec_bool(d);
+	t->blk.futex_timed = dec_bool(d);
+	t->blk.futex_requeued = dec_bool(d);
+	t->blk.futex_key = dec_u64(d);
 	bool has_thread = dec_bool(d);
 	if (dec_ok(d) &&
 	    (!valid_pid(t->tgid) || !valid_pid(t->pgid) || !valid_pid(t->sid) ||
@@ -592,16 +639,16 @@ int task_load_finish(char **err)
 		*err = strdup("the image's tasks are inconsistent");
 		return -EINVAL;
 	}
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (t->mm && t->pt)
 			t->mm->via = t->pt;
 		if (t->timers)
 			t->timers->leader = t->group_leader;
 	}
-	for (struct task *t = kernel.tasks; t; t = t->next) {
+	for_each_task(t) {
 		if (!t->pt)
 			continue;
-		if (t->blocked) {
+		if (t->blk.blocked) {
 			task_wake(t);
 		} else if (t->parked) {
 			continue;

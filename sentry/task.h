@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "common/limits.h"
 #include "platform/platform.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
@@ -26,9 +27,53 @@ struct ksigaction {
 	uint64_t mask;
 };
 
+/* Signal actions, shared under CLONE_SIGHAND: one reference per task. */
 struct sighand {
 	int refs;
 	struct ksigaction act[NSIG_GUEST];
+};
+
+/* One blocking syscall of a task (DESIGN.md §4, sched.h: blocking = retry). A handler that
+ * cannot finish registers what would let it progress and returns task_block(); after a
+ * wake-up the loop runs the same handler again with RETRY set, and the handler finds here what
+ * its earlier runs did.
+ *
+ * Lifetime. The waits, the wake-up time and the run queue are dropped by task_cancel_wait
+ * before each retry, at exit and at teardown. RETRY and TIMED_OUT are cleared when a syscall
+ * enters and when one finishes, INTR_RET when one finishes, INTERRUPTED once an interrupted
+ * retry is over. SIGWAIT_SET must be empty outside rt_sigtimedwait (signal delivery reads it):
+ * that handler clears it when it returns, and so does the end of an interrupted retry. The
+ * other handlers' fields are written by a handler before it blocks and read only on its
+ * retries: nothing clears them in between, so they may hold a past syscall's values.
+ * PENDING_OPEN holds a reference, dropped by its handler or by task_release.
+ *
+ * Checkpoint. A blocked task is saved as "inside syscall SC" and retried after the restore,
+ * which registers its waits again: the waits, the wake-up time and the run queue are not
+ * saved, nor TIMED_OUT and INTERRUPTED, which last one run of a handler. Everything else is
+ * (task_save). */
+struct syscall_wait {
+	/* sched.c's: whether the task is parked in its syscall, and what wakes it. */
+	bool blocked;
+	bool on_runq;
+	struct task *runq_next;
+	struct task_waiter *waiters;
+	bool has_wake_at;
+	struct timespec wake_at; /* monotonic (task_wait_until) */
+	/* The retry itself (kernel.c). */
+	bool retry;		/* the handler runs again after a wake-up */
+	bool timed_out;		/* ... because WAKE_AT passed */
+	bool interrupt_pending; /* a signal asked for the blocked syscall to end */
+	bool interrupted; /* the retry is because a signal arrived: finish or return intr_ret */
+	int intr_ret;	  /* what the syscall returns when a signal ends it */
+	/* What handlers keep across their retries. */
+	struct timespec deadline;      /* the syscall's own timeout, monotonic */
+	size_t io_done;		       /* bytes a stream write or send already passed on */
+	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
+	bool sigwait_zero;	       /* rt_sigtimedwait with a zero timeout */
+	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
+	bool futex_woken, futex_timed;
+	bool futex_requeued; /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
+	uint64_t futex_key;
 };
 
 struct task {
@@ -58,7 +103,6 @@ struct task {
 	uint64_t saved_sigmask;
 	stack_t altstack;
 	bool running;  /* resumed: guest code runs, an interrupt is needed to stop it */
-	int intr_ret;  /* what a blocked syscall returns when a signal interrupts it */
 	bool regs_set; /* the handler wrote every register (execve, rt_sigreturn) */
 	uint64_t fault_addr, fault_trapno, fault_err; /* for the sigcontext of a fault */
 	/* A write fault let through unresolved (mm_write_fault): its address, and the address
@@ -68,8 +112,8 @@ struct task {
 	long maxrss, cchild_maxrss;  /* KiB: at exit; largest of reaped children */
 	uint64_t rss_peak;	     /* bytes: the largest resident size procfs reported */
 	struct rlimit rlim[RLIM_NLIMITS];
-	uint64_t affinity[8]; /* of the --cpus CPUs (up to 512) */
-	bool did_exec;	      /* setpgid on it then fails with EACCES */
+	uint64_t affinity[CPU_MASK_WORDS]; /* of the --cpus CPUs */
+	bool did_exec;			   /* setpgid on it then fails with EACCES */
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
 	bool no_new_privs;
@@ -89,21 +133,8 @@ struct task {
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */
-	/* Blocking (sched.c): what the task waits on while parked in sc. */
-	bool blocked;
-	bool on_runq;
-	struct task *runq_next;
-	struct task_waiter *waiters;
-	bool has_deadline;
-	struct timespec deadline;
-	/* Set while a handler is re-run after a wake-up; state it keeps across retries. */
-	bool retry;
-	bool timed_out;
-	bool interrupt_pending; /* a signal asked for the blocked syscall to end */
-	bool interrupted; /* the retry is because a signal arrived: finish or return intr_ret */
-	bool sigwait_zero;
-	uint64_t sigwait_set; /* rt_sigtimedwait: signals that end the wait even if blocked */
-	bool child_subreaper; /* on the leader: orphans of descendants come here */
+	struct syscall_wait blk;    /* where it stands in sc if sc blocks */
+	bool child_subreaper;	    /* on the leader: orphans of descendants come here */
 	int pdeath_signal;
 	struct process_timers *timers; /* on the leader */
 	struct task *vfork_parent;     /* set while a vfork child borrows its parent's memory */
@@ -115,16 +146,61 @@ struct task {
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
 	bool parked;		       /* held in its stop while the group is stopped */
-	struct timespec sys_deadline;
-	size_t io_done;
-	struct vfs_file *pending_open; /* a FIFO end opened, waiting for its partner */
-	bool futex_woken, futex_timed;
-	bool futex_requeued; /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
-	uint64_t futex_key;
 
-	struct task *next;	/* in the kernel's task list */
+	struct task *next;	/* in the task list (for_each_task), or on kernel.dead */
 	struct task *hash_next; /* in the tid hash */
 };
+
+/* The task list: every task from task_link to task_unlink_free, zombies included, in the
+ * order they were linked (which a checkpoint saves and a restore relinks). Only task.c knows
+ * how it is kept; everyone else walks it with these loops, which declare their variable. A
+ * body may unlink other tasks (the walk goes on from T's next as it is then) but not T, except
+ * under for_each_task_safe. */
+struct task *task_list_first(void);
+
+#define for_each_task(t) for (struct task *t = task_list_first(); t; t = t->next)
+/* As for_each_task, reading the next task (into N) before the body runs, so that the body may
+ * unlink T (but not N). */
+#define for_each_task_safe(t, n)                                                                   \
+	for (struct task *t = task_list_first(), *n = t ? t->next : NULL; t;                       \
+	     t = n, n = t ? t->next : NULL)
+
+/* The first process leader at T or after it in the list. */
+static inline struct task *task_leader_at(struct task *t)
+{
+	while (t && t->group_leader != t)
+		t = t->next;
+	return t;
+}
+
+/* Every process, by its leader (zombies included). */
+#define for_each_process(l)                                                                        \
+	for (struct task *l = task_leader_at(task_list_first()); l; l = task_leader_at(l->next))
+
+/* The first thread of LEADER's process at T or after it in the list. */
+static inline struct task *task_thread_at(const struct task *leader, struct task *t)
+{
+	while (t && t->tgid != leader->tgid)
+		t = t->next;
+	return t;
+}
+
+/* A process that never made a thread has no other than its leader: its walk is the leader
+ * alone, without a look at the list. */
+static inline struct task *task_first_thread(struct task *leader)
+{
+	return leader->had_threads ? task_thread_at(leader, task_list_first()) : leader;
+}
+
+static inline struct task *task_next_thread(const struct task *leader, const struct task *t)
+{
+	return leader->had_threads ? task_thread_at(leader, t->next) : NULL;
+}
+
+/* Every thread of the process LEADER leads (a linked group leader, evaluated more than once),
+ * the leader and zombies included, in list order. */
+#define for_each_thread_of(leader, t)                                                              \
+	for (struct task *t = task_first_thread(leader); t; t = task_next_thread((leader), t))
 
 /* A filesystem context holding references on ROOT and CWD, with one reference on itself. */
 struct vfs_fs_ctx *fs_new(struct vfs_dentry *root, struct vfs_dentry *cwd, mode_t umask);
@@ -137,6 +213,10 @@ int fsctx_save(struct enc *e, const void *fs);
 void *fsctx_load(struct dec *d);
 void fsctx_drop(void *fs);
 
+/* Another reference on SH; sighand_put drops one (SH may be NULL), the last frees it. */
+struct sighand *sighand_get(struct sighand *sh);
+void sighand_put(struct sighand *sh);
+
 /* The credentials T's file operations are checked against: its effective ids (there is no
  * separate fsuid) and supplementary groups; task_real_cred has the real ids, for access(2). */
 struct vfs_cred task_fs_cred(const struct task *t);
@@ -145,6 +225,9 @@ struct vfs_cred task_real_cred(const struct task *t);
 /* The highest descriptor number plus one that T may use (RLIMIT_NOFILE, capped as Linux's
  * nr_open). */
 int task_nofile_limit(struct task *t);
+/* RLIMIT_FSIZE when T grows a regular file from SIZE bytes to END: -EFBIG, with SIGXFSZ sent
+ * to T, when END is past the limit and past SIZE (shrinking is always allowed), else 0. */
+int task_fsize_check(struct task *t, uint64_t size, uint64_t end);
 /* Installs new file F at T's lowest free descriptor; on failure F is put. Returns the fd or
  * -EMFILE/-ENOMEM. */
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec);
@@ -154,8 +237,11 @@ struct task *task_new(pid_t tid);
 void task_free(struct task *t);
 struct task *task_by_host_tid(pid_t host_tid);
 struct task *task_by_tid(pid_t tid);
-/* Appends T to the kernel's task list. */
+/* Appends T to the task list and the tid hash. */
 void task_link(struct task *t);
+/* Takes the first task off the task list and the tid hash and returns it (NULL when the list
+ * is empty): teardown frees tasks one by one, and freeing one may walk the list. */
+struct task *task_list_pop(void);
 /* Removes T from the list and frees it once the current event is handled. */
 void task_unlink_free(struct task *t);
 /* Drops what a dead task holds: waits, its host thread, mm, files, fs, signal handlers. */

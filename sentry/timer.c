@@ -10,6 +10,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -27,23 +28,23 @@
 
 static struct timespec tv_to_ts(struct timeval tv)
 {
-	return (struct timespec){tv.tv_sec, tv.tv_usec * 1000};
+	return (struct timespec){tv.tv_sec, tv.tv_usec * NSEC_PER_USEC};
 }
 
 static struct timeval ts_to_tv(struct timespec ts)
 {
 	/* Round up, so a running timer never reads as disarmed. */
-	return (struct timeval){ts.tv_sec, (ts.tv_nsec + 999) / 1000};
+	return (struct timeval){ts.tv_sec, (ts.tv_nsec + NSEC_PER_USEC - 1) / NSEC_PER_USEC};
 }
 
 static bool valid_tv(struct timeval tv)
 {
-	return tv.tv_sec >= 0 && tv.tv_usec >= 0 && tv.tv_usec < 1000000;
+	return tv.tv_sec >= 0 && tv.tv_usec >= 0 && tv.tv_usec < USEC_PER_SEC;
 }
 
 static bool valid_ts(struct timespec ts)
 {
-	return ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000;
+	return ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < NSEC_PER_SEC;
 }
 
 /* --- ITIMER_REAL and alarm ----------------------------------------------------------------- */
@@ -78,12 +79,40 @@ static bool cpu_expired(struct cpu_itimer *c, struct timespec now)
 	return true;
 }
 
+/* RLIMIT_CPU of LEADER's process at CPU time NOW, as Linux checks it: SIGKILL at the hard
+ * limit; SIGXCPU at the soft one, which then moves a second on, so that it comes every second.
+ * Whether the limit still needs watching. */
+static bool cpu_limit_check(struct task *leader, struct timespec now)
+{
+	struct rlimit *l = &leader->rlim[RLIMIT_CPU];
+	siginfo_t si;
+
+	if (l->rlim_cur == RLIM_INFINITY)
+		return false;
+	memset(&si, 0, sizeof(si));
+	si.si_code = SI_KERNEL;
+	if (l->rlim_max != RLIM_INFINITY && (uint64_t)now.tv_sec >= l->rlim_max) {
+		si.si_signo = SIGKILL;
+		signal_send_process(leader, SIGKILL, &si);
+		return false;
+	}
+	if ((uint64_t)now.tv_sec >= l->rlim_cur) {
+		si.si_signo = SIGXCPU;
+		signal_send_process(leader, SIGXCPU, &si);
+		rlim_t next = l->rlim_cur + 1;
+		for_each_task(o)
+			if (o->tgid == leader->tgid)
+				o->rlim[RLIMIT_CPU].rlim_cur = next;
+	}
+	return true;
+}
+
 static void cpu_poll_fired(struct ktimer *k, uint64_t n)
 {
 	struct process_timers *pt = container_of(k, struct process_timers, cpu_poll);
 	static const int sigs[2] = {SIGVTALRM, SIGPROF};
 	struct timespec now = process_cpu_time(pt->leader);
-	bool armed = false;
+	bool armed = cpu_limit_check(pt->leader, now);
 
 	(void)n;
 	for (int i = 0; i < 2; i++) {
@@ -126,6 +155,14 @@ static struct process_timers *timers_of(struct task *t)
 		l->timers->cpu_poll.fn = cpu_poll_fired;
 	}
 	return l->timers;
+}
+
+void timers_cpu_limit_changed(struct task *leader)
+{
+	struct process_timers *pt;
+
+	if (leader->rlim[RLIMIT_CPU].rlim_cur != RLIM_INFINITY && (pt = timers_of(leader)))
+		cpu_poll_start(pt);
 }
 
 void timers_release(struct task *leader)
@@ -266,8 +303,8 @@ static void posix_fired(struct ktimer *k, uint64_t n)
 /* Timer ids are per process; the signal's queue belongs to the process the timer is in. */
 void timer_signal_dequeued(siginfo_t *info)
 {
-	for (struct task *l = kernel.tasks; l; l = l->next) {
-		if (l->group_leader != l || !l->timers)
+	for_each_process(l) {
+		if (!l->timers)
 			continue;
 		for (struct posix_timer *p = l->timers->posix; p; p = p->next)
 			if (p->id == info->si_timerid && p->queued && p->signo == info->si_signo) {
@@ -715,9 +752,8 @@ int timers_load(struct dec *d, struct task *leader)
  * armed with TFD_TIMER_ABSTIME as the absolute wall-clock time, which it keeps: expiries the
  * wall clock passed while no Sentry ran are counted as expirations at restore. */
 
-#define NSEC 1000000000LL
 /* Saved times beyond this (about 146 years) are refused: nanoseconds stay within 63 bits. */
-#define TIMERFD_MAX_SEC (INT64_MAX / NSEC / 2)
+#define TIMERFD_MAX_SEC (INT64_MAX / NSEC_PER_SEC / 2)
 
 static void enc_ts(struct enc *e, struct timespec ts)
 {
@@ -731,19 +767,20 @@ static struct timespec dec_ts(struct dec *d)
 
 	ts.tv_sec = dec_i64(d);
 	ts.tv_nsec = dec_i64(d);
-	if (ts.tv_sec < 0 || ts.tv_sec > TIMERFD_MAX_SEC || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC)
+	if (ts.tv_sec < 0 || ts.tv_sec > TIMERFD_MAX_SEC || ts.tv_nsec < 0 ||
+	    ts.tv_nsec >= NSEC_PER_SEC)
 		dec_fail(d, "bad time");
 	return ts;
 }
 
 static int64_t ts_ns(struct timespec ts)
 {
-	return ts.tv_sec * NSEC + ts.tv_nsec;
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 static struct timespec ns_ts(int64_t ns)
 {
-	return (struct timespec){ns / NSEC, ns % NSEC};
+	return (struct timespec){ns / NSEC_PER_SEC, ns % NSEC_PER_SEC};
 }
 
 static int timerfd_save(struct enc *e, struct vfs_file *f)

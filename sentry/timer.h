@@ -51,6 +51,10 @@ clockid_t timer_decode_clock(struct task *t, clockid_t clk);
  * checkpoint or a restore; 0 or -EEXIST when registered already, -ENOMEM. */
 int timerfd_register_kind(void);
 
+/* LEADER's RLIMIT_CPU was set, inherited or restored: a finite one is watched from now on
+ * (sampled with the CPU-time itimers). */
+void timers_cpu_limit_changed(struct task *leader);
+
 /* Cancels and frees the timers of the process LEADER leads (at its exit). */
 void timers_release(struct task *leader);
 

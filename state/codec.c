@@ -321,7 +321,10 @@ struct timespec dec_timespec(struct dec *d)
 
 	ts.tv_sec = dec_i64(d);
 	ts.tv_nsec = dec_i64(d);
-	if (ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+	/* Every time a sandbox keeps is within ±146 years, so that any two of them subtract and
+	 * convert to nanoseconds without overflow. */
+	if (ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC || ts.tv_sec > DEC_TIME_MAX_SEC ||
+	    ts.tv_sec < -DEC_TIME_MAX_SEC)
 		dec_fail(d, "bad time");
 	return ts;
 }

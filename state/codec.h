@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "common/units.h"
+
 /* Kinds of shared objects, in load order. */
 enum ckpt_kind {
 	CK_MOBJ,       /* a memory-file range (mem/memfile.h) */
@@ -98,7 +100,10 @@ const void *dec_bytes(struct dec *d, size_t *len);
 char *dec_str_buf(struct dec *d, char *buf, size_t size);
 /* A saved string, malloc'd (NULL for a saved NULL or on failure). */
 char *dec_str(struct dec *d);
-/* A time, failing ("bad time") unless its nanoseconds are in [0, 1e9). */
+/* A time, failing ("bad time") unless its nanoseconds are in [0, 1e9) and its seconds within
+ * ±DEC_TIME_MAX_SEC (about 146 years), so that any two saved times subtract and convert to
+ * nanoseconds without overflow. */
+#define DEC_TIME_MAX_SEC (INT64_MAX / NSEC_PER_SEC / 2)
 struct timespec dec_timespec(struct dec *d);
 /* The object of kind K loaded under the next id (borrowed: the load keeps its reference
  * until the end of the restore); NULL for id 0. An unknown id fails the decoder. */

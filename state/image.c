@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -33,7 +34,8 @@
 #define SECTION_MAX (1ULL << 36)
 
 struct image_out {
-	char dir[4096], tmp[4096], old[4096];
+	char dir[4096], tmp[4096];
+	int at;	   /* the directory DIR and TMP are names beneath (or AT_FDCWD) */
 	int dirfd; /* the temporary directory */
 };
 
@@ -147,47 +149,75 @@ static int read_file(int dirfd, const char *name, uint64_t max, uint8_t **out, s
 	return 0;
 }
 
-static void remove_tree(const char *path)
+/* Removes NAME beneath DIRFD with all it holds, never through a symbolic link: a link is
+ * removed itself, and a directory is entered only by a descriptor opened with O_NOFOLLOW, so
+ * a name swapped for a link meanwhile is left alone. */
+static void remove_tree_at(int at, const char *name, int depth)
 {
-	DIR *dir = opendir(path);
 	struct dirent *de;
+	DIR *d;
+	int fd;
 
-	if (!dir) {
-		unlink(path);
+	if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 64)
+		return;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
 		return;
 	}
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		char *sub;
-		if (asprintf(&sub, "%s/%s", path, de->d_name) < 0)
-			continue;
-		remove_tree(sub);
-		free(sub);
-	}
-	closedir(dir);
-	rmdir(path);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			remove_tree_at(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	unlinkat(at, name, AT_REMOVEDIR);
 }
 
-/* 1 if DIR exists and has entries, 0 if it is missing or empty, negative if unusable. */
-static int dir_state(const char *dir)
+/* 1 if DIR (beneath AT) exists and has entries, 0 if it is missing or empty, negative if
+ * unusable: a symbolic link is never followed. */
+static int dir_state(int at, const char *dir)
 {
 	struct stat st;
+	struct dirent *de;
+	int full = 0, fd;
+	DIR *d;
 
-	if (stat(dir, &st))
+	if (fstatat(at, dir, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int full = 0;
-	if (!d)
+	if ((fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -errno;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			full = 1;
 	closedir(d);
 	return full;
+}
+
+/* A new directory beside DIR, named DIR.KIND.RANDOM into NAME: made with mkdirat, which never
+ * follows a link, so nothing anyone else put there is used or removed. */
+static int make_temp_dir(int at, const char *dir, const char *kind, char *name, size_t size)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		unsigned int rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+			rnd = (unsigned int)getpid() * 2654435761u + tries;
+		if (snprintf(name, size, "%s.%s.%08x", dir, kind, rnd) >= (int)size)
+			return -ENAMETOOLONG;
+		if (mkdirat(at, name, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
 static bool valid_name(const char *name)
@@ -203,13 +233,15 @@ static bool valid_name(const char *name)
 	return true;
 }
 
-int image_begin(const char *dir, bool force, struct image_out **out, char **err)
+int image_begin(int at, const char *dir, bool force, struct image_out **out, char **err)
 {
-	int st = dir_state(dir);
+	int st = dir_state(at, dir), ret;
 	struct image_out *o;
 
 	*err = NULL;
 	*out = NULL;
+	if (st == -ELOOP)
+		return fail(err, st, "image directory '%s' is a symbolic link", dir);
 	if (st < 0)
 		return fail(err, st, "image directory '%s': %s", dir, strerror(-st));
 	if (st > 0 && !force)
@@ -218,25 +250,20 @@ int image_begin(const char *dir, bool force, struct image_out **out, char **err)
 			    dir);
 	if (!(o = calloc(1, sizeof(*o))))
 		return fail(err, -ENOMEM, "out of memory");
-	if (snprintf(o->dir, sizeof(o->dir), "%s", dir) >= (int)sizeof(o->dir) ||
-	    snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%d", dir, (int)getpid()) >=
-		(int)sizeof(o->tmp) ||
-	    snprintf(o->old, sizeof(o->old), "%s.old.%d", dir, (int)getpid()) >=
-		(int)sizeof(o->old)) {
+	o->at = at;
+	if (snprintf(o->dir, sizeof(o->dir), "%s", dir) >= (int)sizeof(o->dir)) {
 		free(o);
 		return fail(err, -ENAMETOOLONG, "image directory name too long");
 	}
-	remove_tree(o->tmp);
-	if (mkdir(o->tmp, 0755)) {
-		int e = -errno;
+	if ((ret = make_temp_dir(at, dir, "tmp", o->tmp, sizeof(o->tmp)))) {
 		free(o);
-		return fail(err, e, "cannot create '%s.tmp.%d': %s", dir, (int)getpid(),
-			    strerror(-e));
+		return fail(err, ret, "cannot create a directory beside '%s': %s", dir,
+			    strerror(-ret));
 	}
-	o->dirfd = open(o->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	o->dirfd = openat(at, o->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (o->dirfd < 0) {
 		int e = fail(err, -errno, "cannot open '%s': %s", o->tmp, strerror(errno));
-		remove_tree(o->tmp);
+		remove_tree_at(at, o->tmp, 0);
 		free(o);
 		return e;
 	}
@@ -276,12 +303,13 @@ void image_abort(struct image_out *o)
 	if (!o)
 		return;
 	close(o->dirfd);
-	remove_tree(o->tmp);
+	remove_tree_at(o->at, o->tmp, 0);
 	free(o);
 }
 
 int image_commit(struct image_out *o, struct image *img, char **err)
 {
+	char old[4096];
 	uint8_t hdr[HEADER_MAX];
 	uint32_t codec = img->codec ? img->codec : IMAGE_CODEC_ZLIB;
 	struct compressor *c = compressor_new(codec);
@@ -358,23 +386,32 @@ int image_commit(struct image_out *o, struct image *img, char **err)
 	}
 	/* Into place: an empty target is replaced directly; a full one (--force) is moved aside
 	 * first and removed only once the new image is in. */
-	st = dir_state(o->dir);
+	st = dir_state(o->at, o->dir);
+	if (st < 0) {
+		ret = fail(err, st, "image directory '%s': %s", o->dir, strerror(-st));
+		goto out;
+	}
 	if (st > 0) {
-		if (rename(o->dir, o->old)) {
+		if ((ret = make_temp_dir(o->at, o->dir, "old", old, sizeof(old)))) {
+			ret = fail(err, ret, "cannot replace '%s': %s", o->dir, strerror(-ret));
+			goto out;
+		}
+		if (renameat(o->at, o->dir, o->at, old)) {
 			ret = fail(err, -errno, "cannot replace '%s': %s", o->dir, strerror(errno));
+			unlinkat(o->at, old, AT_REMOVEDIR);
 			goto out;
 		}
 	} else if (st == 0) {
-		rmdir(o->dir);
+		unlinkat(o->at, o->dir, AT_REMOVEDIR);
 	}
-	if (rename(o->tmp, o->dir)) {
+	if (renameat(o->at, o->tmp, o->at, o->dir)) {
 		ret = fail(err, -errno, "cannot create '%s': %s", o->dir, strerror(errno));
 		if (st > 0)
-			rename(o->old, o->dir);
+			renameat(o->at, old, o->at, o->dir);
 		goto out;
 	}
 	if (st > 0)
-		remove_tree(o->old);
+		remove_tree_at(o->at, old, 0);
 out:
 	compressor_free(c);
 	free(z);
@@ -387,10 +424,10 @@ out:
 	return ret;
 }
 
-int image_write(const char *dir, struct image *img, bool force, char **err)
+int image_write(int at, const char *dir, struct image *img, bool force, char **err)
 {
 	struct image_out *o;
-	int ret = image_begin(dir, force, &o, err);
+	int ret = image_begin(at, dir, force, &o, err);
 
 	return ret ? ret : image_commit(o, img, err);
 }

@@ -39,10 +39,11 @@ struct image {
 /* An image being written: a temporary directory beside its target. */
 struct image_out;
 
-/* Starts writing an image to DIR. DIR must not exist or be an empty directory, unless FORCE
- * (an existing image is then replaced, only once the new one is complete). On failure *ERR
- * (malloc'd) says why. */
-int image_begin(const char *dir, bool force, struct image_out **out, char **err);
+/* Starts writing an image to DIR, a name beneath directory descriptor AT (or AT_FDCWD). DIR
+ * must not exist or be an empty directory, unless FORCE (an existing image is then replaced,
+ * only once the new one is complete). Names are never followed through a symbolic link, and
+ * the temporary directory is a new one of random name. On failure *ERR (malloc'd) says why. */
+int image_begin(int at, const char *dir, bool force, struct image_out **out, char **err);
 /* Creates data file NAME ([a-z0-9.-], not "header" nor a section's) in the image being
  * written: a descriptor open for writing, or a negative errno with *ERR set. */
 int image_create_file(struct image_out *o, const char *name, char **err);
@@ -52,7 +53,7 @@ int image_commit(struct image_out *o, struct image *img, char **err);
 /* Abandons the image: its temporary directory goes. Frees O. */
 void image_abort(struct image_out *o);
 /* image_begin and image_commit: an image of sections only. */
-int image_write(const char *dir, struct image *img, bool force, char **err);
+int image_write(int at, const char *dir, struct image *img, bool force, char **err);
 
 /* Reads and checks the image in DIR: every section decompressed into memory; the directory
  * stays open for image_open_file until image_free. On failure *ERR (malloc'd) says what is

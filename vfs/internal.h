@@ -51,6 +51,9 @@ ssize_t vfs_dir_read(struct vfs_file *f, const struct iovec *iov, int iovcnt, of
 ssize_t vfs_dir_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos);
 ssize_t vfs_dir_pread_kernel(struct vfs_file *f, void *buf, size_t len, off_t off);
 
+/* netdev.c: loopback traffic, counted on lo (PACKETS with BYTES of payload and headers). */
+void netdev_lo_xmit(uint64_t packets, uint64_t bytes);
+
 /* hostfs.c: true for an inode of the host (lower) filesystem. */
 bool hostfs_is_inode(struct vfs_inode *ino);
 
@@ -259,6 +262,9 @@ extern const struct vfs_file_kind vfs_pipe_kind;    /* pipe.c: pipes and FIFOs *
 extern const struct vfs_file_kind vfs_eventfd_kind; /* eventfd.c */
 extern const struct vfs_file_kind vfs_epoll_kind;   /* epoll.c */
 extern const struct vfs_file_kind vfs_unix_kind;    /* unix.c */
+extern const struct vfs_file_kind vfs_inet_kind;    /* inet.c: the loopback network */
+extern const struct vfs_file_kind vfs_netlink_kind; /* netlink.c */
+extern const struct vfs_file_kind vfs_hostnet_kind; /* hostnet.c: refuses a checkpoint */
 extern const struct vfs_file_kind vfs_hostfd_kind;  /* hostfd.c: the sandbox's stdio */
 
 #endif

@@ -182,6 +182,22 @@ const struct kernfs_entry *kernfs_entry_of(struct kernfs_node *n)
 	return n->entry;
 }
 
+size_t kernfs_nchildren(const struct kernfs_entry *dir)
+{
+	size_t n = dir->nchildren;
+
+	if (dir->children && n == 0)
+		while (dir->children[n].name)
+			n++;
+	return n;
+}
+
+static struct kernfs_fs *fs_get(struct kernfs_fs *fs)
+{
+	fs->refs++;
+	return fs;
+}
+
 static void fs_put(struct kernfs_fs *fs)
 {
 	if (--fs->refs > 0)
@@ -231,8 +247,7 @@ static int node_new(struct kernfs_fs *fs, struct kernfs_node *parent, const stru
 	n->vfs.refs = 1;
 	n->vfs.mode = e->mode;
 	n->vfs.priv = n;
-	n->fs = fs;
-	fs->refs++;
+	n->fs = fs_get(fs);
 	fs->inodes++;
 	n->entry = e;
 	n->ino = ino ? ino : fs->next_ino++;
@@ -243,8 +258,8 @@ static int node_new(struct kernfs_fs *fs, struct kernfs_node *parent, const stru
 	n->priv = e->priv ? e->priv : parent ? parent->priv : root_priv;
 	if (S_ISDIR(e->mode)) {
 		if (e->children) {
-			n->nrows = e->nchildren;
-			for (size_t i = 0; i < e->nchildren; i++)
+			n->nrows = kernfs_nchildren(e);
+			for (size_t i = 0; i < n->nrows; i++)
 				n->nsubdirs += S_ISDIR(e->children[i].mode);
 		} else if (e->gen) {
 			n->nrows = e->gen->count(n, &n->nsubdirs);

@@ -112,7 +112,9 @@ struct kernfs_entry {
 	 * A walk through a LINK_FILE link lands on the file's dentry (or an anonymous one). A
 	 * KERNFS_MAGIC_LINK row has one of the two; its readlink text is only shown. */
 	int (*link_dentry)(struct kernfs_node *n, struct vfs_dentry **out);
-	/* Directories: rows from a table or from GEN, and an optional dynamic part. */
+	/* Directories: rows from a table or from GEN, and an optional dynamic part. The table has
+	 * NCHILDREN rows or, when NCHILDREN is 0, the rows before its KERNFS_END_ROW: a table
+	 * another file defines has no length the directory's file can take sizeof of. */
 	const struct kernfs_entry *children;
 	size_t nchildren;
 	const struct kernfs_gen_ops *gen;
@@ -123,6 +125,15 @@ struct kernfs_entry {
 	long arg;
 	const void *data; /* the row's constant, for its callbacks (a sysctl's default value) */
 };
+
+/* The end of a row table counted by its end rather than by NCHILDREN. */
+#define KERNFS_END_ROW                                                                             \
+	{                                                                                          \
+		.name = NULL                                                                       \
+	}
+
+/* How many rows the table of directory row DIR has. */
+size_t kernfs_nchildren(const struct kernfs_entry *dir);
 
 /* A new filesystem of type FS_TYPE with statfs magic MAGIC whose root directory is ROOT_ENTRY.
  * EAGER instantiates every static and lazy directory now (dynamic parts stay dynamic).

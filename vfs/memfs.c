@@ -15,6 +15,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "mem/memfile.h"
 #include "state/codec.h"
 #include "vfs/dirent.h"
@@ -38,6 +39,20 @@ struct memfs_sb {
 	dev_t dev;
 	ino_t next_ino;
 };
+
+static struct memfs_sb *sb_get(struct memfs_sb *sb)
+{
+	sb->refs++;
+	return sb;
+}
+
+static void sb_put(struct memfs_sb *sb)
+{
+	if (--sb->refs == 0) {
+		free(sb->type);
+		free(sb);
+	}
+}
 
 struct memfs_entry {
 	char *name;
@@ -107,8 +122,7 @@ static struct memfs_inode *memfs_inode_alloc(struct memfs_sb *sb, const struct v
 	mi->vfs.refs = 1;
 	mi->vfs.mode = attr->mode;
 	mi->vfs.priv = mi;
-	mi->sb = sb;
-	sb->refs++;
+	mi->sb = sb_get(sb);
 	mi->ino = sb->next_ino++;
 	mi->uid = attr->uid;
 	mi->gid = attr->gid;
@@ -142,10 +156,7 @@ static void memfs_release(struct vfs_inode *ino)
 		mobj_put(mi->data);
 	free(mi->target);
 	free(mi);
-	if (--sb->refs == 0) {
-		free(sb->type);
-		free(sb);
-	}
+	sb_put(sb);
 }
 
 int memfs_new(const char *fs_type, mode_t mode, uint64_t ino_base, struct vfs_inode **root)
@@ -1154,7 +1165,7 @@ static bool load_time(struct dec *d, struct timespec *t)
 {
 	t->tv_sec = dec_i64(d);
 	t->tv_nsec = dec_i64(d);
-	return t->tv_nsec >= 0 && t->tv_nsec < 1000000000;
+	return t->tv_nsec >= 0 && t->tv_nsec < NSEC_PER_SEC;
 }
 
 static bool valid_name(const char *name)
@@ -1237,8 +1248,7 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 	mi->vfs.refs = 1;
 	mi->vfs.mode = mode;
 	mi->vfs.priv = mi;
-	mi->sb = l->sb;
-	l->sb->refs++;
+	mi->sb = sb_get(l->sb);
 	if (l->n == 0)
 		l->top_nlink = nlink;
 	/* Directories count their links from their entries, as add_entry keeps them. */
@@ -1366,9 +1376,7 @@ static struct memfs_sb *load_sb(struct dec *d, struct vfs_inode *sb_of)
 	if (!dec_ok(d))
 		return NULL;
 	if (sb_of && memfs_is(sb_of) && memfs_i(sb_of)->sb->dev == dev) {
-		sb = memfs_i(sb_of)->sb;
-		sb->refs++;
-		return sb;
+		return sb_get(memfs_i(sb_of)->sb);
 	}
 	sb = calloc(1, sizeof(*sb));
 	if (!sb || !(sb->type = strdup(type))) {
@@ -1380,14 +1388,6 @@ static struct memfs_sb *load_sb(struct dec *d, struct vfs_inode *sb_of)
 	sb->dev = dev;
 	sb->next_ino = next_ino;
 	return sb;
-}
-
-static void sb_put(struct memfs_sb *sb)
-{
-	if (--sb->refs == 0) {
-		free(sb->type);
-		free(sb);
-	}
 }
 
 /* The loader holds a reference on the filesystem while it builds, so an inode that fails

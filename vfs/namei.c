@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/units.h"
+
 static bool is_root_cred(const struct vfs_cred *cred)
 {
 	return !cred || cred->uid == 0;
@@ -560,7 +562,7 @@ int vfs_ftruncate(struct vfs_file *f, off_t size)
 
 static bool nsec_ok(long nsec)
 {
-	return (nsec >= 0 && nsec < 1000000000L) || nsec == UTIME_NOW || nsec == UTIME_OMIT;
+	return (nsec >= 0 && nsec < NSEC_PER_SEC) || nsec == UTIME_NOW || nsec == UTIME_OMIT;
 }
 
 int vfs_utimens(struct vfs_dentry *d, const struct vfs_cred *cred, const struct timespec *times)

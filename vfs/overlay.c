@@ -43,6 +43,18 @@ static const struct vfs_file_ops ovl_dir_ops;
  * upper layer; borrowed, cleared when it goes. */
 static struct ovl_inode *ovl_root;
 
+static struct ovl_fs *ofs_get(struct ovl_fs *ofs)
+{
+	ofs->refs++;
+	return ofs;
+}
+
+static void ofs_put(struct ovl_fs *ofs)
+{
+	if (--ofs->refs == 0)
+		free(ofs);
+}
+
 static struct ovl_inode *ovl_i(struct vfs_inode *ino)
 {
 	return ino->priv;
@@ -72,8 +84,7 @@ static int ovl_inode_new(struct ovl_fs *ofs, struct ovl_inode *parent, const cha
 	o->vfs.refs = 1;
 	o->vfs.mode = (upper ? upper : lower)->mode;
 	o->vfs.priv = o;
-	o->ofs = ofs;
-	ofs->refs++;
+	o->ofs = ofs_get(ofs);
 	o->parent = parent ? ovl_i(vfs_inode_get(&parent->vfs)) : NULL;
 	o->upper = upper;
 	o->lower = lower;
@@ -91,8 +102,7 @@ static void ovl_release(struct vfs_inode *ino)
 	vfs_inode_put(o->lower);
 	if (o->parent)
 		vfs_inode_put(&o->parent->vfs);
-	if (--o->ofs->refs == 0)
-		free(o->ofs);
+	ofs_put(o->ofs);
 	free(o->name);
 	free(o);
 }
@@ -820,8 +830,7 @@ static int ovl_root_new(struct vfs_inode *lower, struct vfs_inode *upper, dev_t 
 	ofs->dev = dev;
 	ofs->refs = 1; /* dropped below, once the root inode holds its own */
 	err = ovl_inode_new(ofs, NULL, "/", upper, lower, &ino);
-	if (--ofs->refs == 0 && err)
-		free(ofs);
+	ofs_put(ofs); /* frees it if the root inode could not be made */
 	if (err) {
 		vfs_inode_put(upper);
 		vfs_inode_put(lower);

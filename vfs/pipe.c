@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "vfs/internal.h"
 #include "vfs/save.h"
 #include "vfs/vfs.h"
@@ -461,7 +462,7 @@ static int pipe_load(struct dec *d, struct vfs_file *f)
 	created.tv_sec = dec_i64(d);
 	created.tv_nsec = dec_i64(d);
 	if (!dec_ok(d) || cap < 4096 || (cap & (cap - 1)) || len > cap || created.tv_nsec < 0 ||
-	    created.tv_nsec >= 1000000000)
+	    created.tv_nsec >= NSEC_PER_SEC)
 		return dec_fail(d, "bad pipe record");
 	char *buf = malloc(cap);
 	if (!buf)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/units.h"
 #include "vfs/internal.h"
 
 /* Trees are named by the id of the mount that holds them; the overlay root has none. */
@@ -258,7 +259,7 @@ static bool load_time(struct dec *d, struct timespec *t)
 {
 	t->tv_sec = dec_i64(d);
 	t->tv_nsec = dec_i64(d);
-	return dec_ok(d) && t->tv_nsec >= 0 && t->tv_nsec < 1000000000;
+	return dec_ok(d) && t->tv_nsec >= 0 && t->tv_nsec < NSEC_PER_SEC;
 }
 
 /* The filesystem of a mount record, as a new tree: *OUT is its root (a reference). */
@@ -659,6 +660,9 @@ static const struct vfs_file_kind *builtin_kinds[] = {
     &vfs_eventfd_kind,
     &vfs_epoll_kind,
     &vfs_unix_kind,
+    &vfs_inet_kind,
+    &vfs_netlink_kind,
+    &vfs_hostnet_kind,
     &vfs_hostfd_kind,
     NULL, /* the list ends at the first NULL */
 };

@@ -54,6 +54,12 @@ static struct synth_inode *synth_i(struct vfs_inode *ino)
 	return ino->priv;
 }
 
+static struct synth_fs *synth_fs_get(struct synth_fs *fs)
+{
+	fs->refs++;
+	return fs;
+}
+
 static void synth_fs_put(struct synth_fs *fs)
 {
 	if (--fs->refs > 0)
@@ -96,8 +102,7 @@ static int synth_inode_new(struct synth_fs *fs, const struct vfs_synth_node *nod
 	si->vfs.refs = 1;
 	si->vfs.mode = node->mode;
 	si->vfs.priv = si;
-	si->fs = fs;
-	fs->refs++;
+	si->fs = synth_fs_get(fs);
 	si->ino = fs->next_ino++;
 	si->parent_ino = S_ISDIR(node->mode) ? parent_ino : 0;
 	si->rdev = makedev(node->dev_major, node->dev_minor);

@@ -16,8 +16,10 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "vfs/internal.h"
 #include "vfs/save.h"
+#include "vfs/sock.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
 
@@ -25,28 +27,10 @@
 #define SEND_SHUTDOWN 2
 #define SHUTDOWN_MASK 3
 
-/* Linux's defaults: net.core.wmem_default/rmem_default and the _max caps, and the minima
- * SO_SNDBUF/SO_RCVBUF round up to (doubled values, as Linux stores them). */
-#define UNIX_BUF_DEFAULT 212992
-#define UNIX_BUF_MAX 212992
-#define UNIX_MIN_SNDBUF 4608
-#define UNIX_MIN_RCVBUF 2304
 /* What a queued datagram costs its sender beyond its bytes (Linux charges skb truesize). */
 #define UNIX_DGRAM_OVERHEAD 512
-#define UNIX_SOCKFS_DEV 0x8
 
 enum unix_state { UNIX_CLOSE, UNIX_LISTEN, UNIX_CONNECTED };
-
-struct unix_msg {
-	struct unix_msg *next;
-	struct vfs_unix_sock *sender; /* reference: charged COST in its wmem until freed */
-	size_t cost;
-	size_t len, off; /* OFF: bytes a stream reader already took */
-	struct vfs_file **files;
-	int nfiles;
-	struct vfs_unix_cred cred;
-	char data[];
-};
 
 struct unix_name {
 	struct unix_name *next;
@@ -57,16 +41,16 @@ struct unix_name {
 	char key[];
 };
 
+/* The core's references: its file's (or an accept queue's), its peer's, its messages'. Every
+ * message on its queue is paid by its sender (sock.h). */
 struct vfs_unix_sock {
-	int refs; /* its file's (or an accept queue's), its peer's, its messages' */
-	int type;
+	struct sock_core c;
 	enum unix_state state;
 	int shutdown; /* RCV_SHUTDOWN | SEND_SHUTDOWN, own and mirrored from the peer */
 	int err;      /* SO_ERROR: ECONNRESET when a peer went away with data unread */
 	bool dead;    /* its file is gone (or, for an embryo, its listener) */
 	struct vfs_file *file;
 	struct vfs_unix_sock *peer; /* reference */
-	struct unix_msg *rq, **rq_tail;
 	/* A listener's queue of embryos: server-side sockets connected to their clients and
 	 * waiting for accept (the queue holds their reference). */
 	struct vfs_unix_sock *acc_head, *acc_tail, *acc_next;
@@ -75,71 +59,48 @@ struct vfs_unix_sock {
 	struct unix_name *name;
 	char addr[VFS_UNIX_ADDR_MAX]; /* a sockaddr_un, ADDRLEN bytes; 0: unnamed */
 	unsigned int addrlen;
-	struct vfs_unix_cred owner, peercred;
+	struct vfs_unix_cred peercred;
 	bool has_peercred;
-	size_t wmem, sndbuf, rcvbuf;
 	bool passcred;
-	unsigned int bool_opts; /* SO_REUSEADDR & co: kept for getsockopt, no effect */
-	int rcvlowat;
-	char rcvtimeo[16], sndtimeo[16], linger[8]; /* kept for getsockopt */
-	struct waitq wq;
-	ino_t ino;
-	struct timespec created;
+	struct vfs_unix_sock *live_next, **live_pprev;
 };
 
 static const struct vfs_file_ops unix_ops;
 static struct unix_name *names;
-static ino_t next_ino = 100000; /* st_ino of sockets */
+/* Every socket with a file or in an accept queue, for /proc/net/unix (no reference). */
+static struct vfs_unix_sock *live_head;
 
-static size_t iov_total(const struct iovec *iov, int n)
+static struct vfs_unix_sock *unix_of(struct sock_core *c)
 {
-	size_t t = 0;
-
-	for (int i = 0; i < n; i++)
-		t += iov[i].iov_len;
-	return t;
-}
-
-/* Copies LEN bytes from SRC into IOV starting SKIP bytes in. */
-static void iov_copy_to(const struct iovec *iov, int n, size_t skip, const char *src, size_t len)
-{
-	for (int i = 0; i < n && len; i++) {
-		if (skip >= iov[i].iov_len) {
-			skip -= iov[i].iov_len;
-			continue;
-		}
-		size_t c = iov[i].iov_len - skip;
-		if (c > len)
-			c = len;
-		memcpy((char *)iov[i].iov_base + skip, src, c);
-		src += c;
-		len -= c;
-		skip = 0;
-	}
-}
-
-static void iov_copy_from(char *dst, const struct iovec *iov, int n, size_t len)
-{
-	for (int i = 0; i < n && len; i++) {
-		size_t c = iov[i].iov_len < len ? iov[i].iov_len : len;
-		memcpy(dst, iov[i].iov_base, c);
-		dst += c;
-		len -= c;
-	}
+	return (struct vfs_unix_sock *)c;
 }
 
 static struct vfs_unix_sock *sock_get(struct vfs_unix_sock *s)
 {
-	s->refs++;
+	sock_core_get(&s->c);
 	return s;
 }
 
 static void sock_put(struct vfs_unix_sock *s)
 {
-	if (!s || --s->refs > 0)
+	if (s)
+		sock_core_put(&s->c);
+}
+
+static void live_remove(struct vfs_unix_sock *s)
+{
+	if (!s->live_pprev)
 		return;
-	waitq_detach_all(&s->wq);
-	free(s);
+	*s->live_pprev = s->live_next;
+	if (s->live_next)
+		s->live_next->live_pprev = s->live_pprev;
+	s->live_pprev = NULL;
+}
+
+static void sock_free(struct sock_core *c)
+{
+	live_remove(unix_of(c));
+	free(unix_of(c));
 }
 
 static struct vfs_unix_sock *sock_new(int type, const struct vfs_unix_cred *owner)
@@ -148,36 +109,19 @@ static struct vfs_unix_sock *sock_new(int type, const struct vfs_unix_cred *owne
 
 	if (!s)
 		return NULL;
-	s->refs = 1;
-	s->type = type;
-	s->rq_tail = &s->rq;
-	s->sndbuf = s->rcvbuf = UNIX_BUF_DEFAULT;
-	s->rcvlowat = 1;
-	s->owner = *owner;
-	s->ino = next_ino++;
-	clock_gettime(CLOCK_REALTIME, &s->created);
+	sock_core_init(&s->c, type, owner, SOCK_BUF_DEFAULT, SOCK_BUF_DEFAULT, sock_free);
+	s->live_next = live_head;
+	if (live_head)
+		live_head->live_pprev = &s->live_next;
+	live_head = s;
+	s->live_pprev = &live_head;
 	return s;
 }
 
-/* Frees M: drops the files it still carries and uncharges its sender, who may write again. */
-static void msg_free(struct unix_msg *m)
+/* The sender of queued message M (every AF_UNIX message has one). */
+static struct vfs_unix_sock *msg_sender(const struct sock_msg *m)
 {
-	for (int i = 0; i < m->nfiles; i++)
-		vfs_file_put(m->files[i]);
-	free(m->files);
-	m->sender->wmem -= m->cost;
-	waitq_wake(&m->sender->wq, POLLOUT);
-	sock_put(m->sender);
-	free(m);
-}
-
-static void msg_dequeue(struct vfs_unix_sock *s)
-{
-	struct unix_msg *m = s->rq;
-
-	s->rq = m->next;
-	if (!s->rq)
-		s->rq_tail = &s->rq;
+	return unix_of(m->sender);
 }
 
 static void name_remove(struct vfs_unix_sock *s)
@@ -201,17 +145,18 @@ static void sock_release(struct vfs_unix_sock *s, bool embryo)
 
 	s->dead = true;
 	s->file = NULL;
+	live_remove(s);
 	if (s->name)
 		name_remove(s);
 	s->state = UNIX_CLOSE;
 	s->shutdown = SHUTDOWN_MASK;
 	if (peer) {
-		if (s->type != SOCK_DGRAM) {
+		if (s->c.type != SOCK_DGRAM) {
 			peer->shutdown = SHUTDOWN_MASK;
-			if (s->rq || embryo)
+			if (s->c.rq || embryo)
 				peer->err = ECONNRESET;
 		}
-		waitq_wake(&peer->wq, 0);
+		waitq_wake(&peer->c.wq, 0);
 		s->peer = NULL;
 		sock_put(peer);
 	}
@@ -223,15 +168,8 @@ static void sock_release(struct vfs_unix_sock *s, bool embryo)
 	}
 	s->acc_tail = NULL;
 	s->acc_len = 0;
-	struct unix_msg *m = s->rq;
-	s->rq = NULL;
-	s->rq_tail = &s->rq;
-	while (m) {
-		struct unix_msg *next = m->next;
-		msg_free(m);
-		m = next;
-	}
-	waitq_detach_all(&s->wq);
+	sock_rq_purge(&s->c);
+	waitq_detach_all(&s->c.wq);
 	sock_put(s);
 }
 
@@ -251,7 +189,7 @@ static struct vfs_file *sock_file(struct vfs_unix_sock *s, int flags)
 
 static bool connection_based(const struct vfs_unix_sock *s)
 {
-	return s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET;
+	return s->c.type == SOCK_STREAM || s->c.type == SOCK_SEQPACKET;
 }
 
 /* --- names --------------------------------------------------------------------------------- */
@@ -273,7 +211,7 @@ static int name_insert(struct vfs_unix_sock *s, bool abstract, const void *key, 
 	if (!n)
 		return -ENOMEM;
 	n->abstract = abstract;
-	n->type = s->type;
+	n->type = s->c.type;
 	n->keylen = len;
 	memcpy(n->key, key, len);
 	n->key[len] = 0;
@@ -292,7 +230,7 @@ static int name_add(struct vfs_unix_sock *s, bool abstract, const void *key, siz
 		return -EADDRINUSE;
 	if (s->addrlen)
 		return -EINVAL;
-	if (name_find(abstract, s->type, key, len))
+	if (name_find(abstract, s->c.type, key, len))
 		return -EADDRINUSE;
 	return name_insert(s, abstract, key, len);
 }
@@ -345,7 +283,7 @@ static int sock_autobind(struct vfs_unix_sock *s)
 		return 0;
 	for (unsigned int tries = 0; tries < 0x100000; tries++) {
 		snprintf(name, sizeof(name), "%05x", order++ & 0xfffff);
-		if (!name_find(true, s->type, name, 5))
+		if (!name_find(true, s->c.type, name, 5))
 			return bind_abstract(s, name, 5);
 	}
 	return -ENOSPC;
@@ -449,12 +387,45 @@ bool vfs_is_unix_socket(struct vfs_file *f)
 
 int vfs_unix_type(struct vfs_file *f)
 {
-	return ((struct vfs_unix_sock *)f->priv)->type;
+	return ((struct vfs_unix_sock *)f->priv)->c.type;
 }
 
 bool vfs_unix_sends_sigpipe(struct vfs_file *f)
 {
 	return vfs_is_unix_socket(f) && vfs_unix_type(f) == SOCK_STREAM;
+}
+
+int vfs_unix_woken_send_error(struct vfs_file *f)
+{
+	struct vfs_unix_sock *s = f->priv;
+
+	if (!vfs_is_unix_socket(f) || s->c.type != SOCK_STREAM)
+		return 0;
+	if (s->err) {
+		int err = s->err;
+		s->err = 0;
+		return -err;
+	}
+	return (s->shutdown & SEND_SHUTDOWN) ? -EPIPE : 0;
+}
+
+int vfs_unix_foreach(int (*fn)(const struct vfs_unix_info *i, void *arg), void *arg)
+{
+	for (struct vfs_unix_sock *s = live_head; s; s = s->live_next) {
+		struct vfs_unix_info i = {
+		    .type = s->c.type,
+		    .listening = s->state == UNIX_LISTEN,
+		    .state = s->state == UNIX_CONNECTED ? 3 : 1,
+		    .ino = s->c.ino,
+		    .refs = s->c.refs,
+		    .addr = s->addr,
+		    .addrlen = s->addrlen,
+		};
+		int r = fn(&i, arg);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 /* --- connections --------------------------------------------------------------------------- */
@@ -470,7 +441,7 @@ int vfs_unix_listen(struct vfs_file *f, int backlog, const struct vfs_unix_cred 
 	if (s->state != UNIX_CLOSE && s->state != UNIX_LISTEN)
 		return -EINVAL;
 	if (backlog > s->backlog)
-		waitq_wake(&s->wq, POLLOUT); /* connects waiting for room */
+		waitq_wake(&s->c.wq, POLLOUT); /* connects waiting for room */
 	s->backlog = backlog;
 	s->state = UNIX_LISTEN;
 	s->peercred = *cred;
@@ -487,7 +458,7 @@ static bool may_send(struct vfs_unix_sock *s, struct vfs_unix_sock *o)
 static int dgram_connect(struct vfs_unix_sock *s, struct vfs_unix_sock *target)
 {
 	if (target) {
-		if (target->type != s->type)
+		if (target->c.type != s->c.type)
 			return -EPROTOTYPE;
 		if (target->dead)
 			return -ECONNREFUSED;
@@ -501,7 +472,7 @@ static int dgram_connect(struct vfs_unix_sock *s, struct vfs_unix_sock *target)
 		sock_get(target);
 	}
 	if (s->peer) {
-		waitq_wake(&s->peer->wq, POLLOUT);
+		waitq_wake(&s->peer->c.wq, POLLOUT);
 		sock_put(s->peer);
 	}
 	s->peer = target;
@@ -521,18 +492,18 @@ int vfs_unix_connect(struct vfs_file *f, struct vfs_unix_sock *target,
 		return -EISCONN;
 	if (s->state != UNIX_CLOSE || !target)
 		return -EINVAL;
-	if (target->type != s->type)
+	if (target->c.type != s->c.type)
 		return -EPROTOTYPE;
 	if (target->dead || target->state != UNIX_LISTEN || (target->shutdown & RCV_SHUTDOWN))
 		return -ECONNREFUSED;
 	if (target->acc_len > target->backlog) {
 		if (wq)
-			*wq = &target->wq;
+			*wq = &target->c.wq;
 		return -EAGAIN;
 	}
 	if (s->passcred && (err = sock_autobind(s)))
 		return err;
-	if (!(e = sock_new(s->type, &target->owner)))
+	if (!(e = sock_new(s->c.type, &target->c.owner)))
 		return -ENOMEM;
 	e->state = UNIX_CONNECTED;
 	memcpy(e->addr, target->addr, target->addrlen);
@@ -552,8 +523,8 @@ int vfs_unix_connect(struct vfs_file *f, struct vfs_unix_sock *target,
 	target->acc_tail = e;
 	target->acc_len++;
 	e->listener = target;
-	waitq_wake(&target->wq, POLLIN);
-	waitq_wake(&s->wq, POLLOUT);
+	waitq_wake(&target->c.wq, POLLIN);
+	waitq_wake(&s->c.wq, POLLOUT);
 	return 0;
 }
 
@@ -575,7 +546,7 @@ int vfs_unix_accept(struct vfs_file *f, int flags, struct vfs_file **out)
 	e->acc_next = NULL;
 	e->listener = NULL;
 	s->acc_len--;
-	waitq_wake(&s->wq, POLLOUT); /* room for a waiting connect */
+	waitq_wake(&s->c.wq, POLLOUT); /* room for a waiting connect */
 	return 0;
 }
 
@@ -609,55 +580,43 @@ int vfs_unix_shutdown(struct vfs_file *f, int how)
 		return -EINVAL;
 	int mode = how + 1; /* SHUT_RD -> RCV_SHUTDOWN, SHUT_WR -> SEND_SHUTDOWN */
 	s->shutdown |= mode;
-	waitq_wake(&s->wq, 0);
+	waitq_wake(&s->c.wq, 0);
 	if (o && connection_based(s)) {
 		int peer_mode = (mode & RCV_SHUTDOWN ? SEND_SHUTDOWN : 0) |
 				(mode & SEND_SHUTDOWN ? RCV_SHUTDOWN : 0);
 		o->shutdown |= peer_mode;
-		waitq_wake(&o->wq, 0);
+		waitq_wake(&o->c.wq, 0);
 	}
 	return 0;
 }
 
 /* --- data ---------------------------------------------------------------------------------- */
 
-static struct unix_msg *msg_new(struct vfs_unix_sock *s, const struct vfs_unix_msg *m, size_t len,
-				bool with_files)
+static struct sock_msg *msg_new(struct vfs_unix_sock *s, const struct vfs_unix_msg *m, size_t len)
 {
-	struct unix_msg *msg = calloc(1, sizeof(*msg) + len);
+	size_t cost = len + (s->c.type == SOCK_STREAM ? 0 : UNIX_DGRAM_OVERHEAD);
+	struct sock_msg *msg = sock_msg_new(&s->c, m->iov, m->iovcnt, len, len, cost);
 
 	if (!msg)
 		return NULL;
-	if (with_files && m->nfiles) {
+	if (m->nfiles) {
 		msg->files = malloc(m->nfiles * sizeof(*msg->files));
 		if (!msg->files) {
-			free(msg);
+			sock_msg_free(msg);
 			return NULL;
 		}
 		for (int i = 0; i < m->nfiles; i++)
 			msg->files[i] = vfs_file_get(m->files[i]);
 		msg->nfiles = m->nfiles;
 	}
-	iov_copy_from(msg->data, m->iov, m->iovcnt, len);
-	msg->len = len;
 	msg->cred = m->cred;
-	msg->cost = len + (s->type == SOCK_STREAM ? 0 : UNIX_DGRAM_OVERHEAD);
-	msg->sender = sock_get(s);
-	s->wmem += msg->cost;
 	return msg;
-}
-
-static void msg_queue(struct vfs_unix_sock *o, struct unix_msg *msg)
-{
-	*o->rq_tail = msg;
-	o->rq_tail = &msg->next;
-	waitq_wake(&o->wq, POLLIN);
 }
 
 static ssize_t stream_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 {
 	struct vfs_unix_sock *o = s->peer;
-	size_t total = iov_total(m->iov, m->iovcnt);
+	size_t total = sock_iov_total(m->iov, m->iovcnt);
 
 	if (m->named)
 		return s->state == UNIX_CONNECTED ? -EISCONN : -EOPNOTSUPP;
@@ -667,25 +626,25 @@ static ssize_t stream_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 		return -EPIPE;
 	if (total == 0)
 		return 0;
-	if (s->wmem >= s->sndbuf)
+	if (s->c.wmem >= s->c.sndbuf)
 		return -EAGAIN;
-	size_t chunk = s->sndbuf - s->wmem;
+	size_t chunk = s->c.sndbuf - s->c.wmem;
 	if (chunk > total)
 		chunk = total;
-	struct unix_msg *msg = msg_new(s, m, chunk, true);
+	struct sock_msg *msg = msg_new(s, m, chunk);
 	if (!msg)
 		return -ENOMEM;
-	msg_queue(o, msg);
+	sock_rq_push(&o->c, msg);
 	return chunk;
 }
 
 static ssize_t dgram_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 {
 	struct vfs_unix_sock *o;
-	size_t len = iov_total(m->iov, m->iovcnt);
+	size_t len = sock_iov_total(m->iov, m->iovcnt);
 	int err;
 
-	if (s->type == SOCK_SEQPACKET) {
+	if (s->c.type == SOCK_SEQPACKET) {
 		if (s->err) {
 			err = s->err;
 			s->err = 0;
@@ -701,14 +660,14 @@ static ssize_t dgram_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 	}
 	if (s->shutdown & SEND_SHUTDOWN)
 		return -EPIPE;
-	if (len > s->sndbuf - 32)
+	if (len > s->c.sndbuf - 32)
 		return -EMSGSIZE;
-	if (m->named && s->type == SOCK_DGRAM && o->type != s->type)
+	if (m->named && s->c.type == SOCK_DGRAM && o->c.type != s->c.type)
 		return -EPROTOTYPE;
 	if (s->passcred && !s->addrlen && (err = sock_autobind(s)))
 		return err;
 	if (o->dead) {
-		if (s->type == SOCK_SEQPACKET)
+		if (s->c.type == SOCK_SEQPACKET)
 			return -EPIPE;
 		if (s->peer == o)
 			dgram_connect(s, NULL);
@@ -718,12 +677,12 @@ static ssize_t dgram_send(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 		return -EPERM;
 	if (o->shutdown & RCV_SHUTDOWN)
 		return -EPIPE;
-	if (s->wmem >= s->sndbuf)
+	if (s->c.wmem >= s->c.sndbuf)
 		return -EAGAIN;
-	struct unix_msg *msg = msg_new(s, m, len, true);
+	struct sock_msg *msg = msg_new(s, m, len);
 	if (!msg)
 		return -ENOMEM;
-	msg_queue(o, msg);
+	sock_rq_push(&o->c, msg);
 	return len;
 }
 
@@ -733,11 +692,11 @@ ssize_t vfs_unix_sendmsg(struct vfs_file *f, struct vfs_unix_msg *m)
 
 	if (m->flags & MSG_OOB)
 		return -EOPNOTSUPP;
-	return s->type == SOCK_STREAM ? stream_send(s, m) : dgram_send(s, m);
+	return s->c.type == SOCK_STREAM ? stream_send(s, m) : dgram_send(s, m);
 }
 
 /* Hands MSG's files to the receiver: moved out, or new references for a peek. */
-static int take_files(struct unix_msg *msg, struct vfs_unix_msg *m, bool peek)
+static int take_files(struct sock_msg *msg, struct vfs_unix_msg *m, bool peek)
 {
 	if (!msg->nfiles)
 		return 0;
@@ -757,12 +716,12 @@ static int take_files(struct unix_msg *msg, struct vfs_unix_msg *m, bool peek)
 	return 1;
 }
 
-static void sender_name(struct unix_msg *msg, struct vfs_unix_msg *m)
+static void sender_name(struct sock_msg *msg, struct vfs_unix_msg *m)
 {
 	if (!m->addr)
 		return;
-	m->addrlen = msg->sender->addrlen;
-	memcpy(m->addr, msg->sender->addr, msg->sender->addrlen);
+	m->addrlen = msg_sender(msg)->addrlen;
+	memcpy(m->addr, msg_sender(msg)->addr, m->addrlen);
 }
 
 static bool cred_eq(const struct vfs_unix_cred *a, const struct vfs_unix_cred *b)
@@ -785,9 +744,9 @@ static ssize_t empty_queue(struct vfs_unix_sock *s)
  * when they are asked for, and stop after a message that carried files (Linux's rules). */
 static ssize_t stream_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 {
-	size_t room = iov_total(m->iov, m->iovcnt), copied = 0;
+	size_t room = sock_iov_total(m->iov, m->iovcnt), copied = 0;
 	bool peek = m->flags & MSG_PEEK;
-	struct unix_msg *msg = s->rq;
+	struct sock_msg *msg = s->c.rq;
 
 	if (s->state != UNIX_CONNECTED)
 		return -EINVAL;
@@ -805,7 +764,7 @@ static ssize_t stream_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 		size_t chunk = msg->len - msg->off;
 		if (chunk > room - copied)
 			chunk = room - copied;
-		iov_copy_to(m->iov, m->iovcnt, copied, msg->data + msg->off, chunk);
+		sock_iov_copy_to(m->iov, m->iovcnt, copied, msg->data + msg->off, chunk);
 		copied += chunk;
 		int got = take_files(msg, m, peek);
 		if (got < 0)
@@ -816,12 +775,11 @@ static ssize_t stream_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 			msg = msg->next;
 			continue;
 		}
-		msg->off += chunk;
+		sock_rq_consume(&s->c, msg, chunk);
 		if (msg->off < msg->len)
 			break;
-		msg_dequeue(s);
-		msg_free(msg);
-		msg = s->rq;
+		sock_msg_free(sock_rq_pop(&s->c));
+		msg = s->c.rq;
 		if (got || room == 0)
 			break;
 	}
@@ -830,16 +788,16 @@ static ssize_t stream_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 
 static ssize_t dgram_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 {
-	size_t room = iov_total(m->iov, m->iovcnt);
-	struct unix_msg *msg = s->rq;
+	size_t room = sock_iov_total(m->iov, m->iovcnt);
+	struct sock_msg *msg = s->c.rq;
 	bool peek = m->flags & MSG_PEEK;
 
-	if (s->type == SOCK_SEQPACKET && s->state != UNIX_CONNECTED)
+	if (s->c.type == SOCK_SEQPACKET && s->state != UNIX_CONNECTED)
 		return -ENOTCONN;
 	if (!msg)
 		return empty_queue(s);
 	size_t n = msg->len < room ? msg->len : room;
-	iov_copy_to(m->iov, m->iovcnt, 0, msg->data, n);
+	sock_iov_copy_to(m->iov, m->iovcnt, 0, msg->data, n);
 	if (msg->len > room)
 		m->msg_flags |= MSG_TRUNC;
 	m->addrlen = 0;
@@ -852,10 +810,8 @@ static ssize_t dgram_recv(struct vfs_unix_sock *s, struct vfs_unix_msg *m)
 	if (got < 0)
 		return got;
 	size_t len = msg->len;
-	if (!peek) {
-		msg_dequeue(s);
-		msg_free(msg);
-	}
+	if (!peek)
+		sock_msg_free(sock_rq_pop(&s->c));
 	return (m->flags & MSG_TRUNC) ? (ssize_t)len : (ssize_t)n;
 }
 
@@ -869,32 +825,21 @@ ssize_t vfs_unix_recvmsg(struct vfs_file *f, struct vfs_unix_msg *m)
 	m->addrlen = 0;
 	if (m->flags & MSG_OOB)
 		return -EOPNOTSUPP;
-	return s->type == SOCK_STREAM ? stream_recv(s, m) : dgram_recv(s, m);
+	return s->c.type == SOCK_STREAM ? stream_recv(s, m) : dgram_recv(s, m);
 }
 
 /* --- options ------------------------------------------------------------------------------- */
 
-static const int bool_opt_names[] = {SO_REUSEADDR, SO_KEEPALIVE, SO_BROADCAST, SO_DONTROUTE,
-				     SO_OOBINLINE, SO_REUSEPORT, SO_TIMESTAMP, SO_PASSSEC};
-
-static int bool_opt_bit(int name)
-{
-	for (size_t i = 0; i < sizeof(bool_opt_names) / sizeof(bool_opt_names[0]); i++)
-		if (bool_opt_names[i] == name)
-			return (int)i;
-	return -1;
-}
-
 int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsigned int *len)
 {
 	struct vfs_unix_sock *s = f->priv;
-	int v, bit;
+	int v;
 
 	if (level != SOL_SOCKET)
 		return -EOPNOTSUPP;
 	switch (name) {
 	case SO_TYPE:
-		v = s->type;
+		v = s->c.type;
 		break;
 	case SO_DOMAIN:
 		v = AF_UNIX;
@@ -912,18 +857,6 @@ int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsi
 	case SO_PASSCRED:
 		v = s->passcred;
 		break;
-	case SO_SNDBUF:
-		v = (int)s->sndbuf;
-		break;
-	case SO_RCVBUF:
-		v = (int)s->rcvbuf;
-		break;
-	case SO_RCVLOWAT:
-		v = s->rcvlowat;
-		break;
-	case SO_SNDLOWAT:
-		v = 1;
-		break;
 	case SO_PEERCRED: {
 		struct vfs_unix_cred c = {0, (uint32_t)-1, (uint32_t)-1};
 		if (s->has_peercred)
@@ -932,80 +865,28 @@ int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsi
 		*len = sizeof(c);
 		return 0;
 	}
-	case SO_RCVTIMEO_OLD:
-	case SO_SNDTIMEO_OLD:
-		memcpy(val, name == SO_RCVTIMEO_OLD ? s->rcvtimeo : s->sndtimeo, 16);
-		*len = 16;
-		return 0;
-	case SO_LINGER:
-		memcpy(val, s->linger, 8);
-		*len = 8;
-		return 0;
 	default:
-		if ((bit = bool_opt_bit(name)) < 0)
-			return -ENOPROTOOPT;
-		v = !!(s->bool_opts & (1u << bit));
+		return sock_core_getsockopt(&s->c, name, val, len);
 	}
 	memcpy(val, &v, sizeof(v));
 	*len = sizeof(v);
 	return 0;
 }
 
-/* SO_SNDBUF/SO_RCVBUF as Linux sets them: capped at the sysctl maximum, then doubled. */
-static size_t buf_size(int v, size_t min)
-{
-	unsigned int u = (unsigned int)v;
-
-	if (u > UNIX_BUF_MAX)
-		u = UNIX_BUF_MAX;
-	return (size_t)u * 2 < min ? min : (size_t)u * 2;
-}
-
 int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val, unsigned int len)
 {
 	struct vfs_unix_sock *s = f->priv;
-	int v = 0, bit;
+	int v;
 
 	if (level != SOL_SOCKET)
 		return -EOPNOTSUPP;
-	if (name == SO_RCVTIMEO_OLD || name == SO_SNDTIMEO_OLD) {
-		if (len < 16)
-			return -EINVAL;
-		memcpy(name == SO_RCVTIMEO_OLD ? s->rcvtimeo : s->sndtimeo, val, 16);
-		return 0;
-	}
-	if (name == SO_LINGER) {
-		if (len < 8)
-			return -EINVAL;
-		memcpy(s->linger, val, 8);
-		return 0;
-	}
+	if (name != SO_PASSCRED)
+		return sock_core_setsockopt(&s->c, name, val, len);
 	if (len < sizeof(int))
 		return -EINVAL;
 	memcpy(&v, val, sizeof(v));
-	switch (name) {
-	case SO_PASSCRED:
-		s->passcred = v != 0;
-		return 0;
-	case SO_SNDBUF:
-		s->sndbuf = buf_size(v, UNIX_MIN_SNDBUF);
-		waitq_wake(&s->wq, POLLOUT);
-		return 0;
-	case SO_RCVBUF:
-		s->rcvbuf = buf_size(v, UNIX_MIN_RCVBUF);
-		return 0;
-	case SO_RCVLOWAT:
-		s->rcvlowat = v < 0 ? 0x7fffffff : (v ? v : 1);
-		return 0;
-	default:
-		if ((bit = bool_opt_bit(name)) < 0)
-			return -ENOPROTOOPT;
-		if (v)
-			s->bool_opts |= 1u << bit;
-		else
-			s->bool_opts &= ~(1u << bit);
-		return 0;
-	}
+	s->passcred = v != 0;
+	return 0;
 }
 
 /* --- file operations ------------------------------------------------------------------------ */
@@ -1026,7 +907,7 @@ static ssize_t unix_read(struct vfs_file *f, const struct iovec *iov, int iovcnt
 static ssize_t unix_write(struct vfs_file *f, const struct iovec *iov, int iovcnt, off_t *pos)
 {
 	struct vfs_unix_sock *s = f->priv;
-	struct vfs_unix_msg m = {.iov = iov, .iovcnt = iovcnt, .cred = s->owner};
+	struct vfs_unix_msg m = {.iov = iov, .iovcnt = iovcnt, .cred = s->c.owner};
 
 	(void)pos;
 	return vfs_unix_sendmsg(f, &m);
@@ -1035,7 +916,7 @@ static ssize_t unix_write(struct vfs_file *f, const struct iovec *iov, int iovcn
 /* Linux's unix_writable: room while at most a quarter of the send buffer is in flight. */
 static bool writable(const struct vfs_unix_sock *s)
 {
-	return s->state != UNIX_LISTEN && s->wmem * 4 <= s->sndbuf;
+	return s->state != UNIX_LISTEN && s->c.wmem * 4 <= s->c.sndbuf;
 }
 
 static uint32_t unix_poll(struct vfs_file *f, struct waitq **wq)
@@ -1043,14 +924,14 @@ static uint32_t unix_poll(struct vfs_file *f, struct waitq **wq)
 	struct vfs_unix_sock *s = f->priv;
 	uint32_t m = 0;
 
-	*wq = &s->wq;
+	*wq = &s->c.wq;
 	if (s->err)
 		m |= POLLERR;
 	if (s->shutdown == SHUTDOWN_MASK)
 		m |= POLLHUP;
 	if (s->shutdown & RCV_SHUTDOWN)
 		m |= POLLRDHUP | POLLIN | POLLRDNORM;
-	if (s->rq || s->acc_head)
+	if (s->c.rq || s->acc_head)
 		m |= POLLIN | POLLRDNORM;
 	if (connection_based(s) && s->state == UNIX_CLOSE)
 		m |= POLLHUP;
@@ -1068,17 +949,16 @@ static long unix_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
 	case FIONREAD:
 		if (s->state == UNIX_LISTEN)
 			return -EINVAL;
-		for (struct unix_msg *m = s->rq; m; m = m->next) {
-			n += m->len - m->off;
-			if (s->type == SOCK_DGRAM)
-				break;
-		}
+		if (s->c.type == SOCK_DGRAM)
+			n = s->c.rq ? s->c.rq->len : 0;
+		else
+			n = s->c.rq_bytes;
 		*(int *)arg = (int)n;
 		return 0;
 	case TIOCOUTQ:
 		if (s->state == UNIX_LISTEN)
 			return -EINVAL;
-		*(int *)arg = (int)s->wmem;
+		*(int *)arg = (int)s->c.wmem;
 		return 0;
 	default:
 		return -ENOTTY;
@@ -1089,15 +969,7 @@ static int unix_getattr(struct vfs_file *f, struct stat *st)
 {
 	struct vfs_unix_sock *s = f->priv;
 
-	memset(st, 0, sizeof(*st));
-	st->st_dev = UNIX_SOCKFS_DEV;
-	st->st_ino = s->ino;
-	st->st_mode = S_IFSOCK | 0777;
-	st->st_nlink = 1;
-	st->st_uid = s->owner.uid;
-	st->st_gid = s->owner.gid;
-	st->st_blksize = 4096;
-	st->st_atim = st->st_mtim = st->st_ctim = s->created;
+	sock_core_getattr(&s->c, st);
 	return 0;
 }
 
@@ -1129,31 +1001,14 @@ static const struct vfs_file_ops unix_ops = {
  * from the state. */
 
 #define SCM_MAX_FD 253			/* Linux's limit of files in one message */
-#define UNIX_MSG_MAX (2 * UNIX_BUF_MAX) /* no message outgrows a send buffer */
+#define UNIX_MSG_MAX (2 * SOCK_BUF_MAX) /* no message outgrows a send buffer */
 
 enum { NAME_NONE, NAME_ABSTRACT, NAME_PATH };
 enum { SOCKREF_NONE, SOCKREF_FILE, SOCKREF_EMBRYO, SOCKREF_GHOST };
 
-static void enc_cred(struct enc *e, const struct vfs_unix_cred *c)
-{
-	enc_u32(e, (uint32_t)c->pid);
-	enc_u32(e, c->uid);
-	enc_u32(e, c->gid);
-}
-
-static struct vfs_unix_cred dec_cred(struct dec *d)
-{
-	struct vfs_unix_cred c;
-
-	c.pid = (int32_t)dec_u32(d);
-	c.uid = dec_u32(d);
-	c.gid = dec_u32(d);
-	return c;
-}
-
 static void sock_state_save(struct enc *e, const struct vfs_unix_sock *s)
 {
-	enc_u32(e, (uint32_t)s->type);
+	enc_u32(e, (uint32_t)s->c.type);
 	enc_u8(e, (uint8_t)s->state);
 	enc_u8(e, (uint8_t)s->shutdown);
 	enc_u32(e, (uint32_t)s->err);
@@ -1161,27 +1016,17 @@ static void sock_state_save(struct enc *e, const struct vfs_unix_sock *s)
 	enc_u8(e, !s->name ? NAME_NONE : s->name->abstract ? NAME_ABSTRACT : NAME_PATH);
 	if (s->name)
 		enc_bytes(e, s->name->key, s->name->keylen);
-	enc_cred(e, &s->owner);
-	enc_cred(e, &s->peercred);
+	sock_core_save(e, &s->c);
+	sock_cred_save(e, &s->peercred);
 	enc_bool(e, s->has_peercred);
-	enc_u64(e, s->sndbuf);
-	enc_u64(e, s->rcvbuf);
 	enc_bool(e, s->passcred);
-	enc_u32(e, s->bool_opts);
-	enc_u32(e, (uint32_t)s->rcvlowat);
-	enc_raw(e, s->rcvtimeo, sizeof(s->rcvtimeo));
-	enc_raw(e, s->sndtimeo, sizeof(s->sndtimeo));
-	enc_raw(e, s->linger, sizeof(s->linger));
 	enc_u32(e, (uint32_t)s->backlog);
-	enc_u64(e, s->ino);
-	enc_i64(e, s->created.tv_sec);
-	enc_i64(e, s->created.tv_nsec);
 }
 
 /* Puts restored S under its saved name; -EADDRINUSE if something has it already. */
 static int name_restore(struct vfs_unix_sock *s, bool abstract, const void *key, size_t len)
 {
-	if (name_find(abstract, s->type, key, len))
+	if (name_find(abstract, s->c.type, key, len))
 		return -EADDRINUSE;
 	return name_insert(s, abstract, key, len);
 }
@@ -1221,24 +1066,12 @@ static struct vfs_unix_sock *sock_state_load(struct dec *d, bool embryo)
 	s->err = (int)err;
 	memcpy(s->addr, addr, addrlen);
 	s->addrlen = addrlen;
-	s->owner = dec_cred(d);
-	s->peercred = dec_cred(d);
+	int core = sock_core_load(d, &s->c);
+	s->peercred = sock_cred_load(d);
 	s->has_peercred = dec_bool(d);
-	s->sndbuf = dec_u64(d);
-	s->rcvbuf = dec_u64(d);
 	s->passcred = dec_bool(d);
-	s->bool_opts = dec_u32(d);
-	s->rcvlowat = (int)dec_u32(d);
-	dec_raw(d, s->rcvtimeo, sizeof(s->rcvtimeo));
-	dec_raw(d, s->sndtimeo, sizeof(s->sndtimeo));
-	dec_raw(d, s->linger, sizeof(s->linger));
 	s->backlog = (int)dec_u32(d);
-	s->ino = dec_u64(d);
-	s->created.tv_sec = dec_i64(d);
-	s->created.tv_nsec = dec_i64(d);
-	if (!dec_ok(d) || s->sndbuf < UNIX_MIN_SNDBUF || s->sndbuf > 2 * UNIX_BUF_MAX ||
-	    s->rcvbuf < UNIX_MIN_RCVBUF || s->rcvbuf > 2 * UNIX_BUF_MAX || s->rcvlowat < 0 ||
-	    s->backlog < 0 || s->created.tv_nsec < 0 || s->created.tv_nsec >= 1000000000) {
+	if (core || !dec_ok(d) || s->backlog < 0) {
 		dec_fail(d, "bad socket state");
 		sock_put(s);
 		return NULL;
@@ -1251,8 +1084,6 @@ static struct vfs_unix_sock *sock_state_load(struct dec *d, bool embryo)
 			return NULL;
 		}
 	}
-	if (s->ino >= next_ino)
-		next_ino = s->ino + 1;
 	return s;
 }
 
@@ -1280,7 +1111,7 @@ static int unix_load(struct dec *d, struct vfs_file *f)
 		struct vfs_unix_sock *em = sock_state_load(d, true);
 		if (!em)
 			break;
-		if (em->type != s->type) {
+		if (em->c.type != s->c.type) {
 			dec_fail(d, "an embryo of another type");
 			sock_put(em);
 			break;
@@ -1319,7 +1150,7 @@ static void sockref_save(struct enc *e, struct vfs_unix_sock *o)
 		enc_u64(e, i);
 	} else {
 		enc_u8(e, SOCKREF_GHOST);
-		enc_u32(e, (uint32_t)o->type);
+		enc_u32(e, (uint32_t)o->c.type);
 		enc_bytes(e, o->addr, o->addrlen);
 	}
 }
@@ -1366,10 +1197,11 @@ static struct vfs_unix_sock *sockref_load(struct dec *d, int type, bool *none)
 		o->addrlen = len;
 		o->dead = true;
 		o->shutdown = SHUTDOWN_MASK;
+		live_remove(o);
 		return o; /* its one reference is the caller's */
 	}
 	}
-	if (!o || o->type != type || !dec_ok(d)) {
+	if (!o || o->c.type != type || !dec_ok(d)) {
 		dec_fail(d, "bad socket reference");
 		return NULL;
 	}
@@ -1380,14 +1212,14 @@ static void msgs_save(struct enc *e, struct vfs_unix_sock *s)
 {
 	uint64_t n = 0;
 
-	for (struct unix_msg *m = s->rq; m; m = m->next)
+	for (struct sock_msg *m = s->c.rq; m; m = m->next)
 		n++;
 	enc_u64(e, n);
-	for (struct unix_msg *m = s->rq; m; m = m->next) {
-		sockref_save(e, m->sender);
+	for (struct sock_msg *m = s->c.rq; m; m = m->next) {
+		sockref_save(e, msg_sender(m));
 		enc_bytes(e, m->data, m->len);
 		enc_u64(e, m->off);
-		enc_cred(e, &m->cred);
+		sock_cred_save(e, &m->cred);
 		enc_u64(e, (uint64_t)m->nfiles);
 		for (int i = 0; i < m->nfiles; i++)
 			enc_ref(e, CK_FILE, m->files[i]);
@@ -1401,26 +1233,31 @@ static int msgs_load(struct dec *d, struct vfs_unix_sock *s)
 
 	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
 		bool none;
-		struct vfs_unix_sock *sender = sockref_load(d, s->type, &none);
+		struct vfs_unix_sock *sender = sockref_load(d, s->c.type, &none);
 		size_t len;
 		const void *data = dec_bytes(d, &len);
 		uint64_t off = dec_u64(d);
-		struct vfs_unix_cred cred = dec_cred(d);
+		struct vfs_unix_cred cred = sock_cred_load(d);
 		uint64_t nfiles = dec_u64(d);
 		bool bad = !sender || len > UNIX_MSG_MAX || nfiles > SCM_MAX_FD ||
-			   (s->type == SOCK_STREAM ? off >= len : off != 0);
-		struct unix_msg *m = bad || !dec_ok(d) ? NULL : calloc(1, sizeof(*m) + len);
+			   (s->c.type == SOCK_STREAM ? off >= len : off != 0);
+		size_t cost =
+		    bad ? 0 : len + (sender->c.type == SOCK_STREAM ? 0 : UNIX_DGRAM_OVERHEAD);
+		struct sock_msg *m =
+		    bad || !dec_ok(d) ? NULL : sock_msg_new(&sender->c, NULL, 0, len, len, cost);
 		struct vfs_file **files = m && nfiles ? calloc(nfiles, sizeof(*files)) : NULL;
 
+		sock_put(sender); /* the message holds its own reference */
 		if (!m || (nfiles && !files)) {
 			if (!bad && dec_ok(d))
 				dec_fail(d, "out of memory");
 			dec_fail(d, "bad queued message");
-			free(m);
+			if (m)
+				sock_msg_free(m);
 			free(files);
-			sock_put(sender);
 			return -EINVAL;
 		}
+		m->files = files;
 		for (uint64_t j = 0; j < nfiles; j++) {
 			struct vfs_file *fl = dec_ref(d, CK_FILE);
 			if (!fl) {
@@ -1430,19 +1267,13 @@ static int msgs_load(struct dec *d, struct vfs_unix_sock *s)
 			files[m->nfiles++] = vfs_file_get(fl);
 		}
 		memcpy(m->data, data, len);
-		m->len = len;
 		m->off = off;
 		m->cred = cred;
-		m->files = files;
-		m->sender = sender; /* the reference sockref_load took */
-		m->cost = len + (sender->type == SOCK_STREAM ? 0 : UNIX_DGRAM_OVERHEAD);
-		sender->wmem += m->cost;
 		if (!dec_ok(d)) {
-			msg_free(m);
+			sock_msg_free(m);
 			return -EINVAL;
 		}
-		*s->rq_tail = m;
-		s->rq_tail = &m->next;
+		sock_rq_push(&s->c, m);
 	}
 	return dec_ok(d) ? 0 : -EINVAL;
 }
@@ -1452,9 +1283,9 @@ static int sock_links_load(struct dec *d, struct vfs_unix_sock *s)
 {
 	bool none;
 
-	if (s->peer || s->rq)
+	if (s->peer || s->c.rq)
 		return dec_fail(d, "a socket linked twice");
-	s->peer = sockref_load(d, s->type, &none);
+	s->peer = sockref_load(d, s->c.type, &none);
 	if (!s->peer && !none)
 		return -EINVAL;
 	if (s->peer == s) {

@@ -26,6 +26,7 @@ struct vfs_dentry;
 struct vfs_file;
 struct vfs_epitem;
 struct vfs_mount;
+struct vfs_sock_ops;
 
 /* Longest symlink chain a lookup follows before ELOOP (Linux's MAXSYMLINKS). */
 #define VFS_MAX_SYMLINKS 40
@@ -175,6 +176,8 @@ struct vfs_file_ops {
 	/* Optional, for files whose data lives in the memory file: see vfs_file_mmap_range. */
 	int (*mmap_range)(struct vfs_file *f, off_t off, size_t len, struct mobj **mobj,
 			  uint64_t *mf_off);
+	/* Optional: a socket's operations (sockets of every family but AF_UNIX, below). */
+	const struct vfs_sock_ops *sock;
 };
 
 /* An open file description. */
@@ -543,6 +546,11 @@ bool vfs_is_unix_socket(struct vfs_file *f);
 int vfs_unix_type(struct vfs_file *f);
 /* True if an -EPIPE from writing F raises SIGPIPE (SOCK_STREAM does; datagrams do not). */
 bool vfs_unix_sends_sigpipe(struct vfs_file *f);
+/* What a blocking send on F (any file) that was woken from its wait for room ends with before
+ * sending more, as in Linux's sock_alloc_send_pskb: on a stream socket, a pending error
+ * (taken: ECONNRESET when the peer went away with data unread) or EPIPE, without SIGPIPE, once
+ * F can no longer send; 0 to go on. */
+int vfs_unix_woken_send_error(struct vfs_file *f);
 
 /* Names. Abstract names (sun_path[0] == 0) live in a Sentry-wide table, one namespace per
  * socket type as in Linux; NAME/LEN are the bytes after the NUL. Filesystem names live in a
@@ -583,5 +591,134 @@ int vfs_unix_shutdown(struct vfs_file *f, int how);
  * natural size; the caller copies out what the guest has room for. */
 int vfs_unix_getsockopt(struct vfs_file *f, int level, int name, void *val, unsigned int *len);
 int vfs_unix_setsockopt(struct vfs_file *f, int level, int name, const void *val, unsigned int len);
+
+/* One AF_UNIX socket as /proc/net/unix lists it. */
+struct vfs_unix_info {
+	int type;
+	bool listening;
+	int state; /* SS_UNCONNECTED 1, SS_CONNECTING 2, SS_CONNECTED 3 */
+	uint64_t ino;
+	int refs;
+	const char *addr; /* the sockaddr_un, ADDRLEN bytes; 0: unnamed */
+	unsigned int addrlen;
+};
+/* Calls FN on every AF_UNIX socket with a file (and connections waiting for accept), until it
+ * returns non-zero. */
+int vfs_unix_foreach(int (*fn)(const struct vfs_unix_info *i, void *arg), void *arg);
+
+/* Sockets of the other families: the private loopback network (vfs/inet.c), netlink
+ * (vfs/netlink.c) and host sockets (vfs/hostnet.c) answer the socket calls through the
+ * operations of their file, F->ops->sock. Addresses are the guest's sockaddr bytes, at most
+ * VFS_SOCK_ADDR_MAX. Nothing blocks: an op that cannot finish now returns -EAGAIN, and the
+ * caller waits for the file's readiness (its poll queue or host descriptor) and calls again.
+ * connect(2) is Linux's: a connection that is not made at once gives -EINPROGRESS, and
+ * calling again reports -EALREADY while it is still being made, 0 once it is (then -EISCONN),
+ * or why it failed; a file without O_NONBLOCK waits for POLLOUT in between. */
+#define VFS_SOCK_ADDR_MAX 128
+
+/* One sendmsg/recvmsg. IOV points into Sentry memory; FLAGS are MSG_*.
+ *   send: NAME/NAMELEN the destination, or NULL.
+ *   recv: ADDR (VFS_SOCK_ADDR_MAX bytes, or NULL) gets the source and ADDRLEN its length (0
+ *     when there is none); MSG_FLAGS gets MSG_TRUNC and the like. */
+struct vfs_sock_msg {
+	const struct iovec *iov;
+	int iovcnt;
+	int flags;
+	const void *name;
+	unsigned int namelen;
+	void *addr;
+	unsigned int addrlen;
+	int msg_flags;
+};
+
+struct vfs_sock_ops {
+	int family;
+	int (*bind)(struct vfs_file *f, const void *addr, unsigned int len);
+	/* BACKLOG is clamped to [0, somaxconn] already. */
+	int (*listen)(struct vfs_file *f, int backlog);
+	int (*connect)(struct vfs_file *f, const void *addr, unsigned int len);
+	/* FLAGS: O_NONBLOCK for the new file. -EAGAIN when nothing is queued. */
+	int (*accept)(struct vfs_file *f, int flags, struct vfs_file **out);
+	/* Into ADDR (VFS_SOCK_ADDR_MAX bytes): PEER 0 getsockname, 1 getpeername, 2 the address
+	 * accept(2) reports for a socket it just handed out (even if that connection is gone). */
+	int (*getname)(struct vfs_file *f, int peer, void *addr, unsigned int *len);
+	/* Bytes sent (a stream send may be partial) or received, or a negative errno. */
+	ssize_t (*sendmsg)(struct vfs_file *f, struct vfs_sock_msg *m);
+	ssize_t (*recvmsg)(struct vfs_file *f, struct vfs_sock_msg *m);
+	int (*shutdown)(struct vfs_file *f, int how);
+	/* getsockopt fills VAL (VFS_SOCKOPT_MAX bytes) and sets *LEN to the value's natural size,
+	 * or to at most *LEN on entry where Linux cuts the value to the caller's room (TCP_INFO).
+	 */
+	int (*getsockopt)(struct vfs_file *f, int level, int name, void *val, unsigned int *len);
+	int (*setsockopt)(struct vfs_file *f, int level, int name, const void *val,
+			  unsigned int len);
+};
+
+#define VFS_SOCKOPT_MAX 256
+
+/* The socket operations of F, or NULL when F is not such a socket. */
+const struct vfs_sock_ops *vfs_sock_ops(struct vfs_file *f);
+
+/* socket(AF_INET or AF_INET6, TYPE, PROTOCOL) on the sandbox's private loopback network:
+ * TCP (SOCK_STREAM) and UDP (SOCK_DGRAM) endpoints on 127.0.0.0/8, ::1 and IPv4-mapped IPv6,
+ * connected inside the Sentry with TCP's and UDP's observable semantics (no packets).
+ * FLAGS may hold O_NONBLOCK; OWNER owns the inode and the SO_REUSEPORT group it joins. Raw
+ * sockets are -EPERM (no CAP_NET_RAW), other types -ESOCKTNOSUPPORT, other protocols
+ * -EPROTONOSUPPORT. */
+int vfs_inet_socket_new(int family, int type, int protocol, int flags,
+			const struct vfs_unix_cred *owner, struct vfs_file **out);
+bool vfs_is_inet_socket(struct vfs_file *f);
+/* socket(AF_NETLINK, TYPE, PROTOCOL) (SOCK_RAW or SOCK_DGRAM): NETLINK_ROUTE, answering the
+ * requests that read the sandbox's interfaces, addresses and routes, and NETLINK_SOCK_DIAG,
+ * answering dumps of its TCP, UDP and Unix sockets; other protocols are -EPROTONOSUPPORT. */
+int vfs_netlink_socket_new(int type, int protocol, int flags, const struct vfs_unix_cred *owner,
+			   struct vfs_file **out);
+/* --network host: socket(FAMILY, TYPE, PROTOCOL) as a socket of the host the Sentry owns
+ * (vfs/hostnet.c), for AF_INET and AF_INET6 TCP and UDP and NETLINK_ROUTE; raw sockets stay
+ * -EPERM. FLAGS may hold O_NONBLOCK. Such sockets cannot be checkpointed. */
+int vfs_hostnet_socket_new(int family, int type, int protocol, int flags, struct vfs_file **out);
+bool vfs_is_hostnet_socket(struct vfs_file *f);
+/* An interface request (SIOCGIF*) of host socket F with ARG in Sentry memory, answered by the
+ * host. */
+long vfs_hostnet_ifioctl(struct vfs_file *f, unsigned int cmd, void *arg);
+
+/* net.ipv4.ip_local_port_range: where ephemeral ports are taken from. */
+void vfs_inet_port_range(int *lo, int *hi);
+int vfs_inet_set_port_range(int lo, int hi);
+
+/* The network interfaces of the sandbox (vfs/netdev.c): lo alone, with 127.0.0.1/8 and
+ * ::1/128, what /proc/net, netlink and the SIOCGIF* ioctls describe. Counters are those of
+ * the loopback traffic since the Sentry started. */
+struct vfs_netdev {
+	const char *name;
+	int index;
+	unsigned int flags; /* IFF_* as SIOCGIFFLAGS shows them */
+	int mtu, type, txqlen;
+	uint8_t v4[4], v4_prefix;
+	uint8_t v6[16], v6_prefix;
+};
+struct vfs_netdev_stats {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+};
+/* The interface at position I (0, 1...), or NULL past the last. */
+const struct vfs_netdev *vfs_netdev_at(int i);
+const struct vfs_netdev *vfs_netdev_by_index(int index);
+const struct vfs_netdev *vfs_netdev_by_name(const char *name);
+void vfs_netdev_stats(const struct vfs_netdev *d, struct vfs_netdev_stats *st);
+
+/* One endpoint as /proc/net/{tcp,udp}[6] list it. Addresses are in IPv6 form (IPv4 ones
+ * mapped), ports in host order. */
+struct vfs_inet_info {
+	int family, protocol, state; /* state: Linux's TCP_* numbers */
+	uint8_t local[16], remote[16];
+	uint16_t lport, rport;
+	uint32_t txq, rxq; /* bytes queued, or a listener's backlog and accept queue */
+	uint32_t uid;
+	uint64_t ino;
+	uint32_t drops;
+};
+/* Calls FN on every endpoint of PROTOCOL (IPPROTO_TCP or IPPROTO_UDP), in creation order,
+ * until it returns non-zero. */
+int vfs_inet_foreach(int protocol, int (*fn)(const struct vfs_inet_info *i, void *arg), void *arg);
 
 #endif

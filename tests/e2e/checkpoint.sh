@@ -27,7 +27,7 @@ wait_line() {
 wait_listed() {
   local i
   for ((i = 0; i < TIMEOUT * 20; i++)); do
-    "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
+    timeout 5 "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
     sleep 0.05
   done
   fail "sandbox $1 never appeared in minisentry list"
@@ -130,6 +130,15 @@ counter_loop_continues_across_checkpoints() {
   done
 }
 
+# Open /proc files and a cwd inside /proc/PID name processes that a restore brings back only
+# after the files: the image must restore, and they must still work.
+open_proc_files_and_a_cwd_in_proc_survive() {
+  cycle '^ready$' '' '' /bin/sh -c 'exec 3</proc/self/status; exec 4</proc/self/fdinfo/3
+    cd /proc/self/task/$$; echo ready; sleep 2; head -1 <&3 | tr "\t" " "; cat comm
+    head -1 <&4 | tr "\t" " "' || return
+  both_restores_end_with 3 "Name: sh sh pos: 0 "
+}
+
 pipeline_with_bytes_in_the_pipe_survives() {
   cycle '^ready$' '' '' /bin/sh -c 'echo ready; seq 1 50000 | (sleep 2; wc -l)' || return
   both_restores_end_with 1 "50000 "
@@ -187,7 +196,7 @@ image_size_does_not_grow_with_cpus() {
   for cpus in 2 96; do
     id="e2e-$$-cpus$cpus"
     rm -rf "$WORK/img-cpus$cpus"
-    ms_bg "$WORK/cpus.out" run --id "$id" --cpus "$cpus" "$ROOTFS" -- /bin/sh -c 'find /sys /proc/sys >/dev/null 2>&1; echo ready; exec sleep 100'
+    ms_bg "$WORK/cpus.out" run --id "$id" --cpus "$cpus" "$ROOTFS" -- /bin/sh -c 'find /sys/devices/system/cpu /proc/sys >/dev/null 2>&1; echo ready; exec sleep 100'
     local p=$bg_pid
     wait_line "$WORK/cpus.out" '^ready$' || { kill "$p"; return 1; }
     checkpoint "$id" "$WORK/img-cpus$cpus" || { kill "$p"; return 1; }
@@ -204,6 +213,64 @@ checkpoint_of_an_unknown_sandbox_is_a_one_line_error() {
   ms checkpoint --image "$WORK/never" "no-such-sandbox-$$"
   expect_one_line_error || return
   [ ! -e "$WORK/never" ] || fail "an image directory was left behind"
+}
+
+# tests/e2e/ctlpeer.c, the other end of a control socket, built into $WORK/ctlpeer.
+build_ctlpeer() {
+  command -v gcc >/dev/null || { skip "host gcc not found"; return; }
+  [ -x "$WORK/ctlpeer" ] || gcc -O2 -o "$WORK/ctlpeer" "$(dirname "$SELF")/ctlpeer.c" ||
+    fail "cannot build tests/e2e/ctlpeer.c"
+}
+
+# A request that comes slowly (in two parts, 100 ms apart) is served: the Sentry waits for the
+# rest of the line across its placement ticks and whatever signals come meanwhile.
+control_socket_serves_a_request_sent_in_parts() {
+  build_ctlpeer || return
+  export XDG_RUNTIME_DIR=$WORK/rt-slow # this scenario's bash only
+  local id="e2e-$$-slow" p
+  mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+  rm -rf "$WORK/slow-img"
+  ms_bg "$WORK/slow.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 3'
+  p=$bg_pid
+  wait_line "$WORK/slow.out" '^ready$' || { kill "$p"; return 1; }
+  step "a checkpoint request sent in parts"
+  timeout 10 "$WORK/ctlpeer" slow "$XDG_RUNTIME_DIR/minisentry/$id.sock" \
+    "checkpoint 1 0 $WORK/slow-img" >"$WORK/slow.ans" 2>&1
+  bg_status "$p"
+  grep -q '^ok ' "$WORK/slow.ans" ||
+    fail "the answer was '$(head -c 200 "$WORK/slow.ans")', want 'ok ...'" || return
+  [ "$status" -eq 0 ] || fail "the sandbox exited with $status after the checkpoint, want 0"
+}
+
+# A checkpoint whose Sentry drops the request (it closes the connection before reading it, or
+# after, without an answer: it died) prints one line saying so and fails; it never dies of
+# SIGPIPE in silence. The client runs on the stand-in's CPU, so that it often writes after the
+# close.
+checkpoint_dropped_by_the_sentry_is_a_one_line_error() {
+  command -v taskset >/dev/null || { skip "taskset not installed"; return; }
+  build_ctlpeer || return
+  export XDG_RUNTIME_DIR=$WORK/rt-drop # this scenario's bash only
+  local cpu mode srv i sock=$WORK/rt-drop/minisentry/dropper.sock
+  mkdir -p -m 700 "$WORK/rt-drop/minisentry"
+  cpu=$(first_cpu)
+  for mode in close read; do
+    step "a stand-in Sentry that drops requests ($mode)"
+    rm -f "$sock"
+    taskset -c "$cpu" timeout 60 "$WORK/ctlpeer" drop "$sock" "$mode" &
+    srv=$!
+    for ((i = 0; i < 100; i++)); do [ -S "$sock" ] && break; sleep 0.05; done
+    for ((i = 1; i <= 20; i++)); do
+      step "checkpoint $i of a sandbox that drops it ($mode)"
+      { timeout -k 5 "$TIMEOUT" taskset -c "$cpu" "$MS" checkpoint --image "$WORK/drop-img" dropper \
+        >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+      status=$?
+      err=$(<"$WORK/err")
+      expect_one_line_error || { why="$mode, try $i: $why"; break; }
+    done
+    kill "$srv" 2>/dev/null
+    wait "$srv" 2>/dev/null
+    [ -z "$why" ] || return 1
+  done
 }
 
 checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone() {
@@ -296,6 +363,31 @@ bad_images_are_refused_with_one_line() {
   expect_one_line_error || { why="another version: $why"; return 1; }
   grep -q 'format version 99' <<<"$err" || fail "stderr '$err' does not name the version" || return
   rm -rf "$bad" "$WORK/moved-rootfs"
+}
+
+# --force replaces an image directory without following the links in it: the old image's
+# clean-up removes a link, never what it points to (it used to empty any directory linked
+# from there, or from the predictable name of the temporary directory).
+force_replaces_an_image_without_following_its_links() {
+  local id="e2e-$$-links"
+  rm -rf "$WORK/victim" "$WORK/linked-img"
+  mkdir -p "$WORK/victim/sub" "$WORK/linked-img"
+  echo keep >"$WORK/victim/precious"
+  echo keep >"$WORK/victim/sub/precious"
+  ln -s "$WORK/victim" "$WORK/linked-img/link"
+  ln -s "$WORK/victim/precious" "$WORK/linked-img/file-link"
+  ms_bg "$WORK/links.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 5'
+  local p=$bg_pid
+  wait_line "$WORK/links.out" '^ready$' || { kill "$p"; return 1; }
+  checkpoint "$id" "$WORK/linked-img" --force || { kill "$p"; return 1; }
+  bg_status "$p"
+  [ -f "$WORK/linked-img/header" ] || fail "no image in $WORK/linked-img" || return
+  [ ! -e "$WORK/linked-img/link" ] || fail "the old image's link is still there" || return
+  [ "$(cat "$WORK/victim/precious" "$WORK/victim/sub/precious" 2>&1)" = "keep
+keep" ] || fail "the linked directory was changed: $(ls -R "$WORK/victim" | tr '\n' ' ')" || return
+  local left
+  left=$(ls -d "$WORK"/linked-img.* 2>/dev/null)
+  [ -z "$left" ] || fail "temporary directories left: $left"
 }
 
 # A checkpoint that cannot be written leaves a --leave-running sandbox running, unharmed.
@@ -394,10 +486,31 @@ damaged_memory_files_are_refused_with_one_line() {
   rm -rf "$bad"
 }
 
+# restore --lazy and checkpoint --parent need the stubs' userfaultfds, which a confined Sentry
+# cannot take (docs/checkpoint.md): their scenarios run with --unsafe-no-confine, and a
+# confined one says so in one line (lazy) or writes a full image with a note (parent).
+confined_lazy_and_parent_say_why() {
+  ms restore --lazy --image "$WORK/mem-random-img"
+  expect_one_line_error || return
+  grep -q 'unsafe-no-confine' <<<"$err" || fail "'$err' does not say what to do" || return
+  local id="e2e-$$-confparent" o=$WORK/confparent.out a=$WORK/confparent-a b=$WORK/confparent-b
+  rm -rf "$a" "$b"
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /bin/sh -c 'sleep 3'
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$b" --parent "$a" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  grep -q 'not used: the confined Sentry' "$WORK/ck.err" ||
+    fail "no note for the unused --parent: $(head -n1 "$WORK/ck.err")" || return
+  ms restore --image "$b"
+  expect_status 0
+}
+
 # restore --lazy: the guest runs before its memory is in, and finds all of it.
 lazy_restore_brings_back_big_memory_whole() {
   [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
-  ms restore --lazy --image "$WORK/mem-random-img"
+  ms restore --lazy --unsafe-no-confine --image "$WORK/mem-random-img"
   expect_status 0 || return
   local before after
   before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
@@ -405,7 +518,7 @@ lazy_restore_brings_back_big_memory_whole() {
   [ -n "$before" ] && [ "$before" = "$after" ] ||
     fail "memory checksum $before before the checkpoint, $after after a lazy restore" || return
   # Patterned (compressed) chunks too, and a sandbox restored lazily checkpoints again.
-  mem_restore_opts=(--lazy)
+  mem_restore_opts=(--lazy --unsafe-no-confine)
   mem_cycle mem-lazy pattern 64
   local r=$?
   mem_restore_opts=()
@@ -418,7 +531,7 @@ lazy_restore_outlives_its_image_being_removed() {
   local img=$WORK/mem-removed-img id="e2e-$$-lazyrm"
   rm -rf "$img"
   cp -a "$WORK/mem-random-img" "$img"
-  ms_bg "$WORK/lazyrm.out" restore --lazy --id "$id" --image "$img"
+  ms_bg "$WORK/lazyrm.out" restore --lazy --unsafe-no-confine --id "$id" --image "$img"
   local p=$bg_pid
   wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
   rm -rf "$img"
@@ -439,7 +552,7 @@ lazy_restore_of_a_corrupt_chunk_dies_with_one_line() {
   cp -a "$WORK/mem-random-img" "$bad"
   size=$(stat -c %s "$bad/pages.0")
   printf '\x5a' | dd of="$bad/pages.0" bs=1 seek=$((size / 2)) conv=notrunc status=none
-  ms restore --lazy --stats --image "$bad"
+  ms restore --lazy --unsafe-no-confine --stats --image "$bad"
   # The stats line says the guest was started; then one line of error, and no result.
   grep -q 'stats: restore' <<<"$err" || fail "the lazy restore did not start: $(err_hint)" || return
   err=$(grep -v 'stats: restore' <<<"$err")
@@ -457,7 +570,7 @@ checkpoint_during_a_lazy_restore_has_every_page() {
   [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
   local id="e2e-$$-lazyck" img=$WORK/mem-lazyck-img
   rm -rf "$img"
-  ms_bg "$WORK/lazyck.out" restore --lazy --id "$id" --image "$WORK/mem-random-img"
+  ms_bg "$WORK/lazyck.out" restore --lazy --unsafe-no-confine --id "$id" --image "$WORK/mem-random-img"
   local p=$bg_pid
   wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$img" || { kill "$p" 2>/dev/null; return 1; }
@@ -476,7 +589,7 @@ parent_images_hold_only_what_changed() {
   need_in_rootfs /usr/local/bin/memfill || return
   local id="e2e-$$-parent" o=$WORK/parent.out a=$WORK/parent-a b=$WORK/parent-b c=$WORK/parent-c
   rm -rf "$a" "$b" "$c"
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
+  ms_bg "$o" run --unsafe-no-confine --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
   local p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
@@ -495,7 +608,7 @@ parent_images_hold_only_what_changed() {
   [ "$status" -eq 0 ] || fail "the run exited with $status" || return
   local want img got
   want=$(sed -n 's/^sum //p' "$o" | tail -n1)
-  for img in "$b" "$c" "$c --lazy"; do
+  for img in "$b" "$c" "$c --lazy --unsafe-no-confine"; do
     # shellcheck disable=SC2086
     ms restore --image $img
     expect_status 0 || { why="restore $img: $why"; return 1; }
@@ -515,7 +628,7 @@ parent_of_a_restored_sandbox_is_its_image() {
   [ -d "$WORK/parent-a" ] || skip "needs parent_images_hold_only_what_changed" || return
   local id="e2e-$$-parent-r" img=$WORK/parent-r
   rm -rf "$img"
-  ms_bg "$WORK/parent-r.out" restore --id "$id" --image "$WORK/parent-a"
+  ms_bg "$WORK/parent-r.out" restore --unsafe-no-confine --id "$id" --image "$WORK/parent-a"
   local p=$bg_pid
   wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$img" --parent "$WORK/parent-a" || { kill "$p" 2>/dev/null; return 1; }
@@ -531,6 +644,7 @@ parent_of_a_restored_sandbox_is_its_image() {
 scenarios+=(
   counter_loop_continues_across_checkpoints
   pipeline_with_bytes_in_the_pipe_survives
+  open_proc_files_and_a_cwd_in_proc_survive
   threads_mid_computation_give_the_uninterrupted_result
   zombie_child_is_still_a_zombie_after_restore
   files_in_tmp_and_over_etc_are_in_the_image
@@ -540,8 +654,11 @@ scenarios+=(
   sysctl_values_and_boot_id_survive
   image_size_does_not_grow_with_cpus
   checkpoint_of_an_unknown_sandbox_is_a_one_line_error
+  control_socket_serves_a_request_sent_in_parts
+  checkpoint_dropped_by_the_sentry_is_a_one_line_error
   checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone
   failed_checkpoint_leaves_the_sandbox_running
+  force_replaces_an_image_without_following_its_links
   leave_running_keeps_the_sandbox_going_and_list_shows_it
   inspect_shows_sections_and_pages
   bad_images_are_refused_with_one_line
@@ -549,6 +666,7 @@ scenarios+=(
   patterned_memory_comes_back_whole_with_either_codec
   damaged_memory_files_are_refused_with_one_line
   lazy_restore_brings_back_big_memory_whole
+  confined_lazy_and_parent_say_why
   lazy_restore_outlives_its_image_being_removed
   lazy_restore_of_a_corrupt_chunk_dies_with_one_line
   checkpoint_during_a_lazy_restore_has_every_page

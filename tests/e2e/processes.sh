@@ -39,6 +39,14 @@ whole_file_through_a_pipe_and_dev_stdout() {
   expect_status 0 && expect_stdout kept
 }
 
+# busybox cat sends with sendfile: when head has what it wants and goes, cat, blocked on the
+# full pipe (filled while head sleeps), must get SIGPIPE.
+writer_into_a_pipe_whose_reader_left_ends() {
+  ms run "$ROOTFS" -- /bin/sh -c 'cat /dev/zero | (sleep 0.3; head -c 1000) | wc -c
+    cat /bin/busybox /bin/busybox | (sleep 0.3; head -c 10) | wc -c'
+  expect_status 0 && expect_stdout $'1000\n10'
+}
+
 trap_catches_a_signal_sent_to_the_shell_itself() {
   ms run "$ROOTFS" -- /bin/sh -c 'trap "echo caught" TERM; kill -TERM $$'
   expect_status 0 && expect_stdout caught
@@ -90,11 +98,11 @@ find_piped_into_xargs_grep() {
 stubs_die_with_a_killed_sentry() {
   local sig pid
   for sig in KILL TERM; do
+    step "minisentry run, to be killed with SIG$sig"
     "$MS" run "$ROOTFS" -- /bin/sh -c 'sleep 30 & sleep 30' </dev/null >/dev/null 2>&1 &
     pid=$!
     sleep 0.5
-    kill -"$sig" "$pid"
-    wait "$pid" 2>/dev/null
+    { kill -"$sig" "$pid"; wait_gone "$pid" 5; } 2>/dev/null || { why="SIG$sig: $why"; return 1; }
     local deadline=$((SECONDS + 3)) left
     while :; do
       left=$(leftover_pids)
@@ -105,6 +113,34 @@ stubs_die_with_a_killed_sentry() {
   done
 }
 
+# A signal sent to minisentry is acted on at once, even when it comes while the Sentry is not
+# running and its placement tick is due too: SIGTERM ends the sandbox (143), SIGINT goes on to
+# the guest's foreground process (whose trap exits 7). The Sentry shares its CPU with a host
+# busy loop, so signals land while it waits to run; the guest computes, so no stop wakes it.
+signals_to_minisentry_are_never_lost() {
+  command -v taskset >/dev/null || { skip "taskset not installed"; return; }
+  local cpu hog pid i sig want
+  cpu=$(first_cpu)
+  taskset -c "$cpu" timeout 120 sh -c 'while :; do :; done' &
+  hog=$!
+  trap "kill $hog 2>/dev/null" EXIT # also when the scenario is stopped
+  for ((i = 0; i < 20; i++)); do
+    sig=TERM want=143
+    [ $((i % 4)) = 3 ] && sig=INT want=7
+    step "try $((i + 1)): SIG$sig to minisentry with a computing guest"
+    taskset -c "$cpu" "$MS" run "$ROOTFS" -- /bin/sh -c 'trap "exit 7" INT; while :; do :; done' \
+      </dev/null >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$((RANDOM % 3 + 1))"
+    kill -"$sig" "$pid"
+    wait_gone "$pid" 3 || { why="try $((i + 1)), SIG$sig: $why"; break; }
+    [ "$status" -eq "$want" ] || { fail "try $((i + 1)), SIG$sig: exit status $status, want $want"; break; }
+  done
+  kill "$hog" 2>/dev/null
+  wait "$hog" 2>/dev/null
+  [ -z "$why" ]
+}
+
 # allowed_cpus FILE: the Cpus_allowed_list of a /proc status FILE.
 allowed_cpus() { awk '/^Cpus_allowed_list/ { print $2 }' "$1" 2>/dev/null; }
 
@@ -113,13 +149,14 @@ allowed_cpus() { awk '/^Cpus_allowed_list/ { print $2 }' "$1" 2>/dev/null; }
 # holding a background sandbox would wait for it.)
 stub_cpus() {
   local pid stub
+  step "minisentry run $1, for the affinity of its stub"
   "$MS" run "$ROOTFS" -- /bin/sh -c "$1" </dev/null >/dev/null 2>&1 &
   pid=$!
   sleep 0.5
-  stub=$(pgrep -P "$pid" | head -1)
+  stub=$(pgrep -P "$(sentry_of "$pid")" | head -1)
   cpus=$(allowed_cpus "/proc/$stub/status")
   kill "$pid"
-  wait "$pid" 2>/dev/null
+  wait_gone "$pid" 5
 }
 
 # --placement auto: a guest thread that computes may run on every CPU, one that keeps making
@@ -128,9 +165,9 @@ placement_auto_spreads_computing_threads_only() {
   [ "$(nproc)" -ge 2 ] || { skip "one CPU"; return; }
   local cpus all
   all=$(allowed_cpus /proc/self/status)
-  stub_cpus 'while :; do :; done'
+  stub_cpus 'while :; do :; done' || return
   [ "$cpus" = "$all" ] || { fail "computing stub allowed '$cpus', want '$all'"; return; }
-  stub_cpus 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done'
+  stub_cpus 'i=0; while [ $i -lt 3000 ]; do cat /proc/self/stat >/dev/null; i=$((i+1)); done' || return
   [[ $cpus =~ ^[0-9]+$ ]] || fail "syscall-bound stub allowed '$cpus', want one CPU"
 }
 
@@ -138,6 +175,8 @@ placement_auto_spreads_computing_threads_only() {
 interactive_shell_in_a_terminal() {
   command -v tmux >/dev/null || { skip "tmux not installed"; return; }
   local sock="$WORK/tmux" session=ms$$ screen i
+  trap "tmux -S '$sock' kill-server 2>/dev/null" EXIT # also when the scenario is stopped
+  step "an interactive shell in tmux"
   tmux -S "$sock" new-session -d -s "$session" -x 100 -y 30 "$MS run $ROOTFS; echo sandbox-ended; sleep 30"
   wait_screen() { # wait_screen TEXT: up to 10 s for TEXT to appear
     for i in $(seq 50); do
@@ -169,6 +208,7 @@ scenarios+=(
   dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
   whole_file_through_a_pipe_and_dev_stdout
+  writer_into_a_pipe_whose_reader_left_ends
   loop_piped_into_sort
   background_job_and_wait
   devices_behave_like_linux
@@ -181,6 +221,7 @@ scenarios+=(
   xargs_runs_a_command_on_its_input
   find_piped_into_xargs_grep
   stubs_die_with_a_killed_sentry
+  signals_to_minisentry_are_never_lost
   placement_auto_spreads_computing_threads_only
   interactive_shell_in_a_terminal
 )

@@ -63,7 +63,9 @@ scenarios+=(
 # random/entropy_avail, random/boot_id, and the sizes and contents of /proc/[pid] files.
 walk_kernfs='
   sleep 30 & sp=$!
-  ls /proc | sort | while read -r p; do stat -c "%n %A %h" "/proc/$p"; done
+  # Only init and the sleeper among the pids: the pipeline'"'"'s own processes may or may not be
+  # listed yet, depending on when ls runs.
+  { ls /proc | grep -v "^[0-9]"; echo 1; echo $sp; } | sort | while read -r p; do stat -c "%n %A %h" "/proc/$p"; done
   find /proc/1 /proc/$sp -maxdepth 2 | grep -v "/fd/\|/fdinfo/\|/task/" | sort |
     while read -r p; do stat -c "%n %A %h" "$p"; done
   kill $sp
@@ -84,7 +86,7 @@ lazy_and_eager_kernfs_show_the_same_tree() {
   ms run --cpus 96 --eager-kernfs "$ROOTFS" -- /bin/sh -c "$walk_kernfs"
   expect_status 0 || return
   eager=$out
-  [ "$(wc -l <<<"$lazy")" -gt 2000 ] || fail "walk too short: $(wc -l <<<"$lazy") lines"
+  [ "$(wc -l <<<"$lazy")" -gt 1500 ] || { fail "walk too short: $(wc -l <<<"$lazy") lines"; return; }
   [ "$lazy" = "$eager" ] || fail "lazy and eager differ: $(diff <(echo "$lazy") <(echo "$eager") | head -5 | tr '\n' '|')"
 }
 

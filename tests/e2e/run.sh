@@ -3,19 +3,29 @@
 # Alpine-style rootfs, from busybox and musl/glibc-dynamic programs to bad inputs.
 # Each scenario is a function named for the behaviour it specifies; it returns 0 to pass,
 # 2 to skip (missing prerequisite) or 1 with $why set.
-# Usage: tests/e2e/run.sh MINISENTRY ROOTFS   (MINISENTRY_ROOTFS overrides ROOTFS; E2E_TIMEOUT,
-# default 30, is the limit in seconds for one run; E2E_ONLY=REGEX picks scenarios by name)
+# Every scenario runs in a bash of its own under a time limit: one that hangs is stopped (with
+# every process it started) and reported as a FAIL with its name and the step it was in.
+# Usage: tests/e2e/run.sh MINISENTRY ROOTFS [SCENARIO...]   (MINISENTRY_ROOTFS overrides ROOTFS;
+# E2E_TIMEOUT, default 30, is the limit in seconds for one run; E2E_SCENARIO_TIMEOUT, default
+# four times that, for a whole scenario; E2E_ONLY=REGEX picks scenarios by name)
 set -uo pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: tests/e2e/run.sh MINISENTRY ROOTFS" >&2
+if [ $# -lt 2 ]; then
+  echo "usage: tests/e2e/run.sh MINISENTRY ROOTFS [SCENARIO...]" >&2
   exit 2
 fi
+SELF=$(realpath "$0")
 MS=$(realpath -m "$1")
 ROOTFS=$(realpath -m "${MINISENTRY_ROOTFS:-$2}")
+shift 2
 TIMEOUT=${E2E_TIMEOUT:-30}
-WORK=$(mktemp -d /tmp/minisentry-e2e.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+SCENARIO_TIMEOUT=${E2E_SCENARIO_TIMEOUT:-$((TIMEOUT * 4))}
+if [ -n "${E2E_WORK:-}" ]; then
+  WORK=$E2E_WORK # one scenario's bash: the driver's directory, which the driver removes
+else
+  WORK=$(mktemp -d /tmp/minisentry-e2e.XXXXXX)
+  trap 'rm -rf "$WORK"' EXIT
+fi
 
 passed=0
 failed=0
@@ -25,6 +35,7 @@ failed=0
 # ms ARGS...: runs MINISENTRY ARGS... under a timeout with stdin from $WORK/in (empty unless
 # a scenario wrote it); sets $status, $out and $err (stdout/stderr, trailing newlines dropped).
 ms() {
+  step "minisentry $*"
   [ -f "$WORK/in" ] || : >"$WORK/in"
   # The outer 2>/dev/null hides bash's "Terminated" note when timeout re-raises a guest's
   # fatal signal on itself.
@@ -36,7 +47,47 @@ ms() {
 }
 
 fail() { why=$*; return 1; }
+
+# wait_bounded PID: waits for background PID, killing it after $TIMEOUT s; its status in $status.
+wait_bounded() {
+  (sleep "$TIMEOUT"; kill -9 "$1" 2>/dev/null) &
+  local guard=$!
+  wait "$1" 2>/dev/null
+  status=$?
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+}
+
+# sentry_of PID: the Sentry of the minisentry command started as PID: the child its launcher
+# forked into the sandbox's namespaces (PID itself under --unsafe-no-confine). Its children
+# are the stubs.
+sentry_of() {
+  local child
+  child=$(pgrep -P "$1" | head -1)
+  echo "${child:-$1}"
+}
 skip() { why=$*; return 2; }
+
+# step TEXT: what the scenario is doing now, named in the report if it hangs there.
+step() { printf '%s' "$*" | cut -c1-160 >"$WORK/step"; }
+
+# The first CPU this shell may run on.
+first_cpu() { taskset -cp $$ | sed 's/.*: *//; s/[,-].*//'; }
+
+# wait_gone PID SECONDS: waits up to SECONDS for background process PID to end, its exit
+# status in $status; if it has not, kills it (SIGKILL) and fails. (stderr hides bash's notes
+# on jobs that end by a signal.)
+wait_gone() {
+  local pid=$1
+  step "waiting for process $pid to end"
+  if ! { timeout "$2" tail --pid="$pid" -s 0.05 -f /dev/null; } 2>/dev/null; then
+    { kill -KILL "$pid"; wait "$pid"; } 2>/dev/null
+    fail "process $pid still running after $2 s (killed)"
+    return
+  fi
+  wait "$pid" 2>/dev/null
+  status=$?
+}
 
 timed_out() { [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; }
 
@@ -312,6 +363,25 @@ no_minisentry_process_outlives_its_runs() {
   fail "still running: $(for p in $left; do printf '%s(%s) ' "$p" "$(cat "/proc/$p/comm" 2>/dev/null)"; done)"
 }
 
+# Not in the list: a scenario that hangs, for the next one. (The sleep's length names it.)
+selftest_hangs_in_a_wait() {
+  step "sleeping forever"
+  sleep 987654 &
+  wait
+}
+
+# A scenario that hangs is stopped with what it started and reported by name and step.
+hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
+  step "the driver on a scenario that hangs"
+  env -u E2E_ONE -u E2E_WORK -u E2E_ONLY E2E_SCENARIO_TIMEOUT=2 timeout -k 5 30 \
+    bash "$SELF" "$MS" "$ROOTFS" selftest_hangs_in_a_wait >"$WORK/self.out" 2>&1
+  status=$?
+  [ "$status" -eq 1 ] || fail "the driver exited with $status, want 1: '$(tr '\n' '|' <"$WORK/self.out")'" || return
+  grep -q '^FAIL selftest_hangs_in_a_wait: hung: .*stopped at: sleeping forever$' "$WORK/self.out" ||
+    fail "no FAIL line naming the hang: '$(tr '\n' '|' <"$WORK/self.out")'" || return
+  ! pgrep -f '^sleep 987654$' >/dev/null || fail "the hung scenario's sleep is still running"
+}
+
 # --- driver ----------------------------------------------------------------------------------
 
 scenarios=(
@@ -338,6 +408,7 @@ scenarios=(
   cpus_that_is_not_a_number_is_a_one_line_error
   help_prints_usage_and_exits_zero
   version_prints_a_version
+  hung_scenario_is_a_named_fail_and_leaves_nothing_behind
 )
 # shellcheck source=tests/e2e/processes.sh
 source "$(dirname "$0")/processes.sh"
@@ -349,7 +420,24 @@ source "$(dirname "$0")/procfs.sh"
 source "$(dirname "$0")/checkpoint.sh"
 # shellcheck source=tests/e2e/holes.sh
 source "$(dirname "$0")/holes.sh"
+# shellcheck source=tests/e2e/network.sh
+source "$(dirname "$0")/network.sh"
+# shellcheck source=tests/e2e/confinement.sh
+source "$(dirname "$0")/confinement.sh"
+# shellcheck source=tests/e2e/limits.sh
+source "$(dirname "$0")/limits.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
+
+# One scenario, in the bash the loop below started for it: its verdict is the exit status,
+# the reason is in $WORK/why.
+if [ -n "${E2E_ONE:-}" ]; then
+  why=""
+  "$E2E_ONE"
+  rc=$?
+  printf '%s' "$why" >"$WORK/why"
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || rc=1
+  exit "$rc"
+fi
 
 if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
   [ -x "$MS" ] || echo "FAIL setup: $MS is not an executable"
@@ -358,15 +446,22 @@ if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
   exit 1
 fi
 
+[ $# -gt 0 ] && scenarios=("$@")
 for s in "${scenarios[@]}"; do
   # E2E_ONLY=REGEX runs only the scenarios whose names match (while working on one).
   [ -n "${E2E_ONLY:-}" ] && ! [[ $s =~ $E2E_ONLY ]] && continue
-  why=""
-  "$s"
+  rm -f "$WORK/why" "$WORK/step"
+  # timeout signals its whole process group: the scenario's bash and what it started.
+  E2E_ONE=$s E2E_WORK=$WORK timeout -k 10 "$SCENARIO_TIMEOUT" bash "$SELF" "$MS" "$ROOTFS" </dev/null
   rc=$?
+  why=$(cat "$WORK/why" 2>/dev/null)
   case $rc in
     0) echo "PASS $s"; passed=$((passed + 1)) ;;
     2) echo "SKIP $s: $why" ;;
+    124 | 137)
+      echo "FAIL $s: hung: no verdict within ${SCENARIO_TIMEOUT}s, stopped at: $(
+        cat "$WORK/step" 2>/dev/null || echo "its start")"
+      failed=$((failed + 1)) ;;
     *) echo "FAIL $s: ${why:-returned $rc}"; failed=$((failed + 1)) ;;
   esac
 done

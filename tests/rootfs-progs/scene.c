@@ -1,7 +1,7 @@
 /* Checkpoint scenes for the e2e suite: each sets up some state, prints "ready", sleeps SECS
  * (default 1) seconds during which the test checkpoints it, then checks the state and prints
  * what it found. Run natively or uninterrupted it prints the same as after a restore.
- *   scene threads|zombie|mmap|socket|timer [SECS]
+ *   scene threads|zombie|mmap|socket|timer|net [SECS]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -135,6 +137,68 @@ static int socket_pair(void)
 	return 0;
 }
 
+/* A TCP client and server in two processes keep exchanging numbered requests over loopback
+ * while the checkpoint lands; a second connection has bytes queued both ways and a bound UDP
+ * socket a datagram waiting, all read at the end. The server answers each number doubled and
+ * the client checks every answer. */
+#define NET_ROUNDS 60
+
+static int net(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+	char buf[64];
+
+	if (l < 0 || u < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 2) ||
+	    getsockname(l, (struct sockaddr *)&a, &len) ||
+	    bind(u, (struct sockaddr *)&a, sizeof(a)))
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int c1 = socket(AF_INET, SOCK_STREAM, 0), c2 = socket(AF_INET, SOCK_STREAM, 0);
+		long ok = 0;
+		if (connect(c1, (struct sockaddr *)&a, sizeof(a)) ||
+		    connect(c2, (struct sockaddr *)&a, sizeof(a)))
+			_exit(1);
+		if (sendto(u, "datagram", 8, 0, (struct sockaddr *)&a, sizeof(a)) != 8 ||
+		    write(c2, "pending", 7) != 7)
+			_exit(1);
+		for (long i = 1; i <= NET_ROUNDS; i++) {
+			long v = 0;
+			if (i == 10)
+				ready();
+			if (write(c1, &i, sizeof(i)) != sizeof(i) ||
+			    read(c1, &v, sizeof(v)) != sizeof(v))
+				_exit(1);
+			ok += v == 2 * i;
+			nap(secs / NET_ROUNDS * 2);
+		}
+		ssize_t n = read(c2, buf, sizeof(buf));
+		printf("client %ld answers right, then %.*s\n", ok, (int)(n > 0 ? n : 0), buf);
+		fflush(stdout);
+		_exit(0);
+	}
+	int s1 = accept(l, NULL, NULL), s2 = accept(l, NULL, NULL);
+	if (s1 < 0 || s2 < 0 || write(s2, "the end", 7) != 7)
+		return 1;
+	for (long i = 1; i <= NET_ROUNDS; i++) {
+		long v;
+		if (read(s1, &v, sizeof(v)) != sizeof(v))
+			return 1;
+		v *= 2;
+		if (write(s1, &v, sizeof(v)) != sizeof(v))
+			return 1;
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ssize_t n = read(s2, buf, 7);
+	ssize_t m = recv(u, buf + 8, sizeof(buf) - 8, MSG_DONTWAIT);
+	printf("server got %.*s and %.*s\n", (int)(n > 0 ? n : 0), buf, (int)(m > 0 ? m : 0),
+	       buf + 8);
+	return st != 0;
+}
+
 /* A POSIX timer armed before the checkpoint fires after it. */
 static volatile sig_atomic_t fired;
 
@@ -168,7 +232,7 @@ static int timer(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: scene threads|zombie|mmap|socket|timer [SECS]\n");
+		fprintf(stderr, "usage: scene threads|zombie|mmap|socket|timer|net [SECS]\n");
 		return 2;
 	}
 	if (argc > 2)
@@ -183,6 +247,8 @@ int main(int argc, char **argv)
 		return socket_pair();
 	if (!strcmp(argv[1], "timer"))
 		return timer();
+	if (!strcmp(argv[1], "net"))
+		return net();
 	fprintf(stderr, "scene: unknown scene %s\n", argv[1]);
 	return 2;
 }

@@ -2,7 +2,8 @@
 # Runs cmocka unit-test binaries and totals their results across all of them.
 #   bash tests/unit/run.sh BIN...
 # Each binary's output passes through; the last line is "unit: N passed, N failed".
-# A binary that crashes or exits non-zero without a FAILED summary counts as one failure.
+# A binary that crashes or exits non-zero without a FAILED summary counts as one failure, and
+# so does one that runs longer than UNIT_TIMEOUT seconds (default 120): it is killed.
 set -u
 
 if [ "$#" -eq 0 ]; then
@@ -17,6 +18,7 @@ trap 'rm -f "$log"' EXIT
 # cmocka's summary format is only guaranteed for its default output mode.
 export CMOCKA_MESSAGE_OUTPUT=stdout
 
+limit=${UNIT_TIMEOUT:-120}
 passed=0
 failed=0
 for bin in "$@"; do
@@ -25,8 +27,13 @@ for bin in "$@"; do
 		failed=$((failed + 1))
 		continue
 	fi
-	"$bin" 2>&1 | tee "$log"
+	timeout -k 5 "$limit" "$bin" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "unit: $bin: hung: no exit within ${limit}s (killed)" >&2
+		failed=$((failed + 1))
+		continue
+	fi
 
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9][0-9]*\) test(s)\..*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test(s),.*/\1/p' "$log" | tail -n 1)

@@ -60,7 +60,7 @@ static void save_image(const char *dir, uint32_t codec, bool no_inline, uint8_t 
 	struct enc e;
 	char *err = NULL;
 
-	assert_int_equal(image_begin(dir, false, &out, &err), 0);
+	assert_int_equal(image_begin(AT_FDCWD, dir, false, &out, &err), 0);
 	enc_init(&e, NULL);
 	struct memfile_save_opts o = {.out = out, .codec = codec, .no_inline = no_inline};
 	assert_int_equal(memfile_save(&e, &o, st, &err), 0);
@@ -146,7 +146,7 @@ static int load_crafted(void (*fn)(struct enc *e), char **err)
 	struct enc e;
 
 	snprintf(dir, sizeof(dir), "%s/crafted-%d", base, n++);
-	assert_int_equal(image_begin(dir, false, &out, err), 0);
+	assert_int_equal(image_begin(AT_FDCWD, dir, false, &out, err), 0);
 	int fd = image_create_file(out, "pages.0", err);
 	assert_true(fd >= 0);
 	uint8_t page[8192];

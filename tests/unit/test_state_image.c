@@ -94,6 +94,41 @@ static void test_a_string_longer_than_its_buffer_or_with_a_nul_fails(void **stat
 	enc_free(&e);
 }
 
+/* A forged time cannot make later arithmetic overflow: times past ±146 years are refused. */
+static void test_times_out_of_range_are_refused(void **state)
+{
+	static const struct {
+		int64_t sec, nsec;
+		bool ok;
+	} cases[] = {
+	    {0, 0, true},
+	    {DEC_TIME_MAX_SEC, 999999999, true},
+	    {-DEC_TIME_MAX_SEC, 0, true},
+	    {DEC_TIME_MAX_SEC + 1, 0, false},
+	    {INT64_MAX, 0, false},
+	    {INT64_MIN, 0, false},
+	    {5, 1000000000, false},
+	    {5, -1, false},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct enc e;
+		struct dec d;
+
+		enc_init(&e, NULL);
+		enc_i64(&e, cases[i].sec);
+		enc_i64(&e, cases[i].nsec);
+		dec_init(&d, e.buf, e.len, NULL);
+		struct timespec ts = dec_timespec(&d);
+		assert_int_equal(dec_ok(&d), cases[i].ok);
+		if (cases[i].ok)
+			assert_int_equal(ts.tv_sec, cases[i].sec);
+		dec_free(&d);
+		enc_free(&e);
+	}
+}
+
 static void test_references_are_saved_once_and_resolve_by_id(void **state)
 {
 	struct ckpt_refs *save = ckpt_refs_new(), *load = ckpt_refs_new();
@@ -179,6 +214,21 @@ static void make_image(struct image *img, uint8_t *a, size_t alen, uint8_t *b, s
 	img->sec[1].count = 1;
 }
 
+/* How many names in DIR begin with PREFIX. */
+static int entries_starting(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
 static int entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -204,7 +254,7 @@ static void test_an_image_round_trips(void **state)
 		a[i] = (uint8_t)(i * 7);
 	snprintf(dir, sizeof(dir), "%s/round", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	assert_int_equal(image_read(dir, &back, &err), 0);
 	assert_int_equal(back.nsections, 2);
 	struct image_section *s = image_find(&back, "alpha");
@@ -227,21 +277,59 @@ static void test_a_full_directory_is_refused_unless_forced(void **state)
 
 	snprintf(dir, sizeof(dir), "%s/full", base);
 	make_image(&img, a, 1, b, 1);
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	make_image(&img, c, 1, b, 1);
-	assert_int_equal(image_write(dir, &img, false, &err), -EEXIST);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), -EEXIST);
 	assert_non_null(strstr(err, "not empty"));
 	free(err);
 	assert_int_equal(image_read(dir, &back, &err), 0);
 	assert_int_equal(back.sec[0].data[0], 1); /* the old image is untouched */
 	image_free(&back);
-	assert_int_equal(image_write(dir, &img, true, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, true, &err), 0);
 	assert_int_equal(image_read(dir, &back, &err), 0);
 	assert_int_equal(back.sec[0].data[0], 3);
 	image_free(&back);
-	char old[320];
-	snprintf(old, sizeof(old), "%s.old.%d", dir, (int)getpid());
-	assert_int_not_equal(access(old, F_OK), 0);
+	/* Neither the replaced image nor a temporary directory is left beside it. */
+	assert_int_equal(entries_starting(base, "full."), 0);
+}
+
+/* A forced write beneath a directory descriptor replaces an image that holds links without
+ * following them, and refuses an image name that is itself a link. */
+static void test_a_forced_write_never_follows_links(void **state)
+{
+	uint8_t a[1] = {1}, b[1] = {2};
+	struct image img, back;
+	char path[320], *err = NULL;
+	int at;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/victim", base);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/victim/precious", base);
+	close(open(path, O_WRONLY | O_CREAT, 0644));
+	snprintf(path, sizeof(path), "%s/linked", base);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/linked/link", base);
+	assert_int_equal(symlink("../victim", path), 0);
+	snprintf(path, sizeof(path), "%s/dirlink", base);
+	assert_int_equal(symlink("victim", path), 0);
+	at = open(base, O_RDONLY | O_DIRECTORY);
+	assert_true(at >= 0);
+	make_image(&img, a, 1, b, 1);
+	assert_int_equal(image_write(at, "linked", &img, true, &err), 0);
+	snprintf(path, sizeof(path), "%s/victim/precious", base);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/linked", base);
+	assert_int_equal(image_read(path, &back, &err), 0);
+	image_free(&back);
+	assert_int_equal(image_write(at, "dirlink", &img, true, &err), -ELOOP);
+	assert_non_null(strstr(err, "symbolic link"));
+	free(err);
+	snprintf(path, sizeof(path), "%s/victim", base);
+	assert_int_equal(entries(path), 1);
+	assert_int_equal(entries_starting(base, "linked."), 0);
+	assert_int_equal(entries_starting(base, "dirlink."), 0);
+	close(at);
 }
 
 static void flip_byte(const char *path, off_t at)
@@ -276,7 +364,7 @@ static void test_every_flipped_byte_is_caught(void **state)
 	memset(b, 9, sizeof(b));
 	snprintf(dir, sizeof(dir), "%s/flip", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	for (size_t f = 0; f < 3; f++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[f]);
 		off_t size = file_size(path);
@@ -302,7 +390,7 @@ static void test_truncated_missing_and_foreign_images_are_refused(void **state)
 
 	snprintf(dir, sizeof(dir), "%s/trunc", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	snprintf(path, sizeof(path), "%s/alpha.z", dir);
 	assert_int_equal(truncate(path, file_size(path) - 1), 0);
 	assert_int_not_equal(image_read(dir, &back, &err), 0);
@@ -333,7 +421,7 @@ static void test_another_format_version_is_named(void **state)
 
 	snprintf(dir, sizeof(dir), "%s/version", base);
 	make_image(&img, a, 1, b, 1);
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	snprintf(path, sizeof(path), "%s/header", dir);
 	/* Rewrite the version and fix the header checksum, as a newer minisentry would write. */
 	int fd = open(path, O_RDWR);
@@ -385,7 +473,7 @@ static void test_version_one_images_are_still_read(void **state)
 
 	snprintf(dir, sizeof(dir), "%s/v1", base);
 	make_image(&img, a, sizeof(a), b, 1);
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	patch_header(dir, set_version_1);
 	assert_int_equal(image_read(dir, &back, &err), 0);
 	assert_int_equal(back.version, 1);
@@ -409,7 +497,7 @@ static void test_sizes_a_header_claims_are_bounded_by_the_files(void **state)
 
 	snprintf(dir, sizeof(dir), "%s/bounds", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	/* A section file longer than its entry says. */
 	snprintf(path, sizeof(path), "%s/alpha.z", dir);
 	int fd = open(path, O_WRONLY | O_APPEND);
@@ -438,7 +526,7 @@ static void test_a_fifo_or_symlink_in_place_of_a_file_is_refused_without_blockin
 
 	snprintf(dir, sizeof(dir), "%s/fifo", base);
 	make_image(&img, a, sizeof(a), b, sizeof(b));
-	assert_int_equal(image_write(dir, &img, false, &err), 0);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
 	snprintf(path, sizeof(path), "%s/alpha.z", dir);
 	snprintf(target, sizeof(target), "%s/alpha.saved", base);
 	assert_int_equal(rename(path, target), 0);
@@ -471,7 +559,7 @@ static void test_data_files_are_made_beside_the_sections_and_opened_with_care(vo
 	(void)state;
 
 	snprintf(dir, sizeof(dir), "%s/data", base);
-	assert_int_equal(image_begin(dir, false, &o, &err), 0);
+	assert_int_equal(image_begin(AT_FDCWD, dir, false, &o, &err), 0);
 	int fd = image_create_file(o, "pages.0", &err);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "0123456789", 10), 10);
@@ -504,7 +592,7 @@ static void test_data_files_are_made_beside_the_sections_and_opened_with_care(vo
 	image_free(&back);
 	/* An abandoned image leaves nothing behind. */
 	snprintf(dir, sizeof(dir), "%s/abandoned", base);
-	assert_int_equal(image_begin(dir, false, &o, &err), 0);
+	assert_int_equal(image_begin(AT_FDCWD, dir, false, &o, &err), 0);
 	close(image_create_file(o, "pages.0", &err));
 	image_abort(o);
 	assert_int_not_equal(access(dir, F_OK), 0);
@@ -573,9 +661,11 @@ int main(void)
 	    cmocka_unit_test(test_records_round_trip),
 	    cmocka_unit_test(test_a_truncated_record_fails_without_reading_past_it),
 	    cmocka_unit_test(test_a_string_longer_than_its_buffer_or_with_a_nul_fails),
+	    cmocka_unit_test(test_times_out_of_range_are_refused),
 	    cmocka_unit_test(test_references_are_saved_once_and_resolve_by_id),
 	    cmocka_unit_test(test_an_image_round_trips),
 	    cmocka_unit_test(test_a_full_directory_is_refused_unless_forced),
+	    cmocka_unit_test(test_a_forced_write_never_follows_links),
 	    cmocka_unit_test(test_every_flipped_byte_is_caught),
 	    cmocka_unit_test(test_truncated_missing_and_foreign_images_are_refused),
 	    cmocka_unit_test(test_another_format_version_is_named),

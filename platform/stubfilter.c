@@ -1,0 +1,87 @@
+/* The stubs' seccomp filter (docs/security.md, "The stubs' filter"), installed by the stub
+ * page's entry before any guest instruction runs. libseccomp cannot test the instruction
+ * pointer, so a hand-written prefix sends every system call not made from the stub's syscall
+ * instruction to SIGSYS (under SYSEMU only the vsyscall page's get there, for the Sentry to
+ * emulate); behind it, an allowlist built with libseccomp admits exactly the calls the Sentry
+ * injects, with their arguments pinned where they can be, and kills the stub for anything
+ * else. */
+#include "platform/stub.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PREFIX_LEN 6
+
+int stub_filter_build(struct sock_filter *out, size_t max, uint64_t ip, int memfd,
+		      unsigned long thread_flags)
+{
+	/* seccomp sees the address after the syscall instruction. */
+	const struct sock_filter prefix[PREFIX_LEN] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		     offsetof(struct seccomp_data, instruction_pointer) + 4),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 1, 0),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	};
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int err, fd = -1;
+
+	if (!ctx)
+		return -ENOMEM;
+	if ((err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)))
+		goto out;
+	/* Guest memory: pages of the memory file at fixed guest addresses, the only mappings
+	 * the Sentry makes (sentry/mm.c), and the memory file is the stub's one descriptor. */
+	if ((err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2,
+				    SCMP_A3(SCMP_CMP_EQ, MAP_SHARED | MAP_FIXED),
+				    SCMP_A4(SCMP_CMP_EQ, (uint64_t)memfd))) ||
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 0)) ||
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(munmap), 0)) ||
+	    /* A guest thread: a host thread of this process, traced from its birth. */
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				    SCMP_A0(SCMP_CMP_EQ, thread_flags))) ||
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0)) ||
+	    /* Write tracking after a checkpoint (docs/checkpoint.md): a userfaultfd only the
+	     * stub can make for its address space, which the Sentry takes with pidfd_getfd and
+	     * then closes in the stub. */
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
+				    SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK))) ||
+	    (err = seccomp_rule_add(
+		 ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
+		 SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY))) ||
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 0)))
+		goto out;
+	fd = memfd_create("stub-filter", MFD_CLOEXEC);
+	if (fd < 0 || (err = seccomp_export_bpf(ctx, fd))) {
+		err = fd < 0 ? -errno : err;
+		goto out;
+	}
+	off_t len = lseek(fd, 0, SEEK_END);
+	size_t n = len > 0 ? (size_t)len / sizeof(struct sock_filter) : 0;
+	if (n == 0 || PREFIX_LEN + n > max) {
+		err = -E2BIG;
+		goto out;
+	}
+	for (int i = 0; i < PREFIX_LEN; i++)
+		out[i] = prefix[i];
+	if (pread(fd, out + PREFIX_LEN, n * sizeof(struct sock_filter), 0) !=
+	    (ssize_t)(n * sizeof(struct sock_filter))) {
+		err = -EIO;
+		goto out;
+	}
+	err = (int)(PREFIX_LEN + n);
+out:
+	if (fd >= 0)
+		close(fd);
+	seccomp_release(ctx);
+	return err;
+}

@@ -1,0 +1,81 @@
+/* The Sentry's confinement (docs/security.md). `run` and `restore` begin in a launcher that
+ * forks the Sentry into new user, mount, PID, network, IPC, UTS and cgroup namespaces and then
+ * only waits for it, passing signals on. The Sentry sets itself up (rootfs, memory file, control
+ * socket, the stubs' user namespace) and then locks itself in for good: an empty root, no
+ * capabilities, resource limits, no_new_privs and its own seccomp allowlist. */
+#ifndef SENTRY_CONFINE_H
+#define SENTRY_CONFINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kernel_config;
+
+enum confine_debug {
+	CONFINE_DEBUG_OFF,  /* a host syscall outside the allowlist kills the Sentry */
+	CONFINE_DEBUG_TRAP, /* it is named on stderr and fails with ENOSYS */
+	CONFINE_DEBUG_LOG,  /* it runs, and the kernel logs it (audit, dmesg) */
+};
+
+/* The environment variable tests set instead of --debug-host-syscalls: "1" (or "trap") and
+ * "log" as above. */
+#define CONFINE_DEBUG_ENV "MINISENTRY_DEBUG_HOST_SYSCALLS"
+
+struct confine_opts {
+	bool unsafe_off; /* --unsafe-no-confine: none of this (benchmarks of the cost only) */
+	enum confine_debug debug;
+	const char *selftest; /* --selftest-confinement=PROBES (tests) */
+};
+
+/* Step 1, first of all in run and restore: forks the Sentry into its namespaces and returns 0
+ * in it, as pid 1 of the new PID namespace. The launcher itself never returns from here unless
+ * the Sentry could not be started (a negative errno, the message printed): it waits, passes
+ * signals on, and exits as the Sentry did. CFG is what a save-restore restart needs. */
+int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg);
+bool confine_active(void);
+
+/* Step 2, before the first stub: the stubs' user namespace, and the hook that moves every new
+ * stub into it (platform_set_stub_hook). */
+int confine_prepare_stubs(void);
+
+/* The path through which the Sentry reads root filesystem ROOTFS from now on: a detached,
+ * read-only, nosuid, nodev mount of it, as /proc/self/fd/N, made on the first call (before
+ * confine_lock) and the same on every later one; ROOTFS itself when not confined. NULL with
+ * errno set on failure. */
+const char *confine_rootfs(const char *rootfs);
+
+/* Step 3, once set-up is done: pivots into an empty root, sets the resource limits, gives up
+ * every capability and installs the seccomp allowlist. Prints what failed. */
+int confine_lock(void);
+
+/* --save-restore-test: the directory (descriptor and name) its images are written to, and the
+ * restart from one once it is written: the launcher runs `restore` in place of this Sentry
+ * (never returns). */
+int confine_srt_dirfd(void);
+const char *confine_srt_name(void);
+void confine_srt_restart(void) __attribute__((noreturn));
+
+/* The control socket's inode, told to the launcher, which removes the socket file once the
+ * Sentry is gone (a confined Sentry cannot). */
+void confine_note_socket(unsigned long long ino);
+
+/* The Sentry ends with STATUS, its sandbox gone: the launcher exits with it at once, without
+ * waiting for the kernel to tear the Sentry's namespaces down. */
+void confine_exiting(int status);
+
+/* For the self-test: the rootfs descriptor (-1 if none) and the launcher's host pid. */
+int confine_rootfs_fd(void);
+int confine_launcher_pid(void);
+
+/* The seccomp allowlist of the Sentry itself (sentry/hostpolicy.c). */
+int hostpolicy_install(enum confine_debug debug, bool host_network);
+/* The name of host syscall NR (for the debug report), or NULL. */
+const char *hostpolicy_syscall_name(long nr);
+
+/* --selftest-confinement: the locked Sentry tries what a compromised one would (sentry/
+ * selftest.c): PROBES is a comma-separated list of open, kill, inet, ptrace, mount, unshare,
+ * caps and exec, or all. Each attempt is reported on stdout; returns the exit status (0: all
+ * refused). */
+int confine_selftest(const char *probes);
+
+#endif

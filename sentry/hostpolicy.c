@@ -1,0 +1,396 @@
+/* The Sentry's own seccomp allowlist (docs/security.md has every row with its reason): exactly
+ * the host system calls a locked Sentry makes, its stubs before they install their own
+ * filter, and the stub page's injected calls, which run under this filter too. Arguments are
+ * pinned where the call could otherwise reach outside the sandbox: no socket is made at all,
+ * ptrace only the requests the platform uses, clone only as fork or as a stub thread, ioctl
+ * only the terminal requests the sandbox's stdio forwards. Anything else kills the Sentry. */
+#include "sentry/confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/fs.h>
+#include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <termios.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define SYSCALL_MAX 512
+static const char *const names[SYSCALL_MAX] = {
+#include "syscall_names.h"
+};
+
+const char *hostpolicy_syscall_name(long nr)
+{
+	return nr >= 0 && nr < SYSCALL_MAX ? names[nr] : NULL;
+}
+
+/* What glibc's fork() passes, and the stub threads platform_thread_new injects. */
+#define FORK_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)
+#define STUB_THREAD_FLAGS                                                                          \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
+/* Linux 6.7's ioctl on /proc/PID/pagemap (mem/pagediff.c), which the headers may predate:
+ * its argument is 12 64-bit words. */
+#ifndef PAGEMAP_SCAN
+#define PAGEMAP_SCAN _IOWR('f', 16, uint64_t[12])
+#endif
+/* What glibc's pthread_create passes to clone (clone3 is refused with ENOSYS below). */
+#define PTHREAD_FLAGS                                                                              \
+	(STUB_THREAD_FLAGS | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+
+struct rule {
+	int nr;
+	unsigned int nargs;
+	struct scmp_arg_cmp arg[2];
+};
+
+#define ANY(name)                                                                                  \
+	{                                                                                          \
+		SCMP_SYS(name), 0,                                                                 \
+		{                                                                                  \
+			{                                                                          \
+				0, 0, 0, 0                                                         \
+			}                                                                          \
+		}                                                                                  \
+	}
+#define ONE(name, a)                                                                               \
+	{                                                                                          \
+		SCMP_SYS(name), 1,                                                                 \
+		{                                                                                  \
+			a,                                                                         \
+			{                                                                          \
+				0, 0, 0, 0                                                         \
+			}                                                                          \
+		}                                                                                  \
+	}
+#define TWO(name, a, b)                                                                            \
+	{                                                                                          \
+		SCMP_SYS(name), 2,                                                                 \
+		{                                                                                  \
+			a, b                                                                       \
+		}                                                                                  \
+	}
+#define EQ(i, v)                                                                                   \
+	{                                                                                          \
+		(i), SCMP_CMP_EQ, (v), 0                                                           \
+	}
+#define MASKED(i, mask, v)                                                                         \
+	{                                                                                          \
+		(i), SCMP_CMP_MASKED_EQ, (mask), (v)                                               \
+	}
+
+static const struct rule rules[] = {
+    /* Descriptors the Sentry holds: stdio, the memory file, the rootfs and its names, the
+     * event loop's, the control socket and a checkpoint's directory. */
+    ANY(read),
+    ANY(write),
+    ANY(readv),
+    ANY(writev),
+    ANY(pread64),
+    ANY(preadv),
+    ANY(pwrite64),
+    ANY(lseek),
+    ANY(close),
+    ANY(close_range),
+    ANY(dup),
+    ANY(fcntl),
+    ANY(fstat),
+    ANY(newfstatat),
+    ANY(statx),
+    ANY(fstatfs),
+    ANY(getdents64),
+    ANY(readlinkat),
+    /* Lower-layer names, one component beneath an O_PATH descriptor (vfs/hostfs.c). The
+     * RESOLVE_ flags are in a structure seccomp cannot read; its size at least is pinned. */
+    ONE(openat2, EQ(3, sizeof(struct open_how))),
+    /* /proc/self of our own PID namespace, and image files: a file is created only new. */
+    ONE(openat, MASKED(2, O_CREAT, 0)),
+    ONE(openat, MASKED(2, O_CREAT | O_EXCL, O_CREAT | O_EXCL)),
+    ANY(mkdirat),
+    ANY(unlinkat),
+    ANY(renameat),
+    ANY(renameat2),
+    /* The memory file: holes punched when guest memory is freed. */
+    ANY(fallocate),
+    ANY(ftruncate),
+    /* The sandbox's terminal: the requests vfs/hostfd.c forwards, and isatty/tcsetattr. */
+    ONE(ioctl, EQ(1, TCGETS)),
+    ONE(ioctl, EQ(1, TCSETS)),
+    ONE(ioctl, EQ(1, TCSETSW)),
+    ONE(ioctl, EQ(1, TCSETSF)),
+    ONE(ioctl, EQ(1, TIOCGWINSZ)),
+    ONE(ioctl, EQ(1, TIOCSWINSZ)),
+    ONE(ioctl, EQ(1, FIONREAD)),
+    ONE(ioctl, EQ(1, TIOCOUTQ)),
+    ONE(ioctl, EQ(1, TCFLSH)),
+    ONE(ioctl, EQ(1, TCXONC)),
+    ONE(ioctl, EQ(1, TCSBRK)),
+    /* Memory: the Sentry's heap, and the stubs' injected mappings (guest code is executable,
+     * so PROT_EXEC cannot be refused here; the stub's own filter pins their arguments). */
+    ANY(mmap),
+    ANY(munmap),
+    ANY(mprotect),
+    ANY(mremap),
+    ANY(madvise),
+    ANY(brk),
+    /* The event loop. */
+    ANY(epoll_create1),
+    ANY(epoll_ctl),
+    ANY(epoll_wait),
+    ANY(epoll_pwait),
+    ANY(poll),
+    ANY(ppoll),
+    ANY(pipe2),
+    ANY(timerfd_create),
+    ANY(timerfd_settime),
+    ANY(timerfd_gettime),
+    ANY(signalfd4),
+    ANY(rt_sigtimedwait),
+    /* Signals: its own handlers and masks; SIGKILL for stubs; its own threads only (raise). */
+    ANY(rt_sigaction),
+    ANY(rt_sigprocmask),
+    ANY(rt_sigreturn),
+    ONE(kill, EQ(1, SIGKILL)),
+    ONE(tgkill, EQ(0, 1)),
+    /* Stubs: forked, traced, waited for. */
+    ONE(clone, EQ(0, FORK_FLAGS)),
+    ONE(clone, EQ(0, STUB_THREAD_FLAGS)),
+    ANY(set_robust_list),
+    ANY(wait4),
+    ANY(waitid),
+    ANY(exit),
+    ANY(exit_group),
+    ONE(ptrace, EQ(0, PTRACE_SEIZE)),
+    ONE(ptrace, EQ(0, PTRACE_INTERRUPT)),
+    ONE(ptrace, EQ(0, PTRACE_CONT)),
+    ONE(ptrace, EQ(0, PTRACE_SYSEMU)),
+    ONE(ptrace, EQ(0, PTRACE_GETREGS)),
+    ONE(ptrace, EQ(0, PTRACE_SETREGS)),
+    ONE(ptrace, EQ(0, PTRACE_GETREGSET)),
+    ONE(ptrace, EQ(0, PTRACE_SETREGSET)),
+    ONE(ptrace, EQ(0, PTRACE_GETSIGINFO)),
+    ONE(ptrace, EQ(0, PTRACE_PEEKUSER)),
+    ONE(ptrace, EQ(0, PTRACE_POKEUSER)),
+    ONE(ptrace, EQ(0, PTRACE_GET_SYSCALL_INFO)),
+    /* A new stub, between fork and the stub page (platform/ptrace.c, stub_hook in
+     * sentry/confine.c): its own session and mask, into the stubs' user namespace, their ids,
+     * every capability dropped, not dumpable, glibc's rseq area unregistered, its own seccomp
+     * filter. None of these reaches beyond the calling process. */
+    ANY(setsid),
+    ONE(setns, EQ(1, CLONE_NEWUSER)),
+    ANY(setresuid),
+    ANY(setresgid),
+    ANY(setgroups),
+    ANY(capget),
+    ANY(capset),
+    ONE(prctl, EQ(0, PR_SET_NO_NEW_PRIVS)),
+    ONE(prctl, EQ(0, PR_SET_DUMPABLE)),
+    ONE(prctl, EQ(0, PR_CAPBSET_READ)),
+    ONE(prctl, EQ(0, PR_CAPBSET_DROP)),
+    ONE(prctl, EQ(0, PR_GET_SECUREBITS)),
+    ONE(prctl, EQ(0, PR_SET_SECUREBITS)),
+    ONE(prctl, EQ(0, PR_CAP_AMBIENT)),
+    ANY(prlimit64),
+    ANY(rseq),
+    TWO(seccomp, EQ(0, SECCOMP_SET_MODE_FILTER), EQ(1, 0)),
+    /* Placement: stub threads' CPUs, and their CPU time. */
+    ANY(sched_getaffinity),
+    ANY(sched_setaffinity),
+    ANY(sched_yield),
+    ANY(getcpu),
+    ANY(setitimer),
+    /* Time, identity and randomness the guest is told about. */
+    ANY(clock_gettime),
+    ANY(clock_getres),
+    ANY(clock_nanosleep),
+    ANY(nanosleep),
+    ANY(gettimeofday),
+    /* Stubs forked after the lock inherit this filter, and a guest's call into the vsyscall
+     * page is checked by both: time (like gettimeofday and getcpu) must pass here for the
+     * stub's own filter to trap it to the Sentry rather than this one killing the stub. */
+    ANY(time),
+    ANY(getrusage),
+    ANY(sysinfo),
+    ANY(uname),
+    ANY(getpid),
+    ANY(gettid),
+    ANY(getppid),
+    ANY(getuid),
+    ANY(geteuid),
+    ANY(getgid),
+    ANY(getegid),
+    ANY(getrandom),
+    /* The control socket: a checkpoint request, with the descriptor it brings (SCM_RIGHTS),
+     * on an accepted connection. The Sentry makes no socket once locked: no socket, connect,
+     * bind or sendto, so it reaches no Unix socket of the host by its path (with the host's
+     * root as ROOTFS there are many beneath it), and there is no network in its namespace. */
+    ANY(accept4),
+    ANY(recvmsg),
+    /* Checkpoint and restore of memory (mem/, docs/checkpoint.md): worker threads that read
+     * and write the image's data files (glibc's pthread_create, after clone3's ENOSYS), a
+     * lazy restore's fault and loader threads, woken by an eventfd; userfaultfds for missing
+     * pages and for write tracking, the stubs' taken with pidfd_getfd, driven by their own
+     * ioctls; the written pages found with PAGEMAP_SCAN on the memory file's mapping. */
+    ONE(clone, EQ(0, PTHREAD_FLAGS)),
+    ANY(futex),
+    ANY(eventfd2),
+    ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK)),
+    ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY)),
+    ONE(pidfd_open, EQ(1, 0)),
+    ONE(pidfd_getfd, EQ(2, 0)),
+    ONE(ioctl, EQ(1, UFFDIO_API)),
+    ONE(ioctl, EQ(1, UFFDIO_REGISTER)),
+    ONE(ioctl, EQ(1, UFFDIO_UNREGISTER)),
+    ONE(ioctl, EQ(1, UFFDIO_COPY)),
+    ONE(ioctl, EQ(1, UFFDIO_ZEROPAGE)),
+    ONE(ioctl, EQ(1, UFFDIO_WAKE)),
+    ONE(ioctl, EQ(1, UFFDIO_WRITEPROTECT)),
+    ONE(ioctl, EQ(1, PAGEMAP_SCAN)),
+};
+
+/* --network host (vfs/hostnet.c): the guest's IP sockets are host sockets the Sentry makes and
+ * drives; only then is it left in the host's network namespace. */
+static const struct rule host_network_rules[] = {
+    ONE(socket, EQ(0, AF_INET)),
+    ONE(socket, EQ(0, AF_INET6)),
+    ONE(socket, EQ(0, AF_NETLINK)),
+    ANY(bind),
+    ANY(listen),
+    ANY(connect),
+    ANY(getsockname),
+    ANY(getpeername),
+    ANY(shutdown),
+    ANY(setsockopt),
+    ANY(getsockopt),
+    ANY(sendmsg),
+    ANY(sendto),
+    ANY(recvfrom),
+    ONE(ioctl, EQ(1, SIOCATMARK)),
+    ONE(ioctl, EQ(1, SIOCOUTQNSD)),
+    ONE(ioctl, EQ(1, SIOCGIFCONF)),
+    ONE(ioctl, EQ(1, SIOCGIFFLAGS)),
+    ONE(ioctl, EQ(1, SIOCGIFINDEX)),
+    ONE(ioctl, EQ(1, SIOCGIFADDR)),
+    ONE(ioctl, EQ(1, SIOCGIFNETMASK)),
+    ONE(ioctl, EQ(1, SIOCGIFMTU)),
+    ONE(ioctl, EQ(1, SIOCGIFNAME)),
+    ONE(ioctl, EQ(1, SIOCGIFHWADDR)),
+};
+
+static int add_rules(scmp_filter_ctx ctx, const struct rule *rules, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rule *r = &rules[i];
+		int err = r->nargs
+			      ? seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r->nr, r->nargs, r->arg)
+			      : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, r->nr, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+/* A sanitizer build (SAN=1, tests only): LeakSanitizer's check at exit stops the Sentry's
+ * threads from a thread of its own, which ptraces them, and reads /proc/self with raw calls. */
+static const struct rule sanitizer_rules[] = {
+    ONE(prctl, EQ(0, PR_GET_DUMPABLE)),
+    ONE(prctl, EQ(0, PR_SET_PTRACER)),
+    ONE(prctl, EQ(0, PR_SET_PDEATHSIG)),
+    ANY(sigaltstack),
+    ONE(open, MASKED(1, O_CREAT, 0)),
+    ANY(getdents),
+    ONE(clone, MASKED(0,
+		      CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			  CLONE_NEWUTS | CLONE_NEWCGROUP,
+		      0)),
+    ONE(ptrace, EQ(0, PTRACE_ATTACH)),
+    ONE(ptrace, EQ(0, PTRACE_DETACH)),
+    ANY(sched_getaffinity),
+};
+#endif
+
+/* --debug-host-syscalls: name the call, make it fail with ENOSYS, and go on. Only
+ * async-signal-safe calls: write(2) of a line built by hand. */
+static void report_refused(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	char line[160], num[24];
+	const char *name = hostpolicy_syscall_name(si->si_syscall);
+	int n = 0, k = 0;
+	unsigned long v = (unsigned long)si->si_syscall;
+
+	(void)sig;
+	do
+		num[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < (int)sizeof(num));
+#define PUT(s)                                                                                     \
+	for (const char *p_ = (s); *p_ && n < (int)sizeof(line) - 1; p_++)                         \
+		line[n++] = *p_;
+	PUT("minisentry: host syscall ");
+	while (k && n < (int)sizeof(line) - 1)
+		line[n++] = num[--k];
+	PUT(" (");
+	PUT(name ? name : "?");
+	PUT(") is not in the Sentry's seccomp allowlist: ENOSYS\n");
+#undef PUT
+	if (write(2, line, n) < 0) {
+		/* Nowhere else to say it. */
+	}
+	uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+}
+
+int hostpolicy_install(enum confine_debug debug, bool host_network)
+{
+	uint32_t deflt = debug == CONFINE_DEBUG_TRAP  ? SCMP_ACT_TRAP
+			 : debug == CONFINE_DEBUG_LOG ? SCMP_ACT_LOG
+						      : SCMP_ACT_KILL_PROCESS;
+	scmp_filter_ctx ctx = seccomp_init(deflt);
+	int err = 0;
+
+	if (!ctx)
+		return -ENOMEM;
+	/* A binary search on the syscall number: a ptrace on the syscall path is checked in a
+	 * few comparisons. (Calls allowed whatever their arguments cost nothing: the kernel
+	 * caches them.) */
+	if ((err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) ||
+	    (err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)))
+		goto out;
+	if ((err = add_rules(ctx, rules, sizeof(rules) / sizeof(rules[0]))))
+		goto out;
+	if (host_network &&
+	    (err = add_rules(ctx, host_network_rules,
+			     sizeof(host_network_rules) / sizeof(host_network_rules[0]))))
+		goto out;
+#if defined(__SANITIZE_ADDRESS__)
+	if ((err = add_rules(ctx, sanitizer_rules,
+			     sizeof(sanitizer_rules) / sizeof(sanitizer_rules[0]))))
+		goto out;
+#endif
+	/* glibc tries clone3 first where it would use it, and falls back on ENOSYS. */
+	if ((err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)))
+		goto out;
+	if (debug == CONFINE_DEBUG_TRAP) {
+		struct sigaction sa = {.sa_sigaction = report_refused, .sa_flags = SA_SIGINFO};
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGSYS, &sa, NULL)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	err = seccomp_load(ctx);
+out:
+	seccomp_release(ctx);
+	return err;
+}

@@ -1,0 +1,31 @@
+/* Private to sentry/confine.c: the launcher, the one process of `run` and `restore` that stays
+ * in the host's namespaces (docs/security.md, "The launcher"). */
+#ifndef SENTRY_LAUNCHER_H
+#define SENTRY_LAUNCHER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct kernel_config;
+
+struct launcher_maps {
+	const char *uid_map, *gid_map; /* written into the Sentry's user namespace */
+	bool deny_setgroups;	       /* an unprivileged map needs setgroups denied first */
+};
+
+/* What the Sentry keeps of its launcher. */
+struct launcher_link {
+	pid_t launcher_pid; /* the launcher's host pid (not visible from the Sentry's namespace) */
+	int restart_fd;	    /* write end: one byte asks for the save-restore restart */
+};
+
+/* Forks the Sentry with namespace flags NSFLAGS and the id MAPS. Returns 0 in the Sentry (pid 1
+ * of its PID namespace, LINK filled in). The launcher returns only a negative errno when the
+ * Sentry could not be started (the message printed); otherwise it waits for the Sentry,
+ * passes the signals it gets on, and exits as the Sentry did, or, once the Sentry asked for
+ * it, execs `restore` of SRT_IMAGE (CFG --save-restore-test). */
+int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
+		   const struct kernel_config *cfg, const char *srt_image,
+		   struct launcher_link *link);
+
+#endif

@@ -4,6 +4,7 @@
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
+#   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
 #   ZSTD=0          build without the optional zstd codec
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
@@ -45,7 +46,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 
 ROOTFS  ?= alpine-rootfs
 
-.PHONY: all deps rootfs run test lint unit conformance e2e bench clean format
+.PHONY: all deps rootfs run test lint unit conformance e2e bench clean format fuzz fuzz-build \
+	fuzz-smoke
 all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
@@ -57,7 +59,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -I$(BUILD)/gen -MMD -MP -c $< -o $@
 
 # Syscall names for every x86_64 number, from the kernel headers: --strace and the ENOSYS report.
-$(BUILD)/gen/syscall_names.h:
+%/gen/syscall_names.h:
 	@mkdir -p $(dir $@)
 	printf '#include <asm/unistd_64.h>\n' | $(CC) -dM -E - | \
 	  sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' > $@
@@ -104,7 +106,55 @@ test: deps
 	$(MAKE) --no-print-directory unit || fail=1; \
 	$(MAKE) --no-print-directory conformance || fail=1; \
 	$(MAKE) --no-print-directory e2e || fail=1; \
+	$(MAKE) --no-print-directory fuzz-smoke || fail=1; \
 	exit $$fail
+
+# Fuzzing (tests/fuzz/README.md): libFuzzer harnesses built with clang over the Sentry's code
+# (build-fuzz/, coverage and ASan+UBSan, the fake platform of tests/fuzz/fake_platform.c instead
+# of ptrace), and the guest syscall fuzzer run in the sanitized Sentry (build-san/). `make fuzz`
+# runs each for FUZZ_TIME seconds from the checked-in corpus; `make test` runs a short smoke.
+FUZZ_CC      ?= clang
+FUZZ_TIME    ?= 600
+FUZZ_SMOKE   ?= 5
+FUZZ_BUILD   := build-fuzz
+FUZZ_CFLAGS  := -O1 -g -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE -fno-omit-frame-pointer \
+		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+		$(filter -DHAVE_ZSTD,$(CFLAGS))
+FUZZ_SRCS    := $(filter-out platform/% sentry/main.c,$(SRCS)) tests/fuzz/sandbox.c \
+		tests/fuzz/fake_platform.c
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRCS))
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+SEEDTOOL     := $(FUZZ_BUILD)/seedtool
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_BUILD)/gen -MMD -MP -c $< -o $@
+$(FUZZ_OBJS): | $(FUZZ_BUILD)/gen/syscall_names.h
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
+
+# Turns image directories into seeds (tests/fuzz/mkseeds.sh); no fuzzer runtime in it.
+$(SEEDTOOL): tests/fuzz/seedtool.c state/image.c state/image.h state/compress.c state/compress.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE \
+		$(filter -DHAVE_ZSTD,$(CFLAGS)) tests/fuzz/seedtool.c state/image.c state/compress.c \
+		$(LDLIBS) -o $@
+
+-include $(FUZZ_OBJS:.o=.d) $(patsubst $(FUZZ_BUILD)/%,$(FUZZ_BUILD)/tests/fuzz/%.d,$(FUZZ_TARGETS))
+
+# Not intermediate: a rebuild of one harness must not recompile the tree.
+.SECONDARY: $(FUZZ_OBJS) $(patsubst $(FUZZ_BUILD)/%,$(FUZZ_BUILD)/tests/fuzz/%.o,$(FUZZ_TARGETS))
+
+fuzz-build: $(FUZZ_TARGETS)
+
+# The harnesses and the syscall fuzzer run whatever the fuzz build's state: run.sh prints a
+# SKIP line when clang's fuzzer runtime is missing, and builds the sanitized Sentry itself.
+fuzz: rootfs
+	@FUZZ_CC=$(FUZZ_CC) bash tests/fuzz/run.sh --time $(FUZZ_TIME) $(ROOTFS)
+
+fuzz-smoke: rootfs
+	@FUZZ_CC=$(FUZZ_CC) bash tests/fuzz/run.sh --time $(FUZZ_SMOKE) --smoke $(ROOTFS)
 
 bench: $(BIN) rootfs
 	@fail=0; bash bench/run.sh ./minisentry $(ROOTFS) || fail=1; \
@@ -127,4 +177,4 @@ lint: $(BIN)
 	exit $$fail
 
 clean:
-	rm -rf build build-san minisentry $(ROOTFS)
+	rm -rf build build-san build-fuzz minisentry $(ROOTFS)

@@ -32,15 +32,16 @@ static void nsfs_file_getattr(struct kernfs_node *n, struct stat *st)
 	st->st_ino = ns_types[kernfs_arg(n)].ino;
 }
 
-#define NSFS_FILE(TYPE)                                                                            \
+#define NSFS_FILE(NAME, TYPE)                                                                      \
 	{                                                                                          \
-		.name = ns_types[TYPE].name, .mode = S_IFREG | 0444, .flags = KERNFS_WRITE_EINVAL, \
+		.name = (NAME), .mode = S_IFREG | 0444, .flags = KERNFS_WRITE_EINVAL,              \
 		.getattr = nsfs_file_getattr, .arg = (TYPE)                                        \
 	}
 
 static const struct kernfs_entry nsfs_rows[] = {
-    NSFS_FILE(NS_CGROUP), NSFS_FILE(NS_IPC),  NSFS_FILE(NS_MNT),  NSFS_FILE(NS_NET),
-    NSFS_FILE(NS_PID),	  NSFS_FILE(NS_TIME), NSFS_FILE(NS_USER), NSFS_FILE(NS_UTS),
+    NSFS_FILE("cgroup", NS_CGROUP), NSFS_FILE("ipc", NS_IPC), NSFS_FILE("mnt", NS_MNT),
+    NSFS_FILE("net", NS_NET),	    NSFS_FILE("pid", NS_PID), NSFS_FILE("time", NS_TIME),
+    NSFS_FILE("user", NS_USER),	    NSFS_FILE("uts", NS_UTS),
 };
 
 static const struct kernfs_entry nsfs_root = {

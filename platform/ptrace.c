@@ -214,16 +214,14 @@ static void make_uffd(int at)
 	}
 }
 
-/* The new stub process, a fork of the Sentry. The Sentry may be non-dumpable, and a tracer
- * without capabilities may seize only a dumpable process: the child makes itself dumpable
- * (its own copy of the flag), says so on READY_FD, and waits on GO_FD to be seized. */
-static __attribute__((noreturn)) void stub_child(int ready_fd, int go_fd)
+/* The new stub process, a fork of the Sentry. It waits on GO_FD until the Sentry has seized
+ * it, so it can never reach its int3 untraced. */
+static __attribute__((noreturn)) void stub_child(int go_fd)
 {
 	char c;
 	sigset_t none;
 
-	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) != 1)
+	if (read(go_fd, &c, 1) != 1)
 		_exit(126);
 	setsid(); /* terminal signals go to the Sentry, which forwards them */
 	sigemptyset(&none);
@@ -251,35 +249,25 @@ static struct platform_stub *all_stubs;
 
 int platform_stub_new(struct platform_thread **out)
 {
-	int go[2], ready[2], st, err;
+	int go[2], st, err, dumpable;
 	pid_t pid;
-	char c;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
-	if (pipe2(ready, O_CLOEXEC)) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
+	/* A tracer with no capability may seize only a dumpable process, and a locked Sentry is
+	 * not dumpable: it is for the fork only, which its child inherits. */
+	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (dumpable == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	pid = fork();
-	if (pid < 0) {
-		err = -errno;
+	err = -errno;
+	if (pid != 0 && dumpable == 0)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (pid < 0)
 		goto out_close;
-	}
 	if (pid == 0) {
 		close(go[1]);
-		close(ready[0]);
-		stub_child(ready[1], go[0]);
-	}
-	/* Only the child's ends stay open in it: its death is an end of file here. */
-	close(ready[1]);
-	close(go[0]);
-	ready[1] = go[0] = -1;
-	if (read(ready[0], &c, 1) != 1) {
-		err = -ECHILD;
-		goto out_kill;
+		stub_child(go[0]);
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0,
 		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) != 0) {
@@ -319,12 +307,8 @@ out_kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 out_close:
-	for (int i = 0; i < 2; i++) {
-		if (go[i] >= 0)
-			close(go[i]);
-		if (ready[i] >= 0)
-			close(ready[i]);
-	}
+	close(go[0]);
+	close(go[1]);
 	return err;
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages minisentry's build, rootfs and tests need, only when missing.
 set -euo pipefail
+# clang and libclang-rt-14-dev (its libFuzzer runtime, which clang-14 does not pull in): the
+# fuzz harnesses of tests/fuzz.
 pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libzstd-dev libcmocka-dev busybox-static
-      musl-tools musl-dev pkg-config tmux hyperfine clang-format)
+      musl-tools musl-dev pkg-config tmux hyperfine clang-format clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

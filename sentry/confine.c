@@ -63,7 +63,8 @@ static struct {
 	int srt_dirfd;
 	char srt_name[64];
 	char *srt_image;
-} conf = {.userns_fd = -1, .rootfs_fd = -1, .srt_dirfd = -1, .link = {.restart_fd = -1}};
+} conf = {
+    .userns_fd = -1, .rootfs_fd = -1, .srt_dirfd = -1, .link = {.restart_fd = -1, .maps_fd = -1}};
 
 static int fail(int err, const char *what)
 {
@@ -179,14 +180,16 @@ void confine_exiting(int status)
  * set-up opens, and the launcher link, go into the confined Sentry. */
 static void close_inherited(void)
 {
-	int keep[2] = {conf.link.restart_fd, conf.srt_dirfd}, from = 3;
+	int keep[3] = {conf.link.restart_fd, conf.link.maps_fd, conf.srt_dirfd}, from = 3;
 
-	if (keep[0] > keep[1]) {
-		int t = keep[0];
-		keep[0] = keep[1];
-		keep[1] = t;
-	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (int i = 0; i < 3; i++) {
 		if (keep[i] < from)
 			continue;
 		if (keep[i] > from)
@@ -194,6 +197,18 @@ static void close_inherited(void)
 		from = keep[i] + 1;
 	}
 	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+/* Whether we run in the host's own user namespace (its uid map is the whole range). */
+static bool in_initial_userns(void)
+{
+	unsigned long inside, outside, count;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	int n = f ? fscanf(f, "%lu %lu %lu", &inside, &outside, &count) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 3 && inside == 0 && outside == 0 && count == 4294967295UL;
 }
 
 int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg)
@@ -228,6 +243,17 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 	 * Sentry's host sockets. */
 	int ns = cfg->network == NETWORK_HOST ? NAMESPACES & ~CLONE_NEWNET : NAMESPACES;
 	err = launcher_start(ns, &maps, cfg, conf.srt_image, &conf.link);
+	if (err && conf.root && !in_initial_userns()) {
+		/* Root of a user namespace (a container), where nobody may not be mapped: the stubs
+		 * keep our ids, which are not the host's root. */
+		conf.root = false;
+		conf.stub_uid = uid;
+		conf.stub_gid = gid;
+		snprintf(uid_map, sizeof(uid_map), "%u %u 1\n", uid, uid);
+		snprintf(gid_map, sizeof(gid_map), "%u %u 1\n", gid, gid);
+		maps.deny_setgroups = true;
+		err = launcher_start(ns, &maps, cfg, conf.srt_image, &conf.link);
+	}
 	if (err)
 		return fail(-err, "new user, PID, mount, network, IPC, UTS and cgroup namespaces "
 				  "(README.md, Confinement, says what they need)");
@@ -247,9 +273,6 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 		}
 		close(fd);
 	}
-	/* Root's supplementary groups would open files by group. */
-	if (conf.root && setgroups(0, NULL))
-		return fail(errno, "setgroups");
 	return 0;
 }
 
@@ -296,46 +319,36 @@ static int write_map(pid_t pid, const char *file, unsigned int id)
 
 int confine_prepare_stubs(void)
 {
-	char path[64], c;
-	int sync[2], err = 0;
+	char path[64];
+	int err = 0;
 	pid_t h;
 
 	if (!conf.active)
 		return 0;
-	/* A helper born in the new namespace holds it while we map it and take a handle. */
-	if (pipe2(sync, O_CLOEXEC))
-		return fail(errno, "pipe");
+	/* The stubs' ids are mapped through ours. */
+	launcher_maps_written(&conf.link);
+	/* Root's supplementary groups would open files by group. */
+	if (conf.root && setgroups(0, NULL))
+		return fail(errno, "setgroups");
+	/* A helper born in the new namespace holds it while we map it and take a handle; it is
+	 * reaped with the stubs. */
 	h = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-	if (h == 0) {
-		close(sync[1]);
-		if (read(sync[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(sync[0]);
-	if (h < 0) {
-		err = fail(errno, "the stubs' user namespace");
-		goto out;
-	}
+	if (h == 0)
+		for (;;)
+			pause();
+	if (h < 0)
+		return fail(errno, "the stubs' user namespace");
 	if ((err = write_map(h, "uid_map", conf.stub_uid)) ||
 	    (err = write_map(h, "gid_map", conf.stub_gid))) {
 		err = fail(-err, "the stubs' id maps");
-		goto out_wait;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)h);
+		if ((conf.userns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			err = fail(errno, path);
+		else
+			platform_set_stub_hook(stub_hook);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)h);
-	if ((conf.userns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		err = fail(errno, path);
-		goto out_wait;
-	}
-	platform_set_stub_hook(stub_hook);
-out_wait:
-	close(sync[1]);
-	sync[1] = -1;
-	while (waitpid(h, NULL, 0) < 0 && errno == EINTR)
-		;
-out:
-	if (sync[1] >= 0)
-		close(sync[1]);
+	kill(h, SIGKILL);
 	return err;
 }
 

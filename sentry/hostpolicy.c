@@ -195,6 +195,7 @@ static const struct rule rules[] = {
     ANY(capget),
     ANY(capset),
     ONE(prctl, EQ(0, PR_SET_NO_NEW_PRIVS)),
+    ONE(prctl, EQ(0, PR_GET_DUMPABLE)),
     ONE(prctl, EQ(0, PR_SET_DUMPABLE)),
     ONE(prctl, EQ(0, PR_CAPBSET_READ)),
     ONE(prctl, EQ(0, PR_CAPBSET_DROP)),
@@ -305,7 +306,6 @@ static int add_rules(scmp_filter_ctx ctx, const struct rule *rules, size_t n)
 /* A sanitizer build (SAN=1, tests only): LeakSanitizer's check at exit stops the Sentry's
  * threads from a thread of its own, which ptraces them, and reads /proc/self with raw calls. */
 static const struct rule sanitizer_rules[] = {
-    ONE(prctl, EQ(0, PR_GET_DUMPABLE)),
     ONE(prctl, EQ(0, PR_SET_PTRACER)),
     ONE(prctl, EQ(0, PR_SET_PDEATHSIG)),
     ANY(sigaltstack),

@@ -52,21 +52,19 @@ static int write_maps(pid_t pid, const struct launcher_maps *m)
 
 /* --- passing signals on -------------------------------------------------------------------- */
 
-/* The signals the Sentry takes (SigCgt or SigBlk of its status): it catches some, and keeps the
- * ones its event loop acts on blocked, to take them at its wait point (sentry/kernel.c); it
- * gets those as it always did. */
+/* The signals the Sentry handles (SigCgt of its status): it gets those as it always did. */
 static unsigned long long caught_signals(pid_t pid)
 {
 	char path[64], line[128];
-	unsigned long long mask = 0, m;
+	unsigned long long mask = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (!(f = fopen(path, "re")))
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &m) == 1 || sscanf(line, "SigBlk: %llx", &m) == 1)
-			mask |= m;
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
 	fclose(f);
 	return mask;
 }
@@ -248,7 +246,6 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 	sigset_t all, orig;
 	int go[2], notes[2], err;
 	pid_t self = getpid(), pid;
-	char c;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
@@ -268,16 +265,15 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		goto out_notes;
 	}
 	if (pid == 0) {
-		/* The Sentry: it dies with its launcher, and waits for its id maps. */
+		/* The Sentry: it dies with its launcher (set before anything can fail: the maps'
+		 * pipe then reads an end of file). */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(go[1]);
 		close(notes[0]);
 		sigprocmask(SIG_SETMASK, &orig, NULL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126); /* the launcher says why */
-		close(go[0]);
 		link->launcher_pid = self;
 		link->restart_fd = notes[1];
+		link->maps_fd = go[0];
 		return 0;
 	}
 	close(go[0]);
@@ -303,4 +299,16 @@ out_go:
 	close(go[0]);
 	close(go[1]);
 	return err;
+}
+
+void launcher_maps_written(struct launcher_link *link)
+{
+	char c;
+
+	if (link->maps_fd < 0)
+		return;
+	if (read(link->maps_fd, &c, 1) != 1)
+		_exit(126); /* the launcher says why */
+	close(link->maps_fd);
+	link->maps_fd = -1;
 }

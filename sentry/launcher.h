@@ -16,16 +16,23 @@ struct launcher_maps {
 /* What the Sentry keeps of its launcher. */
 struct launcher_link {
 	pid_t launcher_pid; /* the launcher's host pid (not visible from the Sentry's namespace) */
-	int restart_fd;	    /* write end: one byte asks for the save-restore restart */
+	int restart_fd;	    /* write end: notes to the launcher */
+	int maps_fd;	    /* read end: a byte once the id maps are written */
 };
 
 /* Forks the Sentry with namespace flags NSFLAGS and the id MAPS. Returns 0 in the Sentry (pid 1
- * of its PID namespace, LINK filled in). The launcher returns only a negative errno when the
+ * of its PID namespace, LINK filled in) at once, while the launcher writes the maps: it holds
+ * every capability in its namespaces already, and waits for the maps only where it needs them
+ * (launcher_maps_written). The launcher returns only a negative errno when the
  * Sentry could not be started (the message printed); otherwise it waits for the Sentry,
  * passes the signals it gets on, and exits as the Sentry did, or, once the Sentry asked for
  * it, execs `restore` of SRT_IMAGE (CFG --save-restore-test). */
 int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		   const struct kernel_config *cfg, const char *srt_image,
 		   struct launcher_link *link);
+
+/* In the Sentry: waits until the launcher has written the id maps (it exits if the launcher
+ * could not: the launcher says why). */
+void launcher_maps_written(struct launcher_link *link);
 
 #endif

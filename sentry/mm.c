@@ -1146,7 +1146,8 @@ void *mm_load(struct dec *d)
 			break;
 		if (!v.mobj || v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||
 		    v.end > mm->stack_top || (v.flags & VMA_RESERVED) || v.mf_off < v.mobj->off ||
-		    v.end - v.start > v.mobj->off + v.mobj->len - v.mf_off ||
+		    v.mf_off - v.mobj->off > v.mobj->len ||
+		    v.end - v.start > v.mobj->len - (v.mf_off - v.mobj->off) ||
 		    !vma_range_free(&mm->vmas, v.start, v.end)) {
 			dec_fail(d, "bad VMA");
 			break;
@@ -1183,5 +1184,14 @@ void *mm_load(struct dec *d)
 
 void mm_drop(void *obj)
 {
-	mm_put(obj);
+	struct mm *mm = obj;
+
+	/* No task took the stub's first thread (an image with an address space no task uses, or
+	 * a restore that failed before its tasks): it goes with the mm, or the stub would be left
+	 * running, and its memory with it. */
+	if (mm->refs == 1 && mm->via) {
+		platform_thread_release(mm->via);
+		mm->via = NULL;
+	}
+	mm_put(mm);
 }

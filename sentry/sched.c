@@ -44,11 +44,16 @@ static struct {
  * arming the host timerfd converts back. */
 static int64_t mono_offset_ns;
 
+/* A + NS, through ts_add: A may be a guest's deadline, too far off for nanoseconds. */
 static struct timespec ts_add_ns(struct timespec a, int64_t ns)
 {
-	int64_t t = (int64_t)a.tv_sec * NSEC_PER_SEC + a.tv_nsec + ns;
+	struct timespec d = {ns / NSEC_PER_SEC, ns % NSEC_PER_SEC};
 
-	return (struct timespec){t / NSEC_PER_SEC, t % NSEC_PER_SEC};
+	if (d.tv_nsec < 0) {
+		d.tv_sec--;
+		d.tv_nsec += NSEC_PER_SEC;
+	}
+	return ts_add(a, d);
 }
 
 struct timespec mono_now(void)
@@ -84,11 +89,20 @@ int clock_now(clockid_t clk, struct timespec *ts)
 	return 0;
 }
 
+/* Guest timeouts arrive here as the guest gave them (nanosleep of 2^63-1 seconds is valid):
+ * a sum beyond what time_t holds stays at its end, as Linux's timespec64_add_safe keeps it,
+ * instead of wrapping into the past (a sleep "forever" that returned at once). */
 struct timespec ts_add(struct timespec a, struct timespec b)
 {
-	struct timespec r = {a.tv_sec + b.tv_sec, a.tv_nsec + b.tv_nsec};
+	const struct timespec end = {b.tv_sec < 0 ? INT64_MIN : INT64_MAX, 0};
+	struct timespec r;
 
+	if (__builtin_add_overflow(a.tv_sec, b.tv_sec, &r.tv_sec))
+		return end;
+	r.tv_nsec = a.tv_nsec + b.tv_nsec;
 	if (r.tv_nsec >= NSEC_PER_SEC) {
+		if (r.tv_sec == INT64_MAX)
+			return end;
 		r.tv_sec++;
 		r.tv_nsec -= NSEC_PER_SEC;
 	}

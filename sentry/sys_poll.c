@@ -237,11 +237,15 @@ long sys_select(struct task *t, const unsigned long *a)
 	if (!t->blk.retry && a[4]) {
 		if (copy_in(t->mm, &tv, a[4], sizeof(tv)))
 			return -EFAULT;
-		if (tv.tv_sec < 0 || tv.tv_usec < 0)
+		/* Microseconds may carry whole seconds; a sum past time_t is negative to Linux
+		 * (it wraps), so EINVAL. */
+		time_t sec;
+		if (tv.tv_sec < 0 || tv.tv_usec < 0 ||
+		    __builtin_add_overflow(tv.tv_sec, tv.tv_usec / USEC_PER_SEC, &sec))
 			return -EINVAL;
-		t->blk.deadline = ts_add(
-		    mono_now(), (struct timespec){tv.tv_sec + tv.tv_usec / USEC_PER_SEC,
-						  (tv.tv_usec % USEC_PER_SEC) * NSEC_PER_USEC});
+		t->blk.deadline =
+		    ts_add(mono_now(),
+			   (struct timespec){sec, (tv.tv_usec % USEC_PER_SEC) * NSEC_PER_USEC});
 	}
 	long r = select_common(t, arg_int(a, 0), a[1], a[2], a[3], a[4] != 0);
 	if (r >= 0 && a[4]) {

@@ -605,6 +605,8 @@ void *task_load(struct dec *d)
 	if (dec_ok(d) && remember(t, leader, parent))
 		dec_fail(d, "out of memory");
 	if (!dec_ok(d)) {
+		if (t->mm && t->pt == t->mm->via)
+			t->mm->via = NULL; /* released with T below: mm_drop must not */
 		timers_release(t);
 		task_free(t);
 		return NULL;
@@ -613,12 +615,29 @@ void *task_load(struct dec *d)
 	return t;
 }
 
+/* True if some task runs on MM's stub's first thread. */
+static bool via_claimed(const struct mm *mm)
+{
+	for_each_task(t)
+		if (t->pt && t->pt == mm->via)
+			return true;
+	return false;
+}
+
 /* Links what the task records name by pid, then lets every task go on from where it was:
  * blocked ones retry their syscall (re-registering what they wait on), stopped ones get their
  * pending signals and run, parked ones stay stopped with their group. */
 int task_load_finish(char **err)
 {
 	int ret = 0;
+
+	/* An address space whose tasks all come without a thread (a forged image: zombies keep
+	 * none) leaves its stub's first thread to no one: it goes now, or the stub would stay. */
+	for_each_task(t)
+		if (t->mm && t->mm->via && !t->pt && !via_claimed(t->mm)) {
+			platform_thread_release(t->mm->via);
+			t->mm->via = NULL;
+		}
 
 	for (size_t i = 0; i < loaded.n && !ret; i++) {
 		struct task *t = loaded.tasks[i];

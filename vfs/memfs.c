@@ -1236,8 +1236,9 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 	mi->origin_ino = dec_u64(d);
 	nlink = dec_u32(d);
 	mi->rdev = dec_u64(d);
-	bool times_ok =
-	    load_time(d, &mi->atime) & load_time(d, &mi->mtime) & load_time(d, &mi->ctime);
+	bool times_ok = load_time(d, &mi->atime);
+	times_ok = load_time(d, &mi->mtime) && times_ok;
+	times_ok = load_time(d, &mi->ctime) && times_ok;
 	uint8_t flags = dec_u8(d);
 	if (!dec_ok(d) || !valid_mode(mode) || !times_ok || nlink > MEMFS_SAVE_MAX_NLINK ||
 	    (flags & ~(MEMFS_SAVE_OPAQUE | MEMFS_SAVE_LINKABLE))) {

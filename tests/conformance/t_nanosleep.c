@@ -3,10 +3,12 @@
  * CLOCK_MONOTONIC and CLOCK_REALTIME) sleep at least the time asked and not much more (the
  * upper bound is loose, SLACK_MS, to stay deterministic on a loaded host); an absolute time
  * in the past returns at once; bad timespecs and clocks are EINVAL; a handled signal ends the
- * sleep with EINTR and the time left (not for TIMER_ABSTIME, which has none to report). A
+ * sleep with EINTR and the time left (not for TIMER_ABSTIME, which has none to report), a
+ * sleep of 2^63-1 seconds too. A
  * child asleep, relative and absolute, across a checkpoint wakes neither early nor never.
  */
 #include "check.h"
+#include <limits.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -200,6 +202,16 @@ static void test_interrupted(void)
 	CHECK_EQ(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, &rem), EINTR);
 	CHECK_EQ(rem.tv_sec, 77);
 	CHECK_EQ(rem.tv_nsec, 77);
+
+	/* Longer than any clock counts: still a sleep (Linux keeps the deadline at the largest
+	 * time there is), which the signal ends, never one that returns 0 at once. */
+	struct timespec forever = {LONG_MAX, 999999999};
+	start = now_ns(CLOCK_MONOTONIC);
+	arm_alarm();
+	CHECK_ERR(syscall(SYS_nanosleep, &forever, &rem), EINTR);
+	CHECK(now_ns(CLOCK_MONOTONIC) - start >= 50 * MS);
+	arm_alarm();
+	CHECK_EQ(clock_nanosleep(CLOCK_MONOTONIC, 0, &forever, NULL), EINTR);
 	signal(SIGALRM, SIG_DFL);
 }
 

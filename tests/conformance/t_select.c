@@ -2,10 +2,12 @@
  * t_select: select and pselect6 on pipes. The result counts ready bits across the three sets,
  * which are rewritten to hold only the ready fds; a timeout returns 0 no earlier than asked
  * and the raw syscalls write back the time left (zero after expiry); pselect6 swaps in a
- * signal mask for the wait; a closed fd in a set is EBADF, a negative nfds or timeout EINVAL.
+ * signal mask for the wait; a closed fd in a set is EBADF, a negative nfds or timeout EINVAL,
+ * and so is a timeval whose microseconds carry its seconds past what time_t holds.
  * The raw syscalls are used where the time left matters: musl passes select a copy.
  */
 #include "check.h"
+#include <limits.h>
 #include <signal.h>
 #include <sys/select.h>
 #include <sys/time.h>
@@ -147,6 +149,9 @@ static void test_timeouts(void)
 	CHECK_EQ(ts.tv_nsec, 0);
 	ts.tv_nsec = 1000000000;
 	CHECK_ERR(raw_pselect6(p[0] + 1, &r, NULL, NULL, &ts, NULL), EINVAL);
+	/* Microseconds carry into the seconds; past what time_t holds that is EINVAL. */
+	struct timeval huge = {LONG_MAX - 10, LONG_MAX};
+	CHECK_ERR(raw_select(p[0] + 1, &r, NULL, NULL, &huge), EINVAL);
 	close(p[0]);
 	close(p[1]);
 }

@@ -122,6 +122,19 @@ $(head -1 "$ROOTFS/etc/passwd")" || { rm -rf "$dir"; return 1; }
   expect_status 0 && expect_stdout 39
 }
 
+# Root of a user namespace that is not the host's (as in a container: `unshare -r`) runs a
+# sandbox too, as an ordinary user would.
+root_of_a_user_namespace_runs_a_sandbox() {
+  command -v unshare >/dev/null || { skip "unshare not installed"; return; }
+  unshare -Ur true 2>/dev/null || { skip "no user namespaces"; return; }
+  [ -f "$WORK/in" ] || : >"$WORK/in"
+  { timeout -k 5 "$TIMEOUT" unshare -Ur "$MS" run "$ROOTFS" -- /bin/sh -c 'echo hi | tr a-z A-Z' \
+    <"$WORK/in" >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+  status=$?
+  out=$(<"$WORK/out") err=$(<"$WORK/err")
+  expect_status 0 && expect_stdout HI
+}
+
 # minisentry is still one process to whoever started it: a signal the Sentry handles reaches
 # it (SIGTERM ends the sandbox with 128+15), one it does not kills the command as it used to.
 signals_reach_the_sentry_through_the_launcher() {
@@ -142,5 +155,6 @@ scenarios+=(
   debug_host_syscalls_names_each_refused_call
   sentry_and_stubs_hold_no_privilege_seen_from_the_host
   ordinary_user_runs_checkpoints_and_restores
+  root_of_a_user_namespace_runs_a_sandbox
   signals_reach_the_sentry_through_the_launcher
 )

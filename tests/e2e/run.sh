@@ -49,13 +49,14 @@ ms() {
 fail() { why=$*; return 1; }
 
 # wait_bounded PID: waits for background PID, killing it after $TIMEOUT s; its status in $status.
+# (No guard subshell: one ended by a signal runs this script's EXIT trap, which removes $WORK.)
 wait_bounded() {
-  (sleep "$TIMEOUT"; kill -9 "$1" 2>/dev/null) &
-  local guard=$!
-  wait "$1" 2>/dev/null
-  status=$?
-  kill "$guard" 2>/dev/null
-  wait "$guard" 2>/dev/null
+  # Inside braces with stderr closed: no note from bash when it died of a signal.
+  {
+    timeout "$TIMEOUT" tail --pid="$1" -s 0.05 -f /dev/null || kill -9 "$1"
+    wait "$1"
+    status=$?
+  } 2>/dev/null
 }
 
 # sentry_of PID: the Sentry of the minisentry command started as PID: the child its launcher

@@ -655,6 +655,78 @@ static void test_crc32c_and_the_incompressibility_sample(void **state)
 	assert_false(compress_looks_incompressible(text, sizeof(text)));
 }
 
+/* Rewrites byte range [AT, AT+N) of the header at DIR to P and fixes its checksum, as a forger
+ * would. */
+static void forge_header(const char *dir, size_t at, const void *p, size_t n)
+{
+	char path[400];
+	uint8_t hdr[2048];
+
+	snprintf(path, sizeof(path), "%s/header", dir);
+	int fd = open(path, O_RDWR);
+	ssize_t len = read(fd, hdr, sizeof(hdr));
+	assert_true(len > (ssize_t)(at + n + 4));
+	memcpy(hdr + at, p, n);
+	uint32_t crc = crc32(0, hdr, len - 4);
+	for (int i = 0; i < 4; i++)
+		hdr[len - 4 + i] = crc >> (8 * i);
+	assert_int_equal(pwrite(fd, hdr, len, 0), len);
+	close(fd);
+}
+
+static void test_a_fifo_or_a_symlink_for_a_file_is_refused_without_blocking(void **state)
+{
+	uint8_t a[300] = {1}, b[40] = {2};
+	struct image img, back;
+	char dir[300], path[400], moved[400], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/special", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
+	/* A link to the very bytes the header expects is refused all the same: it could name
+	 * any file of the host. */
+	snprintf(path, sizeof(path), "%s/alpha.z", dir);
+	snprintf(moved, sizeof(moved), "%s/alpha.real", base);
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(symlink(moved, path), 0);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	snprintf(path, sizeof(path), "%s/header", dir);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_not_equal(image_read_header(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	unlink(moved);
+}
+
+static void test_a_section_longer_than_its_bytes_can_hold_is_refused(void **state)
+{
+	uint8_t a[300] = {1}, b[40] = {2}, len[8];
+	struct image img, back;
+	char dir[300], *err = NULL;
+	uint64_t huge = 1ULL << 32;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/bomb", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
+	/* 4 GiB claimed for a few stored bytes: refused before anything is allocated. */
+	for (int i = 0; i < 8; i++)
+		len[i] = huge >> (8 * i);
+	forge_header(dir, 24 + IMAGE_NAME_MAX, len, sizeof(len));
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "size"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +747,8 @@ int main(void)
 	    cmocka_unit_test(test_data_files_are_made_beside_the_sections_and_opened_with_care),
 	    cmocka_unit_test(test_codecs_round_trip_and_refuse_damage),
 	    cmocka_unit_test(test_crc32c_and_the_incompressibility_sample),
+	    cmocka_unit_test(test_a_fifo_or_a_symlink_for_a_file_is_refused_without_blocking),
+	    cmocka_unit_test(test_a_section_longer_than_its_bytes_can_hold_is_refused),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

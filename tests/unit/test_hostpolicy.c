@@ -1,0 +1,144 @@
+/* Unit tests for the Sentry's seccomp allowlist (sentry/hostpolicy.c), installed for real in a
+ * forked child: a call it allows runs, one outside it kills the process, the debug mode makes
+ * it fail with ENOSYS instead, and arguments are checked where the table says so. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sentry/confine.h"
+
+enum { DONE = 0, KILLED = 128 + SIGSYS };
+
+/* Runs CALL in a child under the allowlist in mode DEBUG: its exit status (CALL's return value
+ * as a status byte), or 128 + the signal that killed it. */
+static int under_policy(enum confine_debug debug, int (*call)(void))
+{
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 2); /* the debug mode's lines */
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || hostpolicy_install(debug, false))
+			_exit(99);
+		_exit(call());
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int getpid_call(void)
+{
+	return getpid() > 0 ? 0 : 1;
+}
+
+static int inet_socket(void)
+{
+	return socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int unix_socket(void)
+{
+	return socket(AF_UNIX, SOCK_STREAM, 0) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int ptrace_attach(void)
+{
+	return ptrace(PTRACE_ATTACH, 1, 0, 0) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+/* Allowed requests reach the kernel: no such process. */
+static int ptrace_interrupt(void)
+{
+	return ptrace(PTRACE_INTERRUPT, 999999, 0, 0) < 0 && errno == ESRCH ? 0 : 1;
+}
+
+static int ioctl_tiocsti(void)
+{
+	char c = 'x';
+	return ioctl(0, TIOCSTI, &c) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int open_create_without_excl(void)
+{
+	return openat(AT_FDCWD, "/nonexistent/x", O_WRONLY | O_CREAT, 0600) < 0 && errno == ENOSYS
+		   ? 0
+		   : 1;
+}
+
+/* Allowed shapes reach the kernel: the directory is not there. */
+static int open_create_excl(void)
+{
+	return openat(AT_FDCWD, "/nonexistent/x", O_WRONLY | O_CREAT | O_EXCL, 0600) < 0 &&
+		       errno == ENOENT
+		   ? 0
+		   : 1;
+}
+
+static int kill_other_signal(void)
+{
+	return kill(getpid(), 0) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static void test_allowed_calls_run(void **state)
+{
+	(void)state;
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, getpid_call), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, ptrace_interrupt), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, open_create_excl), DONE);
+}
+
+static void test_anything_else_kills(void **state)
+{
+	(void)state;
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, inet_socket), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, unix_socket), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, ptrace_attach), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, ioctl_tiocsti), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, open_create_without_excl), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, kill_other_signal), KILLED);
+}
+
+static void test_debug_mode_fails_with_enosys_and_goes_on(void **state)
+{
+	(void)state;
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, inet_socket), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, ptrace_attach), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, ioctl_tiocsti), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, kill_other_signal), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, getpid_call), DONE);
+}
+
+static void test_syscall_names_come_from_the_kernel_headers(void **state)
+{
+	(void)state;
+	assert_string_equal(hostpolicy_syscall_name(SYS_socket), "socket");
+	assert_string_equal(hostpolicy_syscall_name(SYS_ptrace), "ptrace");
+	assert_null(hostpolicy_syscall_name(-1));
+	assert_null(hostpolicy_syscall_name(100000));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_allowed_calls_run),
+	    cmocka_unit_test(test_anything_else_kills),
+	    cmocka_unit_test(test_debug_mode_fails_with_enosys_and_goes_on),
+	    cmocka_unit_test(test_syscall_names_come_from_the_kernel_headers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

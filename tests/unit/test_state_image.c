@@ -545,6 +545,7 @@ static void test_a_fifo_or_symlink_in_place_of_a_file_is_refused_without_blockin
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0644), 0);
 	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	free(err);
 	assert_int_not_equal(image_read_header(dir, &back, &err), 0);
 	free(err);
 }

@@ -5,6 +5,7 @@
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
+#   ZSTD=0          build without the optional zstd codec
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
 CC      ?= gcc
@@ -13,7 +14,14 @@ CC      := gcc
 endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE
-LDLIBS  := -lz -lseccomp -lcap
+LDLIBS  := -lz -lseccomp -lcap -pthread
+# zstd is an optional codec for images (docs/checkpoint.md): built in when libzstd is there
+# (ZSTD=0 leaves it out); zlib images are readable either way.
+ZSTD    ?= $(shell pkg-config --exists libzstd 2>/dev/null && echo 1)
+ifeq ($(ZSTD),1)
+CFLAGS  += -DHAVE_ZSTD
+LDLIBS  += -lzstd
+endif
 
 ifeq ($(SAN),1)
 BUILD   := build-san
@@ -110,7 +118,8 @@ FUZZ_TIME    ?= 600
 FUZZ_SMOKE   ?= 5
 FUZZ_BUILD   := build-fuzz
 FUZZ_CFLAGS  := -O1 -g -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE -fno-omit-frame-pointer \
-		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+		-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+		$(filter -DHAVE_ZSTD,$(CFLAGS))
 FUZZ_SRCS    := $(filter-out platform/% sentry/main.c,$(SRCS)) tests/fuzz/sandbox.c \
 		tests/fuzz/fake_platform.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRCS))
@@ -126,10 +135,11 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
 
 # Turns image directories into seeds (tests/fuzz/mkseeds.sh); no fuzzer runtime in it.
-$(SEEDTOOL): tests/fuzz/seedtool.c state/image.c state/image.h
+$(SEEDTOOL): tests/fuzz/seedtool.c state/image.c state/image.h state/compress.c state/compress.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE \
-		tests/fuzz/seedtool.c state/image.c -lz -o $@
+		$(filter -DHAVE_ZSTD,$(CFLAGS)) tests/fuzz/seedtool.c state/image.c state/compress.c \
+		$(LDLIBS) -o $@
 
 -include $(FUZZ_OBJS:.o=.d) $(patsubst $(FUZZ_BUILD)/%,$(FUZZ_BUILD)/tests/fuzz/%.d,$(FUZZ_TARGETS))
 

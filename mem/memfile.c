@@ -10,26 +10,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mem/internal.h"
 #include "state/codec.h"
 
-/* Virtual size only: a sparse file and a MAP_NORESERVE view. */
-#define MEMFILE_SIZE (1ULL << 40)
-#define MEMFILE_PAGE 4096
-
-struct extent {
-	uint64_t off, len;
-};
-
-static struct {
-	int fd;
-	char *base;
-	uint64_t bump; /* everything at and above is free */
-	struct extent *free;
-	size_t nfree, capfree;
-} mf = {.fd = -1};
+struct memfile_state mf = {.fd = -1};
 
 int memfile_init(void)
 {
+	workers_init();
 	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
 	if (mf.fd < 0)
 		return -errno;
@@ -59,6 +47,7 @@ int64_t memfile_alloc(uint64_t len)
 		if (e->len < len)
 			continue;
 		uint64_t off = e->off;
+		memfile_track_untracked(off, len);
 		e->off += len;
 		e->len -= len;
 		if (e->len == 0) {
@@ -71,11 +60,15 @@ int64_t memfile_alloc(uint64_t len)
 	if (mf.bump + len > MEMFILE_SIZE)
 		return -ENOMEM;
 	mf.bump += len;
+	memfile_track_untracked(mf.bump - len, len);
 	return mf.bump - len;
 }
 
 void memfile_zero(uint64_t off, uint64_t len)
 {
+	/* Crossed off first: a lazy restore must not bring the old pages back. */
+	lazy_forget(off, len);
+	memfile_track_untracked(off, len);
 	fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
 }
 
@@ -122,9 +115,7 @@ void memfile_free(uint64_t off, uint64_t len)
 	}
 }
 
-/* The next extent of data at or after AT, before END: returns false when the rest is a hole,
- * else sets [*DATA, *STOP) (STOP capped at END). */
-static bool next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
+bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
 {
 	off_t d = lseek(mf.fd, at, SEEK_DATA);
 
@@ -142,8 +133,10 @@ void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 
 	uint64_t data, stop;
 
+	/* The holes are the truth only once the image's pages are in. */
+	memfile_lazy_ensure(src, len);
 	/* Past the last extent all is hole: the destination is fresh, so already zero. */
-	for (; at < end && next_data(at, end, &data, &stop); at = stop)
+	for (; at < end && mf_next_data(at, end, &data, &stop); at = stop)
 		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
 }
 
@@ -185,152 +178,19 @@ uint64_t memfile_data_bytes(uint64_t off, uint64_t len)
 
 	uint64_t data, stop;
 
-	for (; at < end && next_data(at, end, &data, &stop); at = stop)
+	for (; at < end && mf_next_data(at, end, &data, &stop); at = stop)
 		bytes += stop - data;
 	return bytes;
 }
 
 int64_t memfile_seek(uint64_t off, uint64_t end, bool data)
 {
+	memfile_lazy_ensure(off, end - off);
 	off_t r = lseek(mf.fd, off, data ? SEEK_DATA : SEEK_HOLE);
 
 	if (r < 0)
 		return -errno;
 	return (uint64_t)r < end ? r : (data ? -ENXIO : (int64_t)end);
-}
-
-/* Checkpoint: the allocator, then the file's data as runs of non-zero pages. Holes are found
- * with SEEK_DATA/SEEK_HOLE, and pages of zeros inside data (touched, never written) are left
- * out too: restore starts from an all-hole file. */
-/* Ranges the current checkpoint leaves out of the memory section because their owner restores
- * them another way (private file pages identical to their file: mm.c). */
-static struct {
-	struct extent *v;
-	size_t n, cap;
-} skip;
-
-int memfile_save_skip(uint64_t off, uint64_t len)
-{
-	if (skip.n == skip.cap) {
-		size_t cap = skip.cap ? 2 * skip.cap : 64;
-		struct extent *v = realloc(skip.v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		skip.v = v;
-		skip.cap = cap;
-	}
-	skip.v[skip.n++] = (struct extent){off, len};
-	return 0;
-}
-
-void memfile_save_skip_clear(void)
-{
-	free(skip.v);
-	skip.v = NULL;
-	skip.n = skip.cap = 0;
-}
-
-static int extent_cmp(const void *a, const void *b)
-{
-	const struct extent *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* True if page P is in a skipped range; *CUR walks the sorted ranges along with P. */
-static bool skipped(uint64_t p, size_t *cur)
-{
-	while (*cur < skip.n && skip.v[*cur].off + skip.v[*cur].len <= p)
-		(*cur)++;
-	return *cur < skip.n && skip.v[*cur].off <= p;
-}
-
-static bool page_is_zero(const char *p)
-{
-	static const char zero[MEMFILE_PAGE];
-
-	return !memcmp(p, zero, MEMFILE_PAGE);
-}
-
-int memfile_save(struct enc *e, uint64_t *pages)
-{
-	uint64_t at = 0, end = mf.bump;
-	size_t cur = 0;
-
-	*pages = 0;
-	if (skip.n)
-		qsort(skip.v, skip.n, sizeof(*skip.v), extent_cmp);
-	enc_u64(e, mf.bump);
-	enc_u64(e, mf.nfree);
-	for (size_t i = 0; i < mf.nfree; i++) {
-		enc_u64(e, mf.free[i].off);
-		enc_u64(e, mf.free[i].len);
-	}
-	uint64_t data, stop;
-	while (at < end && next_data(at, end, &data, &stop)) {
-		/* Holes are page-aligned on tmpfs-backed memfds; round anyway. */
-		uint64_t p = data & ~(uint64_t)(MEMFILE_PAGE - 1);
-		stop = (stop + MEMFILE_PAGE - 1) & ~(uint64_t)(MEMFILE_PAGE - 1);
-		while (p < stop) {
-			while (p < stop && (skipped(p, &cur) || page_is_zero(mf.base + p)))
-				p += MEMFILE_PAGE;
-			uint64_t run = p;
-			while (p < stop && !skipped(p, &cur) && !page_is_zero(mf.base + p))
-				p += MEMFILE_PAGE;
-			if (p > run) {
-				enc_u64(e, run);
-				enc_u64(e, (p - run) / MEMFILE_PAGE);
-				enc_raw(e, mf.base + run, p - run);
-				*pages += (p - run) / MEMFILE_PAGE;
-			}
-		}
-		at = stop;
-	}
-	enc_u64(e, UINT64_MAX); /* the end of the runs */
-	memfile_save_skip_clear();
-	return enc_ok(e) ? 0 : -ENOMEM;
-}
-
-int memfile_load(struct dec *d)
-{
-	uint64_t bump = dec_max(d, MEMFILE_SIZE, "memory size");
-	/* Each free extent takes 16 bytes of the record: no more are allocated than it holds. */
-	uint64_t left = d->len - d->off;
-	uint64_t nfree = dec_max(
-	    d, left / 16 < bump / MEMFILE_PAGE ? left / 16 : bump / MEMFILE_PAGE, "free list");
-	uint64_t prev_end = 0;
-
-	if (!dec_ok(d) || bump % MEMFILE_PAGE)
-		return dec_fail(d, "bad memory allocator state");
-	struct extent *fr = calloc(nfree ? nfree : 1, sizeof(*fr));
-	if (!fr)
-		return dec_fail(d, "out of memory");
-	for (uint64_t i = 0; i < nfree; i++) {
-		fr[i].off = dec_u64(d);
-		fr[i].len = dec_u64(d);
-		if (fr[i].off < prev_end || fr[i].off % MEMFILE_PAGE || fr[i].len % MEMFILE_PAGE ||
-		    !fr[i].len || fr[i].len > bump - fr[i].off) {
-			free(fr);
-			return dec_fail(d, "bad memory free list");
-		}
-		prev_end = fr[i].off + fr[i].len;
-	}
-	free(mf.free);
-	mf.free = fr;
-	mf.nfree = mf.capfree = nfree;
-	mf.bump = bump;
-	for (;;) {
-		uint64_t off = dec_u64(d);
-		if (off == UINT64_MAX || !dec_ok(d))
-			break;
-		uint64_t npages = dec_u64(d);
-		if (off % MEMFILE_PAGE || off > bump || npages > (bump - off) / MEMFILE_PAGE)
-			return dec_fail(d, "bad memory extent");
-		const void *p = dec_view(d, npages * MEMFILE_PAGE);
-		if (p)
-			memcpy(mf.base + off, p, npages * MEMFILE_PAGE);
-	}
-	return dec_ok(d) ? 0 : -EINVAL;
 }
 
 int mobj_save(struct enc *e, const void *obj)

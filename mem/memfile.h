@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 int memfile_init(void);
 int memfile_fd(void);
@@ -41,18 +42,107 @@ struct mobj *mobj_new(uint64_t len);
 struct mobj *mobj_get(struct mobj *m);
 void mobj_put(struct mobj *m);
 
-/* Checkpoint (state/codec.h): the allocator and every non-zero page of the file (*PAGES gets
- * how many). memfile_load fills a freshly initialised file with them, at the same offsets, so
- * every saved offset (VMAs, memory objects) stays valid. */
+/* Checkpoint (docs/image-format.md, "memory"): the allocator and every non-zero page of the
+ * file. The pages go into data files of the image, in chunks compressed or stored raw,
+ * written by worker threads straight from the Sentry's view of the file; the section holds
+ * their index. memfile_load fills a freshly initialised file with them, at the same offsets,
+ * so every saved offset (VMAs, memory objects) stays valid. */
 struct enc;
 struct dec;
-int memfile_save(struct enc *e, uint64_t *pages);
+struct image;
+struct image_out;
+
+struct memfile_parent;
+
+struct memfile_save_opts {
+	struct image_out *out;	       /* the image being written, for its data files */
+	struct memfile_parent *parent; /* checkpoint --parent: refer to its unchanged pages */
+	uint32_t codec;		       /* IMAGE_CODEC_* */
+	bool no_inline; /* data files however few the pages (tests of lazy restores) */
+};
+
+struct memfile_save_stats {
+	uint64_t pages;	     /* pages saved */
+	uint64_t ref_pages;  /* of which in the parent's images (not in this one's files) */
+	uint64_t file_bytes; /* bytes of the data files */
+};
+
+/* On failure *ERR (malloc'd) says why in one line, or is NULL if E's error does. */
+int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfile_save_stats *st,
+		 char **err);
+/* checkpoint --parent PATH: the parent's memory index, checked (a version 2 image whose data
+ * files are all there). Its pages can only be referred to when write tracking knows every
+ * change since it (memfile_parent_usable). On failure *ERR says why in one line. */
+int memfile_parent_open(const char *path, struct memfile_parent **out, char **err);
+bool memfile_parent_usable(const struct memfile_parent *p);
+void memfile_parent_close(struct memfile_parent *p);
 /* Leaves [OFF, OFF+LEN) out of the next memfile_save: its owner restores those pages itself
  * (private file pages identical to their file). memfile_save forgets the ranges; a save that
  * fails before it calls memfile_save_skip_clear. */
 int memfile_save_skip(uint64_t off, uint64_t len);
 void memfile_save_skip_clear(void);
-int memfile_load(struct dec *d);
+
+struct memfile_load_opts {
+	const struct image *img; /* the image read (its version, codec, and data files) */
+	const char *dir;	 /* its name, for messages */
+	bool lazy; /* restore --lazy: pages arrive when touched, and in the background */
+};
+
+/* Loads the section D into a freshly initialised memory file. On failure *ERR (malloc'd) says
+ * what is wrong in one line, or is NULL when D's error does. */
+int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
+/* Prints what the memory section D of IMG holds: chunks by kind, data files; *FILE_BYTES gets
+ * the data files' size. */
+void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,
+		     uint64_t *file_bytes);
+/* Lazy restore (restore --lazy; docs/checkpoint.md). After memfile_load with opts->lazy, pages
+ * of the image's data files are placed when first touched and in the background, once
+ * memfile_lazy_start is called (when the guest is ready to run). Every mapping of the file
+ * that the restore makes in a stub must be handed over with memfile_lazy_watch; any other
+ * mapping made while loading must first have its range loaded (memfile_lazy_ensure), since a
+ * page not yet loaded would read as zeros through it. A page that cannot be loaded ends the
+ * Sentry with one line. */
+bool memfile_lazy_active(void);
+/* A stub's mapping: ADDR..ADDR+LEN in its address space maps file offset OFF. */
+struct memfile_space_range {
+	uint64_t addr, len, off;
+};
+/* Watches the address space of userfaultfd UFFD (taken over, closed when loading ends) whose
+ * mappings of the file are R[0..N). */
+int memfile_lazy_watch(int uffd, const struct memfile_space_range *r, size_t n, char **err);
+int memfile_lazy_start(void);
+/* Loads every page still missing and waits until the loader has let go of everything. */
+void memfile_lazy_wait(void);
+/* Loads every page of [OFF, OFF+LEN) still in the image, now. */
+void memfile_lazy_ensure(uint64_t off, uint64_t len);
+
+/* Write tracking (mem/pagediff.c): which pages may have changed since a base image, for
+ * checkpoint --parent. A base is set up while the guest is stopped, right after an image is
+ * written or restored: memfile_track_begin (the Sentry's own view of the file), then
+ * memfile_track_space for every stub address space, then memfile_track_commit with the image's
+ * memory id. A checkpoint first collects what was written since (memfile_track_harvest). */
+int memfile_track_begin(void);
+/* Address space KEY (a stub with process id PID) maps the file at R[0..N): its writes are
+ * tracked through UFFD (taken over; -1 once KEY is known). FRESH[0..NFRESH) are the ranges
+ * mapped since the last base, which must be protected anew (all of them the first time). */
+int memfile_track_space(const void *key, int uffd, int pid, const struct memfile_space_range *r,
+			size_t n, const struct memfile_space_range *fresh, size_t nfresh);
+/* Address space KEY is going: what it wrote is collected now. */
+void memfile_track_space_end(const void *key);
+/* [OFF, OFF+LEN) changed, or is mapped where no one watches it. */
+void memfile_track_untracked(uint64_t off, uint64_t len);
+int memfile_track_harvest(void);
+void memfile_track_commit(const uint8_t id[16]);
+void memfile_track_invalidate(void);
+/* True when every change since image ID is known. */
+bool memfile_track_base_is(const uint8_t id[16]);
+bool memfile_track_dirty(uint64_t page);
+/* Why tracking cannot work here (NULL: it can, or was not tried). */
+const char *memfile_track_why_not(void);
+/* The memory id of the image the last memfile_save wrote or memfile_load read; false when
+ * there is none (a version 1 image). */
+bool memfile_image_id(uint8_t id[16]);
+
 /* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
 int mobj_save(struct enc *e, const void *obj);
 void *mobj_load(struct dec *d);

@@ -63,6 +63,14 @@ uintptr_t platform_user_top(void);
 /* Makes a new empty address space with one thread, stopped and ready for injections and
  * set_regs. Returns 0 or a negative errno; *OUT is heap-allocated. */
 int platform_stub_new(struct platform_thread **out);
+/* platform_stub_new, and a userfaultfd of the new address space in *UFFD (O_NONBLOCK, the
+ * only reference: the stub keeps none, and before its UFFDIO_API), for a lazy restore to
+ * serve its missing pages or for tracking its writes. */
+int platform_stub_new_uffd(struct platform_thread **out, int *uffd);
+/* A userfaultfd of the address space of stopped thread T, made in its stub by injection
+ * (O_NONBLOCK, the only reference, before its UFFDIO_API): the descriptor, or a negative
+ * errno. */
+int platform_stub_uffd(struct platform_thread *t);
 /* A new host thread in the stub of stopped thread PARENT, itself stopped and waiting for its
  * registers. */
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out);

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/userfaultfd.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -40,6 +42,7 @@ static struct {
 	int sentry_cpu, guest_cpu;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
+	bool child_uffd; /* the next stub makes a userfaultfd (platform_stub_new_uffd) */
 	void (*stub_hook)(void);
 } plat;
 
@@ -186,6 +189,31 @@ static void unregister_rseq(void)
 		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
+/* In a new stub: a userfaultfd for its address space at descriptor AT, for the Sentry to take
+ * (platform_stub_new_uffd). A failure shows there as a missing descriptor. */
+static void make_uffd(int at)
+{
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0 && errno == EPERM) /* user-mode faults are all the tracking needs */
+		fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	if (fd < 0) {
+		/* Where the syscall is kept from this user: the device, if it may open it. */
+		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			return;
+		fd = ioctl(dev, _IO(0xAA, 0x00) /* USERFAULTFD_IOC_NEW */, O_CLOEXEC | O_NONBLOCK);
+		close(dev);
+		if (fd < 0)
+			return;
+	}
+	/* Its UFFDIO_API is the Sentry's: the features depend on the use. */
+	if (fd != at) {
+		dup2(fd, at);
+		close(fd);
+	}
+}
+
 /* The new stub process, a fork of the Sentry. It waits on GO_FD until the Sentry has seized
  * it, so it can never reach its int3 untraced. */
 static __attribute__((noreturn)) void stub_child(int go_fd)
@@ -205,9 +233,11 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 	if (plat.stub_hook)
 		plat.stub_hook();
 	unregister_rseq();
+	if (plat.child_uffd)
+		make_uffd(plat.memfd + 1);
 	if (plat.memfd > 0)
 		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
-	syscall(SYS_close_range, plat.memfd + 1, ~0U, 0);
+	syscall(SYS_close_range, plat.memfd + 1 + plat.child_uffd, ~0U, 0);
 	__asm__ volatile("jmp *%0" ::"r"(plat.stub_base + STUB_ENTRY_OFFSET),
 			 "D"(plat.stub_base + PAGE)
 			 : "memory");
@@ -280,6 +310,60 @@ out_close:
 	close(go[0]);
 	close(go[1]);
 	return err;
+}
+
+/* Takes a copy of descriptor AT of T's stub (we trace the stub, so we may) and closes the
+ * stub's own, so that ours is the only reference. The copy, or a negative errno. */
+static int take_fd(struct platform_thread *t, int at)
+{
+	int fd = -1, err;
+	int pidfd = syscall(SYS_pidfd_open, t->host_pid, 0);
+
+	if (pidfd >= 0) {
+		fd = syscall(SYS_pidfd_getfd, pidfd, at, 0);
+		err = fd < 0 ? -errno : 0;
+		close(pidfd);
+	} else {
+		err = -errno;
+	}
+	const long args[6] = {at};
+	platform_inject(t, SYS_close, args);
+	return fd >= 0 ? fd : err;
+}
+
+int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
+{
+	plat.child_uffd = true;
+	int err = platform_stub_new(out);
+	plat.child_uffd = false;
+	if (err)
+		return err;
+	/* The stub made it at the descriptor after the memory file's. */
+	int fd = take_fd(*out, plat.memfd + 1);
+	if (fd < 0) {
+		platform_thread_release(*out);
+		*out = NULL;
+		return fd == -EBADF ? -EPERM : fd; /* no descriptor: the stub could not make one */
+	}
+	*uffd = fd;
+	return 0;
+}
+
+int platform_stub_uffd(struct platform_thread *t)
+{
+	long args[6] = {O_CLOEXEC | O_NONBLOCK};
+	long fd = platform_inject(t, SYS_userfaultfd, args);
+
+	/* vm.unprivileged_userfaultfd=0 and no capability: user-mode faults only, which are
+	 * all that tracking the stub's own writes needs. */
+	if (fd == -EPERM) {
+		args[0] |= UFFD_USER_MODE_ONLY;
+		fd = platform_inject(t, SYS_userfaultfd, args);
+	}
+
+	if (fd < 0)
+		return (int)fd;
+	return take_fd(t, (int)fd);
 }
 
 /* PLACEMENT_AUTO. A syscall round trip costs a few µs when the guest thread shares the

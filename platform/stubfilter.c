@@ -8,7 +8,9 @@
 #include "platform/stub.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
@@ -47,7 +49,16 @@ int stub_filter_build(struct sock_filter *out, size_t max, uint64_t ip, int memf
 	    /* A guest thread: a host thread of this process, traced from its birth. */
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 				    SCMP_A0(SCMP_CMP_EQ, thread_flags))) ||
-	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0)))
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0)) ||
+	    /* Write tracking after a checkpoint (docs/checkpoint.md): a userfaultfd only the
+	     * stub can make for its address space, which the Sentry takes with pidfd_getfd and
+	     * then closes in the stub. */
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
+				    SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK))) ||
+	    (err = seccomp_rule_add(
+		 ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
+		 SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY))) ||
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 0)))
 		goto out;
 	fd = memfd_create("stub-filter", MFD_CLOEXEC);
 	if (fd < 0 || (err = seccomp_export_bpf(ctx, fd))) {

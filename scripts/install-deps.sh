@@ -3,7 +3,7 @@
 set -euo pipefail
 # clang and libclang-rt-14-dev (its libFuzzer runtime, which clang-14 does not pull in): the
 # fuzz harnesses of tests/fuzz.
-pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libcmocka-dev busybox-static
+pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libzstd-dev libcmocka-dev busybox-static
       musl-tools musl-dev pkg-config tmux hyperfine clang-format clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -117,12 +117,16 @@ static uint64_t evict_unused(void)
 	return n;
 }
 
-int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats, char **err)
+int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
+		    struct checkpoint_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
 	struct enc secs[NSECTIONS];
-	uint64_t counts[NSECTIONS] = {0}, pages = 0;
-	struct image img = {0};
+	uint64_t counts[NSECTIONS] = {0};
+	struct image img = {.codec = o->codec ? o->codec : IMAGE_CODEC_ZLIB, .dirfd = -1};
+	struct memfile_save_stats ms = {0};
+	struct memfile_parent *parent = NULL;
+	struct image_out *out = NULL;
 	int ret = 0;
 
 	*err = NULL;
@@ -152,9 +156,20 @@ int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats
 			}
 		}
 	}
-	if ((ret = memfile_save(&secs[SEC_MEMORY], &pages)))
+	/* The image's directory exists from here on: the memory's pages stream into its files. */
+	if ((ret = image_begin(at, dir, o->force, &out, err)))
 		goto out;
-	counts[SEC_MEMORY] = pages;
+	/* A confined Sentry reaches no image by its path: the image is then a full one, and the
+	 * client says so (stats->note). */
+	bool parent_unreachable = o->parent && confine_active();
+	if (o->parent && !parent_unreachable &&
+	    (ret = memfile_parent_open(o->parent, &parent, err)))
+		goto out;
+	struct memfile_save_opts mo = {
+	    .out = out, .codec = img.codec, .no_inline = o->no_inline, .parent = parent};
+	if ((ret = memfile_save(&secs[SEC_MEMORY], &mo, &ms, err)))
+		goto out;
+	counts[SEC_MEMORY] = ms.pages;
 	img.nsections = NSECTIONS;
 	for (int i = 0; i < NSECTIONS; i++) {
 		snprintf(img.sec[i].name, sizeof(img.sec[i].name), "%s", section_name(i));
@@ -162,15 +177,31 @@ int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
-	ret = image_write(at, dir, &img, force, err);
+	ret = image_commit(out, &img, err);
+	out = NULL;
 	if (!ret && stats) {
-		stats->pages = pages;
+		stats->pages = ms.pages;
 		stats->evicted = evicted;
-		stats->bytes = 0;
+		stats->bytes = ms.file_bytes;
+		stats->ref_pages = ms.ref_pages;
+		stats->note = NULL;
+		if (parent_unreachable)
+			stats->note =
+			    "not used: the confined Sentry cannot open it (a full image was "
+			    "written; --unsafe-no-confine runs allow it)";
+		else if (parent && !ms.ref_pages && ms.pages)
+			stats->note = memfile_track_why_not()
+					  ? "not used: writes cannot be tracked here"
+					  : "not used: it is not this sandbox's last image, or a "
+					    "change since could not be tracked";
 		for (int i = 0; i < NSECTIONS; i++)
 			stats->bytes += img.sec[i].stored;
 	}
+	if (!ret && o->goes_on)
+		checkpoint_track_base();
 out:
+	image_abort(out);
+	memfile_parent_close(parent);
 	if (ret)
 		memfile_save_skip_clear();
 	if (ret && !*err) {
@@ -184,6 +215,45 @@ out:
 		enc_free(&secs[i]);
 	ckpt_refs_free(refs);
 	return ret;
+}
+
+void checkpoint_track_base(void)
+{
+	struct mm **done = NULL;
+	size_t ndone = 0, cap = 0;
+	uint8_t id[16];
+	int e = 0;
+
+	if (!memfile_image_id(id) || memfile_track_begin())
+		return;
+	for (struct task *t = task_list_first(); t && !e; t = t->next) {
+		bool seen = !t->mm;
+		for (size_t i = 0; i < ndone && !seen; i++)
+			seen = done[i] == t->mm;
+		if (seen)
+			continue;
+		if (ndone == cap) {
+			cap = cap ? 2 * cap : 16;
+			struct mm **v = realloc(done, cap * sizeof(*v));
+			if (!v) {
+				e = -ENOMEM;
+				break;
+			}
+			done = v;
+		}
+		done[ndone++] = t->mm;
+		/* Through one of its stopped threads (the guest is stopped: every one is). */
+		struct task *stopped = NULL;
+		for (struct task *u = t; u && !stopped; u = u->next)
+			if (u->mm == t->mm && u->pt && !u->running)
+				stopped = u;
+		e = stopped ? mm_track(t->mm, stopped->pt) : -EBUSY;
+	}
+	free(done);
+	if (e)
+		memfile_track_invalidate();
+	else
+		memfile_track_commit(id);
 }
 
 /* Loads every framed record of kind K from D into REFS. */
@@ -243,9 +313,11 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		case SEC_KERNEL:
 			ret = kernel_ckpt_load(&d, o);
 			break;
-		case SEC_MEMORY:
-			ret = memfile_load(&d);
+		case SEC_MEMORY: {
+			struct memfile_load_opts mo = {.img = &img, .dir = dir, .lazy = o->lazy};
+			ret = memfile_load(&d, &mo, err);
 			break;
+		}
 		case SEC_VFS: {
 			/* The rootfs as the locked Sentry reaches it (its kept descriptor). */
 			const char *reach = confine_rootfs(kernel.cfg.rootfs);
@@ -272,6 +344,8 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 		if (ret || !dec_ok(&d)) {
 			if (!ret)
 				ret = -EINVAL;
+		}
+		if (ret && !*err) {
 			/* Messages that name the problem for the user (a missing rootfs) are kept
 			 * as they are; the rest say where the image is bad. */
 			if (i == SEC_KERNEL) {
@@ -305,8 +379,8 @@ int checkpoint_inspect(const char *dir, FILE *out, char **err)
 
 	if (ret)
 		return ret;
-	fprintf(out, "image %s: format version %u, codec zlib, %d sections\n", dir, img.version,
-		img.nsections);
+	fprintf(out, "image %s: format version %u, codec %s, %d sections\n", dir, img.version,
+		codec_name(img.codec), img.nsections);
 	fprintf(out, "%-12s %10s %12s %12s\n", "section", "objects", "bytes", "stored");
 	for (int i = 0; i < img.nsections; i++) {
 		struct image_section *s = &img.sec[i];
@@ -317,10 +391,19 @@ int checkpoint_inspect(const char *dir, FILE *out, char **err)
 	}
 	fprintf(out, "%-12s %10s %12llu %12llu\n", "total", "", (unsigned long long)raw,
 		(unsigned long long)stored);
+	uint64_t files = 0;
 	struct image_section *mem = image_find(&img, "memory");
-	if (mem)
+	if (mem) {
+		struct dec d;
+		dec_init(&d, mem->data, mem->len, NULL);
+		memfile_inspect(&d, &img, dir, out, &files);
+		dec_free(&d);
 		fprintf(out, "memory pages saved: %llu (%llu KiB)\n",
 			(unsigned long long)mem->count, (unsigned long long)mem->count * 4);
+	}
+	if (files)
+		fprintf(out, "total with data files: %llu bytes\n",
+			(unsigned long long)(stored + files));
 	image_free(&img);
 	return 0;
 }

@@ -13,13 +13,29 @@
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs whose fingerprint differs */
+	bool lazy;	    /* start before the memory is loaded (mem/memfile.h) */
+};
+
+/* How to write an image. */
+struct checkpoint_opts {
+	bool force;	    /* replace an existing image */
+	uint32_t codec;	    /* IMAGE_CODEC_* (state/compress.h); 0 for zlib */
+	const char *parent; /* an earlier image of this sandbox whose unchanged pages to refer to */
+	bool no_inline;	    /* pages in data files however few (to test lazy restores) */
+	bool goes_on;	    /* the sandbox runs on: track its writes for a later --parent */
 };
 
 struct checkpoint_stats {
-	uint64_t bytes;	  /* on disk */
-	uint64_t pages;	  /* memory pages saved */
-	uint64_t evicted; /* unused /proc and /sys nodes freed before the save */
+	uint64_t bytes;	    /* on disk */
+	uint64_t pages;	    /* memory pages saved */
+	uint64_t ref_pages; /* of which in the --parent's images */
+	uint64_t evicted;   /* unused /proc and /sys nodes freed before the save */
+	const char *note;   /* why --parent was not used, or NULL (static) */
 };
+
+/* Tracks writes to guest memory from now on, against the image just written or restored (the
+ * guest stopped): what makes a later checkpoint --parent of that image cheap. */
+void checkpoint_track_base(void);
 
 /* Stops every running guest thread (PTRACE_INTERRUPT) and waits until all are stopped; a
  * thread caught entering a syscall is put back before its syscall instruction. */
@@ -29,10 +45,10 @@ int kernel_quiesce(void);
 void kernel_unquiesce(void);
 
 /* Writes the image of the (quiesced) kernel to DIR beneath directory descriptor AT (or
- * AT_FDCWD); see image_write for FORCE. On failure
- * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
-int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats,
-		    char **err);
+ * AT_FDCWD); see image_begin for O->force. On failure nothing is left at DIR and *ERR
+ * (malloc'd) says why in one line. */
+int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
+		    struct checkpoint_stats *stats, char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);

@@ -28,6 +28,7 @@
 #include "sentry/confine.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
+#include "state/compress.h"
 
 #define NAME_MAX_LEN 64
 
@@ -250,14 +251,16 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
 	return n;
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR", with a descriptor of DIR's parent directory
+/* One request line: "checkpoint LEAVE FORCE DIR" then options, each a tab and KEY=VALUE
+ * ("codec=zstd", "parent=/abs/image"), with a descriptor of DIR's parent directory
  * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
  * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
- * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US EVICTED" (the checkpoint's wall and CPU
- * time in the Sentry, the /proc and /sys nodes evicted before it) or "error MESSAGE". */
+ * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US REF_PAGES EVICTED[ NOTE]" (the
+ * checkpoint's wall and CPU time in the Sentry, the pages left in the --parent's images, the
+ * /proc and /sys nodes evicted before it, why --parent was not used) or "error MESSAGE". */
 static void serve_request(int fd)
 {
-	char req[PATH_MAX + 64];
+	char req[2 * PATH_MAX + 64];
 	size_t got = 0;
 	int parent = -1;
 
@@ -286,7 +289,30 @@ static void serve_request(int fd)
 		reply(fd, "error bad request\n");
 		goto out;
 	}
-	const char *dir = req + off, *name = strrchr(dir, '/') + 1;
+	char *dir = req + off, *opt = strchr(dir, '\t');
+	struct checkpoint_opts co = {.force = force, .goes_on = leave};
+	while (opt) {
+		*opt++ = 0;
+		char *next = strchr(opt, '\t');
+		if (next)
+			*next = 0;
+		if (!strncmp(opt, "codec=", 6) && codec_by_name(opt + 6)) {
+			co.codec = codec_by_name(opt + 6);
+			if (!codec_available(co.codec)) {
+				reply(fd, "error this minisentry was built without %s\n", opt + 6);
+				goto out;
+			}
+		} else if (!strncmp(opt, "parent=", 7) && opt[7] == '/') {
+			co.parent = opt + 7;
+		} else {
+			reply(fd, "error bad request option\n");
+			goto out;
+		}
+		if (next)
+			*next = '\t';
+		opt = next;
+	}
+	const char *name = strrchr(dir, '/') + 1;
 	struct stat st;
 	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
 		reply(fd, "error the request came without its image's directory\n");
@@ -304,7 +330,7 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(NULL, 0);
-		r = checkpoint_save(parent, name, force, &stats, &err);
+		r = checkpoint_save(parent, name, &co, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
@@ -314,9 +340,10 @@ static void serve_request(int fd)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	reply(fd, "ok %llu %llu %lld %lld %llu\n", (unsigned long long)stats.bytes,
+	reply(fd, "ok %llu %llu %lld %lld %llu %llu%s%s\n", (unsigned long long)stats.bytes,
 	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1),
-	      (unsigned long long)stats.evicted);
+	      (unsigned long long)stats.ref_pages, (unsigned long long)stats.evicted,
+	      stats.note ? " " : "", stats.note ? stats.note : "");
 	if (leave) {
 		kernel_unquiesce();
 	} else {
@@ -361,11 +388,13 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 {
 	int n = 0;
 
-	if (max < 13)
+	if (max < 14)
 		return -ENOSPC;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
-	argv[n++] = "--save-restore-test";
+	argv[n++] = cfg->save_restore_lazy ? "--save-restore-test=lazy" : "--save-restore-test";
+	if (cfg->save_restore_lazy)
+		argv[n++] = "--lazy";
 	argv[n++] = "--delete-image";
 	if (cfg->strace)
 		argv[n++] = "--strace";
@@ -396,7 +425,9 @@ long control_save_restore_test(struct task *t)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(t, 0);
-		r = checkpoint_save(confine_srt_dirfd(), confine_srt_name(), false, NULL, &err);
+		/* A lazy restore of a small image would load nothing lazily: data files always. */
+		struct checkpoint_opts co = {.no_inline = kernel.cfg.save_restore_lazy};
+		r = checkpoint_save(confine_srt_dirfd(), confine_srt_name(), &co, NULL, &err);
 		task_save_set_caller(NULL, 0);
 	}
 	if (r) {
@@ -483,12 +514,27 @@ static int send_with_fd(int sock, const char *buf, size_t len, int fd)
 	return n == (ssize_t)len ? 0 : EPIPE;
 }
 
-int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
+/* PATH made absolute against the working directory into BUF; false if too long. */
+static bool absolute(const char *path, char *buf, size_t size)
 {
-	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX];
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return (size_t)snprintf(buf, size, "%s", path) < size;
+	return getcwd(cwd, sizeof(cwd)) && (size_t)snprintf(buf, size, "%s/%s", cwd, path) < size;
+}
+
+int control_checkpoint(const char *name, const char *dir, const struct control_checkpoint_opts *o)
+{
+	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX], pimage[PATH_MAX];
+	bool force = o->force;
 
 	if (!control_socket_path(name, path, sizeof(path))) {
 		fprintf(stderr, "minisentry: checkpoint: '%s' is not a sandbox name\n", name);
+		return 2;
+	}
+	if (o->parent && !absolute(o->parent, pimage, sizeof(pimage))) {
+		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
 		return 2;
 	}
 	int parent = open_image_parent(dir, abs, sizeof(abs));
@@ -496,6 +542,12 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		fprintf(stderr, "minisentry: checkpoint: image directory '%s': %s\n", dir,
 			strerror(-parent));
 		return 1;
+	}
+	/* The request is one line of tab-separated fields. */
+	if (strpbrk(abs, "\t\n") || (o->parent && strpbrk(pimage, "\t\n"))) {
+		fprintf(stderr,
+			"minisentry: checkpoint: an image path may not hold a tab or newline\n");
+		return 2;
 	}
 	struct stat st;
 	if (!force && stat(abs, &st) == 0) {
@@ -535,8 +587,10 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		close(parent);
 		return 1;
 	}
-	char req[PATH_MAX + 64];
-	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s\n", leave_running, force, abs);
+	char req[2 * PATH_MAX + 64];
+	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s%s%s%s%s\n", o->leave_running, force,
+			 abs, o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
+			 o->parent ? "\tparent=" : "", o->parent ? pimage : "");
 	char resp[1024];
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
@@ -560,13 +614,19 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
-	unsigned long long bytes, pages, wall, cpu, evicted = 0;
-	if (sscanf(resp, "ok %llu %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu, &evicted) >=
-	    4) {
+	unsigned long long bytes, pages, wall, cpu, refs = 0, evicted = 0;
+	int note = 0;
+	if (sscanf(resp, "ok %llu %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu, &refs,
+		   &evicted, &note) >= 4) {
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
-		       "ms), %llu unused /proc and /sys nodes evicted\n",
+		       "ms)",
 		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,
-		       cpu / (double)USEC_PER_MSEC, evicted);
+		       cpu / (double)USEC_PER_MSEC);
+		if (o->parent)
+			printf(", %llu pages in the parent", refs);
+		printf(", %llu unused /proc and /sys nodes evicted\n", evicted);
+		if (o->parent && note && resp[note])
+			fprintf(stderr, "minisentry: checkpoint: --parent %s\n", resp + note);
 		return 0;
 	}
 	if (!strncmp(resp, "error ", 6))

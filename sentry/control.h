@@ -34,8 +34,15 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 /* Removes image directory DIR (the save-restore test's own images). */
 void control_remove_image(const char *dir);
 
+/* What `minisentry checkpoint` asks for besides the image directory. */
+struct control_checkpoint_opts {
+	bool leave_running, force;
+	const char *codec;  /* "zlib", "zstd", or NULL for the default */
+	const char *parent; /* --parent IMAGE, or NULL */
+};
+
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */
-int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force);
+int control_checkpoint(const char *name, const char *dir, const struct control_checkpoint_opts *o);
 int control_list(void);
 /* The socket path of NAME into BUF; false if NAME is not a valid sandbox name. */
 bool control_socket_path(const char *name, char *buf, size_t size);

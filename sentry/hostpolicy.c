@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -38,6 +40,14 @@ const char *hostpolicy_syscall_name(long nr)
 #define FORK_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)
 #define STUB_THREAD_FLAGS                                                                          \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
+/* Linux 6.7's ioctl on /proc/PID/pagemap (mem/pagediff.c), which the headers may predate:
+ * its argument is 12 64-bit words. */
+#ifndef PAGEMAP_SCAN
+#define PAGEMAP_SCAN _IOWR('f', 16, uint64_t[12])
+#endif
+/* What glibc's pthread_create passes to clone (clone3 is refused with ENOSYS below). */
+#define PTHREAD_FLAGS                                                                              \
+	(STUB_THREAD_FLAGS | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
 
 struct rule {
 	int nr;
@@ -228,6 +238,26 @@ static const struct rule rules[] = {
      * root as ROOTFS there are many beneath it), and there is no network in its namespace. */
     ANY(accept4),
     ANY(recvmsg),
+    /* Checkpoint and restore of memory (mem/, docs/checkpoint.md): worker threads that read
+     * and write the image's data files (glibc's pthread_create, after clone3's ENOSYS), a
+     * lazy restore's fault and loader threads, woken by an eventfd; userfaultfds for missing
+     * pages and for write tracking, the stubs' taken with pidfd_getfd, driven by their own
+     * ioctls; the written pages found with PAGEMAP_SCAN on the memory file's mapping. */
+    ONE(clone, EQ(0, PTHREAD_FLAGS)),
+    ANY(futex),
+    ANY(eventfd2),
+    ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK)),
+    ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY)),
+    ONE(pidfd_open, EQ(1, 0)),
+    ONE(pidfd_getfd, EQ(2, 0)),
+    ONE(ioctl, EQ(1, UFFDIO_API)),
+    ONE(ioctl, EQ(1, UFFDIO_REGISTER)),
+    ONE(ioctl, EQ(1, UFFDIO_UNREGISTER)),
+    ONE(ioctl, EQ(1, UFFDIO_COPY)),
+    ONE(ioctl, EQ(1, UFFDIO_ZEROPAGE)),
+    ONE(ioctl, EQ(1, UFFDIO_WAKE)),
+    ONE(ioctl, EQ(1, UFFDIO_WRITEPROTECT)),
+    ONE(ioctl, EQ(1, PAGEMAP_SCAN)),
 };
 
 /* --network host (vfs/hostnet.c): the guest's IP sockets are host sockets the Sentry makes and

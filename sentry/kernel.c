@@ -686,6 +686,18 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		control_close();
 		return ret;
 	}
+	/* Writes from here on are tracked against the image, for a later checkpoint --parent
+	 * (a lazy restore starts tracking at its next checkpoint, once its pages are in). */
+	if (!o->lazy)
+		checkpoint_track_base();
+	/* The guest is ready to run: a lazy restore's background load starts with it. */
+	if ((ret = memfile_lazy_start())) {
+		fprintf(stderr, "minisentry: restore: cannot start loading memory: %s\n",
+			strerror(-ret));
+		kernel_teardown();
+		control_close();
+		return ret;
+	}
 	if (cfg->stats)
 		print_restore_stats();
 	return serve(tty, &saved_tty);

@@ -32,7 +32,8 @@ struct kernel_config {
 	/* The checkpoint-test syscall (tests/conformance/check.h's maybe_save) checkpoints,
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
 	bool save_restore_test;
-	const char *id; /* --id: the name the control socket is reached by, or NULL */
+	bool save_restore_lazy; /* --save-restore-test=lazy: the restores are lazy */
+	const char *id;		/* --id: the name the control socket is reached by, or NULL */
 	enum kernel_network network;
 	struct confine_opts confine;
 	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */

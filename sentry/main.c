@@ -14,6 +14,7 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/syscall.h"
+#include "state/compress.h"
 
 #define VERSION "0.1.0"
 /* MAX_CPUS as a string literal, for the texts below. */
@@ -27,7 +28,7 @@ enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONF
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
-    "       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
+    "       minisentry checkpoint [options] --image DIR NAME\n"
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
     "       minisentry inspect DIR\n"
@@ -54,7 +55,8 @@ static const char usage[] =
     "  --pids N              the most tasks (threads included) the sandbox may hold at once;\n"
     "                        fork and clone fail with EAGAIN past it (default " DEFAULT_PIDS_STR
     ")\n"
-    "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
+    "  --save-restore-test[=lazy]\n"
+    "                        the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
     "  --debug-host-syscalls[=log]\n"
     "                        a host syscall the Sentry's seccomp allowlist lacks is named on\n"
@@ -65,11 +67,22 @@ static const char usage[] =
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
+    "checkpoint options:\n"
+    "  --leave-running       keep the sandbox running\n"
+    "  --force               replace an existing image at DIR\n"
+    "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
+    "                        image (written or restored); restoring needs IMAGE too\n"
+    "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
+    "                        image (written or restored); restoring needs IMAGE too\n"
+    "  --codec zlib|zstd     how the image is compressed (default zlib; zstd is faster and\n"
+    "                        smaller, and needs a minisentry built with it to restore)\n"
     "\n"
     "restore options:\n"
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
+    "  --lazy                start the guest before its memory is loaded: pages arrive when\n"
+    "                        first touched and in the background\n"
     "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
@@ -136,6 +149,12 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		return 0;
 	case 'T':
 		cfg->save_restore_test = true;
+		if (optarg && strcmp(optarg, "lazy")) {
+			snprintf(msg, sizeof(msg),
+				 "%s: --save-restore-test takes =lazy or nothing, got", cmd);
+			return fail(msg, optarg);
+		}
+		cfg->save_restore_lazy = optarg != NULL;
 		return 0;
 	case 'P': {
 		char *end;
@@ -203,7 +222,7 @@ static int cmd_run(int argc, char **argv)
 	    {"eager-kernfs", no_argument, NULL, 'E'},
 	    {"stats", no_argument, NULL, 'S'},
 	    {"id", required_argument, NULL, 'i'},
-	    {"save-restore-test", no_argument, NULL, 'T'},
+	    {"save-restore-test", optional_argument, NULL, 'T'},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
@@ -286,9 +305,11 @@ static int cmd_checkpoint(int argc, char **argv)
 	static const struct option opts[] = {{"leave-running", no_argument, NULL, 'l'},
 					     {"force", no_argument, NULL, 'f'},
 					     {"image", required_argument, NULL, 'i'},
+					     {"codec", required_argument, NULL, 'c'},
+					     {"parent", required_argument, NULL, 'P'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
-	bool leave = false, force = false;
+	struct control_checkpoint_opts o = {0};
 	const char *image = NULL;
 	int c;
 
@@ -296,13 +317,24 @@ static int cmd_checkpoint(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			leave = true;
+			o.leave_running = true;
 			break;
 		case 'f':
-			force = true;
+			o.force = true;
 			break;
 		case 'i':
 			image = optarg;
+			break;
+		case 'P':
+			o.parent = optarg;
+			break;
+		case 'c':
+			if (!codec_by_name(optarg))
+				return fail("checkpoint: --codec is zlib or zstd, got", optarg);
+			if (!codec_available(codec_by_name(optarg)))
+				return fail("checkpoint: this minisentry was built without",
+					    optarg);
+			o.codec = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -317,7 +349,7 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
-	return control_checkpoint(argv[optind], image, leave, force);
+	return control_checkpoint(argv[optind], image, &o);
 }
 
 static int cmd_restore(int argc, char **argv)
@@ -330,12 +362,13 @@ static int cmd_restore(int argc, char **argv)
 	    {"strace", no_argument, NULL, 's'},
 	    {"placement", required_argument, NULL, 'p'},
 	    {"stats", no_argument, NULL, 'S'},
-	    {"save-restore-test", no_argument, NULL, 'T'},
+	    {"save-restore-test", optional_argument, NULL, 'T'},
 	    {"delete-image", no_argument, NULL, 'D'},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
+	    {"lazy", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
@@ -365,6 +398,9 @@ static int cmd_restore(int argc, char **argv)
 		case 'D':
 			delete_image = true;
 			break;
+		case 'L':
+			o.lazy = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -373,6 +409,13 @@ static int cmd_restore(int argc, char **argv)
 		default:
 			return fail("restore: unknown option", argv[optind - 1]);
 		}
+	}
+	/* Lazy loading needs the stubs' userfaultfds, which a confined Sentry cannot take (each
+	 * stub is not dumpable and in another user namespace; pidfd_getfd is refused). */
+	if (o.lazy && !cfg.confine.unsafe_off) {
+		fprintf(stderr, "minisentry: restore: --lazy cannot work in a confined Sentry (it "
+				"cannot take its stubs' userfaultfds); add --unsafe-no-confine\n");
+		return 2;
 	}
 	if (!image)
 		return fail("restore: missing --image DIR", NULL);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "platform/platform.h"
 #include "sentry/filecache.h"
@@ -55,6 +56,7 @@ struct mm *mm_new(struct platform_thread *thread)
 	if (!mm)
 		return NULL;
 	mm->refs = 1;
+	mm->uffd = -1;
 	mm->via = thread;
 	mm->vmas.on_split = split_ref;
 	if (top > (1UL << 47) - PAGE_SIZE)
@@ -82,6 +84,11 @@ static void free_piece(const struct vma *v, void *ctx)
 	(void)ctx;
 	if (v->flags & VMA_RESERVED)
 		return;
+	/* Shared memory written here and unmapped: its written bits go with the mapping.
+	 * (Private memory is zeroed or freed below, which counts; memory shared copy on write
+	 * is mapped without write.) */
+	if (v->flags & MAP_SHARED)
+		memfile_track_untracked(v->mf_off, v->end - v->start);
 	if (!(v->flags & (MAP_SHARED | VMA_COW)) && v->mobj->refs > 1)
 		memfile_zero(v->mf_off, v->end - v->start);
 	mobj_put(v->mobj);
@@ -117,6 +124,11 @@ void mm_put(struct mm *mm)
 {
 	if (!mm || --mm->refs > 0)
 		return;
+	if (mm->tracked)
+		memfile_track_space_end(mm); /* what it wrote, while its stub may still be there */
+	if (mm->uffd >= 0)
+		close(mm->uffd);
+	free(mm->fresh);
 	for (size_t i = 0; i < mm->vmas.n; i++)
 		free_piece(&mm->vmas.v[i], NULL);
 	vma_set_destroy(&mm->vmas);
@@ -205,9 +217,68 @@ static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t 
 	return 0;
 }
 
+/* A new mapping of the file in MM's stub: no one watches writes through it until the next
+ * base, so its range counts as changed, and the next base protects it. */
+static void track_mapped(struct mm *mm, const struct vma *v)
+{
+	memfile_track_untracked(v->mf_off, v->end - v->start);
+	if (!mm->tracked)
+		return;
+	if (mm->nfresh == mm->capfresh) {
+		size_t cap = mm->capfresh ? 2 * mm->capfresh : 16;
+		struct memfile_space_range *f = realloc(mm->fresh, cap * sizeof(*f));
+		if (!f) {
+			memfile_track_invalidate();
+			return;
+		}
+		mm->fresh = f;
+		mm->capfresh = cap;
+	}
+	mm->fresh[mm->nfresh++] =
+	    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+}
+
+int mm_track(struct mm *mm, struct platform_thread *stopped)
+{
+	struct memfile_space_range *r = calloc(mm->vmas.n + 1, sizeof(*r));
+	size_t n = 0;
+	int uffd = -1, e;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_RESERVED))
+			r[n++] =
+			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+	}
+	if (!mm->tracked) {
+		/* The one its stub made at a restore, or one made now. */
+		uffd = mm->uffd >= 0 ? mm->uffd : platform_stub_uffd(stopped);
+		mm->uffd = -1;
+		if (uffd < 0) {
+			free(r);
+			return uffd;
+		}
+	}
+	e = memfile_track_space(mm, uffd, stopped->host_pid, r, n, mm->fresh, mm->nfresh);
+	free(r);
+	mm->nfresh = 0;
+	mm->tracked = !e;
+	return e;
+}
+
+/* Set while mm_load maps a lazily restored address space: its mappings are watched
+ * (memfile_lazy_watch) instead of loaded first. */
+static bool loading_lazily;
+
 /* Installs a VMA backed by memory-file offset MF at [addr, addr+len) in the stub. */
 static int install(struct mm *mm, const struct vma *v)
 {
+	/* While a lazy restore loads, a new mapping of the file would see the pages not yet
+	 * loaded as zeros: load them first. */
+	if (!loading_lazily)
+		memfile_lazy_ensure(v->mf_off, v->end - v->start);
 	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 			MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
 
@@ -215,6 +286,7 @@ static int install(struct mm *mm, const struct vma *v)
 		return r;
 	if ((uintptr_t)r != v->start)
 		return -ENOMEM;
+	track_mapped(mm, v);
 	return vma_insert(&mm->vmas, v);
 }
 
@@ -288,6 +360,10 @@ void mm_sync_host(struct mm *mm)
 		long r;
 		if (!(v->flags & VMA_HOST_STALE))
 			continue;
+		if (v->flags & VMA_HOST_REMAP) {
+			memfile_lazy_ensure(v->mf_off, v->end - v->start);
+			track_mapped(mm, v);
+		}
 		if (v->flags & VMA_HOST_REMAP)
 			r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 				   MAP_SHARED | MAP_FIXED, memfile_fd(), v->mf_off);
@@ -989,21 +1065,59 @@ int mm_save(struct enc *e, const void *obj)
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
+/* A lazily restored address space: its mappings of the memory file go to the loader, which
+ * serves their missing pages through UFFD. */
+static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
+{
+	struct memfile_space_range *r = calloc(mm->vmas.n + 1, sizeof(*r));
+	size_t n = 0;
+	char *err = NULL;
+
+	if (!r) {
+		close(uffd);
+		return dec_fail(d, "out of memory");
+	}
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_RESERVED))
+			r[n++] =
+			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+	}
+	int e = memfile_lazy_watch(uffd, r, n, &err);
+	free(r);
+	if (e)
+		dec_fail(d, "%s", err ? err : strerror(-e));
+	free(err);
+	return e;
+}
+
 void *mm_load(struct dec *d)
 {
 	struct platform_thread *thread;
 	struct mm *mm;
-	int err;
+	bool lazy = memfile_lazy_active();
+	int err, uffd = -1;
 
-	if ((err = platform_stub_new(&thread))) {
+	/* A userfaultfd made by the new stub itself: for the lazy loader, or for tracking writes
+	 * from the restore on (mm_track), which then needs no injection to make one. */
+	err = platform_stub_new_uffd(&thread, &uffd);
+	if (err && !lazy)
+		err = platform_stub_new(&thread); /* no userfaultfd here: no tracking either */
+	if (err) {
+		if (lazy)
+			dec_fail(d, "restore --lazy: cannot watch a new stub process: %s",
+				 strerror(-err));
 		dec_fail(d, "cannot start a stub process: %s", strerror(-err));
 		return NULL;
 	}
 	if (!(mm = mm_new(thread))) {
 		platform_thread_release(thread);
+		if (uffd >= 0)
+			close(uffd);
 		dec_fail(d, "out of memory");
 		return NULL;
 	}
+	loading_lazily = lazy;
 	mm->mmap_base = dec_u64(d);
 	mm->stack_top = dec_u64(d);
 	mm->brk_start = dec_u64(d);
@@ -1050,6 +1164,16 @@ void *mm_load(struct dec *d)
 		}
 		load_clean_runs(d, &v);
 	}
+	loading_lazily = false;
+	if (lazy && dec_ok(d)) {
+		watch_lazily(mm, uffd, d); /* takes it, whatever happens */
+		uffd = -1;
+	} else if (dec_ok(d)) {
+		mm->uffd = uffd;
+		uffd = -1;
+	}
+	if (uffd >= 0)
+		close(uffd);
 	if (!dec_ok(d)) {
 		mm_put(mm);
 		platform_thread_release(thread);

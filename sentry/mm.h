@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "mem/memfile.h"
 #include "sentry/vma.h"
 
 struct platform_thread;
@@ -33,7 +34,17 @@ struct mm {
 	bool host_stale;    /* some VMA has VMA_HOST_STALE: mm_sync_host before running */
 	uint64_t cow_epoch; /* counts the changes of copy-on-write sharing (fork, break_cow) */
 	unsigned int visit; /* for walks over every mm (kernel.c) */
+	/* Write tracking (mem/pagediff.c): watched since a base, and the ranges mapped since,
+	 * which the next base must protect. */
+	bool tracked;
+	int uffd; /* the userfaultfd a restored stub made, until mm_track takes it */
+	struct memfile_space_range *fresh;
+	size_t nfresh, capfresh;
 };
+
+/* Writes to MM's memory from now on are tracked (checkpoint --parent), through STOPPED, one of
+ * its stopped threads. */
+int mm_track(struct mm *mm, struct platform_thread *stopped);
 
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);

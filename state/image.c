@@ -1,6 +1,8 @@
-/* Reading and writing the image directory: the header file and one zlib file per section,
- * with a CRC-32 per section and one over the header, so a truncated, corrupt or foreign image
- * is refused before any of it is decoded.
+/* Reading and writing the image directory: the header file and one compressed file per
+ * section, with a CRC-32 per section and one over the header, so a truncated, corrupt or
+ * foreign image is refused before any of it is decoded; and the data files that a section
+ * describes (the memory's pages), created and opened here so that every file of an image is
+ * made and checked in one place.
  *
  * The files are not fsync'd: the rename into place is what makes a checkpoint all-or-nothing
  * for a process that dies half-way, and a host crash that leaves torn files behind is caught
@@ -20,13 +22,22 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "state/compress.h"
+
 #define HEADER_FILE "header"
 #define SECTION_SUFFIX ".z"
 #define SEC_ENTRY_LEN (IMAGE_NAME_MAX + 8 + 8 + 8 + 4 + 4)
 #define HEADER_FIXED (8 + 4 + 4 + 4 + 4)
 #define HEADER_MAX (HEADER_FIXED + IMAGE_MAX_SECTIONS * SEC_ENTRY_LEN + 4)
-/* deflate's best case: about 1032 bytes out for one in (runs of one byte). */
-#define ZLIB_MAX_RATIO 1032
+/* No section is larger than this uncompressed, whatever a header says (the memory section of a
+ * version 1 image holds every page; version 2 keeps pages in data files). */
+#define SECTION_MAX (1ULL << 36)
+
+struct image_out {
+	char dir[4096], tmp[4096];
+	int at;	   /* the directory DIR and TMP are names beneath (or AT_FDCWD) */
+	int dirfd; /* the temporary directory */
+};
 
 static int fail(char **err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char **err, int ret, const char *fmt, ...)
@@ -90,25 +101,40 @@ static int write_file(int dirfd, const char *name, const void *buf, size_t len)
 	return close(fd) ? -errno : 0;
 }
 
-/* The whole of file NAME in DIRFD, malloc'd, if it is a regular file of at most MAX bytes
- * (-EFBIG). An image is not trusted: a symlink (ELOOP) could name any host file and a FIFO
- * would block the open forever, so neither is followed or waited for. */
-static int read_file(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len)
+/* Opens NAME in DIRFD for reading if it is a regular file: not through a symlink, and never
+ * blocking on a FIFO (O_NONBLOCK, then fstat refuses it). Its size goes in *SIZE. */
+static int open_regular(int dirfd, const char *name, uint64_t *size)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		int e = fstat(fd, &st) ? -errno : S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+		return errno == ELOOP ? -EINVAL : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
 		close(fd);
-		return e;
+		return -EINVAL;
 	}
-	uint8_t *buf = malloc(st.st_size ? st.st_size : 1);
+	*size = st.st_size;
+	return fd;
+}
+
+/* The whole of file NAME in DIRFD, malloc'd, if it is a regular file of at most MAX bytes
+ * (-EFBIG when larger: nothing is allocated from a size the image merely claims). */
+static int read_file(int dirfd, const char *name, uint64_t max, uint8_t **out, size_t *len)
+{
+	uint64_t size;
+	int fd = open_regular(dirfd, name, &size);
+
+	if (fd < 0)
+		return fd;
+	if (size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	uint8_t *buf = malloc(size ? size : 1);
 	size_t got = 0;
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, st.st_size - got);
+	while (buf && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -207,45 +233,13 @@ static bool valid_name(const char *name)
 	return true;
 }
 
-/* Compresses IN (LEN bytes) into OUT (room for *OUTLEN) with ZS, one stream reused for every
- * section: zlib's state (some 300 KiB) is then set up once per image, not once per section,
- * which for a small image cost more in fresh pages than the compression. */
-static int deflate_section(z_stream *zs, const uint8_t *in, size_t len, uint8_t *out,
-			   uLongf *outlen)
+int image_begin(int at, const char *dir, bool force, struct image_out **out, char **err)
 {
-	const size_t step = 1u << 30; /* avail_in and avail_out are 32-bit */
-	size_t in_left = len, out_left = *outlen;
-	int r;
-
-	if (deflateReset(zs) != Z_OK)
-		return -1;
-	zs->next_in = (Bytef *)in;
-	zs->next_out = out;
-	do {
-		zs->avail_in = in_left < step ? (uInt)in_left : (uInt)step;
-		zs->avail_out = out_left < step ? (uInt)out_left : (uInt)step;
-		uInt in0 = zs->avail_in, out0 = zs->avail_out;
-		r = deflate(zs, in_left <= step ? Z_FINISH : Z_NO_FLUSH);
-		in_left -= in0 - zs->avail_in;
-		out_left -= out0 - zs->avail_out;
-	} while (r == Z_OK || (r == Z_BUF_ERROR && out_left > 0));
-	if (r != Z_STREAM_END)
-		return -1;
-	*outlen = *outlen - out_left;
-	return 0;
-}
-
-int image_write(int at, const char *dir, struct image *img, bool force, char **err)
-{
-	char tmp[4096], old[4096];
-	uint8_t hdr[HEADER_FIXED + IMAGE_MAX_SECTIONS * SEC_ENTRY_LEN + 4];
-	int st = dir_state(at, dir), ret = 0, dirfd = -1;
-	z_stream zs = {0};
-	bool zs_ready = false;
-	uint8_t *z = NULL; /* the compressed section, reused */
-	size_t zcap = 0;
+	int st = dir_state(at, dir), ret;
+	struct image_out *o;
 
 	*err = NULL;
+	*out = NULL;
 	if (st == -ELOOP)
 		return fail(err, st, "image directory '%s' is a symbolic link", dir);
 	if (st < 0)
@@ -254,36 +248,98 @@ int image_write(int at, const char *dir, struct image *img, bool force, char **e
 		return fail(err, -EEXIST,
 			    "image directory '%s' exists and is not empty (--force replaces it)",
 			    dir);
-	if (img->nsections > IMAGE_MAX_SECTIONS)
-		return fail(err, -EINVAL, "too many sections");
-	if ((ret = make_temp_dir(at, dir, "tmp", tmp, sizeof(tmp))))
+	if (!(o = calloc(1, sizeof(*o))))
+		return fail(err, -ENOMEM, "out of memory");
+	o->at = at;
+	if (snprintf(o->dir, sizeof(o->dir), "%s", dir) >= (int)sizeof(o->dir)) {
+		free(o);
+		return fail(err, -ENAMETOOLONG, "image directory name too long");
+	}
+	if ((ret = make_temp_dir(at, dir, "tmp", o->tmp, sizeof(o->tmp)))) {
+		free(o);
 		return fail(err, ret, "cannot create a directory beside '%s': %s", dir,
 			    strerror(-ret));
-	dirfd = openat(at, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0) {
-		ret = fail(err, -errno, "cannot open '%s': %s", tmp, strerror(errno));
-		goto out_remove;
 	}
-	/* Level 1: a checkpoint is on the critical path; the size gain of higher levels on guest
-	 * memory is small. */
-	if (deflateInit(&zs, 1) != Z_OK) {
-		ret = fail(err, -ENOMEM, "cannot set up compression");
-		goto out_close;
+	o->dirfd = openat(at, o->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (o->dirfd < 0) {
+		int e = fail(err, -errno, "cannot open '%s': %s", o->tmp, strerror(errno));
+		remove_tree_at(at, o->tmp, 0);
+		free(o);
+		return e;
 	}
-	zs_ready = true;
+	*out = o;
+	return 0;
+}
+
+/* A data file's name: like a section's, plus dots, and none a section file could have. */
+static bool valid_file_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= IMAGE_NAME_MAX + 4 || !strcmp(name, HEADER_FILE) ||
+	    (n > 2 && !strcmp(name + n - 2, SECTION_SUFFIX)) || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || name[i] == '-' || name[i] == '.' ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+int image_create_file(struct image_out *o, const char *name, char **err)
+{
+	*err = NULL;
+	if (!valid_file_name(name))
+		return fail(err, -EINVAL, "bad image file name '%s'", name);
+	int fd = openat(o->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(err, -errno, "cannot create '%s' in the image: %s", name,
+			    strerror(errno));
+	return fd;
+}
+
+void image_abort(struct image_out *o)
+{
+	if (!o)
+		return;
+	close(o->dirfd);
+	remove_tree_at(o->at, o->tmp, 0);
+	free(o);
+}
+
+int image_commit(struct image_out *o, struct image *img, char **err)
+{
+	char old[4096];
+	uint8_t hdr[HEADER_MAX];
+	uint32_t codec = img->codec ? img->codec : IMAGE_CODEC_ZLIB;
+	struct compressor *c = compressor_new(codec);
+	uint8_t *z = NULL; /* the compressed section, reused */
+	size_t zcap = 0;
+	int ret = 0, st;
+
+	*err = NULL;
+	if (!c) {
+		ret = fail(err, -EINVAL, "cannot compress with %s",
+			   codec_name(codec) ? codec_name(codec) : "an unknown codec");
+		goto out;
+	}
+	if (img->nsections > IMAGE_MAX_SECTIONS) {
+		ret = fail(err, -EINVAL, "too many sections");
+		goto out;
+	}
 	memcpy(hdr, IMAGE_MAGIC, 8);
 	put32(hdr + 8, IMAGE_VERSION);
-	put32(hdr + 12, IMAGE_CODEC_ZLIB);
+	put32(hdr + 12, codec);
 	put32(hdr + 16, img->flags);
 	put32(hdr + 20, img->nsections);
 	for (int i = 0; i < img->nsections; i++) {
 		struct image_section *s = &img->sec[i];
 		char file[IMAGE_NAME_MAX + 4];
-		uLongf zlen = compressBound(s->len);
+		size_t zlen = compress_bound(codec, s->len);
 
 		if (!valid_name(s->name)) {
 			ret = fail(err, -EINVAL, "bad section name");
-			goto out_close;
+			goto out;
 		}
 		if (s->len == 0) {
 			/* An empty section has no file: stored length 0 says so. */
@@ -295,22 +351,22 @@ int image_write(int at, const char *dir, struct image *img, bool force, char **e
 			uint8_t *nz = realloc(z, zlen);
 			if (!nz) {
 				ret = fail(err, -ENOMEM, "cannot compress section %s", s->name);
-				goto out_close;
+				goto out;
 			}
 			z = nz;
 			zcap = zlen;
 		}
-		if (deflate_section(&zs, s->data, s->len, z, &zlen)) {
+		if (compress_buf(c, s->data, s->len, z, &zlen)) {
 			ret = fail(err, -ENOMEM, "cannot compress section %s", s->name);
-			goto out_close;
+			goto out;
 		}
 		s->stored = zlen;
 		s->crc = crc32(0, z, zlen);
 		snprintf(file, sizeof(file), "%s%s", s->name, SECTION_SUFFIX);
-		int e = write_file(dirfd, file, z, zlen);
+		int e = write_file(o->dirfd, file, z, zlen);
 		if (e) {
 			ret = fail(err, e, "cannot write section %s: %s", s->name, strerror(-e));
-			goto out_close;
+			goto out;
 		}
 	entry:;
 		uint8_t *p = hdr + HEADER_FIXED + i * SEC_ENTRY_LEN;
@@ -323,49 +379,57 @@ int image_write(int at, const char *dir, struct image *img, bool force, char **e
 	}
 	size_t hlen = HEADER_FIXED + img->nsections * SEC_ENTRY_LEN;
 	put32(hdr + hlen, crc32(0, hdr, hlen));
-	int e = write_file(dirfd, HEADER_FILE, hdr, hlen + 4);
+	int e = write_file(o->dirfd, HEADER_FILE, hdr, hlen + 4);
 	if (e) {
 		ret = fail(err, e, "cannot write the image header: %s", strerror(-e));
-		goto out_close;
+		goto out;
 	}
 	/* Into place: an empty target is replaced directly; a full one (--force) is moved aside
 	 * first and removed only once the new image is in. */
-	st = dir_state(at, dir);
+	st = dir_state(o->at, o->dir);
 	if (st < 0) {
-		ret = fail(err, st, "image directory '%s': %s", dir, strerror(-st));
-		goto out_close;
+		ret = fail(err, st, "image directory '%s': %s", o->dir, strerror(-st));
+		goto out;
 	}
 	if (st > 0) {
-		if ((ret = make_temp_dir(at, dir, "old", old, sizeof(old)))) {
-			ret = fail(err, ret, "cannot replace '%s': %s", dir, strerror(-ret));
-			goto out_close;
+		if ((ret = make_temp_dir(o->at, o->dir, "old", old, sizeof(old)))) {
+			ret = fail(err, ret, "cannot replace '%s': %s", o->dir, strerror(-ret));
+			goto out;
 		}
-		if (renameat(at, dir, at, old)) {
-			ret = fail(err, -errno, "cannot replace '%s': %s", dir, strerror(errno));
-			unlinkat(at, old, AT_REMOVEDIR);
-			goto out_close;
+		if (renameat(o->at, o->dir, o->at, old)) {
+			ret = fail(err, -errno, "cannot replace '%s': %s", o->dir, strerror(errno));
+			unlinkat(o->at, old, AT_REMOVEDIR);
+			goto out;
 		}
 	} else if (st == 0) {
-		unlinkat(at, dir, AT_REMOVEDIR);
+		unlinkat(o->at, o->dir, AT_REMOVEDIR);
 	}
-	if (renameat(at, tmp, at, dir)) {
-		ret = fail(err, -errno, "cannot create '%s': %s", dir, strerror(errno));
+	if (renameat(o->at, o->tmp, o->at, o->dir)) {
+		ret = fail(err, -errno, "cannot create '%s': %s", o->dir, strerror(errno));
 		if (st > 0)
-			renameat(at, old, at, dir);
-		goto out_close;
+			renameat(o->at, old, o->at, o->dir);
+		goto out;
 	}
 	if (st > 0)
-		remove_tree_at(at, old, 0);
-out_close:
-	if (zs_ready)
-		deflateEnd(&zs);
+		remove_tree_at(o->at, old, 0);
+out:
+	compressor_free(c);
 	free(z);
-	close(dirfd);
-	if (!ret)
-		return 0;
-out_remove:
-	remove_tree_at(at, tmp, 0);
+	if (ret) {
+		image_abort(o);
+	} else {
+		close(o->dirfd);
+		free(o);
+	}
 	return ret;
+}
+
+int image_write(int at, const char *dir, struct image *img, bool force, char **err)
+{
+	struct image_out *o;
+	int ret = image_begin(at, dir, force, &o, err);
+
+	return ret ? ret : image_commit(o, img, err);
 }
 
 static int parse_header(int dirfd, const char *dir, struct image *img, char **err)
@@ -376,10 +440,9 @@ static int parse_header(int dirfd, const char *dir, struct image *img, char **er
 
 	if (e == -ENOENT)
 		return fail(err, e, "'%s' is not a minisentry image (no header)", dir);
-	if (e == -EINVAL || e == -ELOOP)
-		return fail(err, e, "image '%s': the header is not a regular file", dir);
-	if (e == -EFBIG)
-		return fail(err, -EINVAL, "image '%s' has a corrupt header (size)", dir);
+	if (e == -EFBIG || e == -EINVAL)
+		return fail(err, -EINVAL, "'%s' is not a minisentry image (%s)", dir,
+			    e == -EFBIG ? "header too large" : "header not a regular file");
 	if (e)
 		return fail(err, e, "cannot read the header of '%s': %s", dir, strerror(-e));
 	int ret = 0;
@@ -404,14 +467,22 @@ static int parse_header(int dirfd, const char *dir, struct image *img, char **er
 		    fail(err, -EINVAL, "image '%s' has a corrupt header (checksum mismatch)", dir);
 		goto out;
 	}
-	if (img->version != IMAGE_VERSION) {
+	if (img->version < IMAGE_VERSION_OLDEST || img->version > IMAGE_VERSION) {
 		ret = fail(err, -EINVAL,
-			   "image '%s' has format version %u; this minisentry reads version %u",
-			   dir, img->version, IMAGE_VERSION);
+			   "image '%s' has format version %u; this minisentry reads versions %u to "
+			   "%u",
+			   dir, img->version, IMAGE_VERSION_OLDEST, IMAGE_VERSION);
 		goto out;
 	}
-	if (img->codec != IMAGE_CODEC_ZLIB) {
+	if (!codec_name(img->codec) || (img->version == 1 && img->codec != IMAGE_CODEC_ZLIB)) {
 		ret = fail(err, -EINVAL, "image '%s' uses unknown codec %u", dir, img->codec);
+		goto out;
+	}
+	if (!codec_available(img->codec)) {
+		ret = fail(err, -EINVAL,
+			   "image '%s' is compressed with %s, which this minisentry was built "
+			   "without",
+			   dir, codec_name(img->codec));
 		goto out;
 	}
 	img->nsections = n;
@@ -441,6 +512,7 @@ int image_read_header(const char *dir, struct image *img, char **err)
 
 	*err = NULL;
 	memset(img, 0, sizeof(*img));
+	img->dirfd = -1;
 	if (dirfd < 0)
 		return fail(err, -errno, "image '%s': %s", dir, strerror(errno));
 	int ret = parse_header(dirfd, dir, img, err);
@@ -448,16 +520,31 @@ int image_read_header(const char *dir, struct image *img, char **err)
 	return ret;
 }
 
+/* The largest a section of STORED bytes can inflate to: deflate cannot do better than 1032:1;
+ * a zstd frame states its size, which decompress_buf holds it to. */
+static uint64_t max_section_len(uint32_t codec, uint64_t stored)
+{
+	uint64_t max = codec == IMAGE_CODEC_ZLIB ? stored * 1032 + 64 : SECTION_MAX;
+
+	return max < SECTION_MAX ? max : SECTION_MAX;
+}
+
 int image_read(const char *dir, struct image *img, char **err)
 {
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	struct compressor *c = NULL;
 
 	*err = NULL;
 	memset(img, 0, sizeof(*img));
+	img->dirfd = -1;
 	if (dirfd < 0)
 		return fail(err, -errno, "image '%s': %s", dir, strerror(errno));
 	if ((ret = parse_header(dirfd, dir, img, err)))
 		goto out;
+	if (!(c = compressor_new(img->codec))) {
+		ret = fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < img->nsections; i++) {
 		struct image_section *s = &img->sec[i];
 		char file[IMAGE_NAME_MAX + 4];
@@ -477,15 +564,22 @@ int image_read(const char *dir, struct image *img, char **err)
 			}
 			continue;
 		}
+		/* Bounds before anything is allocated: the header is checksummed, but a checksum
+		 * is no defence against a header made to pass it. */
+		if (s->len == 0 || s->len > max_section_len(img->codec, s->stored)) {
+			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: size)", dir,
+				   s->name);
+			goto out;
+		}
 		snprintf(file, sizeof(file), "%s%s", s->name, SECTION_SUFFIX);
-		/* A file longer than the header says is not even read. */
+		/* A file longer than its stored length is as wrong as a shorter one. */
 		if ((ret = read_file(dirfd, file, s->stored, &z, &zlen))) {
+			const char *why = ret == -ENOENT   ? "missing"
+					  : ret == -EFBIG  ? "longer than its header says"
+					  : ret == -EINVAL ? "not a regular file"
+							   : strerror(-ret);
 			ret = fail(err, ret == -EFBIG ? -EINVAL : ret, "image '%s': section %s: %s",
-				   dir, s->name,
-				   ret == -ENOENT		     ? "missing"
-				   : ret == -EFBIG		     ? "longer than its header says"
-				   : ret == -EINVAL || ret == -ELOOP ? "not a regular file"
-								     : strerror(-ret));
+				   dir, s->name, why);
 			goto out;
 		}
 		if (zlen != s->stored) {
@@ -501,30 +595,41 @@ int image_read(const char *dir, struct image *img, char **err)
 				   s->name);
 			goto out;
 		}
-		/* The length comes from a header anyone can write: no more than zlib can make of
-		 * the bytes stored, so what is allocated is bounded by the file's real size. */
-		if (s->len > (1ULL << 40) || s->len > zlen * ZLIB_MAX_RATIO + 64) {
-			free(z);
-			ret = fail(err, -EINVAL, "image '%s' is corrupt (section %s: size)", dir,
-				   s->name);
-			goto out;
-		}
-		s->data = malloc(s->len ? s->len : 1);
-		uLongf out_len = s->len;
-		int zr = s->data ? uncompress(s->data, &out_len, z, zlen) : Z_MEM_ERROR;
+		s->data = malloc(s->len);
+		int zr = s->data ? decompress_buf(c, z, zlen, s->data, s->len) : -2;
 		free(z);
-		if (zr != Z_OK || out_len != s->len) {
-			ret = fail(err, zr == Z_MEM_ERROR ? -ENOMEM : -EINVAL,
+		if (zr) {
+			ret = fail(err, zr == -2 ? -ENOMEM : -EINVAL,
 				   "image '%s' is corrupt (section %s does not decompress)", dir,
 				   s->name);
 			goto out;
 		}
 	}
+	img->dirfd = dirfd;
+	dirfd = -1;
 out:
-	close(dirfd);
+	compressor_free(c);
+	if (dirfd >= 0)
+		close(dirfd);
 	if (ret)
 		image_free(img);
 	return ret;
+}
+
+int image_open_file(const struct image *img, const char *dir, const char *name, uint64_t *size,
+		    char **err)
+{
+	*err = NULL;
+	if (!valid_file_name(name))
+		return fail(err, -EINVAL, "image '%s' is corrupt (bad file name)", dir);
+	int fd = open_regular(img->dirfd, name, size);
+	if (fd == -ENOENT)
+		return fail(err, fd, "image '%s': %s is missing", dir, name);
+	if (fd == -EINVAL)
+		return fail(err, fd, "image '%s': %s is not a regular file", dir, name);
+	if (fd < 0)
+		return fail(err, fd, "image '%s': %s: %s", dir, name, strerror(-fd));
+	return fd;
 }
 
 void image_free(struct image *img)
@@ -533,6 +638,9 @@ void image_free(struct image *img)
 		free(img->sec[i].data);
 		img->sec[i].data = NULL;
 	}
+	if (img->dirfd >= 0)
+		close(img->dirfd);
+	img->dirfd = -1;
 }
 
 struct image_section *image_find(struct image *img, const char *name)

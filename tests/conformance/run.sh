@@ -13,7 +13,8 @@
 # environment (check.h's in_sandbox()). Every test calls maybe_save() where its state is live,
 # or says `conformance: no-save REASON` (it has no state worth saving); one that does neither
 # fails. Environment knobs:
-#   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore")
+#   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore
+#                              save-restore-lazy": the last restores with --lazy)
 #   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
 #   CONFORMANCE_TIMEOUT        seconds one run may take (default 20); a run that hangs is
 #                              killed and reported as a FAIL
@@ -39,7 +40,7 @@ rootfs=$(cd "$2" 2>/dev/null && pwd) || {
 }
 shift 2
 
-modes=${CONFORMANCE_MODES:-native sandbox save-restore}
+modes=${CONFORMANCE_MODES:-native sandbox save-restore save-restore-lazy}
 limit=${CONFORMANCE_TIMEOUT:-20}
 read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
 
@@ -167,10 +168,19 @@ for bin in "${bins[@]}"; do
 				     chroot "$rootfs" "$guest" "${test_args[@]}")
 			fi
 			;;
-		sandbox | save-restore)
+		sandbox | save-restore | save-restore-lazy)
 			cmd=("$minisentry" run "${sandbox_flags[@]}")
-			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it.
+			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it;
+			# save-restore-lazy restores with --lazy (the guest runs on while its pages
+			# load), and is save-restore to the test itself.
 			[ "$mode" = save-restore ] && cmd+=(--save-restore-test)
+			if [ "$mode" = save-restore-lazy ]; then
+				# A confined Sentry cannot take its stubs' userfaultfds (they are not
+				# dumpable, in another user namespace, and it holds no capability), so
+				# restore --lazy refuses to run confined: this mode runs unconfined.
+				cmd+=(--save-restore-test=lazy --unsafe-no-confine)
+				run_env=("${test_env[@]}" "CONF_MODE=save-restore")
+			fi
 			for kv in "${run_env[@]}"; do
 				cmd+=(--env "$kv")
 			done

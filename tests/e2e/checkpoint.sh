@@ -433,6 +433,244 @@ failed_checkpoint_leaves_the_sandbox_running() {
     fail "the sandbox did not go on: status $status, '$(tr '\n' ' ' <"$WORK/fail.out")'"
 }
 
+# mem_cycle NAME MODE MIB [CHECKPOINT OPTIONS...]: runs memfill MODE MIB, checkpoints it once it
+# is ready into $WORK/NAME-img, restores that (with the options in $mem_restore_opts), and
+# checks that the restored guest finds the checksum it printed before the checkpoint.
+mem_restore_opts=()
+mem_cycle() {
+  local name=$1 mode=$2 mib=$3
+  shift 3
+  need_in_rootfs /usr/local/bin/memfill || return
+  local id="e2e-$$-$name" img=$WORK/$name-img o=$WORK/$name
+  rm -rf "$img"
+  ms_bg "$o.1" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill "$mode" "$mib" 3
+  local p=$bg_pid
+  wait_line "$o.1" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$img" "$@" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  [ "$status" -eq 0 ] || fail "the checkpointed run exited with $status" || return
+  ms restore "${mem_restore_opts[@]}" --image "$img"
+  expect_status 0 || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$o.1" | head -n1)
+  after=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+  [ -n "$before" ] && [ "$before" = "$after" ] ||
+    fail "memory checksum $before before the checkpoint, $after after the restore"
+}
+
+big_random_memory_comes_back_whole() {
+  mem_cycle mem-random random 256 || return
+  # Random pages are stored raw: the image is about as large as the memory, not larger.
+  local bytes
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  [ -n "$bytes" ] && [ "$bytes" -lt $((257 << 20)) ] && [ "$bytes" -gt $((255 << 20)) ] ||
+    fail "a 256 MiB random image has $bytes bytes"
+}
+
+patterned_memory_comes_back_whole_with_either_codec() {
+  mem_cycle mem-zlib pattern 64 || return
+  local zlib_bytes
+  zlib_bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  [ "$zlib_bytes" -lt $((4 << 20)) ] || fail "64 MiB of pattern took $zlib_bytes bytes" || return
+  ms inspect "$WORK/mem-zlib-img"
+  grep -q 'codec zlib' <<<"$out" || fail "inspect does not say zlib: $(out_hint)" || return
+  if "$MS" checkpoint --codec zstd --image "$WORK/x" no-such-sandbox 2>&1 | grep -q 'built without'; then
+    return 0 # a build without libzstd: zlib only
+  fi
+  mem_cycle mem-zstd pattern 64 --codec zstd || return
+  ms inspect "$WORK/mem-zstd-img"
+  grep -q 'codec zstd' <<<"$out" || fail "inspect does not say zstd: $(out_hint)"
+}
+
+# The data files are checked like the sections: a flipped byte, a cut, a FIFO or a symlink in
+# place of one is one line of error, never a hang and never a restored guest.
+damaged_memory_files_are_refused_with_one_line() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local good=$WORK/mem-random-img bad=$WORK/mem-bad size f=pages.0
+  size=$(stat -c %s "$good/$f")
+  rm -rf "$bad"
+  cp -a "$good" "$bad"
+  printf '\x5a' | dd of="$bad/$f" bs=1 seek=$((size / 2)) conv=notrunc status=none
+  ms restore --image "$bad"
+  expect_one_line_error || { why="$f flipped: $why"; return 1; }
+  grep -q 'corrupt' <<<"$err" || fail "'$err' does not say the image is corrupt" || return
+  cp "$good/$f" "$bad/$f"
+  truncate -s $((size - 4096)) "$bad/$f"
+  ms restore --image "$bad"
+  expect_one_line_error || { why="$f truncated: $why"; return 1; }
+  rm "$bad/$f"
+  mkfifo "$bad/$f"
+  ms restore --image "$bad"
+  expect_one_line_error || { why="a FIFO as $f: $why"; return 1; }
+  rm "$bad/$f"
+  ln -s "$good/$f" "$bad/$f"
+  ms restore --image "$bad"
+  expect_one_line_error || { why="a symlink as $f: $why"; return 1; }
+  rm "$bad/$f"
+  ms restore --image "$bad"
+  expect_one_line_error || { why="$f missing: $why"; return 1; }
+  # inspect reads no data file, and does not block on a FIFO either.
+  mkfifo "$bad/$f"
+  ms inspect "$bad"
+  timed_out && fail "inspect blocked on a FIFO" || true
+  rm -rf "$bad"
+}
+
+# restore --lazy and checkpoint --parent need the stubs' userfaultfds, which a confined Sentry
+# cannot take (docs/checkpoint.md): their scenarios run with --unsafe-no-confine, and a
+# confined one says so in one line (lazy) or writes a full image with a note (parent).
+confined_lazy_and_parent_say_why() {
+  ms restore --lazy --image "$WORK/mem-random-img"
+  expect_one_line_error || return
+  grep -q 'unsafe-no-confine' <<<"$err" || fail "'$err' does not say what to do" || return
+  local id="e2e-$$-confparent" o=$WORK/confparent.out a=$WORK/confparent-a b=$WORK/confparent-b
+  rm -rf "$a" "$b"
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /bin/sh -c 'sleep 3'
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$b" --parent "$a" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  grep -q 'not used: the confined Sentry' "$WORK/ck.err" ||
+    fail "no note for the unused --parent: $(head -n1 "$WORK/ck.err")" || return
+  ms restore --image "$b"
+  expect_status 0
+}
+
+# restore --lazy: the guest runs before its memory is in, and finds all of it.
+lazy_restore_brings_back_big_memory_whole() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  ms restore --lazy --unsafe-no-confine --image "$WORK/mem-random-img"
+  expect_status 0 || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
+  after=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+  [ -n "$before" ] && [ "$before" = "$after" ] ||
+    fail "memory checksum $before before the checkpoint, $after after a lazy restore" || return
+  # Patterned (compressed) chunks too, and a sandbox restored lazily checkpoints again.
+  mem_restore_opts=(--lazy --unsafe-no-confine)
+  mem_cycle mem-lazy pattern 64
+  local r=$?
+  mem_restore_opts=()
+  return $r
+}
+
+# The loader holds the image's files open: removing the image while it loads harms nothing.
+lazy_restore_outlives_its_image_being_removed() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local img=$WORK/mem-removed-img id="e2e-$$-lazyrm"
+  rm -rf "$img"
+  cp -a "$WORK/mem-random-img" "$img"
+  ms_bg "$WORK/lazyrm.out" restore --lazy --unsafe-no-confine --id "$id" --image "$img"
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  rm -rf "$img"
+  bg_status "$p"
+  [ "$status" -eq 0 ] || fail "exit status $status; stderr: $(head -n1 "$WORK/lazyrm.out.err")" || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
+  after=$(sed -n 's/^sum //p' "$WORK/lazyrm.out" | tail -n1)
+  [ "$before" = "$after" ] || fail "memory checksum $before before, $after after"
+}
+
+# A chunk that turns out bad after the guest started ends the sandbox with one line: the
+# guest never runs on with a wrong page.
+lazy_restore_of_a_corrupt_chunk_dies_with_one_line() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local bad=$WORK/mem-lazy-bad size
+  rm -rf "$bad"
+  cp -a "$WORK/mem-random-img" "$bad"
+  size=$(stat -c %s "$bad/pages.0")
+  printf '\x5a' | dd of="$bad/pages.0" bs=1 seek=$((size / 2)) conv=notrunc status=none
+  ms restore --lazy --unsafe-no-confine --stats --image "$bad"
+  # The stats line says the guest was started; then one line of error, and no result.
+  grep -q 'stats: restore' <<<"$err" || fail "the lazy restore did not start: $(err_hint)" || return
+  err=$(grep -v 'stats: restore' <<<"$err")
+  printf '%s\n' "$err" >"$WORK/err"
+  expect_one_line_error || return
+  grep -q 'corrupt' <<<"$err" && grep -q 'killed' <<<"$err" ||
+    fail "'$err' does not say the image is corrupt and the sandbox killed" || return
+  ! grep -q '^done' <<<"$out" || fail "the guest went on: $(out_hint)"
+  rm -rf "$bad"
+}
+
+# A sandbox restored lazily is checkpointed at once, before its pages are all in: the new
+# image has all of them.
+checkpoint_during_a_lazy_restore_has_every_page() {
+  [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
+  local id="e2e-$$-lazyck" img=$WORK/mem-lazyck-img
+  rm -rf "$img"
+  ms_bg "$WORK/lazyck.out" restore --lazy --unsafe-no-confine --id "$id" --image "$WORK/mem-random-img"
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$img" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  ms restore --image "$img"
+  expect_status 0 || return
+  local before after
+  before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
+  after=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+  [ "$before" = "$after" ] || fail "memory checksum $before before, $after after"
+}
+
+# checkpoint --parent: an unchanged guest's second image holds no page; one after a change holds
+# the change; each restores whole (plainly and lazily); one whose parent is gone is refused.
+parent_images_hold_only_what_changed() {
+  need_in_rootfs /usr/local/bin/memfill || return
+  local id="e2e-$$-parent" o=$WORK/parent.out a=$WORK/parent-a b=$WORK/parent-b c=$WORK/parent-c
+  rm -rf "$a" "$b" "$c"
+  ms_bg "$o" run --unsafe-no-confine --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
+  local p=$bg_pid
+  wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$b" --leave-running --parent "$a" || { kill "$p" 2>/dev/null; return 1; }
+  local bytes refs
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  refs=$(sed -n 's/.*, \([0-9]*\) pages in the parent.*/\1/p' "$WORK/ck.out")
+  [ "$bytes" -lt 65536 ] && [ "$refs" -ge 65536 ] ||
+    { kill "$p" 2>/dev/null; fail "unchanged: $(cat "$WORK/ck.out")"; return 1; }
+  wait_line "$o" '^ready2$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$c" --leave-running --parent "$b" || { kill "$p" 2>/dev/null; return 1; }
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  [ "$bytes" -gt $((16 << 20)) ] && [ "$bytes" -lt $((18 << 20)) ] ||
+    { kill "$p" 2>/dev/null; fail "16 MiB changed: $(cat "$WORK/ck.out")"; return 1; }
+  bg_status "$p"
+  [ "$status" -eq 0 ] || fail "the run exited with $status" || return
+  local want img got
+  want=$(sed -n 's/^sum //p' "$o" | tail -n1)
+  for img in "$b" "$c" "$c --lazy --unsafe-no-confine"; do
+    # shellcheck disable=SC2086
+    ms restore --image $img
+    expect_status 0 || { why="restore $img: $why"; return 1; }
+    got=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+    [ "$got" = "$want" ] || fail "restore $img: checksum $got, want $want" || return
+  done
+  # c names b and a; without a it is refused, in one line naming a.
+  mv "$a" "$a.moved"
+  ms restore --image "$c"
+  expect_one_line_error || return
+  grep -qF "$a" <<<"$err" || fail "'$err' does not name the image it needs" || return
+  mv "$a.moved" "$a"
+}
+
+# After a restore, the restored image is the base: a --parent checkpoint of it is small.
+parent_of_a_restored_sandbox_is_its_image() {
+  [ -d "$WORK/parent-a" ] || skip "needs parent_images_hold_only_what_changed" || return
+  local id="e2e-$$-parent-r" img=$WORK/parent-r
+  rm -rf "$img"
+  ms_bg "$WORK/parent-r.out" restore --unsafe-no-confine --id "$id" --image "$WORK/parent-a"
+  local p=$bg_pid
+  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$img" --parent "$WORK/parent-a" || { kill "$p" 2>/dev/null; return 1; }
+  bg_status "$p"
+  local bytes
+  bytes=$(sed -n 's/.*: \([0-9]*\) bytes,.*/\1/p' "$WORK/ck.out")
+  [ "$bytes" -lt $((1 << 20)) ] || fail "a restored, unchanged guest: $(cat "$WORK/ck.out")" || return
+  ms restore --image "$img"
+  expect_status 0 || return
+  grep -q '^done$' <<<"$out" || fail "the restore did not finish: $(out_hint)"
+}
+
 scenarios+=(
   counter_loop_continues_across_checkpoints
   pipeline_with_bytes_in_the_pipe_survives
@@ -455,4 +693,14 @@ scenarios+=(
   leave_running_checkpoint_evicts_unused_proc_and_sys_nodes
   inspect_shows_sections_and_pages
   bad_images_are_refused_with_one_line
+  big_random_memory_comes_back_whole
+  patterned_memory_comes_back_whole_with_either_codec
+  damaged_memory_files_are_refused_with_one_line
+  lazy_restore_brings_back_big_memory_whole
+  confined_lazy_and_parent_say_why
+  lazy_restore_outlives_its_image_being_removed
+  lazy_restore_of_a_corrupt_chunk_dies_with_one_line
+  checkpoint_during_a_lazy_restore_has_every_page
+  parent_images_hold_only_what_changed
+  parent_of_a_restored_sandbox_is_its_image
 )

@@ -101,6 +101,20 @@ int platform_stub_new(struct platform_thread **out)
 	return 0;
 }
 
+/* A fake stub has no address space for a userfaultfd to watch: restores take the path of a
+ * host without one (no lazy loading, no write tracking). */
+int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
+{
+	(void)out, (void)uffd;
+	return -ENOSYS;
+}
+
+int platform_stub_uffd(struct platform_thread *t)
+{
+	(void)t;
+	return -ENOSYS;
+}
+
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
 	return (*out = thread_new(parent->stub)) ? 0 : -ENOMEM;

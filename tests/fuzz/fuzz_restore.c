@@ -7,6 +7,7 @@
  * the decoders, in the order and with the cross-references a real restore has, and what they
  * accept reaches the save code; the files' own checks are fuzz_image's. Seeds:
  * tests/fuzz/corpus/restore, made from real images by `seedtool restore`. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,16 +33,19 @@ static const char *const sections[] = {
 static char dir[256];
 static bool verbose; /* FUZZ_VERBOSE=1: say why each input was refused */
 
+/* Every file of the image: the sections, the header, and the data files (pages.N) that a
+ * checkpoint again of a sandbox with enough memory writes. */
 static void remove_image(void)
 {
-	char path[512];
+	DIR *d = opendir(dir);
+	struct dirent *de;
 
-	for (size_t i = 0; i < NSECTIONS; i++) {
-		snprintf(path, sizeof(path), "%s/%s.z", dir, sections[i]);
-		unlink(path);
+	if (d) {
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
 	}
-	snprintf(path, sizeof(path), "%s/header", dir);
-	unlink(path);
 	rmdir(dir);
 }
 
@@ -68,7 +72,8 @@ static void again(void)
 	for_each_task(t)
 		t->running = false;
 	remove_image();
-	int ret = checkpoint_save(AT_FDCWD, dir, false, NULL, &err);
+	const struct checkpoint_opts o = {0};
+	int ret = checkpoint_save(AT_FDCWD, dir, &o, NULL, &err);
 	if (verbose)
 		dprintf(2, "fuzz_restore: checkpointed again: %s\n",
 			ret ? (err ? err : "failed") : "done");

@@ -23,6 +23,7 @@
 #include "sentry/task.h"
 #include "sentry/timer.h"
 #include "state/codec.h"
+#include "state/image.h"
 #include "vfs/vfs.h"
 
 #define MEMFILE_SPAN (1ULL << 40)
@@ -196,16 +197,19 @@ uint64_t fuzz_addr(struct fuzz_in *in)
 }
 
 /* An empty memory file: every page a hole, nothing allocated (the allocator state is what a
- * restore of an empty "memory" section leaves). */
+ * restore of an empty version 1 "memory" section leaves). */
 static void reset_memfile(void)
 {
 	static const uint8_t empty[24] = {[16] = 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const struct image v1 = {.version = 1, .codec = IMAGE_CODEC_ZLIB, .dirfd = -1};
+	const struct memfile_load_opts o = {.img = &v1, .dir = "(reset)"};
 	struct dec d;
+	char *err = NULL;
 
 	memfile_zero(0, MEMFILE_SPAN);
 	dec_init(&d, empty, sizeof(empty), NULL);
-	if (memfile_load(&d))
-		die("memory file reset", EINVAL);
+	if (memfile_load(&d, &o, &err))
+		die(err ? err : "memory file reset", EINVAL);
 	dec_free(&d);
 }
 

@@ -35,9 +35,17 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-/* The memory section's allocator state (bump, free list) and the end of its runs, without
- * the runs: its length, the section rewritten in place. */
-static size_t strip_pages(uint8_t *p, size_t len)
+static void set32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (v >> (8 * i)) & 0xff;
+}
+
+/* The memory section without its pages, rewritten in place; its new length. Version 1: the
+ * allocator state (bump, free list) and the end of the runs. Version 2: the allocator state,
+ * the memory id and grid, and no data files, other images or chunks (a restore seed is
+ * written without the data files the chunks would name). */
+static size_t strip_pages(uint8_t *p, size_t len, uint32_t version)
 {
 	static const uint8_t end[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -47,8 +55,17 @@ static size_t strip_pages(uint8_t *p, size_t len)
 	if (nfree > (len - 16) / 16)
 		return len;
 	size_t keep = 16 + nfree * 16;
-	memcpy(p + keep, end, sizeof(end));
-	return keep + sizeof(end);
+	if (version == 1) {
+		memcpy(p + keep, end, sizeof(end));
+		return keep + sizeof(end);
+	}
+	if (len < keep + 16 + 4 + 4 + 4 + 8)
+		return len;
+	keep += 16 + 4; /* id, grid */
+	set32(p + keep, 0);
+	set32(p + keep + 4, 0);
+	memset(p + keep + 8, 0, 8);
+	return keep + 16;
 }
 
 static int restore_seed(const char *dir, bool pages, FILE *out)
@@ -64,7 +81,7 @@ static int restore_seed(const char *dir, bool pages, FILE *out)
 		struct image_section *s = image_find(&img, sections[i]);
 		size_t len = s ? s->len : 0;
 		if (!pages && !strcmp(sections[i], "memory") && len)
-			len = strip_pages(s->data, len);
+			len = strip_pages(s->data, len, img.version);
 		put32(out, (uint32_t)len);
 		if (len)
 			fwrite(s->data, 1, len, out);

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "state/codec.h"
+#include "state/compress.h"
 #include "state/image.h"
 
 static void test_records_round_trip(void **state)
@@ -438,6 +439,223 @@ static void test_another_format_version_is_named(void **state)
 	free(err);
 }
 
+/* Rewrites the header in DIR with FN applied, fixing its checksum as a hand-made header would. */
+static void patch_header(const char *dir, void (*fn)(uint8_t *hdr, ssize_t n))
+{
+	char path[400];
+	uint8_t hdr[2048];
+
+	snprintf(path, sizeof(path), "%s/header", dir);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	ssize_t n = read(fd, hdr, sizeof(hdr));
+	assert_true(n > 24);
+	fn(hdr, n);
+	uint32_t crc = crc32(0, hdr, n - 4);
+	for (int i = 0; i < 4; i++)
+		hdr[n - 4 + i] = crc >> (8 * i);
+	assert_int_equal(pwrite(fd, hdr, n, 0), n);
+	close(fd);
+}
+
+static void set_version_1(uint8_t *hdr, ssize_t n)
+{
+	(void)n;
+	hdr[8] = 1;
+}
+
+static void test_version_one_images_are_still_read(void **state)
+{
+	uint8_t a[100] = {5}, b[1] = {2};
+	struct image img, back;
+	char dir[300], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/v1", base);
+	make_image(&img, a, sizeof(a), b, 1);
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
+	patch_header(dir, set_version_1);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	assert_int_equal(back.version, 1);
+	assert_memory_equal(image_find(&back, "alpha")->data, a, sizeof(a));
+	image_free(&back);
+}
+
+/* The first section entry's uncompressed length (after the 24-byte fixed part and the name). */
+static void claim_huge_section(uint8_t *hdr, ssize_t n)
+{
+	(void)n;
+	hdr[24 + IMAGE_NAME_MAX + 6] = 0x40; /* 2^54 */
+}
+
+static void test_sizes_a_header_claims_are_bounded_by_the_files(void **state)
+{
+	uint8_t a[300] = {1}, b[40] = {2};
+	struct image img, back;
+	char dir[300], path[400], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/bounds", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
+	/* A section file longer than its entry says. */
+	snprintf(path, sizeof(path), "%s/alpha.z", dir);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "longer"));
+	free(err);
+	assert_int_equal(truncate(path, file_size(path) - 1), 0);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	image_free(&back);
+	/* A section that would inflate past what its bytes can hold: refused before any
+	 * allocation. */
+	patch_header(dir, claim_huge_section);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "size"));
+	free(err);
+}
+
+static void test_a_fifo_or_symlink_in_place_of_a_file_is_refused_without_blocking(void **state)
+{
+	uint8_t a[300] = {1}, b[40] = {2};
+	struct image img, back;
+	char dir[300], path[400], target[400], *err = NULL;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/fifo", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
+	snprintf(path, sizeof(path), "%s/alpha.z", dir);
+	snprintf(target, sizeof(target), "%s/alpha.saved", base);
+	assert_int_equal(rename(path, target), 0);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	/* No writer ever comes: a blocking open would hang here. */
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	unlink(path);
+	assert_int_equal(symlink(target, path), 0);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/header", dir);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_int_not_equal(image_read(dir, &back, &err), 0);
+	free(err);
+	assert_int_not_equal(image_read_header(dir, &back, &err), 0);
+	free(err);
+}
+
+static void test_data_files_are_made_beside_the_sections_and_opened_with_care(void **state)
+{
+	uint8_t a[10] = {1}, b[1] = {2};
+	struct image img, back;
+	struct image_out *o;
+	char dir[300], path[400], *err = NULL;
+	uint64_t size;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/data", base);
+	assert_int_equal(image_begin(AT_FDCWD, dir, false, &o, &err), 0);
+	int fd = image_create_file(o, "pages.0", &err);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	close(fd);
+	/* Names that would clash with the header or a section, or leave the image. */
+	const char *bad[] = {"header", "alpha.z", "../x", "a/b", ".hidden", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_true(image_create_file(o, bad[i], &err) < 0);
+		free(err);
+	}
+	/* Nothing is in place before the commit. */
+	assert_int_not_equal(access(dir, F_OK), 0);
+	make_image(&img, a, sizeof(a), b, 1);
+	assert_int_equal(image_commit(o, &img, &err), 0);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	fd = image_open_file(&back, dir, "pages.0", &size, &err);
+	assert_true(fd >= 0);
+	assert_int_equal(size, 10);
+	close(fd);
+	assert_true(image_open_file(&back, dir, "pages.1", &size, &err) < 0);
+	assert_non_null(strstr(err, "missing"));
+	free(err);
+	assert_true(image_open_file(&back, dir, "../data/pages.0", &size, &err) < 0);
+	free(err);
+	snprintf(path, sizeof(path), "%s/pages.1", dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_true(image_open_file(&back, dir, "pages.1", &size, &err) < 0);
+	assert_non_null(strstr(err, "not a regular file"));
+	free(err);
+	image_free(&back);
+	/* An abandoned image leaves nothing behind. */
+	snprintf(dir, sizeof(dir), "%s/abandoned", base);
+	assert_int_equal(image_begin(AT_FDCWD, dir, false, &o, &err), 0);
+	close(image_create_file(o, "pages.0", &err));
+	image_abort(o);
+	assert_int_not_equal(access(dir, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/abandoned.tmp.%d", base, (int)getpid());
+	assert_int_not_equal(access(path, F_OK), 0);
+}
+
+static void test_codecs_round_trip_and_refuse_damage(void **state)
+{
+	const uint32_t codecs[] = {IMAGE_CODEC_ZLIB, IMAGE_CODEC_ZSTD};
+	static uint8_t in[100000], out[100000], z[120000];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = "minisentry"[i % 10] + (i / 1000);
+	for (size_t k = 0; k < 2; k++) {
+		if (!codec_available(codecs[k]))
+			continue;
+		struct compressor *c = compressor_new(codecs[k]);
+		size_t zlen = sizeof(z);
+		assert_non_null(c);
+		assert_true(compress_bound(codecs[k], sizeof(in)) <= sizeof(z));
+		assert_int_equal(compress_buf(c, in, sizeof(in), z, &zlen), 0);
+		assert_true(zlen < sizeof(in) / 4);
+		assert_int_equal(decompress_buf(c, z, zlen, out, sizeof(out)), 0);
+		assert_memory_equal(in, out, sizeof(in));
+		/* Twice through one compressor, as a worker does. */
+		assert_int_equal(decompress_buf(c, z, zlen, out, sizeof(out)), 0);
+		/* The wrong size, a cut stream and a damaged one all fail. */
+		assert_int_not_equal(decompress_buf(c, z, zlen, out, sizeof(out) - 1), 0);
+		assert_int_not_equal(decompress_buf(c, z, zlen - 1, out, sizeof(out)), 0);
+		z[zlen / 2] ^= 0x55;
+		int r = decompress_buf(c, z, zlen, out, sizeof(out));
+		assert_true(r != 0 || memcmp(in, out, sizeof(in)) != 0);
+		compressor_free(c);
+	}
+	assert_string_equal(codec_name(IMAGE_CODEC_ZLIB), "zlib");
+	assert_int_equal(codec_by_name("zstd"), IMAGE_CODEC_ZSTD);
+	assert_int_equal(codec_by_name("lzma"), 0);
+}
+
+static void test_crc32c_and_the_incompressibility_sample(void **state)
+{
+	static uint8_t rnd[262144], text[262144];
+	uint64_t x = 88172645463325252ULL;
+	(void)state;
+
+	/* The check value of CRC-32C. */
+	assert_int_equal(crc32c(0, "123456789", 9), 0xE3069283);
+	/* In pieces, as a stream. */
+	assert_int_equal(crc32c(crc32c(0, "1234", 4), "56789", 5), 0xE3069283);
+	for (size_t i = 0; i < sizeof(rnd); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		rnd[i] = (uint8_t)x;
+		text[i] = "the quick brown fox jumps over the lazy dog\n"[i % 44];
+	}
+	assert_true(compress_looks_incompressible(rnd, sizeof(rnd)));
+	assert_false(compress_looks_incompressible(text, sizeof(text)));
+	memset(text, 0, sizeof(text));
+	assert_false(compress_looks_incompressible(text, sizeof(text)));
+}
+
 /* Rewrites byte range [AT, AT+N) of the header at DIR to P and fixes its checksum, as a forger
  * would. */
 static void forge_header(const char *dir, size_t at, const void *p, size_t n)
@@ -524,6 +742,12 @@ int main(void)
 	    cmocka_unit_test(test_every_flipped_byte_is_caught),
 	    cmocka_unit_test(test_truncated_missing_and_foreign_images_are_refused),
 	    cmocka_unit_test(test_another_format_version_is_named),
+	    cmocka_unit_test(test_version_one_images_are_still_read),
+	    cmocka_unit_test(test_sizes_a_header_claims_are_bounded_by_the_files),
+	    cmocka_unit_test(test_a_fifo_or_symlink_in_place_of_a_file_is_refused_without_blocking),
+	    cmocka_unit_test(test_data_files_are_made_beside_the_sections_and_opened_with_care),
+	    cmocka_unit_test(test_codecs_round_trip_and_refuse_damage),
+	    cmocka_unit_test(test_crc32c_and_the_incompressibility_sample),
 	    cmocka_unit_test(test_a_fifo_or_a_symlink_for_a_file_is_refused_without_blocking),
 	    cmocka_unit_test(test_a_section_longer_than_its_bytes_can_hold_is_refused),
 	};

@@ -1,0 +1,146 @@
+/* What the files of mem/ share and nothing else sees: the memory file's state (its descriptor,
+ * the Sentry's mapping of it, the allocator) and the worker threads that save and load it. */
+#ifndef MEM_INTERNAL_H
+#define MEM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Virtual size only: a sparse file and a MAP_NORESERVE view. */
+#define MEMFILE_SIZE (1ULL << 40)
+#define MEMFILE_PAGE 4096ULL
+
+struct extent {
+	uint64_t off, len;
+};
+
+struct memfile_state {
+	int fd;
+	char *base;
+	uint64_t bump; /* everything at and above is free */
+	struct extent *free;
+	size_t nfree, capfree;
+};
+
+extern struct memfile_state mf;
+
+/* The next extent of data at or after AT, before END: false when the rest is a hole, else
+ * [*DATA, *STOP) (STOP capped at END). */
+bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop);
+
+/* Remembers the CPUs this process may use, before the Sentry pins itself to one. */
+void workers_init(void);
+/* How many threads a bounded phase (saving or loading memory) uses: the CPUs the process was
+ * allowed at workers_init, at most 8. */
+int workers_count(void);
+/* Runs FN(ARG, I) for I in [0, N) on N threads, the caller being I = 0, and returns when all
+ * have returned. The others block every signal, so the Sentry's signals (SIGCHLD through its
+ * signalfd, the placement tick's SIGALRM) still reach only its own thread. Work is shared by
+ * the callers' own counters: if a thread cannot be made, the others simply do its share. */
+void workers_run(int n, void (*fn)(void *arg, int i), void *arg);
+
+/* --- the memory section of an image (memsave.c) --- */
+
+#define CHUNK_PAGES 64 /* 256 KiB: a lazy restore's unit of loading, the grid of --parent */
+#define CHUNK_BYTES (CHUNK_PAGES * MEMFILE_PAGE)
+/* An image with at most this much data (non-zero pages), none of it incompressible, keeps it
+ * inside the section, compressed with it: no data files to create, which is most of what an
+ * idle sandbox's checkpoint costs, and one compression stream, which for a small sandbox is
+ * smaller than chunks compressed each on its own (a busybox sandbox with 8 sleepers: 43 KB
+ * against 50 KB). */
+#define INLINE_MAX (1u << 20)
+#define MAX_FILES 64
+#define MAX_IMAGES 32
+#define ID_LEN 16
+
+struct dec;
+struct compressor;
+struct memfile_load_opts;
+
+/* How a chunk is stored. */
+enum chunk_how {
+	HOW_RAW,    /* its pages as they are, in a data file, at a page-aligned offset */
+	HOW_PACKED, /* compressed with the image's codec, in a data file */
+	HOW_INLINE, /* its pages follow its index entry in the section */
+	HOW_REF,    /* the same pages of another image (--parent) */
+	HOW_COUNT,
+};
+
+struct chunk {
+	uint64_t mem_off; /* in the memory file */
+	uint32_t pages;
+	uint8_t how;
+	uint32_t where; /* HOW_RAW, HOW_PACKED: data file; HOW_REF: image */
+	uint64_t file_off, stored;
+	uint32_t crc; /* CRC-32C of the stored bytes */
+	const void *inline_data;
+};
+
+struct image;
+struct store;
+
+/* An image whose pages this one refers to (HOW_REF chunks): named by its memory id and path,
+ * opened (and its own index checked) by store_open_refs. */
+struct ref_image {
+	uint8_t id[ID_LEN];
+	char *path;
+	struct image *img; /* kept read: its inline chunks live in its memory section */
+	struct store *st;
+};
+
+/* The index of a version 2 memory section, checked against the image's files. */
+struct store {
+	uint32_t codec;
+	const char *dir;
+	uint32_t nfiles;
+	int fds[MAX_FILES];
+	uint64_t sizes[MAX_FILES];
+	uint32_t nimages;
+	struct ref_image refs[MAX_IMAGES];
+	struct chunk *ch;
+	uint64_t nch;
+	uint8_t id[ID_LEN];
+	uint64_t bump; /* the allocated size of the memory file it describes */
+};
+
+/* Parses and checks a version 2 index, after the allocator state: every number bounded by the
+ * files' real sizes and BUMP, the memory file's allocated size, before it is used. Opens the
+ * data files. On failure either D's error or *ERR says why; store_close frees S either way. */
+int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump, struct store *s,
+		char **err);
+/* Opens the images S refers to and checks that each is the one named (its memory id). */
+int store_open_refs(struct store *s, char **err);
+void store_close(struct store *s);
+/* Closes the data files of S and of the images it refers to, keeping the index. */
+void store_close_files(struct store *s);
+
+/* What a thread needs to read chunks: a decompressor per codec and two chunk buffers. */
+struct chunk_reader {
+	struct compressor *z[3];
+	uint8_t *buf; /* a compressed chunk */
+	uint8_t *tmp; /* a referenced chunk, whole */
+};
+
+int chunk_reader_init(struct chunk_reader *r);
+void chunk_reader_free(struct chunk_reader *r);
+/* Puts chunk C's pages at DST: read straight there when raw, else read into a buffer and
+ * decompressed there, or taken from the image it refers to; checked either way. Returns NULL,
+ * or what is wrong with it ("corrupt (checksum mismatch)", "truncated"...). */
+const char *store_read_chunk(struct store *s, const struct chunk *c, struct chunk_reader *r,
+			     uint8_t *dst);
+
+/* --- lazy restore (lazy.c) --- */
+
+/* A userfaultfd for this process (O_NONBLOCK, before its UFFDIO_API): the syscall, or
+ * /dev/userfaultfd where the syscall is kept from this user (vm.unprivileged_userfaultfd = 0
+ * and no CAP_SYS_PTRACE). A negative errno when neither works. */
+int mem_userfaultfd(void);
+
+/* Takes over S (its file chunks only) and starts serving faults on the grid cells that hold
+ * them; the background load waits for memfile_lazy_start. On failure *ERR says why. */
+int lazy_begin(struct store *s, const char *dir, char **err);
+/* [OFF, OFF+LEN) was freed or zeroed: its pages are no longer wanted from the image. */
+void lazy_forget(uint64_t off, uint64_t len);
+
+#endif

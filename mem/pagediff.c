@@ -1,0 +1,352 @@
+/* Which pages of the memory file may differ from a base image (docs/checkpoint.md, "Checkpoint
+ * cost that follows what changed"): the page diff that `checkpoint --parent` saves, and that a
+ * differential checkpoint against a golden image (issue 12) or the reset of a slot can use
+ * the same way. Since the base was written (or restored), a page counts as changed when:
+ *  - it was written through a watched mapping: the Sentry's own view of the file, and every
+ *    stub's mappings of it, are registered with a userfaultfd in asynchronous write-protect
+ *    mode (UFFD_FEATURE_WP_ASYNC), so the first write to a page after the base only flips its
+ *    write-protect bit, and PAGEMAP_SCAN reads and resets those bits without a fault message;
+ *  - its range was allocated, freed or zeroed (memfile_alloc, memfile_zero);
+ *  - its range was mapped, moved or unmapped in a stub since the base (a mapping no one
+ *    watches yet, or one whose written bits go with it): the whole range, conservatively.
+ * Anything that goes wrong on the way (a scan that fails) makes the diff unusable until the
+ * next base, never wrong. */
+#include "mem/memfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mem/internal.h"
+
+/* Linux 6.7's PAGEMAP_SCAN and asynchronous write-protection, which the C library's headers
+ * may predate. */
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+#ifndef PAGEMAP_SCAN
+#define PAGE_IS_WRITTEN (1 << 1)
+struct page_region {
+	uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PM_SCAN_WP_MATCHING (1 << 0)
+#endif
+
+#define SCAN_VEC 512
+
+/* A watched stub address space, and where its registered ranges map the file (newest last:
+ * a range mapped anew over an older one wins). */
+struct tspace {
+	const void *key;
+	int uffd, pagemap;
+	struct memfile_space_range *r;
+	size_t n;
+};
+
+static struct {
+	bool on;    /* watching since a base */
+	bool valid; /* nothing lost since the base */
+	uint8_t base[ID_LEN];
+	uint64_t *dirty; /* per page: changed since the base */
+	uint64_t dirty_words;
+	int uffd, pagemap; /* the Sentry's own */
+	uint64_t self_end; /* [0, self_end) of the file is watched in the Sentry's view */
+	struct tspace *sp;
+	size_t nsp, cap;
+	char *why; /* why watching is not possible here */
+} tr = {.uffd = -1, .pagemap = -1};
+
+static void mark(uint64_t off, uint64_t len)
+{
+	uint64_t first = off / MEMFILE_PAGE, last = (off + len + MEMFILE_PAGE - 1) / MEMFILE_PAGE;
+
+	if (!tr.on || !len)
+		return;
+	if (last > tr.dirty_words * 64) {
+		uint64_t n = (last / 64 + 1) * 2;
+		uint64_t *d = realloc(tr.dirty, n * sizeof(*d));
+		if (!d) {
+			tr.valid = false;
+			return;
+		}
+		memset(d + tr.dirty_words, 0, (n - tr.dirty_words) * sizeof(*d));
+		tr.dirty = d;
+		tr.dirty_words = n;
+	}
+	for (uint64_t p = first; p < last; p++)
+		tr.dirty[p / 64] |= 1ULL << (p % 64);
+}
+
+void memfile_track_untracked(uint64_t off, uint64_t len)
+{
+	mark(off, len);
+}
+
+bool memfile_track_dirty(uint64_t page)
+{
+	return page / 64 < tr.dirty_words && (tr.dirty[page / 64] >> (page % 64) & 1);
+}
+
+/* A userfaultfd for write-protection of this process's view, or of a stub's (UFFD, made by
+ * the platform): its API set. */
+static int api(int uffd)
+{
+	struct uffdio_api a = {.api = UFFD_API,
+			       .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED |
+					   UFFD_FEATURE_WP_HUGETLBFS_SHMEM};
+
+	return ioctl(uffd, UFFDIO_API, &a) ? -errno : 0;
+}
+
+static int watch(int uffd, uint64_t addr, uint64_t len, bool protect)
+{
+	struct uffdio_register r = {.range = {addr, len}, .mode = UFFDIO_REGISTER_MODE_WP};
+	struct uffdio_writeprotect w = {.range = {addr, len}, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+
+	if (!len)
+		return 0;
+	if (ioctl(uffd, UFFDIO_REGISTER, &r))
+		return -errno;
+	return protect && ioctl(uffd, UFFDIO_WRITEPROTECT, &w) ? -errno : 0;
+}
+
+/* The written pages of [START, END) in PAGEMAP, reset to protected: each region goes to FN. */
+static int scan(int pagemap, uint64_t start, uint64_t end,
+		void (*fn)(const struct tspace *sp, uint64_t a, uint64_t b),
+		const struct tspace *sp)
+{
+	static struct page_region v[SCAN_VEC];
+
+	while (start < end) {
+		struct pm_scan_arg a = {.size = sizeof(a),
+					.flags = PM_SCAN_WP_MATCHING,
+					.start = start,
+					.end = end,
+					.vec = (uintptr_t)v,
+					.vec_len = SCAN_VEC,
+					.category_mask = PAGE_IS_WRITTEN,
+					.return_mask = PAGE_IS_WRITTEN};
+		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++)
+			fn(sp, v[i].start, v[i].end);
+		if (a.walk_end <= start)
+			return -EIO;
+		start = a.walk_end;
+	}
+	return 0;
+}
+
+static void mark_self(const struct tspace *sp, uint64_t a, uint64_t b)
+{
+	(void)sp;
+	mark(a - (uintptr_t)mf.base, b - a);
+}
+
+/* Addresses [A, B) of SP: the file pages its newest covering ranges map there. */
+static void mark_space(const struct tspace *sp, uint64_t a, uint64_t b)
+{
+	for (uint64_t at = a; at < b; at += MEMFILE_PAGE)
+		for (size_t i = sp->n; i-- > 0;)
+			if (at >= sp->r[i].addr && at - sp->r[i].addr < sp->r[i].len) {
+				mark(sp->r[i].off + (at - sp->r[i].addr), MEMFILE_PAGE);
+				break;
+			}
+}
+
+static void mark_all(const struct tspace *sp)
+{
+	for (size_t i = 0; i < sp->n; i++)
+		mark(sp->r[i].off, sp->r[i].len);
+}
+
+static void harvest_space(struct tspace *sp)
+{
+	for (size_t i = 0; i < sp->n; i++)
+		if (scan(sp->pagemap, sp->r[i].addr, sp->r[i].addr + sp->r[i].len, mark_space,
+			 sp)) {
+			mark_all(sp); /* its process is gone: what it wrote is not known */
+			return;
+		}
+}
+
+int memfile_track_harvest(void)
+{
+	if (!tr.on)
+		return -ENOENT;
+	if (scan(tr.pagemap, (uintptr_t)mf.base, (uintptr_t)mf.base + tr.self_end, mark_self, NULL))
+		tr.valid = false;
+	for (size_t i = 0; i < tr.nsp; i++)
+		harvest_space(&tr.sp[i]);
+	return tr.valid ? 0 : -EIO;
+}
+
+static void fail_off(const char *what, int e)
+{
+	free(tr.why);
+	if (asprintf(&tr.why, "%s: %s", what, strerror(-e)) < 0)
+		tr.why = NULL;
+	tr.valid = false;
+}
+
+int memfile_track_begin(void)
+{
+	int e;
+
+	memfile_lazy_wait();
+	if (!tr.on) {
+		if (tr.why)
+			return -ENOTSUP; /* tried before */
+		tr.uffd = mem_userfaultfd();
+		if (tr.uffd < 0) {
+			fail_off("userfaultfd", tr.uffd);
+			tr.uffd = -1;
+			return -ENOTSUP;
+		}
+		tr.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		if (tr.pagemap < 0 || (e = api(tr.uffd))) {
+			fail_off("write tracking", tr.pagemap < 0 ? -errno : e);
+			close(tr.uffd);
+			if (tr.pagemap >= 0)
+				close(tr.pagemap);
+			tr.uffd = tr.pagemap = -1;
+			return -ENOTSUP;
+		}
+		tr.on = true;
+	}
+	tr.valid = true;
+	/* The part of the file allocated since the last base: watched from now on. */
+	if (mf.bump > tr.self_end) {
+		if ((e = watch(tr.uffd, (uintptr_t)mf.base + tr.self_end, mf.bump - tr.self_end,
+			       true))) {
+			fail_off("write tracking of the memory file", e);
+			return e;
+		}
+		tr.self_end = mf.bump;
+	}
+	return 0;
+}
+
+static struct tspace *find_space(const void *key)
+{
+	for (size_t i = 0; i < tr.nsp; i++)
+		if (tr.sp[i].key == key)
+			return &tr.sp[i];
+	return NULL;
+}
+
+int memfile_track_space(const void *key, int uffd, int pid, const struct memfile_space_range *r,
+			size_t n, const struct memfile_space_range *fresh, size_t nfresh)
+{
+	struct tspace *sp = find_space(key);
+	int e = 0;
+
+	if (!tr.on) {
+		if (uffd >= 0)
+			close(uffd);
+		return -ENOTSUP;
+	}
+	if (!sp) {
+		char path[64];
+		if (uffd < 0)
+			return -EINVAL;
+		if (tr.nsp == tr.cap) {
+			size_t cap = tr.cap ? 2 * tr.cap : 16;
+			struct tspace *v = realloc(tr.sp, cap * sizeof(*v));
+			if (!v) {
+				close(uffd);
+				return -ENOMEM;
+			}
+			tr.sp = v;
+			tr.cap = cap;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+		sp = &tr.sp[tr.nsp];
+		*sp = (struct tspace){.key = key, .uffd = uffd, .pagemap = -1};
+		sp->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+		if (sp->pagemap < 0 || (e = api(uffd))) {
+			e = sp->pagemap < 0 ? -errno : e;
+			close(uffd);
+			if (sp->pagemap >= 0)
+				close(sp->pagemap);
+			return e;
+		}
+		tr.nsp++;
+		fresh = r;
+		nfresh = n;
+	} else if (uffd >= 0) {
+		close(uffd);
+	}
+	/* Every range is registered (again: a range registered already stays so); only those
+	 * mapped since the last base need protecting, the others were reset by the harvest. */
+	for (size_t i = 0; i < n && !e; i++)
+		e = watch(sp->uffd, r[i].addr, r[i].len, false);
+	for (size_t i = 0; i < nfresh && !e; i++)
+		e = watch(sp->uffd, fresh[i].addr, fresh[i].len, true);
+	struct memfile_space_range *copy = calloc(n + 1, sizeof(*copy));
+	if (!copy && !e)
+		e = -ENOMEM;
+	if (e) {
+		free(copy);
+		tr.valid = false;
+		return e;
+	}
+	memcpy(copy, r, n * sizeof(*r));
+	free(sp->r);
+	sp->r = copy;
+	sp->n = n;
+	return 0;
+}
+
+void memfile_track_space_end(const void *key)
+{
+	struct tspace *sp = find_space(key);
+
+	if (!sp)
+		return;
+	/* What it wrote, while its page tables still exist; then its mappings count as gone. */
+	harvest_space(sp);
+	close(sp->uffd);
+	close(sp->pagemap);
+	free(sp->r);
+	*sp = tr.sp[--tr.nsp];
+}
+
+void memfile_track_commit(const uint8_t id[ID_LEN])
+{
+	if (!tr.on)
+		return;
+	memcpy(tr.base, id, ID_LEN);
+	if (tr.dirty)
+		memset(tr.dirty, 0, tr.dirty_words * sizeof(*tr.dirty));
+}
+
+void memfile_track_invalidate(void)
+{
+	tr.valid = false;
+}
+
+bool memfile_track_base_is(const uint8_t id[ID_LEN])
+{
+	return tr.on && tr.valid && !memcmp(tr.base, id, ID_LEN);
+}
+
+const char *memfile_track_why_not(void)
+{
+	return tr.why;
+}

@@ -4,6 +4,7 @@
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
+#   make bench-seed seed 000's checkpoint matrix in full (n = 16, significance tests)
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
 #   ZSTD=0          build without the optional zstd codec
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
@@ -46,7 +47,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 
 ROOTFS  ?= alpine-rootfs
 
-.PHONY: all deps rootfs run test lint unit conformance e2e bench clean format fuzz fuzz-build \
+.PHONY: all deps rootfs run test lint unit conformance e2e bench bench-seed clean format fuzz fuzz-build \
 	fuzz-smoke
 all: $(BIN)
 
@@ -158,7 +159,13 @@ fuzz-smoke: rootfs
 
 bench: $(BIN) rootfs
 	@fail=0; bash bench/run.sh ./minisentry $(ROOTFS) || fail=1; \
-	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; exit $$fail
+	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; \
+	SEED_RUNS=$${SEED_RUNS:-4} SEED_CPUS="$${SEED_CPUS:-96}" bash bench/seed000.sh ./minisentry \
+		$(ROOTFS) || fail=1; exit $$fail
+
+# Seed 000's whole matrix (bench/seed000.sh): 16 interleaved runs per cell, about 15 minutes.
+bench-seed: $(BIN) rootfs
+	@bash bench/seed000.sh ./minisentry $(ROOTFS)
 
 # Every C file in the tree is formatted by .clang-format; CI fails on drift (`make format` fixes it).
 # The includes keep to the layer rules of docs/layers.md (scripts/check-layers.sh).

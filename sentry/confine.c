@@ -391,6 +391,32 @@ const char *confine_rootfs(const char *rootfs)
 	return conf.rootfs_path;
 }
 
+int confine_open_bind(const char *host, bool ro)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					      MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSYMFOLLOW |
+					      (ro ? MOUNT_ATTR_RDONLY : 0)};
+	int fd;
+
+	if (!conf.active) {
+		fd = open(host, O_PATH | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	if (conf.locked)
+		return -EPERM;
+	/* As the rootfs: a detached copy, at whose top ".." stays, read-only unless the user
+	 * asked for a writable one. */
+	fd = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr))) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 /* --- step 3: the lock ---------------------------------------------------------------------- */
 
 static void set_limits(void)

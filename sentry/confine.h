@@ -44,6 +44,12 @@ int confine_prepare_stubs(void);
  * errno set on failure. */
 const char *confine_rootfs(const char *rootfs);
 
+/* A bind mount's host object HOST (a directory or a file), opened before confine_lock: a
+ * detached copy of its mount tree, nosuid, nodev, noexec, nosymfollow and read-only when RO,
+ * so a descriptor beneath it reaches nothing outside; an O_PATH descriptor when not confined.
+ * A descriptor, or a negative errno. */
+int confine_open_bind(const char *host, bool ro);
+
 /* Step 3, once set-up is done: pivots into an empty root, sets the resource limits, gives up
  * every capability and installs the seccomp allowlist. Prints what failed. */
 int confine_lock(void);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/units.h"
+#include "sentry/bind.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -422,6 +423,10 @@ static struct task *make_init(void)
 		task_free(t);
 		return NULL;
 	}
+	if (kernel.cfg.user_set) {
+		t->uid = t->euid = t->suid = kernel.cfg.uid;
+		t->gid = t->egid = t->sgid = kernel.cfg.gid;
+	}
 	return t;
 }
 
@@ -545,6 +550,52 @@ static void mount_tmpfs(const char *path)
 	vfs_dentry_put(mp);
 }
 
+/* The filesystems of CFG->fsmounts, each on its path (made in the sandbox's own layer when the
+ * rootfs lacks it); one already there of the same type (the /proc every sandbox gets) stays. */
+static int mount_extra(const struct kernel_config *cfg)
+{
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+
+	for (int i = 0; i < cfg->nfsmounts; i++) {
+		const struct kernel_fsmount *m = &cfg->fsmounts[i];
+		struct vfs_dentry *mp, *root = NULL;
+		int err;
+		if ((err = bind_make_mountpoint(&fs, m->dst, true)) ||
+		    (err = vfs_lookup(&fs, NULL, m->dst, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY,
+				      &mp))) {
+			fprintf(stderr, "minisentry: %s mount on '%s': %s\n", m->type, m->dst,
+				strerror(-err));
+			return err;
+		}
+		/* A walk lands on what is mounted there: the same kind again is nothing to do. */
+		const char *have =
+		    mp->inode->ops->fs_type ? mp->inode->ops->fs_type(mp->inode) : NULL;
+		if (have && !strcmp(have, m->type)) {
+			vfs_dentry_put(mp);
+			continue;
+		}
+		if (!strcmp(m->type, "proc"))
+			err = kernel_new_procfs(&root);
+		else if (!strcmp(m->type, "sysfs"))
+			err = kernel_new_sysfs(&root);
+		else if (!strcmp(m->type, "tmpfs"))
+			err = vfs_tmpfs_new(&root);
+		else
+			err = -ENODEV;
+		if (!err)
+			err = vfs_mount_fs(mp, root, m->type, m->type, 0, NULL);
+		if (root)
+			vfs_dentry_put(root);
+		vfs_dentry_put(mp);
+		if (err) {
+			fprintf(stderr, "minisentry: %s mount on '%s': %s\n", m->type, m->dst,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* What every sandbox needs before its first task: the memory file, the platform, the event
  * loop's descriptors, and the control socket when it has a name. */
 static int setup_kernel(const struct kernel_config *cfg)
@@ -552,6 +603,9 @@ static int setup_kernel(const struct kernel_config *cfg)
 	int err;
 
 	kernel.cfg = *cfg;
+	snprintf(kernel.hostname, sizeof(kernel.hostname), "%s",
+		 cfg->hostname ? cfg->hostname : "minisentry");
+	syscall_quiet = cfg->quiet;
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	timerfd_register_kind();
@@ -567,6 +621,41 @@ static int setup_kernel(const struct kernel_config *cfg)
 	return 0;
 }
 
+/* --export-upper: the directory, opened before the lock (a detached copy of its mount). */
+static int export_fd = -1;
+
+static int open_export_dir(const char *dir)
+{
+	export_fd = confine_open_bind(dir, false);
+	if (export_fd < 0) {
+		fprintf(stderr, "minisentry: --export-upper '%s': %s\n", dir, strerror(-export_fd));
+		return export_fd;
+	}
+	return 0;
+}
+
+/* The sandbox is gone: what it changed in its root goes to the --export-upper directory. */
+static void export_upper(void)
+{
+	unsigned int skipped = 0;
+	int err;
+
+	if (export_fd < 0)
+		return;
+	err = vfs_upper_export(export_fd, &skipped);
+	if (err)
+		fprintf(stderr, "minisentry: --export-upper '%s': %s\n", kernel.cfg.export_upper,
+			strerror(-err));
+	else if (skipped)
+		fprintf(stderr,
+			"minisentry: --export-upper: %u device, FIFO or socket node(s) left out\n",
+			skipped);
+	close(export_fd);
+	export_fd = -1;
+	if (err && !kernel.exit_status)
+		kernel.exit_status = 1;
+}
+
 /* Runs the sandbox until init exits, then takes it down. */
 static int serve(bool tty, const struct termios *saved_tty)
 {
@@ -574,6 +663,7 @@ static int serve(bool tty, const struct termios *saved_tty)
 	loop();
 	kernel_stop_placement_tick();
 	kernel_teardown();
+	export_upper();
 	control_close();
 	if (kernel.cfg.stats)
 		print_kernfs_stats();
@@ -612,6 +702,12 @@ int kernel_run(const struct kernel_config *cfg)
 	mount_tmpfs("/dev/shm");
 	proc_root = mount_kernfs("/proc", true);
 	sys_root = mount_kernfs("/sys", false);
+	if ((err = mount_extra(cfg)) || (err = bind_mount_all(cfg)))
+		return err; /* the message is printed */
+	if (cfg->root_readonly)
+		vfs_overlay_set_rdonly(true);
+	if (cfg->export_upper && (err = open_export_dir(cfg->export_upper)))
+		return err;
 	if (!(init = make_init()) || install_stdio(init)) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;
@@ -669,7 +765,10 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
+	bind_restore_init();
 	ret = checkpoint_load(image, o, &err);
+	if (!ret && kernel.cfg.root_readonly)
+		vfs_overlay_set_rdonly(true);
 	if (delete_image)
 		control_remove_image(image);
 	if (ret) {

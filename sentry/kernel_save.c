@@ -21,6 +21,7 @@
 #include "sentry/sched.h"
 #include "sentry/task.h"
 #include "state/codec.h"
+#include "vfs/vfs.h"
 
 /* --- the rootfs ---------------------------------------------------------------------------- */
 
@@ -103,6 +104,43 @@ static uint32_t rootfs_fingerprint(const char *rootfs)
 	return crc;
 }
 
+/* --- bind mounts --------------------------------------------------------------------------- */
+
+/* The host paths of the sandbox's bind mounts, listed in the kernel record so that a restore
+ * on a host that lacks one says so first, as it does for the rootfs (the mount table in the
+ * vfs section opens them). */
+static int count_bind(struct vfs_mount *m, void *arg)
+{
+	if (!strcmp(m->fs_type, "bind"))
+		++*(uint32_t *)arg;
+	return 0;
+}
+
+static int save_bind(struct vfs_mount *m, void *arg)
+{
+	if (!strcmp(m->fs_type, "bind"))
+		enc_str(arg, m->source);
+	return 0;
+}
+
+#define MAX_BINDS 4096
+
+static int check_binds(struct dec *d)
+{
+	uint32_t n = (uint32_t)dec_max(d, MAX_BINDS, "bind mounts");
+	char path[4096];
+	struct stat st;
+
+	for (uint32_t i = 0; i < n && dec_ok(d); i++) {
+		if (!dec_str_buf(d, path, sizeof(path)))
+			return dec_fail(d, "bad kernel record");
+		if (stat(path, &st))
+			return dec_fail(d, "bind mount source '%s' of the image is missing: %s",
+					path, strerror(errno));
+	}
+	return dec_ok(d) ? 0 : dec_fail(d, "bad kernel record");
+}
+
 /* --- the kernel record --------------------------------------------------------------------- */
 
 /* The rootfs a restored kernel uses (kernel.cfg.rootfs points at it). */
@@ -141,7 +179,17 @@ int kernel_ckpt_save(struct enc *e)
 	for_each_task(t)
 		if (!ckpt_refs_id(e->refs, CK_TASK, t))
 			return enc_fail(e, "out of memory");
-	return procfs_state_save(e);
+	int err = procfs_state_save(e);
+	if (err)
+		return err;
+	/* Fields added since the first image: a restore of an older image finds none. */
+	enc_str(e, kernel.hostname);
+	uint32_t nbinds = 0;
+	vfs_mounts_foreach(count_bind, &nbinds);
+	enc_u64(e, nbinds);
+	vfs_mounts_foreach(save_bind, e);
+	enc_bool(e, vfs_overlay_is_rdonly());
+	return 0;
 }
 
 int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
@@ -164,6 +212,14 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
+	if (dec_ok(d) && !dec_at_end(d) &&
+	    !dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)))
+		return dec_fail(d, "bad kernel record");
+	int err;
+	if (dec_ok(d) && !dec_at_end(d) && (err = check_binds(d)))
+		return err;
+	if (dec_ok(d) && !dec_at_end(d))
+		kernel.cfg.root_readonly = dec_bool(d);
 	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > MAX_CPUS ||
 	    kernel.next_pid < 2 || guest_now.tv_sec < 0)
 		return dec_fail(d, "bad kernel record");

@@ -168,7 +168,7 @@ for bin in "${bins[@]}"; do
 			fi
 			;;
 		sandbox | save-restore)
-			cmd=("$minisentry" run "${sandbox_flags[@]}")
+			cmd=("$minisentry" run --clear-env "${sandbox_flags[@]}")
 			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it.
 			[ "$mode" = save-restore ] && cmd+=(--save-restore-test)
 			for kv in "${run_env[@]}"; do

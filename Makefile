@@ -27,7 +27,7 @@ BUILD   := build
 BIN     := minisentry
 endif
 
-SUBSYSTEMS := sentry platform vfs mem fs-proc fs-sys state
+SUBSYSTEMS := sentry platform vfs mem fs-proc fs-sys state oci
 SRCS     := $(foreach d,$(SUBSYSTEMS),$(wildcard $(d)/*.c))
 OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(BUILD)/sentry/main.o,$(OBJS))

@@ -419,13 +419,27 @@ static struct task *make_init(void)
 		return NULL;
 	}
 	t->sighand->refs = 1;
-	if (!(t->fs = fs_new(kernel.root, kernel.root, 022))) {
+	if (!(t->fs = fs_new(kernel.root, kernel.root,
+			     kernel.cfg.umask_set ? kernel.cfg.umask & 0777 : 022))) {
 		task_free(t);
 		return NULL;
 	}
 	if (kernel.cfg.user_set) {
 		t->uid = t->euid = t->suid = kernel.cfg.uid;
 		t->gid = t->egid = t->sgid = kernel.cfg.gid;
+	}
+	if (kernel.cfg.ngroups > 0) {
+		if (!(t->groups = malloc(kernel.cfg.ngroups * sizeof(gid_t)))) {
+			task_free(t);
+			return NULL;
+		}
+		memcpy(t->groups, kernel.cfg.groups, kernel.cfg.ngroups * sizeof(gid_t));
+		t->ngroups = kernel.cfg.ngroups;
+	}
+	for (int i = 0; i < kernel.cfg.nrlimits; i++) {
+		const struct kernel_rlimit *r = &kernel.cfg.rlimits[i];
+		if (r->resource >= 0 && r->resource < RLIM_NLIMITS)
+			t->rlim[r->resource] = (struct rlimit){r->soft, r->hard};
 	}
 	return t;
 }

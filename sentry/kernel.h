@@ -32,6 +32,11 @@ struct kernel_fsmount {
 	const char *dst;
 };
 
+struct kernel_rlimit {
+	int resource; /* RLIMIT_* */
+	uint64_t soft, hard;
+};
+
 struct kernel_config {
 	const char *rootfs;
 	char **argv; /* guest argv; argv[0] is the path run */
@@ -62,6 +67,13 @@ struct kernel_config {
 	 * "tmpfs" at an absolute guest path, made if missing. */
 	const struct kernel_fsmount *fsmounts;
 	int nfsmounts;
+	/* An OCI process's: init's supplementary groups, resource limits and umask. */
+	const gid_t *groups;
+	int ngroups;
+	const struct kernel_rlimit *rlimits;
+	int nrlimits;
+	bool umask_set;
+	mode_t umask;
 };
 
 /* The longest hostname (Linux's __NEW_UTS_LEN). */

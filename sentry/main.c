@@ -15,6 +15,7 @@
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "sentry/oci.h"
 #include "sentry/syscall.h"
 
 #define VERSION "0.1.0"
@@ -42,6 +43,9 @@ static const char usage[] =
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
     "       minisentry inspect DIR\n"
+    "       minisentry [--root DIR] [--log FILE] [--log-format json] [--systemd-cgroup]\n"
+    "                  create|start|state|kill|delete|run|ps|features ... (an OCI runtime,\n"
+    "                  as runc: docs/oci.md)\n"
     "       minisentry --help | --version\n"
     "\n"
     "Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
@@ -659,6 +663,8 @@ int main(int argc, char **argv)
 		syscall_table_markdown(stdout);
 		return 0;
 	}
+	if (oci_command_line(argc, argv))
+		return oci_main(argc, argv);
 	if (!strcmp(argv[1], "run"))
 		return ended(cmd_run(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "checkpoint"))

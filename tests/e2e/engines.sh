@@ -1,0 +1,111 @@
+# Container engines with minisentry as their OCI runtime, each scenario run the same way with
+# runc too, so that what is checked is the engine's behaviour, not only ours (sourced by
+# run.sh, which provides ms, fail, skip and $WORK). A scenario SKIPs, saying why, when the
+# engine is not installed or cannot run here; scripts/install-deps.sh installs podman and runc.
+
+# The limits runc sets come from the engine (podman's default RLIMIT_NOFILE is 1048576); where
+# the caller may not raise its own limits that far (no CAP_SYS_RESOURCE, as in a container),
+# runc fails, so both runtimes get limits any caller may set.
+ENGINE_LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+
+# podman_ready: SKIPs (returns 2) unless podman runs here.
+podman_ready() {
+  command -v podman >/dev/null || { skip "podman is not installed (scripts/install-deps.sh)"; return; }
+  timeout 60 podman info >/dev/null 2>&1 || { skip "podman is installed but cannot run here ('podman info' fails)"; return; }
+}
+
+# runtimes: minisentry, and runc where it is installed.
+runtimes() {
+  echo "$MS"
+  command -v runc || true
+}
+
+# pm RUNTIME ARGS...: podman with RUNTIME under the time limit; $status, $out, $err as ms sets.
+pm() {
+  local rt=$1
+  shift
+  step "podman --runtime $rt $*"
+  { timeout -k 5 "$TIMEOUT" podman --runtime "$rt" "$@" </dev/null >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+  status=$?
+  out=$(<"$WORK/out")
+  err=$(<"$WORK/err")
+}
+
+podman_run_of_a_rootfs_prints_hi() {
+  podman_ready || return
+  local rt
+  for rt in $(runtimes); do
+    pm "$rt" run --rm "${ENGINE_LIMITS[@]}" --rootfs "$ROOTFS" /bin/echo hi
+    [ "$status" -eq 0 ] && [ "$out" = hi ] || fail "with $rt: status $status, stdout $(out_hint)$(err_hint)" || return
+  done
+}
+
+# An interactive shell on a terminal (-it: the runtime's --console-socket), driven by a
+# script through script(1)'s pseudo-terminal: what it types runs, and its exit status is
+# podman's.
+podman_interactive_shell_in_a_terminal() {
+  podman_ready || return
+  command -v script >/dev/null || { skip "no script(1)"; return; }
+  local rt
+  for rt in $(runtimes); do
+    step "podman --runtime $rt run -it"
+    { sleep 2; printf 'echo in-$((6 * 7)); [ -t 0 ] && echo tty-yes; exit 4\n'; sleep 8; } |
+      timeout -k 5 "$TIMEOUT" script -qec "podman --runtime $rt run -it --rm ${ENGINE_LIMITS[*]} --rootfs $ROOTFS /bin/sh" /dev/null >"$WORK/out" 2>&1
+    status=$?
+    grep -q '^in-42' "$WORK/out" && grep -q '^tty-yes' "$WORK/out" ||
+      fail "with $rt: the shell's output: '$(tr -d '\r' <"$WORK/out" | tr '\n' '|' | cut -c1-300)'" || return
+    [ "$status" -eq 4 ] || fail "with $rt: exit status $status, want 4" || return
+  done
+}
+
+# An image made from the rootfs with `podman import` (there is no registry): run with -e and a
+# bind mount (-v), whose write reaches the host.
+podman_run_of_an_imported_image_with_env_and_a_bind_mount() {
+  podman_ready || return
+  local image=localhost/minisentry-e2e-alpine:latest rt
+  if ! timeout 60 podman image exists "$image"; then
+    step "podman import"
+    tar -C "$ROOTFS" -c . | timeout 120 podman import - "$image" >/dev/null 2>"$WORK/err" ||
+      { fail "podman import: $(head -n1 "$WORK/err")"; return; }
+  fi
+  for rt in $(runtimes); do
+    rm -rf "$WORK/vol" && mkdir -p "$WORK/vol" && echo from-host >"$WORK/vol/in"
+    pm "$rt" run --rm "${ENGINE_LIMITS[@]}" -e GREETING=hello -v "$WORK/vol:/vol" "$image" \
+      /bin/sh -c 'echo $GREETING $(cat /vol/in); echo from-guest >/vol/out'
+    [ "$status" -eq 0 ] && [ "$out" = "hello from-host" ] ||
+      fail "with $rt: status $status, stdout $(out_hint)$(err_hint)" || return
+    [ "$(cat "$WORK/vol/out" 2>/dev/null)" = from-guest ] || fail "with $rt: the write did not reach the host" || return
+  done
+}
+
+# podman stop: the stop signal, then SIGKILL after -t seconds. The container is gone either
+# way well within the time limit (under runc a shell as pid 1 ignores SIGTERM and is killed;
+# in minisentry SIGTERM ends the sandbox at once).
+podman_stop_ends_the_container() {
+  podman_ready || return
+  local rt id t0 t1
+  for rt in $(runtimes); do
+    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$ROOTFS" /bin/sh -c 'echo up; sleep 100'
+    [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
+    id=$out
+    t0=$(date +%s)
+    pm "$rt" stop -t 3 "$id"
+    t1=$(date +%s)
+    [ "$status" -eq 0 ] || { timeout 30 podman rm -f "$id" >/dev/null 2>&1; fail "with $rt: stop: $status$(err_hint)"; return; }
+    pm "$rt" inspect --format '{{.State.Status}}' "$id"
+    local state=$out
+    pm "$rt" logs "$id"
+    local logs=$out
+    timeout 30 podman rm -f "$id" >/dev/null 2>&1
+    [ "$state" = exited ] || fail "with $rt: state '$state' after stop" || return
+    [ "$logs" = up ] || fail "with $rt: logs '$logs'" || return
+    [ $((t1 - t0)) -le 10 ] || fail "with $rt: stop took $((t1 - t0)) s" || return
+  done
+}
+
+scenarios+=(
+  podman_run_of_a_rootfs_prints_hi
+  podman_interactive_shell_in_a_terminal
+  podman_run_of_an_imported_image_with_env_and_a_bind_mount
+  podman_stop_ends_the_container
+)

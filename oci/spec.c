@@ -382,6 +382,16 @@ int oci_spec_parse(const char *text, size_t len, struct oci_spec *s, char *err, 
 	return 0;
 }
 
+int oci_process_parse(const char *text, size_t len, struct oci_spec *s, char *err, size_t size)
+{
+	char jerr[200];
+
+	memset(s, 0, sizeof(*s));
+	if (!(s->doc = json_parse(text, len, jerr, sizeof(jerr))))
+		return bad(err, size, "process.json: %s", jerr);
+	return parse_process(s->doc, s, err, size);
+}
+
 int oci_spec_load(const char *bundle, struct oci_spec *s, char *err, size_t size)
 {
 	char path[PATH_MAX], rerr[128];

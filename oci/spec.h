@@ -84,6 +84,8 @@ struct oci_spec {
 
 /* Parses config.json text TEXT (LEN bytes) into S. 0, or -1 with the reason in ERR. */
 int oci_spec_parse(const char *text, size_t len, struct oci_spec *s, char *err, size_t errsize);
+/* Parses TEXT as a process object alone (an `exec --process` file) into S's process fields. */
+int oci_process_parse(const char *text, size_t len, struct oci_spec *s, char *err, size_t errsize);
 /* Reads BUNDLE/config.json. */
 int oci_spec_load(const char *bundle, struct oci_spec *s, char *err, size_t errsize);
 void oci_spec_free(struct oci_spec *s);

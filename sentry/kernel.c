@@ -17,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "common/units.h"
 #include "sentry/bind.h"
 #include "sentry/checkpoint.h"
@@ -454,39 +455,101 @@ static const char *env_lookup(char **envp, const char *key)
 	return NULL;
 }
 
-static int start_init(struct task *t)
+/* Starts ARGV (with ENVP, in CWD when set) in new task T, which has no program yet: MSG gets
+ * why it could not, in one line. */
+static int start_program(struct task *t, char **argv, char **envp, const char *cwd, char *msg,
+			 size_t size)
 {
-	const char *cmd = kernel.cfg.argv[0];
+	const char *cmd = argv[0];
 	char found[4096];
 	int err;
 
-	if (kernel.cfg.cwd) {
+	if (cwd) {
 		struct vfs_dentry *d;
-		err = vfs_lookup(t->fs, NULL, kernel.cfg.cwd,
-				 VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+		err = vfs_lookup(t->fs, NULL, cwd, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
 		if (err) {
-			fprintf(stderr, "minisentry: --cwd %s: %s\n", kernel.cfg.cwd,
-				strerror(-err));
+			snprintf(msg, size, "--cwd %s: %s", cwd, strerror(-err));
 			return err;
 		}
 		vfs_dentry_put(t->fs->cwd);
 		t->fs->cwd = d;
 	}
 	if (!strchr(cmd, '/')) {
-		if (exec_find_in_path(t, cmd, env_lookup(kernel.cfg.envp, "PATH"), found,
-				      sizeof(found))) {
-			fprintf(stderr, "minisentry: %s: command not found in the sandbox\n", cmd);
+		if (exec_find_in_path(t, cmd, env_lookup(envp, "PATH"), found, sizeof(found))) {
+			snprintf(msg, size, "%s: command not found in the sandbox", cmd);
 			return -ENOENT;
 		}
 		cmd = found;
 	}
-	if ((err = exec_load(t, cmd, kernel.cfg.argv, kernel.cfg.envp))) {
-		fprintf(stderr, "minisentry: %s: %s\n", cmd,
-			err == -ENOEXEC
-			    ? "not an executable this sandbox can run (Exec format error)"
-			    : strerror(-err));
+	if ((err = exec_load(t, cmd, argv, envp))) {
+		snprintf(msg, size, "%s: %s", cmd,
+			 err == -ENOEXEC
+			     ? "not an executable this sandbox can run (Exec format error)"
+			     : strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+static int start_init(struct task *t)
+{
+	char msg[4200];
+	int err =
+	    start_program(t, kernel.cfg.argv, kernel.cfg.envp, kernel.cfg.cwd, msg, sizeof(msg));
+
+	if (err)
+		fprintf(stderr, "minisentry: %s\n", msg);
+	return err;
+}
+
+int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size)
+{
+	rlim_t bound = kernel.cfg.pids > 0 ? kernel.cfg.pids : DEFAULT_PIDS, n = 0;
+	struct task *t;
+	int err;
+
+	for_each_task(o)
+		n++;
+	if (n >= bound) {
+		snprintf(msg, size, "the sandbox holds its most tasks (%lu)", (unsigned long)bound);
+		return -EAGAIN;
+	}
+	if (!(t = task_new(kernel.next_pid))) {
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	t->group_leader = t;
+	sched_default_affinity(t);
+	t->files = fdtable_new();
+	t->sighand = calloc(1, sizeof(*t->sighand));
+	if (!t->files || !t->sighand || !(t->fs = fs_new(kernel.root, kernel.root, 022))) {
+		task_free(t);
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	t->sighand->refs = 1;
+	t->uid = t->euid = t->suid = s->uid;
+	t->gid = t->egid = t->sgid = s->gid;
+	for (int fd = 0; fd < 3; fd++) {
+		int flags = fcntl(s->stdio[fd], F_GETFL), dup;
+		struct vfs_file *f;
+		if (flags < 0 || (dup = fcntl(s->stdio[fd], F_DUPFD_CLOEXEC, 3)) < 0)
+			continue;
+		if (!(f = vfs_file_host_fd(dup, flags & ~O_CLOEXEC, true))) {
+			close(dup);
+			continue;
+		}
+		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
+			vfs_file_put(f);
+	}
+	kernel.next_pid++;
+	task_link(t);
+	if ((err = start_program(t, s->argv, s->envp, s->cwd, msg, size))) {
+		kernel_exit_group(t, 127 << 8); /* no parent: it is freed at once */
+		return err;
+	}
+	kernel_resume(t);
+	*pid = t->tgid;
 	return 0;
 }
 

@@ -96,6 +96,19 @@ struct kernel {
 
 extern struct kernel kernel;
 
+/* A process started from outside into a running sandbox (an OCI runtime's `exec`): it has no
+ * parent in the sandbox (getppid() is 0, as for a process that entered the namespaces), its
+ * own session, credentials UID and GID, and host descriptors STDIO as 0-2. */
+struct kernel_spawn {
+	char **argv, **envp; /* NULL-terminated */
+	const char *cwd;     /* or NULL for / */
+	uid_t uid;
+	gid_t gid;
+	int stdio[3];
+};
+/* Starts S in the sandbox: its pid in *PID, or a negative errno with MSG saying why. */
+int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size);
+
 /* Sets up the sandbox and runs it until init exits; returns run's exit status, or a negative
  * errno before the guest started (the message is already printed). */
 int kernel_run(const struct kernel_config *cfg);

@@ -142,6 +142,7 @@ static bool valid_id(const char *id)
 /* What state.json holds, and what is derived from it. */
 struct ctr {
 	char id[80];
+	char control[PATH_MAX]; /* the sandbox's control socket (exec) */
 	pid_t pid;
 	unsigned long long starttime;
 	char bundle[PATH_MAX];
@@ -225,6 +226,10 @@ static int ctr_load(const char *id, struct ctr *c)
 		 json_str(json_get(c->doc, "bundle")) ? json_str(json_get(c->doc, "bundle")) : "");
 	snprintf(c->rootfs, sizeof(c->rootfs), "%s",
 		 json_str(json_get(c->doc, "rootfs")) ? json_str(json_get(c->doc, "rootfs")) : "");
+	snprintf(c->control, sizeof(c->control), "%s",
+		 json_str(json_get(c->doc, "controlSocket"))
+		     ? json_str(json_get(c->doc, "controlSocket"))
+		     : "");
 	snprintf(c->created, sizeof(c->created), "%s",
 		 json_str(json_get(c->doc, "created")) ? json_str(json_get(c->doc, "created"))
 						       : "");
@@ -303,6 +308,8 @@ static int save_state(const struct ctr *c, const struct json *annotations)
 	json_write_string(f, c->rootfs);
 	fputs(",\"created\":", f);
 	json_write_string(f, c->created);
+	fputs(",\"controlSocket\":", f);
+	json_write_string(f, c->control);
 	fputs(",\"annotations\":", f);
 	write_annotations(f, annotations);
 	fputs("}\n", f);
@@ -627,6 +634,8 @@ static int create(const char *id, const struct create_opts *o, pid_t *pid)
 	snprintf(c.bundle, sizeof(c.bundle), "%s", bundle);
 	snprintf(c.rootfs, sizeof(c.rootfs), "%s", m->rootfs);
 	rfc3339_now(c.created, sizeof(c.created));
+	/* Where the sandbox will listen: its process has our environment. */
+	control_socket_path(id, c.control, sizeof(c.control));
 	if ((e = save_state(&c, spec.annotations))) {
 		oci_fail("%s/%s: %s", dir, STATE_NAME, strerror(-e));
 		kill(*pid, SIGKILL);
@@ -980,6 +989,162 @@ static int cmd_features(void)
 	return 0;
 }
 
+/* exec: a new process in a running container, started by its Sentry (the control socket's
+ * exec request). The process the engine waits on (--pid-file) is the one that waits for the
+ * guest's process and exits with its status: this one, or with --detach a child of it. */
+static int cmd_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"process", required_argument, NULL, 'p'},
+	    {"tty", no_argument, NULL, 't'},
+	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
+	    {"cwd", required_argument, NULL, 'w'},
+	    {"env", required_argument, NULL, 'e'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"detach", no_argument, NULL, 'd'},
+	    {"pid-file", required_argument, NULL, OPT_PID_FILE},
+	    {"preserve-fds", required_argument, NULL, OPT_IGNORED_VALUE},
+	    {"cap", required_argument, NULL, OPT_IGNORED_VALUE},
+	    {"additional-gids", required_argument, NULL, OPT_IGNORED_VALUE},
+	    {"apparmor", required_argument, NULL, OPT_IGNORED_VALUE},
+	    {"process-label", required_argument, NULL, OPT_IGNORED_VALUE},
+	    {"no-new-privs", no_argument, NULL, OPT_IGNORED_FLAG},
+	    {"ignore-paused", no_argument, NULL, OPT_IGNORED_FLAG},
+	    {NULL, 0, NULL, 0}};
+	const char *process = NULL, *console = NULL, *cwd = NULL, *pid_file = NULL, *user = NULL;
+	bool tty = false, detach = false;
+	char **env = calloc((size_t)argc + 1, sizeof(char *)), err[512];
+	int nenv = 0, c;
+	struct oci_spec ps = {0};
+	struct ctr ctr;
+
+	if (!env)
+		return oci_fail("out of memory");
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:tw:e:u:dc:g:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			process = optarg;
+			break;
+		case 't':
+			tty = true;
+			break;
+		case OPT_CONSOLE:
+			console = optarg;
+			break;
+		case 'w':
+			cwd = optarg;
+			break;
+		case 'e':
+			if (!strchr(optarg, '='))
+				return oci_fail("exec: --env needs KEY=VALUE, got %s", optarg), 2;
+			env[nenv++] = optarg;
+			break;
+		case 'u':
+			user = optarg;
+			break;
+		case 'd':
+			detach = true;
+			break;
+		case OPT_PID_FILE:
+			pid_file = optarg;
+			break;
+		case OPT_IGNORED_FLAG:
+		case OPT_IGNORED_VALUE:
+		case 'c':
+		case 'g':
+			break;
+		default:
+			return oci_fail("exec: unknown option %s", argv[optind - 1]), 2;
+		}
+	}
+	if (optind >= argc)
+		return oci_fail("exec needs a container id"), 2;
+	const char *id = argv[optind++];
+	char **args = argv + optind;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	if (process) {
+		char *text, rerr[128];
+		size_t len;
+		if (json_read_file(process, &text, &len, rerr, sizeof(rerr)))
+			return oci_fail("--process '%s': %s", process, rerr);
+		int r = oci_process_parse(text, len, &ps, err, sizeof(err));
+		free(text);
+		if (r)
+			return oci_fail("--process '%s': %s", process, err);
+		args = (char **)ps.args;
+		if (ps.env)
+			env = (char **)ps.env;
+		cwd = ps.cwd;
+		uid = ps.uid;
+		gid = ps.gid;
+		tty = ps.terminal;
+	} else if (!*args) {
+		return oci_fail("exec needs a command (or --process)"), 2;
+	}
+	if (user) {
+		char *end;
+		unsigned long u = strtoul(user, &end, 10), g2 = u;
+		if (end == user || (*end && *end != ':') ||
+		    (*end == ':' && ((g2 = strtoul(end + 1, &end, 10)), *end)))
+			return oci_fail("exec: --user needs UID[:GID], got %s", user), 2;
+		uid = (uid_t)u;
+		gid = (gid_t)g2;
+	}
+	if (cwd && cwd[0] != '/')
+		return oci_fail("exec: the working directory must be absolute, got %s", cwd), 2;
+	if (ctr_load(id, &ctr))
+		return 1;
+	if (strcmp(ctr_status(&ctr), "running") || !ctr.control[0]) {
+		ctr_free(&ctr);
+		return oci_fail("cannot exec in a container that is not running");
+	}
+	int stdio[3] = {0, 1, 2}, slave = -1;
+	if (tty) {
+		if (!console && detach)
+			return oci_fail("exec: a terminal needs --console-socket to be detached");
+		if (console) {
+			if ((slave = console_slave(console)) < 0)
+				return 1;
+			stdio[0] = stdio[1] = stdio[2] = slave;
+		}
+	}
+	if (!detach) {
+		int e;
+		if (pid_file && (e = write_pid_file(pid_file, getpid())))
+			return oci_fail("--pid-file '%s': %s", pid_file, strerror(-e));
+		return control_exec(ctr.control, uid, gid, cwd, args, env, stdio, -1);
+	}
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC))
+		return oci_fail("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return oci_fail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(ready[0]);
+		setsid();
+		exit(control_exec(ctr.control, uid, gid, cwd, args, env, stdio, ready[1]));
+	}
+	close(ready[1]);
+	if (slave >= 0)
+		close(slave);
+	char b;
+	ssize_t n;
+	while ((n = read(ready[0], &b, 1)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (n != 1)
+		return 1; /* the child said why */
+	int e;
+	if (pid_file && (e = write_pid_file(pid_file, pid)))
+		return oci_fail("--pid-file '%s': %s", pid_file, strerror(-e));
+	return 0;
+}
+
 /* --- the global flags and the dispatch ----------------------------------------------------- */
 
 static const char *const commands[] = {"create", "start",    "state", "kill",  "delete",
@@ -1083,5 +1248,7 @@ int oci_main(int argc, char **argv)
 		return cmd_ps(argc, argv);
 	if (!strcmp(cmd, "features"))
 		return cmd_features();
+	if (!strcmp(cmd, "exec"))
+		return cmd_exec(argc, argv);
 	return oci_fail("%s is not supported by minisentry's OCI runtime", cmd);
 }

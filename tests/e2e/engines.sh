@@ -103,9 +103,36 @@ podman_stop_ends_the_container() {
   done
 }
 
+# podman exec into a running container, with its exit status, and -it through a terminal.
+podman_exec_runs_in_a_running_container() {
+  podman_ready || return
+  local rt id
+  for rt in $(runtimes); do
+    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$ROOTFS" /bin/sh -c 'echo up >/tmp/up; sleep 100'
+    [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
+    id=$out
+    local i
+    for ((i = 0; i < 50; i++)); do
+      pm "$rt" exec "$id" /bin/cat /tmp/up
+      [ "$out" = up ] && break
+      sleep 0.1
+    done
+    pm "$rt" exec "$id" /bin/sh -c 'echo exec-$(cat /tmp/up); exit 3'
+    local st=$status o=$out
+    step "podman --runtime $rt exec -it"
+    { sleep 2; printf 'echo it-$((2 * 21)); exit 0\n'; sleep 5; } |
+      timeout -k 5 "$TIMEOUT" script -qec "podman --runtime $rt exec -it $id /bin/sh" /dev/null >"$WORK/it.out" 2>&1
+    timeout 30 podman rm -f "$id" >/dev/null 2>&1
+    [ "$st" -eq 3 ] && [ "$o" = exec-up ] || fail "with $rt: exec: status $st, stdout '$o'" || return
+    grep -q '^it-42' <(tr -d '\r' <"$WORK/it.out") ||
+      fail "with $rt: exec -it: '$(tr -d '\r' <"$WORK/it.out" | tr '\n' '|' | cut -c1-200)'" || return
+  done
+}
+
 scenarios+=(
   podman_run_of_a_rootfs_prints_hi
   podman_interactive_shell_in_a_terminal
   podman_run_of_an_imported_image_with_env_and_a_bind_mount
   podman_stop_ends_the_container
+  podman_exec_runs_in_a_running_container
 )

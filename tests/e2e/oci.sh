@@ -176,6 +176,53 @@ oci_malformed_config_json_is_a_one_line_error() {
   grep -q 'config.json: expected a member name at byte' <<<"$err" || fail "stderr: $err"
 }
 
+# exec starts a new process in a running container: it sees the container's files, has no
+# parent there (getppid() 0, as after setns), runs as the user and in the directory asked for,
+# and its exit status is exec's; --process takes a process.json, --detach returns at once with
+# the waiting process's pid in --pid-file.
+oci_exec_runs_a_process_in_a_running_container() {
+  bundle ex "$(config '["/bin/sh","-c","echo main >/tmp/m; sleep 60"]')"
+  oci create --bundle "$WORK/ex" ex1 && oci start ex1
+  [ "$status" -eq 0 ] || fail "start: $err" || return
+  local i
+  for ((i = 0; i < 50; i++)); do
+    oci exec ex1 /bin/cat /tmp/m
+    [ "$out" = main ] && break
+    sleep 0.1
+  done
+  oci exec ex1 /bin/sh -c 'echo $(cat /tmp/m) $PPID; exit 7'
+  [ "$status" -eq 7 ] && [ "$out" = "main 0" ] || { oci delete --force ex1; fail "exec: $status $(out_hint)$(err_hint)"; return 1; }
+  oci exec --user 1000:100 --cwd /etc --env FOO=bar ex1 /bin/sh -c 'echo $(id -u):$(id -g) $(pwd) $FOO'
+  [ "$out" = "1000:100 /etc bar" ] || { oci delete --force ex1; fail "exec with options: $(out_hint)$(err_hint)"; return 1; }
+  printf '{"args":["/bin/sh","-c","echo from process.json $V >/tmp/pj"],"env":["V=1","PATH=/bin"],"cwd":"/"}' >"$WORK/p.json"
+  oci exec --process "$WORK/p.json" --detach --pid-file "$WORK/ex.pid" ex1
+  [ "$status" -eq 0 ] && [ -s "$WORK/ex.pid" ] || { oci delete --force ex1; fail "exec --detach: $status$(err_hint)"; return 1; }
+  for ((i = 0; i < 50; i++)); do
+    oci exec ex1 /bin/cat /tmp/pj
+    [ "$out" = "from process.json 1" ] && break
+    sleep 0.1
+  done
+  [ "$out" = "from process.json 1" ] || { oci delete --force ex1; fail "the detached process did not run: $(out_hint)"; return 1; }
+  oci exec ex1 /no/such/program
+  local st=$status e=$err
+  oci delete --force ex1
+  [ "$st" -eq 126 ] && grep -q "No such file" <<<"$e" || fail "exec of a missing program: $st $e"
+}
+
+oci_exec_in_a_stopped_container_is_refused() {
+  bundle exs "$(config '["/bin/true"]')"
+  oci run --bundle "$WORK/exs" --detach exs1
+  local i
+  for ((i = 0; i < 50; i++)); do
+    state_status exs1
+    [ "$st" = stopped ] && break
+    sleep 0.1
+  done
+  oci exec exs1 /bin/true
+  [ "$status" -ne 0 ] && grep -q "not running" <<<"$err" || fail "exec: $status $err"
+  oci delete exs1
+}
+
 oci_features_describes_the_runtime() {
   oci features
   expect_status 0 || return
@@ -191,5 +238,7 @@ scenarios+=(
   oci_console_socket_receives_the_terminal
   oci_unsupported_config_is_refused_in_one_line_and_logged
   oci_malformed_config_json_is_a_one_line_error
+  oci_exec_runs_a_process_in_a_running_container
+  oci_exec_in_a_stopped_container_is_refused
   oci_features_describes_the_runtime
 )

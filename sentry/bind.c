@@ -109,17 +109,38 @@ int bind_mount_all(const struct kernel_config *cfg)
 	return 0;
 }
 
-static int reopen(const char *host, unsigned long flags, struct vfs_dentry **root)
-{
-	struct stat st;
+/* The bind mounts a restore's user named (kernel_restore_opts.binds), by guest path. An image
+ * is untrusted input: the host paths it names are never opened, only those of its bind mounts
+ * that the user names again, and with the user's flags. */
+static const struct kernel_bind *replacements;
+static int nreplacements;
 
-	/* The one error a user can act on: the host path is gone. */
-	if (stat(host, &st))
-		return -errno;
-	return bind_open(host, flags, root);
+const struct kernel_bind *bind_restore_source(const char *guest)
+{
+	for (int i = 0; guest && i < nreplacements; i++)
+		if (!strcmp(replacements[i].dst, guest))
+			return &replacements[i];
+	return NULL;
 }
 
-void bind_restore_init(void)
+static int reopen(const char *host, const char *guest, unsigned long flags,
+		  struct vfs_dentry **root)
 {
+	const struct kernel_bind *b = bind_restore_source(guest);
+	struct stat st;
+
+	(void)host, (void)flags;
+	if (!b)
+		return -EPERM; /* kernel_ckpt_load said which, first */
+	/* The one error a user can act on: the host path is gone. */
+	if (stat(b->src, &st))
+		return -errno;
+	return bind_open(b->src, MS_BIND | (b->ro ? MS_RDONLY : 0), root);
+}
+
+void bind_restore_init(const struct kernel_bind *binds, int n)
+{
+	replacements = binds;
+	nreplacements = n;
 	vfs_load_set_bind_opener(reopen);
 }

@@ -21,8 +21,12 @@ int bind_make_mountpoint(struct vfs_fs_ctx *fs, const char *path, bool dir);
 /* The root of a bind mount of HOST (FLAGS: MS_RDONLY for a read-only one), a reference. */
 int bind_open(const char *host, unsigned long flags, struct vfs_dentry **root);
 
-/* Before a restore loads the mount table: bind mounts in the image open their host paths again
- * (a missing one fails the restore, named). */
-void bind_restore_init(void);
+/* Before a restore loads the mount table: the N bind mounts BINDS the user named for it. An
+ * image's bind mount on a guest path is opened only if one of them has that guest path, and
+ * then with its host path and flags (an image is untrusted: the host paths it names are never
+ * opened); the others fail the restore, named. */
+void bind_restore_init(const struct kernel_bind *binds, int n);
+/* The user's bind mount for the image's one on GUEST, or NULL. */
+const struct kernel_bind *bind_restore_source(const char *guest);
 
 #endif

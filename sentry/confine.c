@@ -130,7 +130,7 @@ const char *confine_srt_name(void)
 
 void confine_srt_restart(void)
 {
-	char *argv[16];
+	char *argv[16 + 2 * kernel.cfg.nbinds];
 
 	fflush(NULL);
 	if (conf.active) {
@@ -140,7 +140,7 @@ void confine_srt_restart(void)
 		_exit(0);
 	}
 	/* Not confined: this process is its own launcher. */
-	control_restore_argv(&kernel.cfg, conf.srt_image, argv, 16);
+	control_restore_argv(&kernel.cfg, conf.srt_image, argv, 16 + 2 * kernel.cfg.nbinds);
 	closefrom(3);
 	kernel_stop_placement_tick(); /* an interval timer outlives exec */
 	execv("/proc/self/exe", argv);
@@ -158,6 +158,18 @@ void confine_note_socket(unsigned long long ino)
 		msg[1 + i] = ino >> (8 * i);
 	if (write(conf.link.restart_fd, msg, sizeof(msg)) != sizeof(msg)) {
 		/* The launcher then leaves the socket file for the next Sentry of that name. */
+	}
+}
+
+void confine_set_ready_fd(int fd)
+{
+	launcher_set_ready_fd(fd);
+}
+
+void confine_note_loaded(void)
+{
+	if (conf.active && write(conf.link.restart_fd, "l", 1) != 1) {
+		/* The launcher is gone: so is whoever waited. */
 	}
 }
 

@@ -65,6 +65,11 @@ void confine_srt_restart(void) __attribute__((noreturn));
  * Sentry is gone (a confined Sentry cannot). */
 void confine_note_socket(unsigned long long ino);
 
+/* A restore's image is loaded: the launcher writes a byte to the descriptor given to
+ * confine_set_ready_fd (before confine_launch; the Sentry itself does not keep it). */
+void confine_set_ready_fd(int fd);
+void confine_note_loaded(void);
+
 /* The Sentry ends with STATUS, its sandbox gone: the launcher exits with it at once, without
  * waiting for the kernel to tear the Sentry's namespaces down. */
 void confine_exiting(int status);

@@ -446,7 +446,9 @@ static bool serve_request(int fd)
 	if (leave) {
 		kernel_unquiesce();
 	} else {
-		fprintf(stderr, "minisentry: sandbox '%s' checkpointed to %s\n", ctl.name, dir);
+		if (!kernel.cfg.quiet)
+			fprintf(stderr, "minisentry: sandbox '%s' checkpointed to %s\n", ctl.name,
+				dir);
 		kernel.done = true;
 		kernel.exit_status = 0;
 	}
@@ -486,7 +488,7 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 {
 	int n = 0;
 
-	if (max < 13)
+	if (max < 14 + 2 * cfg->nbinds)
 		return -ENOSPC;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
@@ -504,6 +506,17 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 						       : "--placement=auto";
 	if (cfg->confine.unsafe_off)
 		argv[n++] = "--unsafe-no-confine";
+	if (cfg->quiet)
+		argv[n++] = "--quiet";
+	/* The bind mounts, named again: a restore opens only those its user names. */
+	for (int i = 0; i < cfg->nbinds; i++) {
+		char *v;
+		if (asprintf(&v, "%s:%s%s", cfg->binds[i].src, cfg->binds[i].dst,
+			     cfg->binds[i].ro ? ":ro" : "") < 0)
+			return -ENOMEM;
+		argv[n++] = "-v";
+		argv[n++] = v;
+	}
 	if (cfg->confine.debug == CONFINE_DEBUG_TRAP)
 		argv[n++] = "--debug-host-syscalls";
 	else if (cfg->confine.debug == CONFINE_DEBUG_LOG)
@@ -610,7 +623,8 @@ static int send_with_fds(int sock, const char *buf, size_t len, const int *fds, 
 	return r == (ssize_t)len ? 0 : EPIPE;
 }
 
-int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
+int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force,
+		       bool quiet)
 {
 	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX];
 
@@ -689,6 +703,8 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		*nl = 0;
 	unsigned long long bytes, pages, wall, cpu;
 	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
+		if (quiet)
+			return 0;
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
 		       "ms)\n",
 		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,

@@ -29,7 +29,7 @@ void control_forget(const char *name, unsigned long long ino);
  * sandbox then ends with status 125). */
 long control_save_restore_test(struct task *t);
 /* The command line that restores the save-restore test's IMAGE with CFG's options, into ARGV
- * (room for MAX entries, at least 12). */
+ * (room for MAX entries, at least 14 + 2 per bind mount). */
 struct kernel_config;
 int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max);
 /* Removes image directory DIR (the save-restore test's own images). */
@@ -47,7 +47,8 @@ int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *
 		 char *const *envp, const int stdio[3], int pid_fd);
 
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */
-int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force);
+int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force,
+		       bool quiet);
 int control_list(void);
 /* The socket path of NAME into BUF; false if NAME is not a valid sandbox name. */
 bool control_socket_path(const char *name, char *buf, size_t size);

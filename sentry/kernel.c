@@ -842,10 +842,12 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
-	bind_restore_init();
+	bind_restore_init(o->binds, o->nbinds);
 	ret = checkpoint_load(image, o, &err);
 	if (!ret && kernel.cfg.root_readonly)
 		vfs_overlay_set_rdonly(true);
+	if (!ret)
+		confine_note_loaded();
 	if (delete_image)
 		control_remove_image(image);
 	if (ret) {

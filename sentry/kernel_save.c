@@ -16,6 +16,7 @@
 
 #include "fs-proc/procfs.h"
 #include "platform/platform.h"
+#include "sentry/bind.h"
 #include "sentry/checkpoint.h"
 #include "sentry/filecache.h"
 #include "sentry/sched.h"
@@ -118,8 +119,14 @@ static int count_bind(struct vfs_mount *m, void *arg)
 
 static int save_bind(struct vfs_mount *m, void *arg)
 {
-	if (!strcmp(m->fs_type, "bind"))
-		enc_str(arg, m->source);
+	char guest[4096];
+
+	if (strcmp(m->fs_type, "bind"))
+		return 0;
+	if (vfs_path(kernel.root, m->mountpoint, guest, sizeof(guest)) < 0)
+		return enc_fail(arg, "bind mount of '%s': its mountpoint is too deep", m->source);
+	enc_str(arg, m->source);
+	enc_str(arg, guest);
 	return 0;
 }
 
@@ -128,15 +135,21 @@ static int save_bind(struct vfs_mount *m, void *arg)
 static int check_binds(struct dec *d)
 {
 	uint32_t n = (uint32_t)dec_max(d, MAX_BINDS, "bind mounts");
-	char path[4096];
+	char path[4096], guest[4096];
 	struct stat st;
 
 	for (uint32_t i = 0; i < n && dec_ok(d); i++) {
-		if (!dec_str_buf(d, path, sizeof(path)))
+		if (!dec_str_buf(d, path, sizeof(path)) || !dec_str_buf(d, guest, sizeof(guest)))
 			return dec_fail(d, "bad kernel record");
-		if (stat(path, &st))
-			return dec_fail(d, "bind mount source '%s' of the image is missing: %s",
-					path, strerror(errno));
+		const struct kernel_bind *b = bind_restore_source(guest);
+		if (!b)
+			return dec_fail(d,
+					"the image has a bind mount on %s (of '%s'): name its host "
+					"directory with -v HOST:%s[:ro] to restore it",
+					guest, path, guest);
+		if (stat(b->src, &st))
+			return dec_fail(d, "bind mount source '%s' (on %s) is missing: %s", b->src,
+					guest, strerror(errno));
 	}
 	return dec_ok(d) ? 0 : dec_fail(d, "bad kernel record");
 }
@@ -216,6 +229,7 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	    !dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)))
 		return dec_fail(d, "bad kernel record");
 	int err;
+	bind_restore_init(o->binds, o->nbinds);
 	if (dec_ok(d) && !dec_at_end(d) && (err = check_binds(d)))
 		return err;
 	if (dec_ok(d) && !dec_at_end(d))

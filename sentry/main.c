@@ -97,6 +97,9 @@ static const char usage[] =
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
+    "  --mount ..., -v HOST:GUEST[:ro]\n"
+    "                        the host path for the image's bind mount on GUEST (an image's\n"
+    "                        own host paths are never opened: each bind mount is named again)\n"
     "  --strace, --placement, --stats, --save-restore-test, --network, --pids, --quiet,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
@@ -241,10 +244,10 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
  * checkpoint records it, and a restore opens it again from anywhere). */
 static int bind_source(const char *opt, const char *path, struct kernel_bind *b)
 {
-	char msg[64];
+	char msg[4200];
 
 	if (!(b->src = realpath(path, NULL))) {
-		snprintf(msg, sizeof(msg), "run: %s source '%s':", opt, path);
+		snprintf(msg, sizeof(msg), "%s source '%s':", opt, path);
 		return fail(msg, strerror(errno));
 	}
 	return 0;
@@ -255,7 +258,7 @@ static int bind_target(const char *opt, const char *path, struct kernel_bind *b)
 	char msg[64];
 
 	if (path[0] != '/' || strlen(path) >= 4096) {
-		snprintf(msg, sizeof(msg), "run: %s needs an absolute guest path, got", opt);
+		snprintf(msg, sizeof(msg), "%s needs an absolute guest path, got", opt);
 		return fail(msg, path);
 	}
 	b->dst = path;
@@ -278,7 +281,7 @@ static int parse_mount(char *spec, struct kernel_bind *b)
 			*v++ = 0;
 		if (!strcmp(kv, "type") && v) {
 			if (strcmp(v, "bind"))
-				return fail("run: --mount: only type=bind is supported, got", v);
+				return fail("--mount: only type=bind is supported, got", v);
 			bind = true;
 		} else if ((!strcmp(kv, "src") || !strcmp(kv, "source")) && v) {
 			src = v;
@@ -289,20 +292,20 @@ static int parse_mount(char *spec, struct kernel_bind *b)
 		} else if (!strcmp(kv, "ro") || !strcmp(kv, "readonly")) {
 			if (v && strcmp(v, "true") && strcmp(v, "1") && strcmp(v, "false") &&
 			    strcmp(v, "0"))
-				return fail("run: --mount: readonly is true or false, got", v);
+				return fail("--mount: readonly is true or false, got", v);
 			b->ro = !v || !strcmp(v, "true") || !strcmp(v, "1");
 		} else if (!strcmp(kv, "rw") && !v) {
 			b->ro = false;
 		} else if (!strcmp(kv, "bind-propagation") && v) {
 			/* nothing to propagate to */
 		} else {
-			return fail("run: --mount: unknown field", kv);
+			return fail("--mount: unknown field", kv);
 		}
 	}
 	if (!bind || !src || !dst)
-		return fail("run: --mount needs type=bind,src=HOST,dst=GUEST", NULL);
-	int r = bind_source("--mount", src, b);
-	return r ? r : bind_target("--mount", dst, b);
+		return fail("--mount needs type=bind,src=HOST,dst=GUEST", NULL);
+	int r = bind_source("bind mount --mount", src, b);
+	return r ? r : bind_target("bind mount --mount", dst, b);
 }
 
 /* -v HOST:GUEST[:OPTIONS], OPTIONS a comma-separated list of ro, rw and SELinux's z/Z (which
@@ -312,7 +315,7 @@ static int parse_volume(char *spec, struct kernel_bind *b)
 	char *dst = strchr(spec, ':'), *opts, *save = NULL;
 
 	if (!dst || dst == spec)
-		return fail("run: -v needs HOST:GUEST[:ro], got", spec);
+		return fail("-v needs HOST:GUEST[:ro], got", spec);
 	*dst++ = 0;
 	if ((opts = strchr(dst, ':')))
 		*opts++ = 0;
@@ -324,10 +327,10 @@ static int parse_volume(char *spec, struct kernel_bind *b)
 		else if (!strcmp(o, "rw"))
 			b->ro = false;
 		else if (strcmp(o, "z") && strcmp(o, "Z"))
-			return fail("run: -v: unknown option", o);
+			return fail("-v: unknown option", o);
 	}
-	int r = bind_source("-v", spec, b);
-	return r ? r : bind_target("-v", dst, b);
+	int r = bind_source("bind mount -v", spec, b);
+	return r ? r : bind_target("bind mount -v", dst, b);
 }
 
 /* --user UID[:GID], numeric (the group defaults to the uid, as with docker for an id that is
@@ -556,7 +559,7 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
-	return control_checkpoint(argv[optind], image, leave, force);
+	return control_checkpoint(argv[optind], image, leave, force, false);
 }
 
 static int cmd_restore(int argc, char **argv)
@@ -574,18 +577,22 @@ static int cmd_restore(int argc, char **argv)
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"mount", required_argument, NULL, OPT_MOUNT},
+	    {"volume", required_argument, NULL, 'v'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
+	struct kernel_bind binds[argc];
 	const char *image = NULL;
 	bool delete_image = false;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+q", opts, NULL)) != -1) {
+	o.binds = cfg.binds = binds;
+	while ((c = getopt_long(argc, argv, "+qv:", opts, NULL)) != -1) {
 		int r = common_option(c, "restore", &cfg);
 		if (r >= 0) {
 			if (r)
@@ -605,6 +612,15 @@ static int cmd_restore(int argc, char **argv)
 		case 'D':
 			delete_image = true;
 			break;
+		case OPT_MOUNT:
+		case 'v': {
+			int r = c == 'v' ? parse_volume(optarg, &binds[cfg.nbinds])
+					 : parse_mount(optarg, &binds[cfg.nbinds]);
+			if (r)
+				return r;
+			o.nbinds = ++cfg.nbinds;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return 0;

@@ -32,6 +32,7 @@
 #include "common/limits.h"
 #include "oci/json.h"
 #include "oci/spec.h"
+#include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 
@@ -1145,6 +1146,247 @@ static int cmd_exec(int argc, char **argv)
 	return 0;
 }
 
+/* --- checkpoint and restore ---------------------------------------------------------------- */
+
+/* runc's checkpoint and restore options that change nothing here, and those that cannot be
+ * honoured (CRIU's page server, lazy pages, pre-dumps). */
+static const char *const ckpt_flags[] = {
+    "--tcp-established", "--ext-unix-sk",  "--shell-job",	   "--file-locks",
+    "--auto-dedup",	 "--no-subreaper", "--no-pivot",	   "--empty-ns",
+    "--skip-in-flight",	 "--link-remap",   "--tcp-skip-in-flight", NULL};
+static const char *const ckpt_valued[] = {
+    "--work-path", "--manage-cgroups-mode", "--status-fd",	   "--parent-path",
+    "--empty-ns",  "--lsm-profile",	    "--lsm-mount-context", NULL};
+static const char *const ckpt_refused[] = {"--pre-dump", "--lazy-pages", "--page-server", NULL};
+
+/* ARG (with its value in NEXT, *I moved past it) is one of LIST, or LIST=VALUE. */
+static bool option_in(const char *const *list, int argc, char **argv, int *i, bool valued)
+{
+	for (const char *const *f = list; *f; f++) {
+		size_t n = strlen(*f);
+		if (strncmp(argv[*i], *f, n) || (argv[*i][n] && argv[*i][n] != '='))
+			continue;
+		if (valued && !argv[*i][n] && *i + 1 < argc)
+			++*i;
+		return true;
+	}
+	return false;
+}
+
+/* A value option NAME at ARGV[*I] ("--x V" or "--x=V"): its value, *I moved past it. */
+static const char *option_value(const char *name, int argc, char **argv, int *i)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (!strcmp(argv[*i], name) && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+/* An empty file NAME in directory DIR, if there is none. */
+static void touch_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 32];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
+		close(fd);
+}
+
+/* checkpoint: the sandbox's image (minisentry's own format) in --image-path; the container
+ * ends unless --leave-running, as with runc. */
+static int cmd_checkpoint(int argc, char **argv)
+{
+	const char *image = NULL, *work = NULL, *id = NULL, *v;
+	bool leave = false;
+	struct ctr c;
+
+	for (int i = 1; i < argc; i++) {
+		if ((v = option_value("--image-path", argc, argv, &i)))
+			image = v;
+		else if ((v = option_value("--work-path", argc, argv, &i)))
+			work = v;
+		else if (!strcmp(argv[i], "--leave-running"))
+			leave = true;
+		else if (option_in(ckpt_refused, argc, argv, &i, false))
+			return oci_fail(
+			    "checkpoint: %s is not supported (the image is written whole, "
+			    "at once)",
+			    argv[i]);
+		else if (option_in(ckpt_flags, argc, argv, &i, false) ||
+			 option_in(ckpt_valued, argc, argv, &i, true))
+			continue;
+		else if (argv[i][0] != '-' && !id)
+			id = argv[i];
+		else
+			return oci_fail("checkpoint: unexpected %s", argv[i]), 2;
+	}
+	if (!id)
+		return oci_fail("checkpoint needs a container id"), 2;
+	if (ctr_load(id, &c))
+		return 1;
+	if (strcmp(ctr_status(&c), "running")) {
+		ctr_free(&c);
+		return oci_fail("cannot checkpoint a container that is not running");
+	}
+	char def[PATH_MAX + 16];
+	if (!image) {
+		snprintf(def, sizeof(def), "%s/checkpoint", c.bundle);
+		image = def;
+	}
+	int r = control_checkpoint(id, image, leave, true, true);
+	if (!r && !leave && !wait_gone(&c, GONE_TIMEOUT_MS))
+		r = oci_fail("container %s did not end after its checkpoint", id);
+	/* Engines look for CRIU's files: inventory.img to know a checkpoint is complete
+	 * (podman's restore refuses without it), stats-dump in the work directory (podman's
+	 * export packs it). Empty ones say so; the image loader ignores them. */
+	if (!r) {
+		touch_in(image, "inventory.img");
+		if (work)
+			touch_in(work, "stats-dump");
+	}
+	ctr_free(&c);
+	return r;
+}
+
+/* restore: a new container ID from a checkpoint image, with the bundle's config for what is
+ * the host's (rootfs, bind mounts by their guest path, terminal): runc's create and start in
+ * one, the process running a restored sandbox. */
+static int cmd_restore(int argc, char **argv)
+{
+	struct create_opts o = {0};
+	const char *image = NULL, *work = NULL, *id = NULL, *v;
+	char bundle[PATH_MAX], dir[PATH_MAX], err[512];
+	struct oci_spec spec;
+	struct mapped *m = calloc(1, sizeof(*m));
+	struct ctr c = {0};
+	int tty = -1, ready[2], st;
+	pid_t pid;
+
+	if (!m)
+		return oci_fail("out of memory");
+	for (int i = 1; i < argc; i++) {
+		if ((v = option_value("--image-path", argc, argv, &i)))
+			image = v;
+		else if ((v = option_value("--work-path", argc, argv, &i)))
+			work = v;
+		else if ((v = option_value("--bundle", argc, argv, &i)) ||
+			 (v = option_value("-b", argc, argv, &i)))
+			o.bundle = v;
+		else if ((v = option_value("--pid-file", argc, argv, &i)))
+			o.pid_file = v;
+		else if ((v = option_value("--console-socket", argc, argv, &i)))
+			o.console_socket = v;
+		else if (!strcmp(argv[i], "--detach") || !strcmp(argv[i], "-d"))
+			o.detach = true;
+		else if (option_in(ckpt_refused, argc, argv, &i, false))
+			return oci_fail("restore: %s is not supported", argv[i]);
+		else if (option_in(ckpt_flags, argc, argv, &i, false) ||
+			 option_in(ckpt_valued, argc, argv, &i, true) ||
+			 !strcmp(argv[i], "--no-new-keyring") || !strcmp(argv[i], "--keep"))
+			continue;
+		else if (argv[i][0] != '-' && !id)
+			id = argv[i];
+		else
+			return oci_fail("restore: unexpected %s", argv[i]), 2;
+	}
+	if (!id)
+		return oci_fail("restore needs a container id"), 2;
+	if (!valid_id(id))
+		return oci_fail("'%s' is not a valid container id", id);
+	if (!realpath(o.bundle ? o.bundle : ".", bundle))
+		return oci_fail("bundle '%s': %s", o.bundle ? o.bundle : ".", strerror(errno));
+	char def[PATH_MAX + 16];
+	if (!image) {
+		snprintf(def, sizeof(def), "%s/checkpoint", bundle);
+		image = def;
+	}
+	if (oci_spec_load(bundle, &spec, err, sizeof(err)))
+		return oci_fail("%s", err);
+	if (map_spec(&spec, bundle, id, m))
+		return 1;
+	int e = mkdir_p(root_dir(), 0711);
+	if (e || ctr_path(id, NULL, dir, sizeof(dir)))
+		return oci_fail("runtime root '%s': %s", root_dir(),
+				strerror(e ? -e : ENAMETOOLONG));
+	if (mkdir(dir, 0711))
+		return errno == EEXIST ? oci_fail("container %s already exists", id)
+				       : oci_fail("%s: %s", dir, strerror(errno));
+	if (spec.terminal && o.console_socket && (tty = console_slave(o.console_socket)) < 0)
+		goto fail;
+	/* The bundle's bind mounts stand for the image's on the same guest paths; the rootfs is
+	 * the bundle's (the same tree, checked by its fingerprint). */
+	struct kernel_restore_opts *ro = calloc(1, sizeof(*ro));
+	if (!ro || pipe2(ready, O_CLOEXEC)) {
+		oci_fail("out of memory");
+		goto fail;
+	}
+	ro->rootfs = m->rootfs;
+	ro->binds = m->cfg.binds;
+	ro->nbinds = m->cfg.nbinds;
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		oci_fail("fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		setsid();
+		if (tty >= 0) {
+			ioctl(tty, TIOCSCTTY, 0);
+			for (int i = 0; i < 3; i++)
+				dup2(tty, i);
+		}
+		confine_set_ready_fd(ready[1]);
+		int r = kernel_restore(&m->cfg, image, ro, false);
+		r = r < 0 ? 1 : r;
+		fflush(NULL);
+		confine_exiting(r);
+		exit(r);
+	}
+	close(ready[1]);
+	if (tty >= 0)
+		close(tty);
+	/* Back only once the image is loaded (an engine may remove it then, as podman does). */
+	char b;
+	ssize_t n;
+	while ((n = read(ready[0], &b, 1)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (n != 1) {
+		oci_fail("container %s: the restore failed", id);
+		goto fail;
+	}
+	if (work)
+		touch_in(work, "stats-restore");
+	char stc;
+	snprintf(c.id, sizeof(c.id), "%s", id);
+	c.pid = pid;
+	proc_start(pid, &c.starttime, &stc);
+	snprintf(c.bundle, sizeof(c.bundle), "%s", bundle);
+	snprintf(c.rootfs, sizeof(c.rootfs), "%s", m->rootfs);
+	rfc3339_now(c.created, sizeof(c.created));
+	control_socket_path(id, c.control, sizeof(c.control));
+	if ((e = save_state(&c, spec.annotations)) ||
+	    (o.pid_file && (e = write_pid_file(o.pid_file, pid)))) {
+		oci_fail("container %s: %s", id, strerror(-e));
+		kill(pid, SIGKILL);
+		goto fail;
+	}
+	if (o.detach)
+		return 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	ctr_remove(id);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+fail:
+	ctr_remove(id);
+	return 1;
+}
+
 /* --- the global flags and the dispatch ----------------------------------------------------- */
 
 static const char *const commands[] = {"create", "start",    "state", "kill",  "delete",
@@ -1206,6 +1448,15 @@ bool oci_command_line(int argc, char **argv)
 	}
 	if (is_command(argv[1]))
 		return true;
+	/* runc's checkpoint and restore (as against minisentry's own, with --image). */
+	if (!strcmp(argv[1], "checkpoint") || !strcmp(argv[1], "restore")) {
+		for (int i = 2; i < argc; i++)
+			if (!strncmp(argv[i], "--image-path", 12) ||
+			    !strncmp(argv[i], "--work-path", 11) ||
+			    !strncmp(argv[i], "--bundle", 8) || !strcmp(argv[i], "-b"))
+				return true;
+		return false;
+	}
 	if (strcmp(argv[1], "run"))
 		return false;
 	/* `run --bundle DIR ID` and its kin, as against `run [options] ROOTFS`. */
@@ -1250,5 +1501,9 @@ int oci_main(int argc, char **argv)
 		return cmd_features();
 	if (!strcmp(cmd, "exec"))
 		return cmd_exec(argc, argv);
+	if (!strcmp(cmd, "checkpoint"))
+		return cmd_checkpoint(argc, argv);
+	if (!strcmp(cmd, "restore"))
+		return cmd_restore(argc, argv);
 	return oci_fail("%s is not supported by minisentry's OCI runtime", cmd);
 }

@@ -277,7 +277,7 @@ void vfs_load_set_bind_opener(vfs_open_bind_fn fn)
 /* The filesystem of a mount record, as a new tree: *OUT is its root (a reference). SOURCE and
  * FLAGS are the mount's. */
 static int load_fs(struct dec *d, vfs_make_fs_fn make_fs, const char *source, unsigned long flags,
-		   struct vfs_dentry **out)
+		   struct vfs_dentry *mp, struct vfs_dentry **out)
 {
 	char type[VFS_SAVE_FS_TYPE_MAX];
 	struct vfs_inode *ino;
@@ -318,12 +318,16 @@ static int load_fs(struct dec *d, vfs_make_fs_fn make_fs, const char *source, un
 			return dec_fail(d, "make_fs(\"%s\") made something else", type);
 		}
 		return 0;
-	case FS_BIND:
+	case FS_BIND: {
+		char guest[PATH_MAX];
 		if (!open_bind)
 			return dec_fail(d, "no way to open bind mount '%s'", source);
-		if ((err = open_bind(source, flags, out)))
+		if (vfs_path(load_root, mp, guest, sizeof(guest)) < 0)
+			return dec_fail(d, "bind mount '%s': its mountpoint is too deep", source);
+		if ((err = open_bind(source, guest, flags, out)))
 			return dec_fail(d, "bind mount '%s': %s", source, strerror(-err));
 		return 0;
+	}
 	default:
 		return dec_fail(d, "bad mount record");
 	}
@@ -343,7 +347,7 @@ static int load_mount(struct dec *d, vfs_make_fs_fn make_fs, int *last_id, int n
 		return dec_fail(d, "bad mount record");
 	if ((err = load_tree_path(d, &mp)))
 		return err;
-	if ((err = load_fs(d, make_fs, source, flags, &root))) {
+	if ((err = load_fs(d, make_fs, source, flags, mp, &root))) {
 		vfs_dentry_put(mp);
 		return err;
 	}

@@ -12,6 +12,15 @@ ENGINE_LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 podman_ready() {
   command -v podman >/dev/null || { skip "podman is not installed (scripts/install-deps.sh)"; return; }
   timeout 60 podman info >/dev/null 2>&1 || { skip "podman is installed but cannot run here ('podman info' fails)"; return; }
+  podman_rootfs
+}
+
+# podman_rootfs: a private copy of the rootfs in $PODMAN_ROOTFS, made once per run: podman
+# writes into a --rootfs tree (an /etc/mtab link, mountpoints such as /run/.containerenv for
+# runc), which the other scenarios' tree must never get.
+podman_rootfs() {
+  PODMAN_ROOTFS=$WORK/podman-rootfs
+  [ -d "$PODMAN_ROOTFS" ] || cp -a "$ROOTFS" "$PODMAN_ROOTFS"
 }
 
 # runtimes: minisentry, and runc where it is installed.
@@ -35,7 +44,7 @@ podman_run_of_a_rootfs_prints_hi() {
   podman_ready || return
   local rt
   for rt in $(runtimes); do
-    pm "$rt" run --rm "${ENGINE_LIMITS[@]}" --rootfs "$ROOTFS" /bin/echo hi
+    pm "$rt" run --rm "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/echo hi
     [ "$status" -eq 0 ] && [ "$out" = hi ] || fail "with $rt: status $status, stdout $(out_hint)$(err_hint)" || return
   done
 }
@@ -50,7 +59,7 @@ podman_interactive_shell_in_a_terminal() {
   for rt in $(runtimes); do
     step "podman --runtime $rt run -it"
     { sleep 2; printf 'echo in-$((6 * 7)); [ -t 0 ] && echo tty-yes; exit 4\n'; sleep 8; } |
-      timeout -k 5 "$TIMEOUT" script -qec "podman --runtime $rt run -it --rm ${ENGINE_LIMITS[*]} --rootfs $ROOTFS /bin/sh" /dev/null >"$WORK/out" 2>&1
+      timeout -k 5 "$TIMEOUT" script -qec "podman --runtime $rt run -it --rm ${ENGINE_LIMITS[*]} --rootfs $PODMAN_ROOTFS /bin/sh" /dev/null >"$WORK/out" 2>&1
     status=$?
     grep -q '^in-42' "$WORK/out" && grep -q '^tty-yes' "$WORK/out" ||
       fail "with $rt: the shell's output: '$(tr -d '\r' <"$WORK/out" | tr '\n' '|' | cut -c1-300)'" || return
@@ -85,7 +94,7 @@ podman_stop_ends_the_container() {
   podman_ready || return
   local rt id t0 t1
   for rt in $(runtimes); do
-    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$ROOTFS" /bin/sh -c 'echo up; sleep 100'
+    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sh -c 'echo up; sleep 100'
     [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
     id=$out
     t0=$(date +%s)
@@ -108,7 +117,7 @@ podman_exec_runs_in_a_running_container() {
   podman_ready || return
   local rt id
   for rt in $(runtimes); do
-    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$ROOTFS" /bin/sh -c 'echo up >/tmp/up; sleep 100'
+    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sh -c 'echo up >/tmp/up; sleep 100'
     [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
     id=$out
     local i
@@ -129,10 +138,63 @@ podman_exec_runs_in_a_running_container() {
   done
 }
 
+# podman container checkpoint / restore of a counter, in place and (exported, imported) into a
+# new container: the count goes on from where the checkpoint left it. RUNTIME is the runtime.
+podman_counter_checkpoint_restore() {
+  local rt=$1 image=localhost/minisentry-e2e-alpine:latest id before after
+  podman_ready || return
+  if ! timeout 60 podman image exists "$image"; then
+    tar -C "$ROOTFS" -c . | timeout 120 podman import - "$image" >/dev/null 2>"$WORK/err" ||
+      { fail "podman import: $(head -n1 "$WORK/err")"; return; }
+  fi
+  timeout 30 podman rm -f ms-e2e-ck1 ms-e2e-ck2 >/dev/null 2>&1
+  pm "$rt" run -d --name ms-e2e-ck1 "${ENGINE_LIMITS[@]}" "$image" /bin/sh -c 'i=0; while :; do echo $i; i=$((i+1)); sleep 0.1; done'
+  [ "$status" -eq 0 ] || fail "run -d: $status$(err_hint)" || return
+  id=$out
+  sleep 1
+  pm "$rt" container checkpoint "$id"
+  if [ "$status" -ne 0 ]; then
+    timeout 30 podman rm -f "$id" >/dev/null 2>&1
+    grep -q "criu failed" <<<"$err" && { skip "$rt: CRIU cannot checkpoint here: $(grep -o 'criu failed[^"]*' <<<"$err" | head -1)"; return; }
+    fail "checkpoint: $status$(err_hint)"
+    return
+  fi
+  pm "$rt" logs "$id"
+  before=$(tail -n1 <<<"$out")
+  pm "$rt" container restore "$id"
+  [ "$status" -eq 0 ] || { timeout 30 podman rm -f "$id" >/dev/null 2>&1; fail "restore: $status$(err_hint)"; return 1; }
+  sleep 1
+  pm "$rt" logs "$id"
+  after=$(tail -n1 <<<"$out")
+  [ "$after" -gt "$before" ] && grep -qx "$((before + 1))" <<<"$out" ||
+    { timeout 30 podman rm -f "$id" >/dev/null 2>&1; fail "in place: $before, then '$(tr '\n' ' ' <<<"$out" | cut -c1-120)'"; return 1; }
+  # Exported and restored as a new container (another name, another id, new files).
+  pm "$rt" container checkpoint --export "$WORK/ck.tar.gz" "$id"
+  [ "$status" -eq 0 ] || { timeout 30 podman rm -f "$id" >/dev/null 2>&1; fail "checkpoint --export: $status$(err_hint)"; return 1; }
+  pm "$rt" logs "$id"
+  before=$(tail -n1 <<<"$out")
+  pm "$rt" container restore --import "$WORK/ck.tar.gz" --name ms-e2e-ck2
+  local st=$status e=$err
+  sleep 1
+  pm "$rt" logs ms-e2e-ck2
+  after=$(tail -n1 <<<"$out")
+  timeout 30 podman rm -f "$id" ms-e2e-ck2 >/dev/null 2>&1
+  [ "$st" -eq 0 ] || fail "restore --import: $st; stderr: $(head -n1 <<<"$e")" || return
+  [ -n "$after" ] && [ "$after" -gt "$before" ] || fail "the new container counts '$after' after $before"
+}
+
+podman_checkpoint_and_restore_of_a_counter() { podman_counter_checkpoint_restore "$MS"; }
+podman_checkpoint_and_restore_of_a_counter_with_runc() {
+  command -v runc >/dev/null || { skip "runc is not installed"; return; }
+  podman_counter_checkpoint_restore "$(command -v runc)"
+}
+
 scenarios+=(
   podman_run_of_a_rootfs_prints_hi
   podman_interactive_shell_in_a_terminal
   podman_run_of_an_imported_image_with_env_and_a_bind_mount
   podman_stop_ends_the_container
   podman_exec_runs_in_a_running_container
+  podman_checkpoint_and_restore_of_a_counter
+  podman_checkpoint_and_restore_of_a_counter_with_runc
 )

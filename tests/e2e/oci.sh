@@ -223,6 +223,35 @@ oci_exec_in_a_stopped_container_is_refused() {
   oci delete exs1
 }
 
+# runc's checkpoint and restore: the container ends at its checkpoint, and its image restores
+# as a new container under another runtime root (standing for another host), whose bundle
+# gives the bind mount a new host directory: the counter goes on there.
+oci_checkpoint_and_restore_into_a_new_container_under_another_root() {
+  rm -rf "$WORK/ckA" "$WORK/ckB" "$WORK/oci-img" && mkdir -p "$WORK/ckA" "$WORK/ckB"
+  local counter='["/bin/sh","-c","i=0; while :; do echo $i >>/out/log; i=$((i+1)); sleep 0.05; done"]'
+  bundle cka "$(config "$counter" ',"mounts":[{"destination":"/out","type":"bind","source":"'"$WORK/ckA"'","options":["rbind"]}]')"
+  bundle ckb "$(config "$counter" ',"mounts":[{"destination":"/out","type":"bind","source":"'"$WORK/ckB"'","options":["rbind"]}]')"
+  oci create --bundle "$WORK/cka" cka1 && oci start cka1
+  [ "$status" -eq 0 ] || fail "start: $err" || return
+  local i
+  for ((i = 0; i < 100; i++)); do [ "$(wc -l <"$WORK/ckA/log" 2>/dev/null)" -ge 5 ] && break; sleep 0.05; done
+  oci checkpoint --lazy-pages cka1
+  [ "$status" -ne 0 ] && grep -q "not supported" <<<"$err" || { oci delete --force cka1; fail "--lazy-pages: $status $err"; return 1; }
+  oci checkpoint --image-path "$WORK/oci-img" --work-path "$WORK" --tcp-established --file-locks cka1
+  [ "$status" -eq 0 ] || { oci delete --force cka1; fail "checkpoint: $err"; return 1; }
+  state_status cka1
+  [ "$st" = stopped ] || fail "after the checkpoint: '$st'" || return
+  oci delete cka1
+  local last
+  last=$(tail -n1 "$WORK/ckA/log")
+  ms --root "$WORK/oci-root2" restore --image-path "$WORK/oci-img" --bundle "$WORK/ckb" --detach --pid-file "$WORK/ckb.pid" ckb1
+  [ "$status" -eq 0 ] || fail "restore: $err" || return
+  for ((i = 0; i < 100; i++)); do [ -s "$WORK/ckB/log" ] && break; sleep 0.05; done
+  ms --root "$WORK/oci-root2" delete --force ckb1
+  [ "$(head -n1 "$WORK/ckB/log")" = "$((last + 1))" ] ||
+    fail "the restored counter wrote '$(head -n1 "$WORK/ckB/log")' first, after $last"
+}
+
 oci_features_describes_the_runtime() {
   oci features
   expect_status 0 || return
@@ -240,5 +269,6 @@ scenarios+=(
   oci_malformed_config_json_is_a_one_line_error
   oci_exec_runs_a_process_in_a_running_container
   oci_exec_in_a_stopped_container_is_refused
+  oci_checkpoint_and_restore_into_a_new_container_under_another_root
   oci_features_describes_the_runtime
 )

@@ -5,6 +5,7 @@
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
+#   make install    the binary, its man page and bash completion under $(DESTDIR)$(PREFIX)
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
 CC      ?= gcc
@@ -39,7 +40,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 ROOTFS  ?= alpine-rootfs
 
 .PHONY: all deps rootfs run test lint unit conformance e2e bench clean format fuzz fuzz-build \
-	fuzz-smoke
+	fuzz-smoke install uninstall
 all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
@@ -63,6 +64,7 @@ $(BIN): $(OBJS)
 -include $(DEPS)
 
 deps:
+	@echo "deps: checking the Debian packages minisentry needs (scripts/install-deps.sh installs what is missing; the first time this takes minutes)"
 	@bash scripts/install-deps.sh
 
 rootfs: $(ROOTFS)/.stamp
@@ -165,6 +167,19 @@ lint: $(BIN)
 	bash scripts/check-layers.sh || fail=1; \
 	bash scripts/check-syscalls.sh ./$(BIN) || fail=1; \
 	exit $$fail
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/minisentry
+	install -D -m 0644 docs/minisentry.1 $(DESTDIR)$(PREFIX)/share/man/man1/minisentry.1
+	install -D -m 0644 scripts/minisentry.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/minisentry
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/minisentry $(DESTDIR)$(PREFIX)/share/man/man1/minisentry.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/minisentry
 
 clean:
 	rm -rf build build-san build-fuzz minisentry $(ROOTFS)

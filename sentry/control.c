@@ -8,8 +8,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,19 +117,38 @@ static int wait_readable(int fd, int timeout_ms)
 	return r;
 }
 
-/* True if a Sentry answers on PATH. */
-static bool ping(const char *path)
+/* What a Sentry says of itself when pinged: the host pid of the process its caller waits on
+ * (its launcher, or itself when not confined) and when the sandbox started (realtime). */
+struct ping_info {
+	long pid;
+	long long started;
+};
+
+/* True if a Sentry answers on PATH (filling *INFO, if not NULL, when it says). */
+static bool ping_info(const char *path, struct ping_info *info)
 {
 	int fd = connect_to(path);
-	char buf[8];
+	char buf[96];
 	bool ok = false;
+	ssize_t n = 0;
 
 	if (fd < 0)
 		return false;
 	if (send_all(fd, "ping\n", 5) == 0 && wait_readable(fd, 2000) == 1)
-		ok = read(fd, buf, sizeof(buf)) >= 2 && !memcmp(buf, "ok", 2);
+		n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
+	ok = n >= 2 && !memcmp(buf, "ok", 2);
+	if (ok && info) {
+		buf[n] = 0;
+		if (sscanf(buf, "ok %ld %lld", &info->pid, &info->started) != 2)
+			info->pid = info->started = -1;
+	}
 	return ok;
+}
+
+static bool ping(const char *path)
+{
+	return ping_info(path, NULL);
 }
 
 int control_listen(const char *name, int epfd)
@@ -399,7 +420,8 @@ static bool serve_request(int fd)
 		goto out;
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
-		reply(fd, "ok\n");
+		reply(fd, "ok %d %lld\n", confine_active() ? confine_launcher_pid() : (int)getpid(),
+		      (long long)kernel.boot_real.tv_sec);
 		goto out;
 	}
 	if (!strncmp(req, "exec ", 5)) {
@@ -721,27 +743,83 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 	return 1;
 }
 
-int control_list(void)
+/* "5s", "3m", "2h", "4d": how long ago START (realtime seconds) was. */
+static void age(long long start, char *buf, size_t size)
 {
-	char dir[PATH_MAX];
+	long long d = (long long)time(NULL) - start;
+
+	if (start < 0 || d < 0)
+		snprintf(buf, size, "?");
+	else if (d < 120)
+		snprintf(buf, size, "%llds", d);
+	else if (d < 7200)
+		snprintf(buf, size, "%lldm", d / 60);
+	else if (d < 172800)
+		snprintf(buf, size, "%lldh", d / 3600);
+	else
+		snprintf(buf, size, "%lldd", d / 86400);
+}
+
+/* The sandboxes listening in directory DIR, one line each. */
+static void list_dir(const char *dir, bool *header)
+{
 	DIR *d;
 	struct dirent *de;
 
-	runtime_dir(dir, sizeof(dir));
 	if (!(d = opendir(dir)))
-		return 0;
+		return;
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
-		char path[PATH_MAX];
+		char path[PATH_MAX], when[32], owner[32];
+		struct ping_info info;
+		struct stat st;
 		if (n < 6 || strcmp(de->d_name + n - 5, ".sock"))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
 			sizeof(path) ||
-		    !ping(path))
+		    lstat(path, &st) || !ping_info(path, &info))
 			continue; /* a socket left by a Sentry that died */
-		printf("%.*s\n", (int)(n - 5), de->d_name);
+		struct passwd *pw = getpwuid(st.st_uid);
+		if (pw)
+			snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+		else
+			snprintf(owner, sizeof(owner), "%u", (unsigned)st.st_uid);
+		age(info.started, when, sizeof(when));
+		if (!*header)
+			printf("%-24s %8s %-8s %6s %s\n", "NAME", "PID", "STATUS", "AGE", "OWNER");
+		*header = true;
+		char pid[24] = "-";
+		if (info.pid > 0)
+			snprintf(pid, sizeof(pid), "%ld", info.pid);
+		printf("%-24.*s %8s %-8s %6s %s\n", (int)(n - 5), de->d_name, pid, "running", when,
+		       owner);
 	}
 	closedir(d);
+}
+
+int control_list(void)
+{
+	char dir[PATH_MAX];
+	bool header = false;
+
+	runtime_dir(dir, sizeof(dir));
+	list_dir(dir, &header);
+	/* Root sees every user's: theirs are under /tmp/minisentry-UID and
+	 * /run/user/UID/minisentry. */
+	if (geteuid() == 0) {
+		glob_t g;
+		if (glob("/tmp/minisentry-[0-9]*", GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				list_dir(g.gl_pathv[i], &header);
+			globfree(&g);
+		}
+		if (glob("/run/user/[0-9]*/minisentry", GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				if (strcmp(g.gl_pathv[i], dir))
+					list_dir(g.gl_pathv[i], &header);
+			globfree(&g);
+		}
+	}
 	return 0;
 }
 

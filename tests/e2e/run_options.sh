@@ -187,6 +187,30 @@ export_upper_into_a_non_empty_directory_is_a_usage_error() {
   expect_status 2
 }
 
+# make install: the binary, the man page (which man reads without a warning) and the bash
+# completion under DESTDIR/PREFIX.
+make_install_puts_the_binary_man_page_and_completion() {
+  local repo
+  repo=$(cd "$(dirname "$SELF")/../.." && pwd)
+  [ "$(realpath "$repo/minisentry")" = "$MS" ] || { skip "make install installs $repo/minisentry, not $MS"; return; }
+  rm -rf "$WORK/inst"
+  step "make install"
+  timeout "$TIMEOUT" make -s -C "$repo" install DESTDIR="$WORK/inst" PREFIX=/usr >"$WORK/out" 2>"$WORK/err" ||
+    { fail "make install: $(head -n1 "$WORK/err")"; return; }
+  local f
+  for f in bin/minisentry share/man/man1/minisentry.1 share/bash-completion/completions/minisentry; do
+    [ -s "$WORK/inst/usr/$f" ] || fail "no $f" || return
+  done
+  "$WORK/inst/usr/bin/minisentry" --version | grep -q '^minisentry ' || fail "the installed binary" || return
+  bash -c "source '$WORK/inst/usr/share/bash-completion/completions/minisentry' && complete -p minisentry" >/dev/null ||
+    fail "the completion does not load" || return
+  if command -v man >/dev/null && command -v groff >/dev/null; then
+    local w
+    w=$(MANWIDTH=80 man --warnings -l "$WORK/inst/usr/share/man/man1/minisentry.1" 2>&1 >/dev/null)
+    [ -z "$w" ] || fail "man warns: $(head -n1 <<<"$w")"
+  fi
+}
+
 missing_rootfs_is_a_usage_error() {
   ms run "$WORK/no-such-rootfs" -- /bin/true
   expect_one_line_error || return
@@ -212,4 +236,5 @@ scenarios+=(
   export_upper_writes_the_changes_as_a_layer
   export_upper_into_a_non_empty_directory_is_a_usage_error
   missing_rootfs_is_a_usage_error
+  make_install_puts_the_binary_man_page_and_completion
 )

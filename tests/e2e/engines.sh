@@ -189,6 +189,146 @@ podman_checkpoint_and_restore_of_a_counter_with_runc() {
   podman_counter_checkpoint_restore "$(command -v runc)"
 }
 
+# --- containerd and Docker: private daemons of the scenario's own ----------------------------
+
+# containerd_up: a containerd of this scenario's own (state, root and socket under $WORK), its
+# socket in $CTD_SOCK; SKIPs without containerd. containerd_down stops it.
+containerd_up() {
+  command -v containerd >/dev/null && command -v ctr >/dev/null ||
+    { skip "containerd is not installed (scripts/install-deps.sh)"; return; }
+  local d=$WORK/ctd i
+  rm -rf "$d" && mkdir -p "$d"
+  CTD_SOCK=$d/containerd.sock
+  printf 'version = 2\nroot = "%s/root"\nstate = "%s/state"\n[grpc]\n  address = "%s"\n' \
+    "$d" "$d" "$CTD_SOCK" >"$d/config.toml"
+  step "starting containerd"
+  containerd --config "$d/config.toml" >"$d/log" 2>&1 &
+  CTD_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    timeout 5 ctr --address "$CTD_SOCK" version >/dev/null 2>&1 && return 0
+    kill -0 "$CTD_PID" 2>/dev/null || break
+    sleep 0.2
+  done
+  containerd_down
+  skip "containerd cannot run here: $(tail -n1 "$d/log")"
+}
+
+containerd_down() {
+  [ -n "${DOCKERD_PID:-}" ] && { kill "$DOCKERD_PID"; wait "$DOCKERD_PID"; } 2>/dev/null
+  DOCKERD_PID=""
+  [ -n "${CTD_PID:-}" ] && { kill "$CTD_PID"; wait "$CTD_PID"; } 2>/dev/null
+  CTD_PID=""
+}
+
+# engine_image_tar: an OCI archive of the rootfs image (made with podman, which imports the
+# rootfs), in $IMAGE_TAR.
+engine_image_tar() {
+  IMAGE_TAR=$WORK/image.tar
+  [ -s "$IMAGE_TAR" ] && return 0
+  podman_ready || return
+  local image=localhost/minisentry-e2e-alpine:latest
+  if ! timeout 60 podman image exists "$image"; then
+    tar -C "$ROOTFS" -c . | timeout 120 podman import - "$image" >/dev/null 2>"$WORK/err" ||
+      { fail "podman import: $(head -n1 "$WORK/err")"; return; }
+  fi
+  step "podman save"
+  timeout 120 podman save --format oci-archive -o "$IMAGE_TAR" "$image" >/dev/null 2>"$WORK/err" ||
+    fail "podman save: $(head -n1 "$WORK/err")"
+}
+
+# ctr run through containerd's runc shim, the runtime given as its runc binary (the
+# BinaryName of a RuntimeClass), with an environment variable, a read-only bind mount and an
+# exit status.
+ctr_run_through_the_runc_shim() {
+  engine_image_tar || return
+  containerd_up || return
+  local c=(ctr --address "$CTD_SOCK") rt n=0 image=localhost/minisentry-e2e-alpine:latest
+  step "ctr images import"
+  timeout 120 "${c[@]}" images import --base-name localhost/minisentry-e2e-alpine "$IMAGE_TAR" >/dev/null 2>"$WORK/err" ||
+    { containerd_down; fail "ctr images import: $(head -n1 "$WORK/err")"; return; }
+  mkdir -p "$WORK/ctr-vol" && echo from-host >"$WORK/ctr-vol/f"
+  for rt in $(runtimes); do
+    n=$((n + 1))
+    step "ctr run --runc-binary $rt"
+    { timeout -k 5 "$TIMEOUT" "${c[@]}" run --rm --runc-binary "$rt" --env GREETING=hello \
+      --mount "type=bind,src=$WORK/ctr-vol,dst=/vol,options=rbind:ro" "$image" "ms-e2e-$$-$n" \
+      /bin/sh -c 'echo $GREETING $(cat /vol/f); echo x >/vol/g || echo read-only; exit 4' \
+      </dev/null >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+    status=$?
+    out=$(<"$WORK/out")
+    err=$(<"$WORK/err")
+    [ "$status" -eq 4 ] && [ "$out" = $'hello from-host\nread-only' ] ||
+      { containerd_down; fail "with $rt: status $status, stdout $(out_hint)$(err_hint)"; return; }
+  done
+  containerd_down
+}
+
+# dockerd_up: a dockerd of this scenario's own on the private containerd (no bridge, no
+# iptables: nothing of the host's network changes), with runtime "minisentry"; $DOCKER_SOCK.
+dockerd_up() {
+  command -v dockerd >/dev/null && command -v docker >/dev/null ||
+    { skip "docker is not installed (scripts/install-deps.sh)"; return; }
+  containerd_up || return
+  local d=$WORK/dk i
+  rm -rf "$d" && mkdir -p "$d"
+  DOCKER_SOCK=$d/docker.sock
+  step "starting dockerd"
+  dockerd --data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/docker.pid" \
+    -H "unix://$DOCKER_SOCK" --containerd "$CTD_SOCK" --bridge=none --iptables=false \
+    --ip6tables=false --ip-masq=false --storage-driver vfs --add-runtime "minisentry=$MS" \
+    >"$d/log" 2>&1 &
+  DOCKERD_PID=$!
+  for ((i = 0; i < 150; i++)); do
+    timeout 5 docker -H "unix://$DOCKER_SOCK" version >/dev/null 2>&1 && return 0
+    kill -0 "$DOCKERD_PID" 2>/dev/null || break
+    sleep 0.2
+  done
+  containerd_down
+  skip "dockerd cannot run here: $(tail -n1 "$d/log")"
+}
+
+# dk RUNTIME-LESS ARGS...: docker on the private daemon; $status, $out, $err.
+dk() {
+  step "docker $*"
+  { timeout -k 5 "$TIMEOUT" docker -H "unix://$DOCKER_SOCK" "$@" </dev/null >"$WORK/out" 2>"$WORK/err"; } 2>/dev/null
+  status=$?
+  out=$(<"$WORK/out")
+  err=$(<"$WORK/err")
+}
+
+# docker run --runtime minisentry (and runc) of an image made with docker import from the
+# rootfs, with -e and a bind mount; docker exec; docker stop.
+docker_run_exec_and_stop_with_minisentry_and_runc() {
+  dockerd_up || return
+  local image=minisentry-e2e-alpine:latest rt id
+  step "docker import"
+  tar -C "$ROOTFS" -c . | timeout 120 docker -H "unix://$DOCKER_SOCK" import - "$image" >/dev/null 2>"$WORK/err" ||
+    { containerd_down; fail "docker import: $(head -n1 "$WORK/err")"; return; }
+  for rt in minisentry runc; do
+    [ "$rt" = runc ] && ! command -v runc >/dev/null && continue
+    rm -rf "$WORK/dvol" && mkdir -p "$WORK/dvol" && echo from-host >"$WORK/dvol/in"
+    dk run --rm --runtime "$rt" -e GREETING=hello -v "$WORK/dvol:/vol" "$image" \
+      /bin/sh -c 'echo $GREETING $(cat /vol/in); echo from-guest >/vol/out'
+    [ "$status" -eq 0 ] && [ "$out" = "hello from-host" ] && [ "$(cat "$WORK/dvol/out")" = from-guest ] ||
+      { containerd_down; fail "with $rt: run: status $status, stdout $(out_hint)$(err_hint)"; return; }
+    dk run -d --runtime "$rt" "$image" /bin/sh -c 'echo up >/tmp/up; echo up; sleep 100'
+    id=$out
+    local i
+    for ((i = 0; i < 50; i++)); do
+      dk exec "$id" cat /tmp/up
+      [ "$out" = up ] && break
+      sleep 0.1
+    done
+    [ "$out" = up ] || { containerd_down; fail "with $rt: exec: $(out_hint)$(err_hint)"; return; }
+    dk stop -t 3 "$id"
+    dk inspect -f '{{.State.Status}}' "$id"
+    local state=$out
+    dk rm -f "$id"
+    [ "$state" = exited ] || { containerd_down; fail "with $rt: '$state' after stop"; return; }
+  done
+  containerd_down
+}
+
 scenarios+=(
   podman_run_of_a_rootfs_prints_hi
   podman_interactive_shell_in_a_terminal
@@ -197,4 +337,6 @@ scenarios+=(
   podman_exec_runs_in_a_running_container
   podman_checkpoint_and_restore_of_a_counter
   podman_checkpoint_and_restore_of_a_counter_with_runc
+  ctr_run_through_the_runc_shim
+  docker_run_exec_and_stop_with_minisentry_and_runc
 )

@@ -20,6 +20,7 @@
 #include "common/limits.h"
 #include "common/units.h"
 #include "sentry/bind.h"
+#include "sentry/upper.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -698,41 +699,6 @@ static int setup_kernel(const struct kernel_config *cfg)
 	return 0;
 }
 
-/* --export-upper: the directory, opened before the lock (a detached copy of its mount). */
-static int export_fd = -1;
-
-static int open_export_dir(const char *dir)
-{
-	export_fd = confine_open_bind(dir, false);
-	if (export_fd < 0) {
-		fprintf(stderr, "minisentry: --export-upper '%s': %s\n", dir, strerror(-export_fd));
-		return export_fd;
-	}
-	return 0;
-}
-
-/* The sandbox is gone: what it changed in its root goes to the --export-upper directory. */
-static void export_upper(void)
-{
-	unsigned int skipped = 0;
-	int err;
-
-	if (export_fd < 0)
-		return;
-	err = vfs_upper_export(export_fd, &skipped);
-	if (err)
-		fprintf(stderr, "minisentry: --export-upper '%s': %s\n", kernel.cfg.export_upper,
-			strerror(-err));
-	else if (skipped)
-		fprintf(stderr,
-			"minisentry: --export-upper: %u device, FIFO or socket node(s) left out\n",
-			skipped);
-	close(export_fd);
-	export_fd = -1;
-	if (err && !kernel.exit_status)
-		kernel.exit_status = 1;
-}
-
 /* Runs the sandbox until init exits, then takes it down. */
 static int serve(bool tty, const struct termios *saved_tty)
 {
@@ -740,7 +706,8 @@ static int serve(bool tty, const struct termios *saved_tty)
 	loop();
 	kernel_stop_placement_tick();
 	kernel_teardown();
-	export_upper();
+	if (upper_save() && !kernel.exit_status)
+		kernel.exit_status = 1;
 	control_close();
 	if (kernel.cfg.stats)
 		print_kernfs_stats();
@@ -772,7 +739,7 @@ int kernel_run(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
-	if ((err = setup_kernel(cfg)))
+	if ((err = setup_kernel(cfg)) || (err = upper_open(cfg)))
 		return err;
 	mount_devfs();
 	mount_tmpfs("/tmp");
@@ -783,8 +750,6 @@ int kernel_run(const struct kernel_config *cfg)
 		return err; /* the message is printed */
 	if (cfg->root_readonly)
 		vfs_overlay_set_rdonly(true);
-	if (cfg->export_upper && (err = open_export_dir(cfg->export_upper)))
-		return err;
 	if (!(init = make_init()) || install_stdio(init)) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;

@@ -62,6 +62,8 @@ struct kernel_config {
 	const char *hostname;	  /* --hostname: uname's nodename (NULL: "minisentry") */
 	bool quiet;		  /* --quiet: no notices of unimplemented syscalls */
 	const char *export_upper; /* --export-upper: a host directory the upper layer goes to */
+	const char *upper;	  /* --upper: a host directory the upper layer comes from and
+				   * goes back to (absolute) */
 	bool root_readonly;	  /* the root filesystem refuses changes (EROFS) */
 	/* Filesystems mounted besides the usual ones (an OCI bundle's): "proc", "sysfs" or
 	 * "tmpfs" at an absolute guest path, made if missing. */

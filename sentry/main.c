@@ -35,6 +35,7 @@ enum {
 	OPT_HOSTNAME,
 	OPT_CLEAR_ENV,
 	OPT_EXPORT_UPPER,
+	OPT_UPPER,
 };
 
 static const char usage[] =
@@ -67,6 +68,8 @@ static const char usage[] =
     "  --export-upper DIR    at the end, write what the sandbox changed in its root into DIR\n"
     "                        (made if missing, else empty) as an OCI image layer (.wh. files\n"
     "                        for deletions)\n"
+    "  --upper DIR           keep the writable layer in DIR: start from the layer it holds\n"
+    "                        (made if missing) and write it back there at the end\n"
     "  --cwd DIR             working directory inside the sandbox (default /)\n"
     "  --cpus N              number of CPUs the guest sees, 1.." MAX_CPUS_STR
     " (default: the host's)\n"
@@ -410,6 +413,7 @@ static int cmd_run(int argc, char **argv)
 	    {"hostname", required_argument, NULL, OPT_HOSTNAME},
 	    {"clear-env", no_argument, NULL, OPT_CLEAR_ENV},
 	    {"export-upper", required_argument, NULL, OPT_EXPORT_UPPER},
+	    {"upper", required_argument, NULL, OPT_UPPER},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    /* Tests only: the locked Sentry tries what a compromised one would. */
@@ -483,6 +487,15 @@ static int cmd_run(int argc, char **argv)
 				return c;
 			cfg.export_upper = optarg;
 			break;
+		case OPT_UPPER:
+			if (mkdir(optarg, 0755) && errno != EEXIST)
+				return fail2("run: --upper", optarg, strerror(errno));
+			if (!(cfg.upper = realpath(optarg, NULL)) || stat(cfg.upper, &st) ||
+			    !S_ISDIR(st.st_mode) || !strcmp(cfg.upper, "/"))
+				return fail2("run: --upper", optarg,
+					     cfg.upper ? "is not a directory (or is /)"
+						       : strerror(errno));
+			break;
 		case OPT_SELFTEST_CONFINEMENT:
 			cfg.confine.selftest = optarg;
 			break;
@@ -495,6 +508,8 @@ static int cmd_run(int argc, char **argv)
 			return fail("run: unknown option", argv[optind - 1]);
 		}
 	}
+	if (cfg.upper && cfg.export_upper)
+		return fail("run: --upper and --export-upper are one or the other", NULL);
 	if (optind >= argc)
 		return fail("run: missing ROOTFS (see minisentry --help)", NULL);
 	cfg.rootfs = argv[optind++];

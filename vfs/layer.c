@@ -1,11 +1,15 @@
-/* The overlay's upper layer as a host directory (`run --export-upper DIR`): what the sandbox
- * changed in its root filesystem, written out at the end in the form of an OCI image layer —
- * new and changed objects as they are, a deleted name NAME as an empty file `.wh.NAME`, a
- * directory whose lower contents are hidden with a `.wh..wh..opq` file in it — so that the
- * layer can be kept, inspected, or put on top of the rootfs by any tool that knows layers.
- * Every host object is made beneath a descriptor of its parent, one name at a time and never
- * following a symlink: the names come from the guest. */
+/* The overlay's upper layer as a host directory (`run --export-upper DIR`, `--upper DIR`): what
+ * the sandbox changed in its root filesystem, written out at the end in the form of an OCI
+ * image layer — new and changed objects as they are, a deleted name NAME as an empty file
+ * `.wh.NAME`, a directory whose lower contents are hidden with a `.wh..wh..opq` file in it — so
+ * that the layer can be kept, inspected, or put on top of the rootfs by any tool that knows
+ * layers; and such a layer applied to a sandbox's root at its start. Every host object is made
+ * beneath a descriptor of its parent, one name at a time and never following a symlink: the
+ * names come from the guest. */
 #include "vfs/internal.h"
+#include "vfs/dirent.h"
+
+#include <dirent.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,4 +193,240 @@ int vfs_upper_export(int dirfd, unsigned int *skipped)
 	if (skipped)
 		*skipped = x.skipped;
 	return x.err;
+}
+
+/* --- applying a layer ---------------------------------------------------------------------- */
+
+struct import {
+	struct vfs_fs_ctx fs;
+	char *buf; /* LAYER_COPY_CHUNK bytes */
+	unsigned int skipped;
+};
+
+static int remove_tree(struct import *im, const char *path, int depth);
+
+/* Removes every entry of guest directory PATH (whiteouts are left where the lower layer had
+ * names). */
+static int empty_dir(struct import *im, const char *path, int depth)
+{
+	struct vfs_file *f;
+	off_t pos = 0;
+	bool removed = false;
+	char *names;
+	int err;
+
+	if (!(names = malloc(LAYER_COPY_CHUNK)))
+		return -ENOMEM;
+	if ((err = vfs_open(&im->fs, NULL, path, O_RDONLY | O_DIRECTORY, 0, &f))) {
+		free(names);
+		return err;
+	}
+	for (;;) {
+		ssize_t n = f->ops->getdents64(f, names, LAYER_COPY_CHUNK, &pos);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		if (n == 0) {
+			/* Entries removed while reading: read again until a pass removes none. */
+			if (!removed)
+				break;
+			removed = false;
+			pos = 0;
+			continue;
+		}
+		for (ssize_t off = 0; off < n;) {
+			struct vfs_dirent64 *de = (struct vfs_dirent64 *)(names + off);
+			char child[PATH_MAX];
+			off += de->d_reclen;
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >=
+			    sizeof(child)) {
+				err = -ENAMETOOLONG;
+				break;
+			}
+			if ((err = remove_tree(im, child, depth + 1)))
+				break;
+			removed = true;
+		}
+		if (err)
+			break;
+	}
+	vfs_file_put(f);
+	free(names);
+	return err;
+}
+
+/* Removes guest PATH whatever it is (a directory with everything in it); ENOENT is fine. */
+static int remove_tree(struct import *im, const char *path, int depth)
+{
+	struct vfs_dentry *d;
+	int err;
+
+	if (depth > LAYER_MAX_DEPTH)
+		return -ELOOP;
+	err = vfs_lookup(&im->fs, NULL, path, 0, &d);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	bool dir = vfs_is_dir(d);
+	vfs_dentry_put(d);
+	if (!dir)
+		return vfs_unlink(&im->fs, NULL, NULL, path);
+	if ((err = empty_dir(im, path, depth)))
+		return err;
+	return vfs_rmdir(&im->fs, NULL, NULL, path);
+}
+
+/* Owner, mode and times of host object ST on guest PATH. */
+static void copy_attrs(struct import *im, const char *path, const struct stat *st, bool follow)
+{
+	struct vfs_dentry *d;
+	struct timespec ts[2] = {st->st_atim, st->st_mtim};
+
+	if (vfs_lookup(&im->fs, NULL, path, follow ? VFS_LOOKUP_FOLLOW : 0, &d))
+		return;
+	vfs_chown(d, NULL, st->st_uid, st->st_gid);
+	if (!S_ISLNK(st->st_mode))
+		vfs_chmod(d, NULL, st->st_mode & 07777);
+	vfs_utimens(d, NULL, ts);
+	vfs_dentry_put(d);
+}
+
+static int import_file(struct import *im, int dirfd, const char *name, const char *path,
+		       const struct stat *st)
+{
+	struct vfs_file *f;
+	off_t pos = 0;
+	int fd, err;
+
+	if ((fd = create_beneath(dirfd, name, O_RDONLY, 0)) < 0)
+		return fd;
+	err = vfs_open(&im->fs, NULL, path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600, &f);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	for (;;) {
+		ssize_t n = read(fd, im->buf, LAYER_COPY_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		struct iovec iov = {im->buf, (size_t)n};
+		ssize_t w = f->ops->write(f, &iov, 1, &pos);
+		if (w != n) {
+			err = w < 0 ? (int)w : -EIO;
+			break;
+		}
+	}
+	close(fd);
+	vfs_file_put(f);
+	if (!err)
+		copy_attrs(im, path, st, false);
+	return err;
+}
+
+static int import_dir(struct import *im, int dirfd, const char *path, int depth);
+
+/* One entry NAME of host directory DIRFD onto guest directory PATH. */
+static int import_entry(struct import *im, int dirfd, const char *path, const char *name, int depth)
+{
+	char guest[PATH_MAX], target[PATH_MAX];
+	struct vfs_dentry *d;
+	struct stat st;
+	int err;
+
+	if (!strcmp(name, OPAQUE_MARK))
+		return 0; /* done first, by import_dir */
+	bool whiteout = !strncmp(name, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX));
+	const char *real = whiteout ? name + strlen(WHITEOUT_PREFIX) : name;
+	if (!*real || !strcmp(real, ".") || !strcmp(real, ".."))
+		return 0;
+	if ((size_t)snprintf(guest, sizeof(guest), "%s/%s", strcmp(path, "/") ? path : "", real) >=
+	    sizeof(guest))
+		return -ENAMETOOLONG;
+	if (whiteout)
+		return remove_tree(im, guest, depth);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	/* What is there already and is of another kind goes first. */
+	if (vfs_lookup(&im->fs, NULL, guest, 0, &d) == 0) {
+		bool same = S_ISDIR(st.st_mode) && vfs_is_dir(d);
+		vfs_dentry_put(d);
+		if (!same && (err = remove_tree(im, guest, depth)))
+			return err;
+	}
+	switch (st.st_mode & S_IFMT) {
+	case S_IFDIR: {
+		err = vfs_mkdir(&im->fs, NULL, NULL, guest, 0700);
+		if (err && err != -EEXIST)
+			return err;
+		int fd = create_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+		if (fd < 0)
+			return fd;
+		err = import_dir(im, fd, guest, depth + 1);
+		close(fd);
+		if (!err)
+			copy_attrs(im, guest, &st, true);
+		return err;
+	}
+	case S_IFREG:
+		return import_file(im, dirfd, name, guest, &st);
+	case S_IFLNK: {
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = 0;
+		if ((err = vfs_symlink(&im->fs, NULL, target, NULL, guest)))
+			return err;
+		copy_attrs(im, guest, &st, false);
+		return 0;
+	}
+	default:
+		im->skipped++;
+		return 0;
+	}
+}
+
+static int import_dir(struct import *im, int dirfd, const char *path, int depth)
+{
+	struct dirent *de;
+	struct stat st;
+	int err = 0, fd;
+	DIR *d;
+
+	if (depth > LAYER_MAX_DEPTH)
+		return -ELOOP;
+	/* An opaque directory hides all that is below it: the lower names go first. */
+	if (fstatat(dirfd, OPAQUE_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (err = empty_dir(im, path, depth)))
+		return err;
+	if ((fd = dup(dirfd)) < 0)
+		return -errno;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while (!err && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			err = import_entry(im, dirfd, path, de->d_name, depth);
+	closedir(d);
+	return err;
+}
+
+int vfs_upper_import(struct vfs_dentry *root, int dirfd, unsigned int *skipped)
+{
+	struct import im = {.fs = {.root = root, .cwd = root, .umask = 0}};
+	int err;
+
+	if (!(im.buf = malloc(LAYER_COPY_CHUNK)))
+		return -ENOMEM;
+	err = import_dir(&im, dirfd, "/", 0);
+	free(im.buf);
+	if (skipped)
+		*skipped = im.skipped;
+	return err;
 }

@@ -248,6 +248,11 @@ bool vfs_overlay_is_rdonly(void);
  * host objects are the writer's; devices, FIFOs and sockets are counted in *SKIPPED, not made.
  * 0 or the first negative errno (vfs/layer.c). */
 int vfs_upper_export(int dirfd, unsigned int *skipped);
+/* The reverse, at a sandbox's start: the layer in host directory DIRFD applied to the root
+ * whose dentry is ROOT, as the Sentry (owners, modes and times kept; `.wh.` names removed,
+ * opaque directories emptied of what was below). Devices, FIFOs and sockets in the layer are
+ * counted in *SKIPPED. 0 or the first negative errno. */
+int vfs_upper_import(struct vfs_dentry *root, int dirfd, unsigned int *skipped);
 
 /* A filesystem tree mounted on a directory of another (DESIGN.md §5). Path resolution
  * descending into MOUNTPOINT continues at ROOT, and ".." from ROOT goes to MOUNTPOINT's parent

@@ -211,6 +211,21 @@ make_install_puts_the_binary_man_page_and_completion() {
   fi
 }
 
+# --upper DIR: the writable layer persists from run to run in DIR (and the rootfs is untouched).
+upper_layer_persists_across_runs() {
+  rm -rf "$WORK/upper"
+  ms run --upper "$WORK/upper" "$ROOTFS" -- /bin/sh -c 'echo one >/root/count; rm /etc/hostname; mkdir -p /srv/x; echo a >/srv/x/a'
+  expect_status 0 || return
+  [ -e "$WORK/upper/etc/.wh.hostname" ] && [ "$(cat "$WORK/upper/root/count")" = one ] ||
+    fail "the layer after run 1: $(cd "$WORK/upper" && find . | sort | tr '\n' ' ')" || return
+  ms run --upper "$WORK/upper" "$ROOTFS" -- /bin/sh -c 'cat /root/count; test -e /etc/hostname || echo gone; cat /srv/x/a; echo two >>/root/count; rm -r /srv/x'
+  expect_status 0 && expect_stdout $'one\ngone\na' || return
+  ms run --upper "$WORK/upper" "$ROOTFS" -- /bin/sh -c 'cat /root/count; ls -A /srv'
+  expect_status 0 && expect_stdout $'one\ntwo' || return
+  [ -e "$ROOTFS/etc/hostname" ] && [ ! -e "$ROOTFS/root/count" ] || fail "the rootfs changed" || return
+  [ -z "$(find "$WORK" -maxdepth 1 -name '.upper.minisentry-new*')" ] || fail "a temporary layer was left beside"
+}
+
 missing_rootfs_is_a_usage_error() {
   ms run "$WORK/no-such-rootfs" -- /bin/true
   expect_one_line_error || return
@@ -235,6 +250,7 @@ scenarios+=(
   host_tmp_is_hidden
   export_upper_writes_the_changes_as_a_layer
   export_upper_into_a_non_empty_directory_is_a_usage_error
+  upper_layer_persists_across_runs
   missing_rootfs_is_a_usage_error
   make_install_puts_the_binary_man_page_and_completion
 )

@@ -430,6 +430,7 @@ static struct task *make_init(void)
 		t->uid = t->euid = t->suid = kernel.cfg.uid;
 		t->gid = t->egid = t->sgid = kernel.cfg.gid;
 	}
+	t->no_new_privs = kernel.cfg.no_new_privs;
 	if (kernel.cfg.ngroups > 0) {
 		if (!(t->groups = malloc(kernel.cfg.ngroups * sizeof(gid_t)))) {
 			task_free(t);

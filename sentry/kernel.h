@@ -76,6 +76,7 @@ struct kernel_config {
 	int nrlimits;
 	bool umask_set;
 	mode_t umask;
+	bool no_new_privs; /* init starts with no_new_privs set (process.noNewPrivileges) */
 };
 
 /* The longest hostname (Linux's __NEW_UTS_LEN). */

@@ -384,6 +384,7 @@ static int map_spec(const struct oci_spec *s, const char *bundle, const char *id
 	cfg->ngroups = (int)s->ngids;
 	cfg->umask_set = s->has_umask;
 	cfg->umask = s->umask;
+	cfg->no_new_privs = s->no_new_privileges;
 	for (size_t i = 0; i < s->nrlimits; i++)
 		m->rlimits[i] = (struct kernel_rlimit){s->rlimits[i].resource, s->rlimits[i].soft,
 						       s->rlimits[i].hard};

@@ -63,13 +63,13 @@ oci_lifecycle_goes_created_running_stopped() {
 # environment, the working directory, the host name, rlimits and mounts of config.json.
 oci_run_takes_process_user_env_cwd_hostname_rlimits_and_mounts() {
   mkdir -p "$WORK/oci-data" && echo "bound" >"$WORK/oci-data/f" && chmod 777 "$WORK/oci-data"
-  bundle runcfg "$(config '["/bin/sh","-c","echo $(id -u):$(id -g):$(id -G) $FOO $(pwd) $(hostname) $(ulimit -n); cat /data/f; echo w >/data/f2; grep -c \" /proc \" /proc/mounts; exit 3"]' \
+  bundle runcfg "$(config '["/bin/sh","-c","echo $(id -u):$(id -g):$(id -G) $FOO $(pwd) $(hostname) $(ulimit -n); cat /data/f; echo w >/data/f2; grep -c \" /proc \" /proc/mounts; grep NoNewPrivs /proc/self/status; exit 3"]' \
     ',"hostname":"ocibox","mounts":[{"destination":"/proc","type":"proc","source":"proc"},{"destination":"/dev","type":"tmpfs","source":"tmpfs"},{"destination":"/data","type":"bind","source":"'"$WORK/oci-data"'","options":["rbind","rw"]},{"destination":"/dev/mqueue","type":"mqueue","source":"mqueue"}]')"
   # The process fields the helper leaves out.
-  sed -i 's|"env":\["PATH=/usr/bin:/bin"\],"cwd":"/"|"env":["PATH=/usr/bin:/bin","FOO=bar"],"cwd":"/tmp","user":{"uid":1000,"gid":100,"additionalGids":[10]},"rlimits":[{"type":"RLIMIT_NOFILE","soft":256,"hard":512}]|' "$WORK/runcfg/config.json"
+  sed -i 's|"env":\["PATH=/usr/bin:/bin"\],"cwd":"/"|"env":["PATH=/usr/bin:/bin","FOO=bar"],"cwd":"/tmp","user":{"uid":1000,"gid":100,"additionalGids":[10]},"rlimits":[{"type":"RLIMIT_NOFILE","soft":256,"hard":512}],"noNewPrivileges":true|' "$WORK/runcfg/config.json"
   oci run --bundle "$WORK/runcfg" run1
   expect_status 3 || return
-  expect_stdout $'1000:100:100 10 bar /tmp ocibox 256\nbound\n1' || return
+  expect_stdout $'1000:100:100 10 bar /tmp ocibox 256\nbound\n1\nNoNewPrivs:\t1' || return
   [ "$(cat "$WORK/oci-data/f2")" = w ] || fail "the rw bind mount's write did not reach the host"
 }
 

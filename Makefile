@@ -6,6 +6,7 @@
 #   make bench      benchmarks (medians, ratios against native)
 #   make bench-seed seed 000's checkpoint matrix in full (n = 16, significance tests)
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
+#   make install    the binary, its man page and bash completion under $(DESTDIR)$(PREFIX)
 #   ZSTD=0          build without the optional zstd codec
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
@@ -36,7 +37,7 @@ BUILD   := build
 BIN     := minisentry
 endif
 
-SUBSYSTEMS := sentry platform vfs mem fs-proc fs-sys state
+SUBSYSTEMS := sentry platform vfs mem fs-proc fs-sys state oci
 SRCS     := $(foreach d,$(SUBSYSTEMS),$(wildcard $(d)/*.c))
 OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(BUILD)/sentry/main.o,$(OBJS))
@@ -47,8 +48,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 
 ROOTFS  ?= alpine-rootfs
 
-.PHONY: all deps rootfs run test lint unit conformance e2e bench bench-seed clean format fuzz fuzz-build \
-	fuzz-smoke
+.PHONY: all deps rootfs run test lint unit conformance e2e bench bench-seed clean format fuzz \
+	fuzz-build fuzz-smoke install uninstall
 all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
@@ -72,6 +73,7 @@ $(BIN): $(OBJS)
 -include $(DEPS)
 
 deps:
+	@echo "deps: checking the Debian packages minisentry needs (scripts/install-deps.sh installs what is missing; the first time this takes minutes)"
 	@bash scripts/install-deps.sh
 
 rootfs: $(ROOTFS)/.stamp
@@ -160,6 +162,7 @@ fuzz-smoke: rootfs
 bench: $(BIN) rootfs
 	@fail=0; bash bench/run.sh ./minisentry $(ROOTFS) || fail=1; \
 	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; \
+	bash bench/engines.sh ./minisentry $(ROOTFS) || fail=1; \
 	SEED_RUNS=$${SEED_RUNS:-4} SEED_CPUS="$${SEED_CPUS:-96}" bash bench/seed000.sh ./minisentry \
 		$(ROOTFS) || fail=1; exit $$fail
 
@@ -182,6 +185,19 @@ lint: $(BIN)
 	bash scripts/check-layers.sh || fail=1; \
 	bash scripts/check-syscalls.sh ./$(BIN) || fail=1; \
 	exit $$fail
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/minisentry
+	install -D -m 0644 docs/minisentry.1 $(DESTDIR)$(PREFIX)/share/man/man1/minisentry.1
+	install -D -m 0644 scripts/minisentry.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/minisentry
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/minisentry $(DESTDIR)$(PREFIX)/share/man/man1/minisentry.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/minisentry
 
 clean:
 	rm -rf build build-san build-fuzz minisentry $(ROOTFS)

@@ -12,13 +12,14 @@ cd "${1:-$(dirname "${BASH_SOURCE[0]}")/..}"
 # public header; state/ is the leaf every subsystem saves its objects with; mem/ saves its
 # memory objects with the codec, so it reaches state/ and nothing else.
 declare -A may_include=(
-  [sentry]="platform vfs mem fs-proc fs-sys state"
+  [sentry]="platform vfs mem fs-proc fs-sys state oci"
   [fs-proc]="vfs mem state"
   [fs-sys]="vfs mem state"
   [vfs]="mem state"
   [platform]="mem state"
   [mem]="state"
   [state]=""
+  [oci]=""
 )
 
 # Each subsystem's public face: the headers other subsystems may include. Every other header
@@ -34,9 +35,10 @@ declare -A public=(
   [fs-proc]="procfs.h procinfo.h"
   [fs-sys]="sysfs.h"
   [state]="codec.h image.h compress.h"
+  [oci]="json.h spec.h"
 )
 
-subsystems=(sentry platform vfs mem fs-proc fs-sys state)
+subsystems=(sentry platform vfs mem fs-proc fs-sys state oci)
 is_subsystem() {
   local s
   for s in "${subsystems[@]}"; do [ "$s" = "$1" ] && return 0; done

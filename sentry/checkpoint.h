@@ -10,10 +10,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct kernel_bind;
+
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs whose fingerprint differs */
 	bool lazy;	    /* start before the memory is loaded (mem/memfile.h) */
+	/* Bind mounts whose host path is not the image's: each replaces the image's bind mount
+	 * on the same guest path (an OCI restore into a new container, whose engine gave it new
+	 * files). */
+	const struct kernel_bind *binds;
+	int nbinds;
 };
 
 /* How to write an image. */

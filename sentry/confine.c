@@ -130,7 +130,7 @@ const char *confine_srt_name(void)
 
 void confine_srt_restart(void)
 {
-	char *argv[16];
+	char *argv[16 + 2 * kernel.cfg.nbinds];
 
 	fflush(NULL);
 	if (conf.active) {
@@ -140,7 +140,7 @@ void confine_srt_restart(void)
 		_exit(0);
 	}
 	/* Not confined: this process is its own launcher. */
-	control_restore_argv(&kernel.cfg, conf.srt_image, argv, 16);
+	control_restore_argv(&kernel.cfg, conf.srt_image, argv, 16 + 2 * kernel.cfg.nbinds);
 	closefrom(3);
 	kernel_stop_placement_tick(); /* an interval timer outlives exec */
 	execv("/proc/self/exe", argv);
@@ -158,6 +158,18 @@ void confine_note_socket(unsigned long long ino)
 		msg[1 + i] = ino >> (8 * i);
 	if (write(conf.link.restart_fd, msg, sizeof(msg)) != sizeof(msg)) {
 		/* The launcher then leaves the socket file for the next Sentry of that name. */
+	}
+}
+
+void confine_set_ready_fd(int fd)
+{
+	launcher_set_ready_fd(fd);
+}
+
+void confine_note_loaded(void)
+{
+	if (conf.active && write(conf.link.restart_fd, "l", 1) != 1) {
+		/* The launcher is gone: so is whoever waited. */
 	}
 }
 
@@ -389,6 +401,32 @@ const char *confine_rootfs(const char *rootfs)
 	conf.rootfs_fd = fd;
 	snprintf(conf.rootfs_path, sizeof(conf.rootfs_path), "/proc/self/fd/%d", fd);
 	return conf.rootfs_path;
+}
+
+int confine_open_bind(const char *host, bool ro)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					      MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSYMFOLLOW |
+					      (ro ? MOUNT_ATTR_RDONLY : 0)};
+	int fd;
+
+	if (!conf.active) {
+		fd = open(host, O_PATH | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	if (conf.locked)
+		return -EPERM;
+	/* As the rootfs: a detached copy, at whose top ".." stays, read-only unless the user
+	 * asked for a writable one. */
+	fd = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr))) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
 }
 
 /* --- step 3: the lock ---------------------------------------------------------------------- */

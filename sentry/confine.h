@@ -44,6 +44,12 @@ int confine_prepare_stubs(void);
  * errno set on failure. */
 const char *confine_rootfs(const char *rootfs);
 
+/* A bind mount's host object HOST (a directory or a file), opened before confine_lock: a
+ * detached copy of its mount tree, nosuid, nodev, noexec, nosymfollow and read-only when RO,
+ * so a descriptor beneath it reaches nothing outside; an O_PATH descriptor when not confined.
+ * A descriptor, or a negative errno. */
+int confine_open_bind(const char *host, bool ro);
+
 /* Step 3, once set-up is done: pivots into an empty root, sets the resource limits, gives up
  * every capability and installs the seccomp allowlist. Prints what failed. */
 int confine_lock(void);
@@ -58,6 +64,11 @@ void confine_srt_restart(void) __attribute__((noreturn));
 /* The control socket's inode, told to the launcher, which removes the socket file once the
  * Sentry is gone (a confined Sentry cannot). */
 void confine_note_socket(unsigned long long ino);
+
+/* A restore's image is loaded: the launcher writes a byte to the descriptor given to
+ * confine_set_ready_fd (before confine_launch; the Sentry itself does not keep it). */
+void confine_set_ready_fd(int fd);
+void confine_note_loaded(void);
 
 /* The Sentry ends with STATUS, its sandbox gone: the launcher exits with it at once, without
  * waiting for the kernel to tear the Sentry's namespaces down. */

@@ -8,8 +8,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,19 +118,38 @@ static int wait_readable(int fd, int timeout_ms)
 	return r;
 }
 
-/* True if a Sentry answers on PATH. */
-static bool ping(const char *path)
+/* What a Sentry says of itself when pinged: the host pid of the process its caller waits on
+ * (its launcher, or itself when not confined) and when the sandbox started (realtime). */
+struct ping_info {
+	long pid;
+	long long started;
+};
+
+/* True if a Sentry answers on PATH (filling *INFO, if not NULL, when it says). */
+static bool ping_info(const char *path, struct ping_info *info)
 {
 	int fd = connect_to(path);
-	char buf[8];
+	char buf[96];
 	bool ok = false;
+	ssize_t n = 0;
 
 	if (fd < 0)
 		return false;
 	if (send_all(fd, "ping\n", 5) == 0 && wait_readable(fd, 2000) == 1)
-		ok = read(fd, buf, sizeof(buf)) >= 2 && !memcmp(buf, "ok", 2);
+		n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
+	ok = n >= 2 && !memcmp(buf, "ok", 2);
+	if (ok && info) {
+		buf[n] = 0;
+		if (sscanf(buf, "ok %ld %lld", &info->pid, &info->started) != 2)
+			info->pid = info->started = -1;
+	}
 	return ok;
+}
+
+static bool ping(const char *path)
+{
+	return ping_info(path, NULL);
 }
 
 int control_listen(const char *name, int epfd)
@@ -218,9 +239,9 @@ static long long us_between(struct timespec a, struct timespec b)
 	return (b.tv_sec - a.tv_sec) * USEC_PER_SEC + (b.tv_nsec - a.tv_nsec) / NSEC_PER_USEC;
 }
 
-/* Reads into BUF (SIZE bytes) what there is, and the descriptor that came with it into *FD
- * (the first one; any other is closed). */
-static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
+/* Reads into BUF (SIZE bytes) what there is, and the descriptors that came with it into FDS
+ * (up to MAX, *NFDS of them so far: the first ones; any other is closed). */
+static ssize_t recv_with_fds(int sock, char *buf, size_t size, int *fds, int max, int *nfds)
 {
 	union {
 		struct cmsghdr h;
@@ -242,13 +263,134 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
 		for (int i = 0; i < k; i++) {
 			int got;
 			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
+			if (*nfds < max)
+				fds[(*nfds)++] = got;
 			else
 				close(got);
 		}
 	}
 	return n;
+}
+
+/* --- exec ---------------------------------------------------------------------------------- */
+
+/* Processes started by an exec request, each with the connection its exit status goes to. */
+#define EXEC_MAX 256
+#define EXEC_REQ_MAX (1 << 20)
+static struct {
+	pid_t tgid;
+	int fd;
+} execs[EXEC_MAX];
+static int nexecs;
+
+/* The NUL-terminated strings of P (LEN bytes) into V (room for MAX): how many, or -1 if
+ * there are more or the last one is not terminated. */
+static int split_strings(char *p, size_t len, char **v, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < len; n++) {
+		char *end = memchr(p + i, 0, len - i);
+		if (!end || n >= max)
+			return -1;
+		v[n] = p + i;
+		i = (size_t)(end - p) + 1;
+	}
+	return n;
+}
+
+/* "exec LEN" and LEN bytes of NUL-terminated strings — uid, gid, cwd ("" for /), argc, the
+ * arguments, the environment — with the new process's stdin, stdout and stderr (SCM_RIGHTS).
+ * HAVE bytes of the payload came with the request line. The answer is "pid PID" once the
+ * process runs, then "exit STATUS" when it ends (the connection is kept until then: true), or
+ * "error MESSAGE". */
+static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, const int *fds,
+		       int nfds)
+{
+	unsigned long len;
+	char *buf = NULL, **v = NULL, msg[512];
+	size_t got;
+	bool keep = false;
+
+	if (sscanf(req, "exec %lu", &len) != 1 || len > EXEC_REQ_MAX || nhave > len) {
+		reply(fd, "error bad request\n");
+		return false;
+	}
+	if (nfds != 3 || nexecs >= EXEC_MAX) {
+		reply(fd, nfds != 3 ? "error exec needs stdin, stdout and stderr\n"
+				    : "error too many exec'd processes\n");
+		return false;
+	}
+	if (!(buf = malloc(len + 1)) || !(v = calloc(len / 2 + 8, sizeof(*v)))) {
+		reply(fd, "error out of memory\n");
+		goto out;
+	}
+	memcpy(buf, have, nhave);
+	for (got = nhave; got < len;) {
+		if (wait_readable(fd, 2000) <= 0)
+			goto out;
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto out;
+		got += (size_t)n;
+	}
+	int n = split_strings(buf, len, v, (int)(len / 2 + 6)), argc;
+	unsigned long uid, gid;
+	char *end;
+	if (n < 5 || (uid = strtoul(v[0], &end, 10), *end) || uid > 0xfffffffeUL ||
+	    (gid = strtoul(v[1], &end, 10), *end) || gid > 0xfffffffeUL ||
+	    (argc = atoi(v[3])) < 1 || argc > n - 4 || (v[2][0] && v[2][0] != '/')) {
+		reply(fd, "error bad request\n");
+		goto out;
+	}
+	char **argv = v + 4, **envp = v + 4 + argc;
+	/* Both vectors end in a NULL: the argument vector where the environment begins. */
+	char *first_env = envp[0];
+	envp[0] = NULL;
+	char **argv_copy = calloc((size_t)argc + 1, sizeof(char *));
+	if (!argv_copy) {
+		reply(fd, "error out of memory\n");
+		goto out;
+	}
+	memcpy(argv_copy, argv, (size_t)argc * sizeof(char *));
+	envp[0] = first_env;
+	struct kernel_spawn s = {.argv = argv_copy,
+				 .envp = envp,
+				 .cwd = v[2][0] ? v[2] : NULL,
+				 .uid = (uid_t)uid,
+				 .gid = (gid_t)gid,
+				 .stdio = {fds[0], fds[1], fds[2]}};
+	pid_t pid;
+	int r = kernel_spawn(&s, &pid, msg, sizeof(msg));
+	free(argv_copy);
+	if (r) {
+		reply(fd, "error %s\n", msg);
+		goto out;
+	}
+	execs[nexecs].tgid = pid;
+	execs[nexecs].fd = fd;
+	nexecs++;
+	reply(fd, "pid %d\n", (int)pid);
+	keep = true;
+out:
+	free(v);
+	free(buf);
+	return keep;
+}
+
+void control_exec_exited(pid_t tgid, int status)
+{
+	for (int i = 0; i < nexecs; i++) {
+		if (execs[i].tgid != tgid)
+			continue;
+		reply(execs[i].fd, "exit %d\n",
+		      (status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);
+		close(execs[i].fd);
+		execs[i] = execs[--nexecs];
+		return;
+	}
 }
 
 /* One request line: "checkpoint LEAVE FORCE DIR" then options, each a tab and KEY=VALUE
@@ -258,16 +400,17 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
  * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US REF_PAGES EVICTED[ NOTE]" (the
  * checkpoint's wall and CPU time in the Sentry, the pages left in the --parent's images, the
  * /proc and /sys nodes evicted before it, why --parent was not used) or "error MESSAGE". */
-static void serve_request(int fd)
+static bool serve_request(int fd)
 {
 	char req[2 * PATH_MAX + 64];
 	size_t got = 0;
-	int parent = -1;
+	int fds[3] = {-1, -1, -1}, nfds = 0, parent = -1;
+	bool keep = false;
 
 	while (got < sizeof(req) - 1 && !memchr(req, '\n', got)) {
 		if (wait_readable(fd, 2000) <= 0)
 			goto out;
-		ssize_t n = recv_with_fd(fd, req + got, sizeof(req) - 1 - got, &parent);
+		ssize_t n = recv_with_fds(fd, req + got, sizeof(req) - 1 - got, fds, 3, &nfds);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -280,9 +423,15 @@ static void serve_request(int fd)
 		goto out;
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
-		reply(fd, "ok\n");
+		reply(fd, "ok %d %lld\n", confine_active() ? confine_launcher_pid() : (int)getpid(),
+		      (long long)kernel.boot_real.tv_sec);
 		goto out;
 	}
+	if (!strncmp(req, "exec ", 5)) {
+		keep = serve_exec(fd, req, nl + 1, got - (size_t)(nl + 1 - req), fds, nfds);
+		goto out;
+	}
+	parent = nfds ? fds[0] : -1;
 	int leave, force, off = 0;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
 	    req[off] != '/') {
@@ -347,13 +496,16 @@ static void serve_request(int fd)
 	if (leave) {
 		kernel_unquiesce();
 	} else {
-		fprintf(stderr, "minisentry: sandbox '%s' checkpointed to %s\n", ctl.name, dir);
+		if (!kernel.cfg.quiet)
+			fprintf(stderr, "minisentry: sandbox '%s' checkpointed to %s\n", ctl.name,
+				dir);
 		kernel.done = true;
 		kernel.exit_status = 0;
 	}
 out:
-	if (parent >= 0)
-		close(parent);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	return keep;
 }
 
 bool control_handle_event(void *ptr)
@@ -361,10 +513,8 @@ bool control_handle_event(void *ptr)
 	if (ptr != &ctl)
 		return false;
 	int fd = accept4(ctl.fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd >= 0) {
-		serve_request(fd);
+	if (fd >= 0 && !serve_request(fd))
 		close(fd);
-	}
 	return true;
 }
 
@@ -388,7 +538,7 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 {
 	int n = 0;
 
-	if (max < 14)
+	if (max < 14 + 2 * cfg->nbinds)
 		return -ENOSPC;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
@@ -408,6 +558,17 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 						       : "--placement=auto";
 	if (cfg->confine.unsafe_off)
 		argv[n++] = "--unsafe-no-confine";
+	if (cfg->quiet)
+		argv[n++] = "--quiet";
+	/* The bind mounts, named again: a restore opens only those its user names. */
+	for (int i = 0; i < cfg->nbinds; i++) {
+		char *v;
+		if (asprintf(&v, "%s:%s%s", cfg->binds[i].src, cfg->binds[i].dst,
+			     cfg->binds[i].ro ? ":ro" : "") < 0)
+			return -ENOMEM;
+		argv[n++] = "-v";
+		argv[n++] = v;
+	}
 	if (cfg->confine.debug == CONFINE_DEBUG_TRAP)
 		argv[n++] = "--debug-host-syscalls";
 	else if (cfg->confine.debug == CONFINE_DEBUG_LOG)
@@ -486,32 +647,34 @@ static int open_image_parent(const char *dir, char *abs, size_t size)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Sends LEN bytes of BUF on SOCK with descriptor FD. */
-static int send_with_fd(int sock, const char *buf, size_t len, int fd)
+/* Sends LEN bytes of BUF on SOCK with the N descriptors FDS. */
+static int send_with_fds(int sock, const char *buf, size_t len, const int *fds, int n)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * 3)];
 	} ctl;
 	struct iovec iov = {(void *)buf, len};
 	struct msghdr msg = {.msg_iov = &iov,
 			     .msg_iovlen = 1,
 			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf)};
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 
+	if (n < 1 || n > 3)
+		return EINVAL;
 	memset(&ctl, 0, sizeof(ctl));
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	ssize_t n;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
+	ssize_t r;
 
-	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+	while ((r = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
-	if (n < 0)
+	if (r < 0)
 		return errno;
-	return n == (ssize_t)len ? 0 : EPIPE;
+	return r == (ssize_t)len ? 0 : EPIPE;
 }
 
 /* PATH made absolute against the working directory into BUF; false if too long. */
@@ -595,7 +758,7 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
 	 * SIGPIPE to die of in silence. */
-	int err = send_with_fd(fd, req, n, parent);
+	int err = send_with_fds(fd, req, n, &parent, 1);
 	while (!err && got < sizeof(resp) - 1) {
 		ssize_t r = read(fd, resp + got, sizeof(resp) - 1 - got);
 		if (r < 0 && errno == EINTR)
@@ -618,6 +781,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	int note = 0;
 	if (sscanf(resp, "ok %llu %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu, &refs,
 		   &evicted, &note) >= 4) {
+		if (o->quiet)
+			return 0;
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
 		       "ms)",
 		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,
@@ -639,26 +804,158 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	return 1;
 }
 
-int control_list(void)
+/* "5s", "3m", "2h", "4d": how long ago START (realtime seconds) was. */
+static void age(long long start, char *buf, size_t size)
 {
-	char dir[PATH_MAX];
+	long long d = (long long)time(NULL) - start;
+
+	if (start < 0 || d < 0)
+		snprintf(buf, size, "?");
+	else if (d < 120)
+		snprintf(buf, size, "%llds", d);
+	else if (d < 7200)
+		snprintf(buf, size, "%lldm", d / 60);
+	else if (d < 172800)
+		snprintf(buf, size, "%lldh", d / 3600);
+	else
+		snprintf(buf, size, "%lldd", d / 86400);
+}
+
+/* The sandboxes listening in directory DIR, one line each. */
+static void list_dir(const char *dir, bool *header)
+{
 	DIR *d;
 	struct dirent *de;
 
-	runtime_dir(dir, sizeof(dir));
 	if (!(d = opendir(dir)))
-		return 0;
+		return;
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
-		char path[PATH_MAX];
+		char path[PATH_MAX], when[32], owner[32];
+		struct ping_info info;
+		struct stat st;
 		if (n < 6 || strcmp(de->d_name + n - 5, ".sock"))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
 			sizeof(path) ||
-		    !ping(path))
+		    lstat(path, &st) || !ping_info(path, &info))
 			continue; /* a socket left by a Sentry that died */
-		printf("%.*s\n", (int)(n - 5), de->d_name);
+		struct passwd *pw = getpwuid(st.st_uid);
+		if (pw)
+			snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+		else
+			snprintf(owner, sizeof(owner), "%u", (unsigned)st.st_uid);
+		age(info.started, when, sizeof(when));
+		if (!*header)
+			printf("%-24s %8s %-8s %6s %s\n", "NAME", "PID", "STATUS", "AGE", "OWNER");
+		*header = true;
+		char pid[24] = "-";
+		if (info.pid > 0)
+			snprintf(pid, sizeof(pid), "%ld", info.pid);
+		printf("%-24.*s %8s %-8s %6s %s\n", (int)(n - 5), de->d_name, pid, "running", when,
+		       owner);
 	}
 	closedir(d);
+}
+
+int control_list(void)
+{
+	char dir[PATH_MAX];
+	bool header = false;
+
+	runtime_dir(dir, sizeof(dir));
+	list_dir(dir, &header);
+	/* Root sees every user's: theirs are under /tmp/minisentry-UID and
+	 * /run/user/UID/minisentry. */
+	if (geteuid() == 0) {
+		glob_t g;
+		if (glob("/tmp/minisentry-[0-9]*", GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				list_dir(g.gl_pathv[i], &header);
+			globfree(&g);
+		}
+		if (glob("/run/user/[0-9]*/minisentry", GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				if (strcmp(g.gl_pathv[i], dir))
+					list_dir(g.gl_pathv[i], &header);
+			globfree(&g);
+		}
+	}
 	return 0;
+}
+
+int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *const *argv,
+		 char *const *envp, const int stdio[3], int pid_fd)
+{
+	char *buf = NULL, head[64], resp[1024];
+	size_t len = 0, got = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int argc = 0, fd, err;
+
+	if (!f) {
+		fprintf(stderr, "minisentry: exec: out of memory\n");
+		return 1;
+	}
+	while (argv[argc])
+		argc++;
+	fprintf(f, "%u%c%u%c%s%c%d%c", (unsigned)uid, 0, (unsigned)gid, 0, cwd ? cwd : "", 0, argc,
+		0);
+	for (int i = 0; i < argc; i++)
+		fprintf(f, "%s%c", argv[i], 0);
+	for (int i = 0; envp && envp[i]; i++)
+		fprintf(f, "%s%c", envp[i], 0);
+	fclose(f);
+	if ((fd = connect_to(path)) < 0) {
+		free(buf);
+		fprintf(stderr, "minisentry: exec: no running sandbox at %s\n", path);
+		return 1;
+	}
+	int n = snprintf(head, sizeof(head), "exec %zu\n", len);
+	err = send_with_fds(fd, head, (size_t)n, stdio, 3);
+	if (!err)
+		err = send_all(fd, buf, len);
+	free(buf);
+	/* The answer: "pid N" at once, "exit S" when the process ends (or "error ..."). */
+	bool told_pid = false;
+	while (!err) {
+		char *nl;
+		while (!(nl = memchr(resp, '\n', got))) {
+			ssize_t r = got < sizeof(resp) - 1
+					? read(fd, resp + got, sizeof(resp) - 1 - got)
+					: -1;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				close(fd);
+				fprintf(stderr, "minisentry: exec: the sandbox went away\n");
+				return 137;
+			}
+			got += (size_t)r;
+		}
+		*nl = 0;
+		int v;
+		if (sscanf(resp, "pid %d", &v) == 1 && !told_pid) {
+			told_pid = true;
+			if (pid_fd >= 0) {
+				if (write(pid_fd, "p", 1) != 1) {
+					/* The caller went away: the process runs on. */
+				}
+				close(pid_fd);
+			}
+		} else if (sscanf(resp, "exit %d", &v) == 1) {
+			close(fd);
+			return v;
+		} else {
+			close(fd);
+			fprintf(stderr, "minisentry: exec: %s\n",
+				!strncmp(resp, "error ", 6) ? resp + 6 : "bad answer");
+			return 126;
+		}
+		size_t used = (size_t)(nl + 1 - resp);
+		memmove(resp, nl + 1, got - used);
+		got -= used;
+	}
+	close(fd);
+	fprintf(stderr, "minisentry: exec: %s\n", strerror(err));
+	return 1;
 }

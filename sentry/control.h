@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct task;
 
@@ -28,17 +29,29 @@ void control_forget(const char *name, unsigned long long ino);
  * sandbox then ends with status 125). */
 long control_save_restore_test(struct task *t);
 /* The command line that restores the save-restore test's IMAGE with CFG's options, into ARGV
- * (room for MAX entries, at least 12). */
+ * (room for MAX entries, at least 14 + 2 per bind mount). */
 struct kernel_config;
 int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max);
 /* Removes image directory DIR (the save-restore test's own images). */
 void control_remove_image(const char *dir);
+
+/* A process of sandbox-started-with-exec TGID ended with wait status STATUS: its exec client
+ * gets the exit status (kernel_exit_group calls it for every process that ends). */
+void control_exec_exited(pid_t tgid, int status);
+
+/* The client of an exec request to the sandbox whose control socket is PATH: starts ARGV with
+ * ENVP, in CWD (NULL: /), as UID and GID, with host descriptors STDIO as 0-2, and waits for it
+ * to end; its exit status (128+N for signal N), or 126 and a message when it could not start.
+ * Once it runs, a byte is written to PID_FD (if >= 0), which is then closed. */
+int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *const *argv,
+		 char *const *envp, const int stdio[3], int pid_fd);
 
 /* What `minisentry checkpoint` asks for besides the image directory. */
 struct control_checkpoint_opts {
 	bool leave_running, force;
 	const char *codec;  /* "zlib", "zstd", or NULL for the default */
 	const char *parent; /* --parent IMAGE, or NULL */
+	bool quiet;	    /* no line on success */
 };
 
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */

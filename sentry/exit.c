@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/units.h"
+#include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -142,6 +143,7 @@ void kernel_exit_group(struct task *t, int status)
 		kernel.exit_status = (status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff;
 	}
 	leader->exit_status = status;
+	control_exec_exited(leader->tgid, status);
 	struct task *parent = leader->parent;
 	if (!parent || parent_autoreaps(parent)) {
 		task_unlink_free(leader);

@@ -121,6 +121,12 @@ static const struct rule rules[] = {
     ANY(unlinkat),
     ANY(renameat),
     ANY(renameat2),
+    /* Writable bind mounts (vfs/hostfs.c): one name beneath a held directory of the bind's
+     * detached mount (nosymfollow), or the object of a held descriptor by /proc/self/fd/N. */
+    ANY(symlinkat),
+    ANY(linkat),
+    ANY(fchmodat),
+    ANY(utimensat),
     /* The memory file: holes punched when guest memory is freed. */
     ANY(fallocate),
     ANY(ftruncate),

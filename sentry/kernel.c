@@ -17,7 +17,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "common/units.h"
+#include "sentry/bind.h"
+#include "sentry/upper.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -418,9 +421,28 @@ static struct task *make_init(void)
 		return NULL;
 	}
 	t->sighand->refs = 1;
-	if (!(t->fs = fs_new(kernel.root, kernel.root, 022))) {
+	if (!(t->fs = fs_new(kernel.root, kernel.root,
+			     kernel.cfg.umask_set ? kernel.cfg.umask & 0777 : 022))) {
 		task_free(t);
 		return NULL;
+	}
+	if (kernel.cfg.user_set) {
+		t->uid = t->euid = t->suid = kernel.cfg.uid;
+		t->gid = t->egid = t->sgid = kernel.cfg.gid;
+	}
+	t->no_new_privs = kernel.cfg.no_new_privs;
+	if (kernel.cfg.ngroups > 0) {
+		if (!(t->groups = malloc(kernel.cfg.ngroups * sizeof(gid_t)))) {
+			task_free(t);
+			return NULL;
+		}
+		memcpy(t->groups, kernel.cfg.groups, kernel.cfg.ngroups * sizeof(gid_t));
+		t->ngroups = kernel.cfg.ngroups;
+	}
+	for (int i = 0; i < kernel.cfg.nrlimits; i++) {
+		const struct kernel_rlimit *r = &kernel.cfg.rlimits[i];
+		if (r->resource >= 0 && r->resource < RLIM_NLIMITS)
+			t->rlim[r->resource] = (struct rlimit){r->soft, r->hard};
 	}
 	return t;
 }
@@ -435,39 +457,101 @@ static const char *env_lookup(char **envp, const char *key)
 	return NULL;
 }
 
-static int start_init(struct task *t)
+/* Starts ARGV (with ENVP, in CWD when set) in new task T, which has no program yet: MSG gets
+ * why it could not, in one line. */
+static int start_program(struct task *t, char **argv, char **envp, const char *cwd, char *msg,
+			 size_t size)
 {
-	const char *cmd = kernel.cfg.argv[0];
+	const char *cmd = argv[0];
 	char found[4096];
 	int err;
 
-	if (kernel.cfg.cwd) {
+	if (cwd) {
 		struct vfs_dentry *d;
-		err = vfs_lookup(t->fs, NULL, kernel.cfg.cwd,
-				 VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
+		err = vfs_lookup(t->fs, NULL, cwd, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY, &d);
 		if (err) {
-			fprintf(stderr, "minisentry: --cwd %s: %s\n", kernel.cfg.cwd,
-				strerror(-err));
+			snprintf(msg, size, "--cwd %s: %s", cwd, strerror(-err));
 			return err;
 		}
 		vfs_dentry_put(t->fs->cwd);
 		t->fs->cwd = d;
 	}
 	if (!strchr(cmd, '/')) {
-		if (exec_find_in_path(t, cmd, env_lookup(kernel.cfg.envp, "PATH"), found,
-				      sizeof(found))) {
-			fprintf(stderr, "minisentry: %s: command not found in the sandbox\n", cmd);
+		if (exec_find_in_path(t, cmd, env_lookup(envp, "PATH"), found, sizeof(found))) {
+			snprintf(msg, size, "%s: command not found in the sandbox", cmd);
 			return -ENOENT;
 		}
 		cmd = found;
 	}
-	if ((err = exec_load(t, cmd, kernel.cfg.argv, kernel.cfg.envp))) {
-		fprintf(stderr, "minisentry: %s: %s\n", cmd,
-			err == -ENOEXEC
-			    ? "not an executable this sandbox can run (Exec format error)"
-			    : strerror(-err));
+	if ((err = exec_load(t, cmd, argv, envp))) {
+		snprintf(msg, size, "%s: %s", cmd,
+			 err == -ENOEXEC
+			     ? "not an executable this sandbox can run (Exec format error)"
+			     : strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+static int start_init(struct task *t)
+{
+	char msg[4200];
+	int err =
+	    start_program(t, kernel.cfg.argv, kernel.cfg.envp, kernel.cfg.cwd, msg, sizeof(msg));
+
+	if (err)
+		fprintf(stderr, "minisentry: %s\n", msg);
+	return err;
+}
+
+int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size)
+{
+	rlim_t bound = kernel.cfg.pids > 0 ? kernel.cfg.pids : DEFAULT_PIDS, n = 0;
+	struct task *t;
+	int err;
+
+	for_each_task(o)
+		n++;
+	if (n >= bound) {
+		snprintf(msg, size, "the sandbox holds its most tasks (%lu)", (unsigned long)bound);
+		return -EAGAIN;
+	}
+	if (!(t = task_new(kernel.next_pid))) {
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	t->group_leader = t;
+	sched_default_affinity(t);
+	t->files = fdtable_new();
+	t->sighand = calloc(1, sizeof(*t->sighand));
+	if (!t->files || !t->sighand || !(t->fs = fs_new(kernel.root, kernel.root, 022))) {
+		task_free(t);
+		snprintf(msg, size, "out of memory");
+		return -ENOMEM;
+	}
+	t->sighand->refs = 1;
+	t->uid = t->euid = t->suid = s->uid;
+	t->gid = t->egid = t->sgid = s->gid;
+	for (int fd = 0; fd < 3; fd++) {
+		int flags = fcntl(s->stdio[fd], F_GETFL), dup;
+		struct vfs_file *f;
+		if (flags < 0 || (dup = fcntl(s->stdio[fd], F_DUPFD_CLOEXEC, 3)) < 0)
+			continue;
+		if (!(f = vfs_file_host_fd(dup, flags & ~O_CLOEXEC, true))) {
+			close(dup);
+			continue;
+		}
+		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
+			vfs_file_put(f);
+	}
+	kernel.next_pid++;
+	task_link(t);
+	if ((err = start_program(t, s->argv, s->envp, s->cwd, msg, size))) {
+		kernel_exit_group(t, 127 << 8); /* no parent: it is freed at once */
+		return err;
+	}
+	kernel_resume(t);
+	*pid = t->tgid;
 	return 0;
 }
 
@@ -545,6 +629,52 @@ static void mount_tmpfs(const char *path)
 	vfs_dentry_put(mp);
 }
 
+/* The filesystems of CFG->fsmounts, each on its path (made in the sandbox's own layer when the
+ * rootfs lacks it); one already there of the same type (the /proc every sandbox gets) stays. */
+static int mount_extra(const struct kernel_config *cfg)
+{
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+
+	for (int i = 0; i < cfg->nfsmounts; i++) {
+		const struct kernel_fsmount *m = &cfg->fsmounts[i];
+		struct vfs_dentry *mp, *root = NULL;
+		int err;
+		if ((err = bind_make_mountpoint(&fs, m->dst, true)) ||
+		    (err = vfs_lookup(&fs, NULL, m->dst, VFS_LOOKUP_FOLLOW | VFS_LOOKUP_DIRECTORY,
+				      &mp))) {
+			fprintf(stderr, "minisentry: %s mount on '%s': %s\n", m->type, m->dst,
+				strerror(-err));
+			return err;
+		}
+		/* A walk lands on what is mounted there: the same kind again is nothing to do. */
+		const char *have =
+		    mp->inode->ops->fs_type ? mp->inode->ops->fs_type(mp->inode) : NULL;
+		if (have && !strcmp(have, m->type)) {
+			vfs_dentry_put(mp);
+			continue;
+		}
+		if (!strcmp(m->type, "proc"))
+			err = kernel_new_procfs(&root);
+		else if (!strcmp(m->type, "sysfs"))
+			err = kernel_new_sysfs(&root);
+		else if (!strcmp(m->type, "tmpfs"))
+			err = vfs_tmpfs_new(&root);
+		else
+			err = -ENODEV;
+		if (!err)
+			err = vfs_mount_fs(mp, root, m->type, m->type, 0, NULL);
+		if (root)
+			vfs_dentry_put(root);
+		vfs_dentry_put(mp);
+		if (err) {
+			fprintf(stderr, "minisentry: %s mount on '%s': %s\n", m->type, m->dst,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* What every sandbox needs before its first task: the memory file, the platform, the event
  * loop's descriptors, and the control socket when it has a name. */
 static int setup_kernel(const struct kernel_config *cfg)
@@ -552,6 +682,9 @@ static int setup_kernel(const struct kernel_config *cfg)
 	int err;
 
 	kernel.cfg = *cfg;
+	snprintf(kernel.hostname, sizeof(kernel.hostname), "%s",
+		 cfg->hostname ? cfg->hostname : "minisentry");
+	syscall_quiet = cfg->quiet;
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	timerfd_register_kind();
@@ -574,6 +707,8 @@ static int serve(bool tty, const struct termios *saved_tty)
 	loop();
 	kernel_stop_placement_tick();
 	kernel_teardown();
+	if (upper_save() && !kernel.exit_status)
+		kernel.exit_status = 1;
 	control_close();
 	if (kernel.cfg.stats)
 		print_kernfs_stats();
@@ -605,13 +740,17 @@ int kernel_run(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
-	if ((err = setup_kernel(cfg)))
+	if ((err = setup_kernel(cfg)) || (err = upper_open(cfg)))
 		return err;
 	mount_devfs();
 	mount_tmpfs("/tmp");
 	mount_tmpfs("/dev/shm");
 	proc_root = mount_kernfs("/proc", true);
 	sys_root = mount_kernfs("/sys", false);
+	if ((err = mount_extra(cfg)) || (err = bind_mount_all(cfg)))
+		return err; /* the message is printed */
+	if (cfg->root_readonly)
+		vfs_overlay_set_rdonly(true);
 	if (!(init = make_init()) || install_stdio(init)) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;
@@ -669,7 +808,12 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
+	bind_restore_init(o->binds, o->nbinds);
 	ret = checkpoint_load(image, o, &err);
+	if (!ret && kernel.cfg.root_readonly)
+		vfs_overlay_set_rdonly(true);
+	if (!ret)
+		confine_note_loaded();
 	if (delete_image)
 		control_remove_image(image);
 	if (ret) {

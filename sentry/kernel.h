@@ -19,6 +19,24 @@ struct procinfo_ops;
  * reachable beyond the sandbox's lo), or the host's, through sockets the Sentry owns. */
 enum kernel_network { NETWORK_LOOPBACK, NETWORK_NONE, NETWORK_HOST };
 
+/* --mount type=bind,src=HOST,dst=GUEST[,ro] (and -v HOST:GUEST[:ro]): a host directory or
+ * file seen at GUEST, read-only or writable (changes then reach the host). */
+struct kernel_bind {
+	const char *src; /* absolute host path */
+	const char *dst; /* absolute guest path */
+	bool ro;
+};
+
+struct kernel_fsmount {
+	const char *type; /* "proc", "sysfs", "tmpfs" */
+	const char *dst;
+};
+
+struct kernel_rlimit {
+	int resource; /* RLIMIT_* */
+	uint64_t soft, hard;
+};
+
 struct kernel_config {
 	const char *rootfs;
 	char **argv; /* guest argv; argv[0] is the path run */
@@ -37,12 +55,39 @@ struct kernel_config {
 	enum kernel_network network;
 	struct confine_opts confine;
 	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
+	const struct kernel_bind *binds;
+	int nbinds;
+	bool user_set; /* --user: init's uid and gid (else root) */
+	uid_t uid;
+	gid_t gid;
+	const char *hostname;	  /* --hostname: uname's nodename (NULL: "minisentry") */
+	bool quiet;		  /* --quiet: no notices of unimplemented syscalls */
+	const char *export_upper; /* --export-upper: a host directory the upper layer goes to */
+	const char *upper;	  /* --upper: a host directory the upper layer comes from and
+				   * goes back to (absolute) */
+	bool root_readonly;	  /* the root filesystem refuses changes (EROFS) */
+	/* Filesystems mounted besides the usual ones (an OCI bundle's): "proc", "sysfs" or
+	 * "tmpfs" at an absolute guest path, made if missing. */
+	const struct kernel_fsmount *fsmounts;
+	int nfsmounts;
+	/* An OCI process's: init's supplementary groups, resource limits and umask. */
+	const gid_t *groups;
+	int ngroups;
+	const struct kernel_rlimit *rlimits;
+	int nrlimits;
+	bool umask_set;
+	mode_t umask;
+	bool no_new_privs; /* init starts with no_new_privs set (process.noNewPrivileges) */
 };
+
+/* The longest hostname (Linux's __NEW_UTS_LEN). */
+#define KERNEL_HOSTNAME_MAX 64
 
 struct kernel {
 	struct kernel_config cfg;
-	struct task *dead;    /* exited this event; freed by the loop */
-	struct task *current; /* the task whose syscall is being served */
+	char hostname[KERNEL_HOSTNAME_MAX + 1]; /* uname's nodename */
+	struct task *dead;			/* exited this event; freed by the loop */
+	struct task *current;			/* the task whose syscall is being served */
 	pid_t next_pid;
 	struct vfs_dentry *root;
 	int epfd;
@@ -54,6 +99,19 @@ struct kernel {
 };
 
 extern struct kernel kernel;
+
+/* A process started from outside into a running sandbox (an OCI runtime's `exec`): it has no
+ * parent in the sandbox (getppid() is 0, as for a process that entered the namespaces), its
+ * own session, credentials UID and GID, and host descriptors STDIO as 0-2. */
+struct kernel_spawn {
+	char **argv, **envp; /* NULL-terminated */
+	const char *cwd;     /* or NULL for / */
+	uid_t uid;
+	gid_t gid;
+	int stdio[3];
+};
+/* Starts S in the sandbox: its pid in *PID, or a negative errno with MSG saying why. */
+int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size);
 
 /* Sets up the sandbox and runs it until init exits; returns run's exit status, or a negative
  * errno before the guest started (the message is already printed). */

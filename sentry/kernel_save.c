@@ -16,11 +16,13 @@
 
 #include "fs-proc/procfs.h"
 #include "platform/platform.h"
+#include "sentry/bind.h"
 #include "sentry/checkpoint.h"
 #include "sentry/filecache.h"
 #include "sentry/sched.h"
 #include "sentry/task.h"
 #include "state/codec.h"
+#include "vfs/vfs.h"
 
 /* --- the rootfs ---------------------------------------------------------------------------- */
 
@@ -103,6 +105,55 @@ static uint32_t rootfs_fingerprint(const char *rootfs)
 	return crc;
 }
 
+/* --- bind mounts --------------------------------------------------------------------------- */
+
+/* The host paths of the sandbox's bind mounts, listed in the kernel record so that a restore
+ * on a host that lacks one says so first, as it does for the rootfs (the mount table in the
+ * vfs section opens them). */
+static int count_bind(struct vfs_mount *m, void *arg)
+{
+	if (!strcmp(m->fs_type, "bind"))
+		++*(uint32_t *)arg;
+	return 0;
+}
+
+static int save_bind(struct vfs_mount *m, void *arg)
+{
+	char guest[4096];
+
+	if (strcmp(m->fs_type, "bind"))
+		return 0;
+	if (vfs_path(kernel.root, m->mountpoint, guest, sizeof(guest)) < 0)
+		return enc_fail(arg, "bind mount of '%s': its mountpoint is too deep", m->source);
+	enc_str(arg, m->source);
+	enc_str(arg, guest);
+	return 0;
+}
+
+#define MAX_BINDS 4096
+
+static int check_binds(struct dec *d)
+{
+	uint32_t n = (uint32_t)dec_max(d, MAX_BINDS, "bind mounts");
+	char path[4096], guest[4096];
+	struct stat st;
+
+	for (uint32_t i = 0; i < n && dec_ok(d); i++) {
+		if (!dec_str_buf(d, path, sizeof(path)) || !dec_str_buf(d, guest, sizeof(guest)))
+			return dec_fail(d, "bad kernel record");
+		const struct kernel_bind *b = bind_restore_source(guest);
+		if (!b)
+			return dec_fail(d,
+					"the image has a bind mount on %s (of '%s'): name its host "
+					"directory with -v HOST:%s[:ro] to restore it",
+					guest, path, guest);
+		if (stat(b->src, &st))
+			return dec_fail(d, "bind mount source '%s' (on %s) is missing: %s", b->src,
+					guest, strerror(errno));
+	}
+	return dec_ok(d) ? 0 : dec_fail(d, "bad kernel record");
+}
+
 /* --- the kernel record --------------------------------------------------------------------- */
 
 /* The rootfs a restored kernel uses (kernel.cfg.rootfs points at it). */
@@ -141,7 +192,17 @@ int kernel_ckpt_save(struct enc *e)
 	for_each_task(t)
 		if (!ckpt_refs_id(e->refs, CK_TASK, t))
 			return enc_fail(e, "out of memory");
-	return procfs_state_save(e);
+	int err = procfs_state_save(e);
+	if (err)
+		return err;
+	/* Fields added since the first image: a restore of an older image finds none. */
+	enc_str(e, kernel.hostname);
+	uint32_t nbinds = 0;
+	vfs_mounts_foreach(count_bind, &nbinds);
+	enc_u64(e, nbinds);
+	vfs_mounts_foreach(save_bind, e);
+	enc_bool(e, vfs_overlay_is_rdonly());
+	return 0;
 }
 
 int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
@@ -164,6 +225,15 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
+	if (dec_ok(d) && !dec_at_end(d) &&
+	    !dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)))
+		return dec_fail(d, "bad kernel record");
+	int err;
+	bind_restore_init(o->binds, o->nbinds);
+	if (dec_ok(d) && !dec_at_end(d) && (err = check_binds(d)))
+		return err;
+	if (dec_ok(d) && !dec_at_end(d))
+		kernel.cfg.root_readonly = dec_bool(d);
 	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > MAX_CPUS ||
 	    kernel.next_pid < 2 || guest_now.tv_sec < 0)
 		return dec_fail(d, "bad kernel record");

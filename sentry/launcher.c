@@ -132,8 +132,17 @@ static void pass_on(pid_t sentry, int sig, const siginfo_t *si)
 
 /* --- the end ------------------------------------------------------------------------------- */
 
+/* Where the launcher says that the Sentry has loaded its image (launcher_set_ready_fd). */
+static int ready_fd = -1;
+
+void launcher_set_ready_fd(int fd)
+{
+	ready_fd = fd;
+}
+
 /* What the Sentry says on its link: a save-restore restart ('r'), its control socket's inode
- * ('s' and 8 bytes), its exit status once its sandbox is gone ('x' and a byte). */
+ * ('s' and 8 bytes), its exit status once its sandbox is gone ('x' and a byte), that a restore
+ * has loaded its image ('l'). */
 struct sentry_notes {
 	bool restart;
 	bool have_sock;
@@ -155,7 +164,14 @@ static void read_notes(int fd, struct sentry_notes *n)
 			size_t need = c == 's' ? 9 : c == 'x' ? 2 : 1;
 			if (i + need > len)
 				break;
-			if (c == 'r') {
+			if (c == 'l') {
+				if (ready_fd >= 0 && write(ready_fd, "l", 1) != 1) {
+					/* whoever waited is gone */
+				}
+				if (ready_fd >= 0)
+					close(ready_fd);
+				ready_fd = -1;
+			} else if (c == 'r') {
 				n->restart = true;
 			} else if (c == 's') {
 				n->have_sock = true;
@@ -216,8 +232,8 @@ static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
 		control_forget(cfg->id, notes.sock_ino);
 	if (notes.restart && cfg->save_restore_test && srt_image && WIFEXITED(st) &&
 	    WEXITSTATUS(st) == 0) {
-		char *argv[16];
-		control_restore_argv(cfg, srt_image, argv, 16);
+		char *argv[16 + 2 * cfg->nbinds];
+		control_restore_argv(cfg, srt_image, argv, 16 + 2 * cfg->nbinds);
 		/* A SIGIO of the link may be pending, and a pending signal outlives exec: ignoring
 		 * it discards it. */
 		signal(SIGIO, SIG_IGN);

@@ -31,6 +31,10 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		   const struct kernel_config *cfg, const char *srt_image,
 		   struct launcher_link *link);
 
+/* The launcher writes a byte to FD (and closes it) once its Sentry has loaded the image of a
+ * restore: an OCI restore returns only then, as runc's does once CRIU is done. */
+void launcher_set_ready_fd(int fd);
+
 /* In the Sentry: waits until the launcher has written the id maps (it exits if the launcher
  * could not: the launcher says why). */
 void launcher_maps_written(struct launcher_link *link);

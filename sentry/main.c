@@ -1,11 +1,13 @@
 /* The minisentry command line: `run` starts a sandbox, `checkpoint` freezes a named one into an
  * image, `restore` brings an image back, `list` and `inspect` show what there is. Every user
  * error is one line on stderr and a non-zero exit. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "sentry/oci.h"
 #include "sentry/syscall.h"
 #include "state/compress.h"
 
@@ -24,7 +27,17 @@
 #define DEFAULT_PIDS_STR STR(DEFAULT_PIDS)
 
 /* Long options without a letter. */
-enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONFINEMENT };
+enum {
+	OPT_UNSAFE_NO_CONFINE = 0x100,
+	OPT_DEBUG_HOST_SYSCALLS,
+	OPT_SELFTEST_CONFINEMENT,
+	OPT_MOUNT,
+	OPT_USER,
+	OPT_HOSTNAME,
+	OPT_CLEAR_ENV,
+	OPT_EXPORT_UPPER,
+	OPT_UPPER,
+};
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
@@ -32,6 +45,9 @@ static const char usage[] =
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
     "       minisentry inspect DIR\n"
+    "       minisentry [--root DIR] [--log FILE] [--log-format json] [--systemd-cgroup]\n"
+    "                  create|start|state|kill|delete|run|ps|features ... (an OCI runtime,\n"
+    "                  as runc: docs/oci.md)\n"
     "       minisentry --help | --version\n"
     "\n"
     "Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
@@ -39,7 +55,22 @@ static const char usage[] =
     "\n"
     "run options:\n"
     "  --strace              print every guest syscall and its result on stderr\n"
-    "  --env K=V             set an environment variable for CMD (repeatable)\n"
+    "  --env K=V             set an environment variable for CMD (repeatable); CMD gets\n"
+    "                        the caller's environment with these changes\n"
+    "  --clear-env           start from a clean environment instead: PATH and HOME (and\n"
+    "                        TERM on a terminal), then --env\n"
+    "  --mount type=bind,src=HOST,dst=GUEST[,ro]\n"
+    "  -v, --volume HOST:GUEST[:ro]\n"
+    "                        the host directory or file HOST seen at GUEST, writable (its\n"
+    "                        changes reach HOST) or read-only; repeatable\n"
+    "  --user UID[:GID]      run CMD as this user and group (default 0:0)\n"
+    "  --hostname NAME       the sandbox's host name (default minisentry)\n"
+    "  -q, --quiet           do not name unimplemented syscalls on stderr\n"
+    "  --export-upper DIR    at the end, write what the sandbox changed in its root into DIR\n"
+    "                        (made if missing, else empty) as an OCI image layer (.wh. files\n"
+    "                        for deletions)\n"
+    "  --upper DIR           keep the writable layer in DIR: start from the layer it holds\n"
+    "                        (made if missing) and write it back there at the end\n"
     "  --cwd DIR             working directory inside the sandbox (default /)\n"
     "  --cpus N              number of CPUs the guest sees, 1.." MAX_CPUS_STR
     " (default: the host's)\n"
@@ -83,7 +114,10 @@ static const char usage[] =
     "  --force               use a root filesystem that differs from the image's\n"
     "  --lazy                start the guest before its memory is loaded: pages arrive when\n"
     "                        first touched and in the background\n"
-    "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
+    "  --mount ..., -v HOST:GUEST[:ro]\n"
+    "                        the host path for the image's bind mount on GUEST (an image's\n"
+    "                        own host paths are never opened: each bind mount is named again)\n"
+    "  --strace, --placement, --stats, --save-restore-test, --network, --pids, --quiet,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
@@ -92,20 +126,46 @@ static int fail(const char *msg, const char *arg)
 	return 2;
 }
 
-/* The guest environment, written into ENV (room for NEXTRA + 4 entries): a default PATH and
- * HOME (and the host's TERM when stdin is a terminal, for interactive shells), overridden or
+/* "minisentry: MSG 'ARG': WHY", a usage error. */
+static int fail2(const char *msg, const char *arg, const char *why)
+{
+	fprintf(stderr, "minisentry: %s '%s': %s\n", msg, arg, why);
+	return 2;
+}
+
+extern char **environ;
+
+/* Entries in the caller's environment. */
+static int environ_count(void)
+{
+	int n = 0;
+
+	while (environ[n])
+		n++;
+	return n;
+}
+
+/* The guest environment, written into ENV (room for environ_count() + NEXTRA + 4 entries): the
+ * caller's, as chroot, proot and `runsc do` pass it on; or with CLEAR a default PATH and HOME
+ * (and the host's TERM when stdin is a terminal, for interactive shells); either overridden or
  * extended by --env. */
-static void make_env(char **env, char **extra, int nextra)
+static void make_env(char **env, char **extra, int nextra, bool clear)
 {
 	static char term_buf[256];
 	const char *term = isatty(0) ? getenv("TERM") : NULL;
 	int n = 0;
 
-	env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	env[n++] = "HOME=/root";
-	if (term &&
-	    (size_t)snprintf(term_buf, sizeof(term_buf), "TERM=%s", term) < sizeof(term_buf))
-		env[n++] = term_buf;
+	if (!clear) {
+		for (char **e = environ; *e; e++)
+			if (strchr(*e, '=') && **e != '=')
+				env[n++] = *e;
+	} else {
+		env[n++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+		env[n++] = "HOME=/root";
+		if (term && (size_t)snprintf(term_buf, sizeof(term_buf), "TERM=%s", term) <
+				sizeof(term_buf))
+			env[n++] = term_buf;
+	}
 	for (int i = 0; i < nextra; i++) {
 		size_t klen = strchr(extra[i], '=') - extra[i] + 1;
 		int j;
@@ -143,6 +203,9 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		return 0;
 	case 'S':
 		cfg->stats = true;
+		return 0;
+	case 'q':
+		cfg->quiet = true;
 		return 0;
 	case 'i':
 		cfg->id = optarg;
@@ -200,6 +263,144 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	}
 }
 
+/* A bind mount's host path, which must exist: made absolute, the user's own links resolved (a
+ * checkpoint records it, and a restore opens it again from anywhere). */
+static int bind_source(const char *opt, const char *path, struct kernel_bind *b)
+{
+	char msg[4200];
+
+	if (!(b->src = realpath(path, NULL))) {
+		snprintf(msg, sizeof(msg), "%s source '%s':", opt, path);
+		return fail(msg, strerror(errno));
+	}
+	return 0;
+}
+
+static int bind_target(const char *opt, const char *path, struct kernel_bind *b)
+{
+	char msg[64];
+
+	if (path[0] != '/' || strlen(path) >= 4096) {
+		snprintf(msg, sizeof(msg), "%s needs an absolute guest path, got", opt);
+		return fail(msg, path);
+	}
+	b->dst = path;
+	return 0;
+}
+
+/* --mount type=bind,src=HOST,dst=GUEST[,ro], as docker and podman spell it (source/target/
+ * destination, readonly, ro=true|false; bind-propagation is accepted and has no effect: there
+ * is no other mount to propagate to). SPEC is modified. */
+static int parse_mount(char *spec, struct kernel_bind *b)
+{
+	const char *src = NULL, *dst = NULL;
+	bool bind = false;
+	char *save = NULL;
+
+	b->ro = false;
+	for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(kv, '=');
+		if (v)
+			*v++ = 0;
+		if (!strcmp(kv, "type") && v) {
+			if (strcmp(v, "bind"))
+				return fail("--mount: only type=bind is supported, got", v);
+			bind = true;
+		} else if ((!strcmp(kv, "src") || !strcmp(kv, "source")) && v) {
+			src = v;
+		} else if ((!strcmp(kv, "dst") || !strcmp(kv, "destination") ||
+			    !strcmp(kv, "target")) &&
+			   v) {
+			dst = v;
+		} else if (!strcmp(kv, "ro") || !strcmp(kv, "readonly")) {
+			if (v && strcmp(v, "true") && strcmp(v, "1") && strcmp(v, "false") &&
+			    strcmp(v, "0"))
+				return fail("--mount: readonly is true or false, got", v);
+			b->ro = !v || !strcmp(v, "true") || !strcmp(v, "1");
+		} else if (!strcmp(kv, "rw") && !v) {
+			b->ro = false;
+		} else if (!strcmp(kv, "bind-propagation") && v) {
+			/* nothing to propagate to */
+		} else {
+			return fail("--mount: unknown field", kv);
+		}
+	}
+	if (!bind || !src || !dst)
+		return fail("--mount needs type=bind,src=HOST,dst=GUEST", NULL);
+	int r = bind_source("bind mount --mount", src, b);
+	return r ? r : bind_target("bind mount --mount", dst, b);
+}
+
+/* -v HOST:GUEST[:OPTIONS], OPTIONS a comma-separated list of ro, rw and SELinux's z/Z (which
+ * mean nothing here). SPEC is modified. */
+static int parse_volume(char *spec, struct kernel_bind *b)
+{
+	char *dst = strchr(spec, ':'), *opts, *save = NULL;
+
+	if (!dst || dst == spec)
+		return fail("-v needs HOST:GUEST[:ro], got", spec);
+	*dst++ = 0;
+	if ((opts = strchr(dst, ':')))
+		*opts++ = 0;
+	b->ro = false;
+	for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o;
+	     o = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(o, "ro"))
+			b->ro = true;
+		else if (!strcmp(o, "rw"))
+			b->ro = false;
+		else if (strcmp(o, "z") && strcmp(o, "Z"))
+			return fail("-v: unknown option", o);
+	}
+	int r = bind_source("bind mount -v", spec, b);
+	return r ? r : bind_target("bind mount -v", dst, b);
+}
+
+/* --user UID[:GID], numeric (the group defaults to the uid, as with docker for an id that is
+ * not in the image's passwd). */
+static int parse_user(const char *spec, struct kernel_config *cfg)
+{
+	char *end;
+	unsigned long uid, gid;
+
+	errno = 0;
+	uid = strtoul(spec, &end, 10);
+	if (errno || end == spec || (*end && *end != ':') || uid > 0xfffffffeUL || spec[0] == '-')
+		return fail("run: --user needs UID[:GID] (numbers), got", spec);
+	gid = uid;
+	if (*end == ':') {
+		const char *g = end + 1;
+		errno = 0;
+		gid = strtoul(g, &end, 10);
+		if (errno || end == g || *end || gid > 0xfffffffeUL || g[0] == '-')
+			return fail("run: --user needs UID[:GID] (numbers), got", spec);
+	}
+	cfg->user_set = true;
+	cfg->uid = (uid_t)uid;
+	cfg->gid = (gid_t)gid;
+	return 0;
+}
+
+/* --export-upper DIR: made if missing; it must be an empty directory (the layer is written
+ * into it whole at the end). */
+static int export_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return fail2("run: --export-upper", dir, strerror(errno));
+	if (!(d = opendir(dir)))
+		return fail2("run: --export-upper", dir, strerror(errno));
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			closedir(d);
+			return fail2("run: --export-upper", dir, "is not empty");
+		}
+	closedir(d);
+	return 0;
+}
+
 /* MINISENTRY_DEBUG_HOST_SYSCALLS: what tests set where they cannot add an option. */
 static void debug_from_env(struct kernel_config *cfg)
 {
@@ -225,19 +426,31 @@ static int cmd_run(int argc, char **argv)
 	    {"save-restore-test", optional_argument, NULL, 'T'},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"mount", required_argument, NULL, OPT_MOUNT},
+	    {"volume", required_argument, NULL, 'v'},
+	    {"user", required_argument, NULL, OPT_USER},
+	    {"hostname", required_argument, NULL, OPT_HOSTNAME},
+	    {"clear-env", no_argument, NULL, OPT_CLEAR_ENV},
+	    {"export-upper", required_argument, NULL, OPT_EXPORT_UPPER},
+	    {"upper", required_argument, NULL, OPT_UPPER},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    /* Tests only: the locked Sentry tries what a compromised one would. */
 	    {"selftest-confinement", required_argument, NULL, OPT_SELFTEST_CONFINEMENT},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
-	char *extra[argc], *env[argc + 4];
+	struct kernel_bind binds[argc];
+	char *extra[argc], **env;
 	int nextra = 0, c;
+	bool clear_env = false;
+	struct stat st;
 	char *end;
 
 	opterr = 0;
+	cfg.binds = binds;
 	/* '+': options stop at ROOTFS, so the guest command keeps its own options. */
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+qv:", opts, NULL)) != -1) {
 		int r = common_option(c, "run", &cfg);
 		if (r >= 0) {
 			if (r)
@@ -267,6 +480,42 @@ static int cmd_run(int argc, char **argv)
 		case 'E':
 			cfg.eager_kernfs = true;
 			break;
+		case OPT_MOUNT:
+		case 'v': {
+			int r = c == 'v' ? parse_volume(optarg, &binds[cfg.nbinds])
+					 : parse_mount(optarg, &binds[cfg.nbinds]);
+			if (r)
+				return r;
+			cfg.nbinds++;
+			break;
+		}
+		case OPT_USER:
+			if (parse_user(optarg, &cfg))
+				return 2;
+			break;
+		case OPT_HOSTNAME:
+			if (!*optarg || strlen(optarg) > KERNEL_HOSTNAME_MAX)
+				return fail("run: --hostname needs 1 to 64 characters, got",
+					    optarg);
+			cfg.hostname = optarg;
+			break;
+		case OPT_CLEAR_ENV:
+			clear_env = true;
+			break;
+		case OPT_EXPORT_UPPER:
+			if ((c = export_dir(optarg)))
+				return c;
+			cfg.export_upper = optarg;
+			break;
+		case OPT_UPPER:
+			if (mkdir(optarg, 0755) && errno != EEXIST)
+				return fail2("run: --upper", optarg, strerror(errno));
+			if (!(cfg.upper = realpath(optarg, NULL)) || stat(cfg.upper, &st) ||
+			    !S_ISDIR(st.st_mode) || !strcmp(cfg.upper, "/"))
+				return fail2("run: --upper", optarg,
+					     cfg.upper ? "is not a directory (or is /)"
+						       : strerror(errno));
+			break;
 		case OPT_SELFTEST_CONFINEMENT:
 			cfg.confine.selftest = optarg;
 			break;
@@ -279,14 +528,23 @@ static int cmd_run(int argc, char **argv)
 			return fail("run: unknown option", argv[optind - 1]);
 		}
 	}
+	if (cfg.upper && cfg.export_upper)
+		return fail("run: --upper and --export-upper are one or the other", NULL);
 	if (optind >= argc)
 		return fail("run: missing ROOTFS (see minisentry --help)", NULL);
 	cfg.rootfs = argv[optind++];
+	/* What the user named wrongly is a usage error (2), not a command's 126 or 127. */
+	if (stat(cfg.rootfs, &st))
+		return fail2("run: rootfs", cfg.rootfs, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail2("run: rootfs", cfg.rootfs, "is not a directory");
 	if (optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
 	static char *default_cmd[] = {"/bin/sh", NULL};
 	cfg.argv = optind < argc ? &argv[optind] : default_cmd;
-	make_env(env, extra, nextra);
+	if (!(env = calloc(environ_count() + nextra + 4, sizeof(*env))))
+		return fail("run: out of memory", NULL);
+	make_env(env, extra, nextra, clear_env);
 	cfg.envp = env;
 	debug_from_env(&cfg);
 	if (cfg.cpus == 0) {
@@ -366,6 +624,9 @@ static int cmd_restore(int argc, char **argv)
 	    {"delete-image", no_argument, NULL, 'D'},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"mount", required_argument, NULL, OPT_MOUNT},
+	    {"volume", required_argument, NULL, 'v'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"lazy", no_argument, NULL, 'L'},
@@ -373,12 +634,14 @@ static int cmd_restore(int argc, char **argv)
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
+	struct kernel_bind binds[argc];
 	const char *image = NULL;
 	bool delete_image = false;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	o.binds = cfg.binds = binds;
+	while ((c = getopt_long(argc, argv, "+qv:", opts, NULL)) != -1) {
 		int r = common_option(c, "restore", &cfg);
 		if (r >= 0) {
 			if (r)
@@ -401,6 +664,15 @@ static int cmd_restore(int argc, char **argv)
 		case 'L':
 			o.lazy = true;
 			break;
+		case OPT_MOUNT:
+		case 'v': {
+			int r = c == 'v' ? parse_volume(optarg, &binds[cfg.nbinds])
+					 : parse_mount(optarg, &binds[cfg.nbinds]);
+			if (r)
+				return r;
+			o.nbinds = ++cfg.nbinds;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -466,6 +738,8 @@ int main(int argc, char **argv)
 		syscall_table_markdown(stdout);
 		return 0;
 	}
+	if (oci_command_line(argc, argv))
+		return oci_main(argc, argv);
 	if (!strcmp(argv[1], "run"))
 		return ended(cmd_run(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "checkpoint"))

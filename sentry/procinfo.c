@@ -491,7 +491,7 @@ static uint64_t pi_forks(void)
 
 static const char *pi_hostname(void)
 {
-	return "minisentry";
+	return kernel.hostname;
 }
 
 const struct procinfo_ops kernel_procinfo = {

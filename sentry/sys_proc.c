@@ -173,7 +173,7 @@ long sys_uname(struct task *t, const unsigned long *a)
 
 	memset(&u, 0, sizeof(u));
 	strcpy(u.sysname, "Linux");
-	strcpy(u.nodename, "minisentry");
+	snprintf(u.nodename, sizeof(u.nodename), "%s", kernel.hostname);
 	strcpy(u.release, "6.1.0");
 	strcpy(u.version, "#1 SMP minisentry");
 	strcpy(u.machine, "x86_64");

@@ -308,6 +308,8 @@ const char *syscall_name(long nr)
 	return names[nr];
 }
 
+bool syscall_quiet;
+
 static void report_unimplemented(long nr)
 {
 	static unsigned char reported[SYSCALL_MAX / 8];
@@ -326,6 +328,8 @@ static void report_unimplemented(long nr)
 		if (nother < 64)
 			reported_other[nother++] = nr;
 	}
+	if (syscall_quiet)
+		return;
 	fprintf(stderr, "minisentry: unimplemented syscall %s (%ld): returning ENOSYS\n",
 		name ? name : "unknown", nr);
 }
@@ -350,6 +354,8 @@ long syscall_unsupported(struct task *t, long err, const char *what, ...)
 			return err;
 	if (nreported < 64)
 		memcpy(reported[nreported++], key, sizeof(key));
+	if (syscall_quiet)
+		return err;
 	fprintf(stderr, "minisentry: %s: %s is not supported: returning %s\n",
 		name ? name : "syscall", unsupported_now,
 		strerrorname_np(-err) ? strerrorname_np(-err) : "an error");

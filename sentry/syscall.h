@@ -5,6 +5,7 @@
 #ifndef SENTRY_SYSCALL_H
 #define SENTRY_SYSCALL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct task;
@@ -42,6 +43,10 @@ long syscall_dispatch(struct task *t);
  * marks the call's --strace line, and returns ERR for the handler to return. */
 long syscall_unsupported(struct task *t, long err, const char *what, ...)
     __attribute__((format(printf, 3, 4)));
+/* --quiet: unimplemented and unsupported syscalls are not named on stderr (they still fail
+ * the same way, and --strace still shows them). */
+extern bool syscall_quiet;
+
 /* What the current syscall met that is unsupported (syscall_unsupported), or NULL. */
 const char *syscall_unsupported_now(void);
 

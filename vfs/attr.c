@@ -64,7 +64,7 @@ struct timespec vfs_now(void)
 
 bool vfs_inode_rdonly(struct vfs_inode *ino)
 {
-	return !ino->ops->setattr;
+	return !ino->ops->setattr || (ino->ops->rdonly && ino->ops->rdonly(ino));
 }
 
 /* Linux's generic_permission without ACLs or supplementary groups: root may read and write

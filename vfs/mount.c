@@ -61,7 +61,9 @@ int vfs_mount_fs(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root,
 {
 	struct vfs_mount *m;
 
-	if (!vfs_is_dir(mountpoint) || !vfs_is_dir(mounted_root))
+	/* A directory on a directory, or (a bind mount of one file) a non-directory on a
+	 * non-directory, as Linux requires. */
+	if (vfs_is_dir(mountpoint) != vfs_is_dir(mounted_root))
 		return -ENOTDIR;
 	if (mountpoint->mounted || mounted_root->mount)
 		return -EBUSY;

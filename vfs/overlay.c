@@ -26,6 +26,7 @@
 struct ovl_fs {
 	int refs; /* one per inode */
 	dev_t dev;
+	bool rdonly; /* vfs_overlay_set_rdonly */
 };
 
 struct ovl_inode {
@@ -229,6 +230,22 @@ static ssize_t ovl_readlink(struct vfs_inode *ino, char *buf, size_t size)
 	struct vfs_inode *real = ovl_real(ovl_i(ino));
 
 	return real->ops->readlink(real, buf, size);
+}
+
+static bool ovl_rdonly(struct vfs_inode *ino)
+{
+	return ovl_i(ino)->ofs->rdonly;
+}
+
+void vfs_overlay_set_rdonly(bool rdonly)
+{
+	if (ovl_root)
+		ovl_root->ofs->rdonly = rdonly;
+}
+
+bool vfs_overlay_is_rdonly(void)
+{
+	return ovl_root && ovl_root->ofs->rdonly;
 }
 
 static const char *ovl_fs_type(struct vfs_inode *ino)
@@ -804,6 +821,7 @@ static const struct vfs_inode_ops ovl_inode_ops = {
     .open = ovl_open,
     .release = ovl_release,
     .fs_type = ovl_fs_type,
+    .rdonly = ovl_rdonly,
     .mknod = ovl_mknod,
     .link = ovl_link,
     .unlink = ovl_unlink,

@@ -34,6 +34,7 @@
 #define FS_TMPFS 1
 #define FS_DEVFS 2
 #define FS_KERNFS 3
+#define FS_BIND 4 /* a host tree: the source is its host path, opened again on restore */
 
 #define VFS_SAVE_MAX_MOUNTS 65536
 #define VFS_SAVE_MAX_DETACHED_DEPTH 2048
@@ -218,6 +219,10 @@ static int save_mount(struct vfs_mount *m, void *arg)
 		enc_i64(e, built.tv_nsec);
 		return 0;
 	}
+	if (hostfs_is_inode(ri)) {
+		enc_u8(e, FS_BIND);
+		return 0;
+	}
 	if (kernfs_identity(ri, &type, &dev, &built) == 0) {
 		enc_u8(e, FS_KERNFS);
 		enc_str(e, type);
@@ -262,8 +267,17 @@ static bool load_time(struct dec *d, struct timespec *t)
 	return dec_ok(d) && t->tv_nsec >= 0 && t->tv_nsec < NSEC_PER_SEC;
 }
 
-/* The filesystem of a mount record, as a new tree: *OUT is its root (a reference). */
-static int load_fs(struct dec *d, vfs_make_fs_fn make_fs, struct vfs_dentry **out)
+static vfs_open_bind_fn open_bind;
+
+void vfs_load_set_bind_opener(vfs_open_bind_fn fn)
+{
+	open_bind = fn;
+}
+
+/* The filesystem of a mount record, as a new tree: *OUT is its root (a reference). SOURCE and
+ * FLAGS are the mount's. */
+static int load_fs(struct dec *d, vfs_make_fs_fn make_fs, const char *source, unsigned long flags,
+		   struct vfs_dentry *mp, struct vfs_dentry **out)
 {
 	char type[VFS_SAVE_FS_TYPE_MAX];
 	struct vfs_inode *ino;
@@ -304,6 +318,16 @@ static int load_fs(struct dec *d, vfs_make_fs_fn make_fs, struct vfs_dentry **ou
 			return dec_fail(d, "make_fs(\"%s\") made something else", type);
 		}
 		return 0;
+	case FS_BIND: {
+		char guest[PATH_MAX];
+		if (!open_bind)
+			return dec_fail(d, "no way to open bind mount '%s'", source);
+		if (vfs_path(load_root, mp, guest, sizeof(guest)) < 0)
+			return dec_fail(d, "bind mount '%s': its mountpoint is too deep", source);
+		if ((err = open_bind(source, guest, flags, out)))
+			return dec_fail(d, "bind mount '%s': %s", source, strerror(-err));
+		return 0;
+	}
 	default:
 		return dec_fail(d, "bad mount record");
 	}
@@ -323,11 +347,7 @@ static int load_mount(struct dec *d, vfs_make_fs_fn make_fs, int *last_id, int n
 		return dec_fail(d, "bad mount record");
 	if ((err = load_tree_path(d, &mp)))
 		return err;
-	if (!vfs_is_dir(mp)) {
-		vfs_dentry_put(mp);
-		return dec_fail(d, "mount %u is on a non-directory", id);
-	}
-	if ((err = load_fs(d, make_fs, &root))) {
+	if ((err = load_fs(d, make_fs, source, flags, mp, &root))) {
 		vfs_dentry_put(mp);
 		return err;
 	}

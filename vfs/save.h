@@ -20,6 +20,14 @@ int vfs_save(struct enc *e);
  * a new one of FS_TYPE ("proc", "sysfs") and returns its root dentry (a reference). */
 typedef int (*vfs_make_fs_fn)(const char *fs_type, struct vfs_dentry **root);
 
+/* Bind mounts are host trees: a restore opens HOST_PATH again (FLAGS: MS_RDONLY for a
+ * read-only one; GUEST_PATH is where it is mounted) through OPEN, which the Sentry sets (it knows
+ * how a confined Sentry reaches the host), and mounts the root it returns (a reference). Without
+ * one, a bind mount in an image fails its restore. */
+typedef int (*vfs_open_bind_fn)(const char *host_path, const char *guest_path, unsigned long flags,
+				struct vfs_dentry **root);
+void vfs_load_set_bind_opener(vfs_open_bind_fn open);
+
 /* Rebuilds what vfs_save saved in a Sentry whose VFS is empty, with ROOTFS as the overlay's
  * lower layer (the caller has checked it is the saved one). *ROOT gets the root dentry (the
  * caller's reference). Returns 0 or a negative errno with D's error set. */

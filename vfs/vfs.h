@@ -117,6 +117,9 @@ struct vfs_inode_ops {
 		      unsigned int flags);
 	int (*setattr)(struct vfs_inode *ino, const struct vfs_setattr *attr);
 	int (*statfs)(struct vfs_inode *ino, struct statfs *buf);
+	/* Optional: true when a filesystem that has the write side is read-only now (a root
+	 * overlay made read-only: OCI's root.readonly). */
+	bool (*rdonly)(struct vfs_inode *ino);
 };
 
 struct vfs_inode {
@@ -227,6 +230,29 @@ struct vfs_fs_ctx {
  * reference is the mount's: putting it (after every other reference is gone) frees the whole
  * tree and closes its host descriptors. */
 int vfs_mount_host_root(const char *host_dir, struct vfs_dentry **root);
+/* The root of a bind mount: the host object of descriptor FD (O_PATH or a detached mount,
+ * owned from here on), a directory tree or a single file; writable when RW, its changes then
+ * made in the host tree one name at a time. Mount it with vfs_mount_fs (type "bind", the host
+ * path as source, MS_BIND and MS_RDONLY for a read-only one): a checkpoint records it so, and
+ * a restore opens the host path again (vfs_load_set_bind_opener). */
+int vfs_bind_root(int fd, bool rw, struct vfs_dentry **root);
+
+/* Makes the root overlay read-only, or writable again: every change is then EROFS (OCI's
+ * root.readonly; the Sentry's own mountpoints are made before). */
+void vfs_overlay_set_rdonly(bool rdonly);
+bool vfs_overlay_is_rdonly(void);
+
+/* Writes the root overlay's upper layer — what the sandbox changed in its root filesystem —
+ * beneath host directory DIRFD (empty) as an OCI image layer: changed and new objects as they
+ * are, a deleted NAME as an empty `.wh.NAME`, an opaque directory with a `.wh..wh..opq`. The
+ * host objects are the writer's; devices, FIFOs and sockets are counted in *SKIPPED, not made.
+ * 0 or the first negative errno (vfs/layer.c). */
+int vfs_upper_export(int dirfd, unsigned int *skipped);
+/* The reverse, at a sandbox's start: the layer in host directory DIRFD applied to the root
+ * whose dentry is ROOT, as the Sentry (owners, modes and times kept; `.wh.` names removed,
+ * opaque directories emptied of what was below). Devices, FIFOs and sockets in the layer are
+ * counted in *SKIPPED. 0 or the first negative errno. */
+int vfs_upper_import(struct vfs_dentry *root, int dirfd, unsigned int *skipped);
 
 /* A filesystem tree mounted on a directory of another (DESIGN.md §5). Path resolution
  * descending into MOUNTPOINT continues at ROOT, and ".." from ROOT goes to MOUNTPOINT's parent
@@ -247,7 +273,8 @@ struct vfs_mount {
 /* Mounts the tree whose root is MOUNTED_ROOT on directory MOUNTPOINT, taking references of
  * its own on both: the caller keeps (and eventually puts) the ones it passed in. The mount's
  * fs type and source are MOUNTED_ROOT's inode's fs_type, its flags 0. Errors: ENOTDIR if
- * MOUNTPOINT (or MOUNTED_ROOT) is not a directory, EBUSY if MOUNTPOINT is already a mountpoint
+ * one of MOUNTPOINT and MOUNTED_ROOT is a directory and the other is not (a file is mounted
+ * only on a file: a bind mount of one), EBUSY if MOUNTPOINT is already a mountpoint
  * or MOUNTED_ROOT already mounted, EINVAL if MOUNTED_ROOT is not the root of a tree or
  * MOUNTPOINT lies inside that tree, ENOMEM.
  *

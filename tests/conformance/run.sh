@@ -169,7 +169,7 @@ for bin in "${bins[@]}"; do
 			fi
 			;;
 		sandbox | save-restore | save-restore-lazy)
-			cmd=("$minisentry" run "${sandbox_flags[@]}")
+			cmd=("$minisentry" run --clear-env "${sandbox_flags[@]}")
 			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it;
 			# save-restore-lazy restores with --lazy (the guest runs on while its pages
 			# load), and is save-restore to the test itself.

@@ -27,7 +27,7 @@ wait_line() {
 wait_listed() {
   local i
   for ((i = 0; i < TIMEOUT * 20; i++)); do
-    timeout 5 "$MS" list 2>/dev/null | grep -qxF -- "$1" && return 0
+    timeout 5 "$MS" list 2>/dev/null | awk 'NR > 1 { print $1 }' | grep -qxF -- "$1" && return 0
     sleep 0.05
   done
   fail "sandbox $1 never appeared in minisentry list"
@@ -295,7 +295,11 @@ leave_running_keeps_the_sandbox_going_and_list_shows_it() {
   local p=$bg_pid
   wait_line "$WORK/leave.out" '^ready$' || { kill "$p"; return 1; }
   ms list
-  grep -qxF "$id" <<<"$out" || { kill "$p"; fail "list does not show $id: $(out_hint)"; return; }
+  # NAME PID STATUS AGE OWNER, the pid the one the caller waits on (timeout's child).
+  local ms_pid
+  ms_pid=$(pgrep -P "$p" | head -1)
+  grep -qE "^$id +$ms_pid +running +[0-9]+s +$(id -un)\$" <<<"$out" ||
+    { kill "$p"; fail "list does not show $id with pid $ms_pid: '$(tr '\n' '|' <<<"$out")'"; return; }
   checkpoint "$id" "$WORK/leave-img" --leave-running || { kill "$p"; return 1; }
   bg_status "$p"
   [ "$status" -eq 0 ] && grep -qx still-here "$WORK/leave.out" ||

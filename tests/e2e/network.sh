@@ -148,8 +148,12 @@ import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('127.0.0.1', $port)); s.listen(1); s.settimeout(15)
 c, _ = s.accept(); c.sendall(b'from the host\n'); c.close()" &
-  local host_srv=$!
-  sleep 0.5
+  local host_srv=$! i
+  # Until the host's server listens (python's start takes a second on a loaded machine).
+  for ((i = 0; i < 100; i++)); do
+    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+    sleep 0.1
+  done
   ms run --network host "$ROOTFS" -- /bin/sh -c "nc 127.0.0.1 $port </dev/null"
   kill "$host_srv" 2>/dev/null
   wait "$host_srv" 2>/dev/null

@@ -31,7 +31,8 @@ image() {
 	local pid=$!
 	for _ in $(seq 100); do
 		grep -q ready "$work/$name.out" 2>/dev/null && break
-		"$ms" list 2>/dev/null | grep -qx "$id" && [ "$name" = idle-shell ] && break
+		"$ms" list 2>/dev/null | awk 'NR > 1 { print $1 }' | grep -qx "$id" &&
+			[ "$name" = idle-shell ] && break
 		sleep 0.1
 	done
 	sleep 0.3

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Container start-to-exit time of /bin/true under podman with each OCI runtime there is — runc,
+# crun and minisentry — from `podman run --rm` to its exit, medians of BENCH_ENGINE_RUNS (10)
+# runs after one warm-up, on a private copy of the rootfs (podman writes into a --rootfs tree).
+# Prints a table; skips (exit 0) with a line when podman cannot run here.
+# Usage: bench/engines.sh MINISENTRY ROOTFS
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: bench/engines.sh MINISENTRY ROOTFS" >&2
+  exit 2
+fi
+MS=$(realpath -m "$1")
+ROOTFS=$(realpath -m "$2")
+RUNS=${BENCH_ENGINE_RUNS:-10}
+
+if ! command -v podman >/dev/null || ! timeout 60 podman info >/dev/null 2>&1; then
+  echo "engines: SKIP: podman is not installed or cannot run here"
+  exit 0
+fi
+WORK=$(mktemp -d /tmp/minisentry-bench-engines.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cp -a "$ROOTFS" "$WORK/rootfs"
+# Limits any caller may set (runc and crun fail on podman's default NOFILE without
+# CAP_SYS_RESOURCE); the same for every runtime.
+limits=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+
+median() {
+  sort -g | awk '{ v[NR] = $1 } END {
+    if (NR == 0) exit 1
+    if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# one RUNTIME: the wall time of one run in ms, or nothing if it failed.
+one() {
+  local t0 t1
+  t0=$(date +%s%N)
+  timeout 60 podman --runtime "$1" run --rm "${limits[@]}" --rootfs "$WORK/rootfs" /bin/true \
+    >/dev/null 2>"$WORK/err" || return 1
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / 1000)) | awk '{ printf "%.1f\n", $1 / 1000 }'
+}
+
+printf '%-12s %14s\n' "runtime" "podman run --rm /bin/true (median ms)"
+bad=0
+for rt in runc crun minisentry; do
+  path=$([ "$rt" = minisentry ] && echo "$MS" || command -v "$rt")
+  if [ -z "$path" ]; then
+    printf '%-12s %14s\n' "$rt" "not installed"
+    continue
+  fi
+  if ! one "$path" >/dev/null; then
+    printf '%-12s %14s\n' "$rt" "fails: $(head -c 60 "$WORK/err" | tr '\n' ' ')"
+    [ "$rt" = minisentry ] && bad=1
+    continue
+  fi
+  times=()
+  for ((i = 0; i < RUNS; i++)); do
+    t=$(one "$path") && times+=("$t")
+  done
+  printf '%-12s %14s\n' "$rt" "$(printf '%s\n' "${times[@]}" | median)"
+done
+exit $bad

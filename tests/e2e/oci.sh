@@ -1,0 +1,274 @@
+# minisentry as an OCI runtime, driven as an engine drives runc, with hand-made bundles
+# (sourced by run.sh, which provides ms, expect_status, fail and $WORK). The engines
+# themselves are in engines.sh.
+
+# bundle NAME CONFIG_JSON: a bundle $WORK/NAME whose rootfs is $ROOTFS.
+bundle() {
+  rm -rf "${WORK:?}/$1"
+  mkdir -p "$WORK/$1"
+  ln -s "$ROOTFS" "$WORK/$1/rootfs"
+  printf '%s\n' "$2" >"$WORK/$1/config.json"
+}
+
+# oci ARGS...: the runtime with its own root under $WORK.
+oci() { ms --root "$WORK/oci-root" "$@"; }
+
+# A config with PROCESS_ARGS (a JSON array) and EXTRA top-level members.
+config() {
+  printf '{"ociVersion":"1.0.2","process":{"args":%s,"env":["PATH=/usr/bin:/bin"],"cwd":"/"},"root":{"path":"rootfs"},"linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"mount"}]}%s}' "$1" "${2:-}"
+}
+
+# state_status ID: the container's status in $st (and the whole state in $out).
+state_status() {
+  oci state "$1"
+  st=$(sed -n 's/.*"status":"\([a-z]*\)".*/\1/p' <<<"$out")
+}
+
+# create, state, start, state, delete as runc does them: created with the pid of a waiting
+# process (also in --pid-file), running once started, stopped when its command is done (it
+# waits for a file to appear in a bind mount).
+oci_lifecycle_goes_created_running_stopped() {
+  rm -rf "$WORK/life-ctl" && mkdir -p "$WORK/life-ctl"
+  bundle life "$(config '["/bin/sh","-c","while [ ! -e /ctl/go ]; do sleep 0.05; done"]' \
+    ',"mounts":[{"destination":"/ctl","type":"bind","source":"'"$WORK/life-ctl"'","options":["rbind","ro"]}]')"
+  oci create --bundle "$WORK/life" --pid-file "$WORK/life.pid" life1
+  expect_status 0 || return
+  local st
+  state_status life1
+  [ "$st" = created ] || fail "state after create: '$st' ($out)" || return
+  grep -q "\"pid\":$(cat "$WORK/life.pid")," <<<"$out" ||
+    fail "pid-file $(cat "$WORK/life.pid") is not the state's pid: $out" || return
+  oci start life1
+  expect_status 0 || return
+  state_status life1
+  [ "$st" = running ] || fail "state after start: '$st'" || return
+  oci start life1
+  [ "$status" -ne 0 ] || fail "a second start succeeded" || return
+  touch "$WORK/life-ctl/go"
+  local i
+  for ((i = 0; i < 100; i++)); do
+    state_status life1
+    [ "$st" = stopped ] && break
+    sleep 0.1
+  done
+  [ "$st" = stopped ] || fail "state once the command is done: '$st'" || return
+  grep -q '"pid":0,' <<<"$out" || fail "a stopped container with a pid: $out" || return
+  oci delete life1
+  expect_status 0 || return
+  oci state life1
+  [ "$status" -ne 0 ] && grep -q "does not exist" <<<"$err" || fail "state after delete: $status $err"
+}
+
+# `run` is create + start + wait: the guest's exit status, with the process, the user, the
+# environment, the working directory, the host name, rlimits and mounts of config.json.
+oci_run_takes_process_user_env_cwd_hostname_rlimits_and_mounts() {
+  mkdir -p "$WORK/oci-data" && echo "bound" >"$WORK/oci-data/f" && chmod 777 "$WORK/oci-data"
+  bundle runcfg "$(config '["/bin/sh","-c","echo $(id -u):$(id -g):$(id -G) $FOO $(pwd) $(hostname) $(ulimit -n); cat /data/f; echo w >/data/f2; grep -c \" /proc \" /proc/mounts; grep NoNewPrivs /proc/self/status; exit 3"]' \
+    ',"hostname":"ocibox","mounts":[{"destination":"/proc","type":"proc","source":"proc"},{"destination":"/dev","type":"tmpfs","source":"tmpfs"},{"destination":"/data","type":"bind","source":"'"$WORK/oci-data"'","options":["rbind","rw"]},{"destination":"/dev/mqueue","type":"mqueue","source":"mqueue"}]')"
+  # The process fields the helper leaves out.
+  sed -i 's|"env":\["PATH=/usr/bin:/bin"\],"cwd":"/"|"env":["PATH=/usr/bin:/bin","FOO=bar"],"cwd":"/tmp","user":{"uid":1000,"gid":100,"additionalGids":[10]},"rlimits":[{"type":"RLIMIT_NOFILE","soft":256,"hard":512}],"noNewPrivileges":true|' "$WORK/runcfg/config.json"
+  oci run --bundle "$WORK/runcfg" run1
+  expect_status 3 || return
+  expect_stdout $'1000:100:100 10 bar /tmp ocibox 256\nbound\n1\nNoNewPrivs:\t1' || return
+  [ "$(cat "$WORK/oci-data/f2")" = w ] || fail "the rw bind mount's write did not reach the host"
+}
+
+oci_readonly_root_refuses_writes_but_tmp_is_writable() {
+  bundle ro "$(config '["/bin/sh","-c","echo x >/etc/new || echo refused; echo y >/tmp/ok && cat /tmp/ok"]' \
+    ',"mounts":[{"destination":"/tmp","type":"tmpfs","source":"tmpfs"}]')"
+  sed -i 's|"root":{"path":"rootfs"}|"root":{"path":"rootfs","readonly":true}|' "$WORK/ro/config.json"
+  oci run --bundle "$WORK/ro" ro1
+  expect_status 0 && expect_stdout $'refused\ny' || return
+  grep -q "Read-only file system" <<<"$err" || fail "stderr: $err"
+}
+
+# kill delivers the signal: SIGTERM ends the sandbox (128+15 for whoever waits on its pid),
+# and a running container is deleted only with --force.
+oci_kill_and_delete_of_a_running_container() {
+  bundle k "$(config '["/bin/sleep","60"]')"
+  oci create --bundle "$WORK/k" --pid-file "$WORK/k.pid" k1 || return
+  oci start k1
+  local st
+  state_status k1
+  [ "$st" = running ] || fail "not running: $out" || return
+  oci delete k1
+  [ "$status" -ne 0 ] && grep -q "running" <<<"$err" || fail "delete of a running container: $status $err" || return
+  oci kill k1 TERM
+  expect_status 0 || return
+  local i
+  for ((i = 0; i < 50; i++)); do
+    state_status k1
+    [ "$st" = stopped ] && break
+    sleep 0.1
+  done
+  [ "$st" = stopped ] || fail "still '$st' after kill TERM" || return
+  oci kill k1 KILL
+  [ "$status" -ne 0 ] || fail "kill of a stopped container succeeded" || return
+  oci delete k1
+  expect_status 0 || return
+  # --force kills one that runs.
+  oci create --bundle "$WORK/k" k2 && oci start k2 && oci delete --force k2
+  expect_status 0 || return
+  oci state k2
+  [ "$status" -ne 0 ] || fail "k2 still there after delete --force"
+}
+
+# terminal: true: the runtime makes a pseudo-terminal and sends its master to the
+# --console-socket, as conmon and the containerd shim expect; the guest's stdio is the slave.
+oci_console_socket_receives_the_terminal() {
+  command -v python3 >/dev/null || { skip "no python3 for the console socket's receiver"; return; }
+  bundle tty "$(config '["/bin/sh","-c","[ -t 0 ] && [ -t 1 ] && echo on a terminal"]')"
+  sed -i 's|"process":{|"process":{"terminal":true,|' "$WORK/tty/config.json"
+  cat >"$WORK/recv.py" <<'EOF'
+import array, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1); s.settimeout(20)
+print("listening", flush=True)
+c, _ = s.accept()
+msg, anc, _, _ = c.recvmsg(256, socket.CMSG_LEN(4))
+fds = array.array("i")
+for level, kind, data in anc:
+    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        fds.frombytes(data[:4])
+print("name", msg.decode(), flush=True)
+out = b""
+while True:
+    try:
+        b = os.read(fds[0], 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+sys.stdout.write(out.decode(errors="replace"))
+EOF
+  rm -f "$WORK/console.sock"
+  timeout "$TIMEOUT" python3 "$WORK/recv.py" "$WORK/console.sock" >"$WORK/recv.out" 2>&1 &
+  local rpid=$! i
+  for ((i = 0; i < 50; i++)); do grep -q listening "$WORK/recv.out" && break; sleep 0.1; done
+  oci create --bundle "$WORK/tty" --console-socket "$WORK/console.sock" tty1
+  [ "$status" -eq 0 ] || { kill "$rpid"; fail "create: $err"; return 1; }
+  oci start tty1
+  wait_bounded "$rpid"
+  oci delete --force tty1
+  grep -q '^name /dev/pts/[0-9]*$' "$WORK/recv.out" || fail "no terminal name: $(tr '\n' '|' <"$WORK/recv.out")" || return
+  grep -q 'on a terminal' "$WORK/recv.out" || fail "the guest did not see a terminal: $(tr '\n' '|' <"$WORK/recv.out")"
+}
+
+# What cannot be honoured is refused at create, in one line, and recorded as JSON in --log.
+oci_unsupported_config_is_refused_in_one_line_and_logged() {
+  bundle bad "$(config '["/bin/true"]')"
+  sed -i 's|{"type":"pid"}|{"type":"pid","path":"/proc/1/ns/pid"}|' "$WORK/bad/config.json"
+  rm -f "$WORK/oci.log"
+  oci --log "$WORK/oci.log" --log-format json create --bundle "$WORK/bad" bad1
+  expect_one_line_error || return
+  grep -q 'joining the pid namespace' <<<"$err" || fail "stderr: $err" || return
+  grep -q '^{"level":"error","msg":"linux.namespaces: joining the pid namespace' "$WORK/oci.log" ||
+    fail "log: $(cat "$WORK/oci.log")" || return
+  oci state bad1
+  [ "$status" -ne 0 ] || fail "a refused container exists"
+}
+
+oci_malformed_config_json_is_a_one_line_error() {
+  bundle badjson '{"ociVersion":"1.0.2","process":{"args":["/bin/true"],"cwd":"/"},"root":{"path":"rootfs"},}'
+  oci create --bundle "$WORK/badjson" bj1
+  expect_one_line_error || return
+  grep -q 'config.json: expected a member name at byte' <<<"$err" || fail "stderr: $err"
+}
+
+# exec starts a new process in a running container: it sees the container's files, has no
+# parent there (getppid() 0, as after setns), runs as the user and in the directory asked for,
+# and its exit status is exec's; --process takes a process.json, --detach returns at once with
+# the waiting process's pid in --pid-file.
+oci_exec_runs_a_process_in_a_running_container() {
+  bundle ex "$(config '["/bin/sh","-c","echo main >/tmp/m; sleep 60"]')"
+  oci create --bundle "$WORK/ex" ex1 && oci start ex1
+  [ "$status" -eq 0 ] || fail "start: $err" || return
+  local i
+  for ((i = 0; i < 50; i++)); do
+    oci exec ex1 /bin/cat /tmp/m
+    [ "$out" = main ] && break
+    sleep 0.1
+  done
+  oci exec ex1 /bin/sh -c 'echo $(cat /tmp/m) $PPID; exit 7'
+  [ "$status" -eq 7 ] && [ "$out" = "main 0" ] || { oci delete --force ex1; fail "exec: $status $(out_hint)$(err_hint)"; return 1; }
+  oci exec --user 1000:100 --cwd /etc --env FOO=bar ex1 /bin/sh -c 'echo $(id -u):$(id -g) $(pwd) $FOO'
+  [ "$out" = "1000:100 /etc bar" ] || { oci delete --force ex1; fail "exec with options: $(out_hint)$(err_hint)"; return 1; }
+  printf '{"args":["/bin/sh","-c","echo from process.json $V >/tmp/pj"],"env":["V=1","PATH=/bin"],"cwd":"/"}' >"$WORK/p.json"
+  oci exec --process "$WORK/p.json" --detach --pid-file "$WORK/ex.pid" ex1
+  [ "$status" -eq 0 ] && [ -s "$WORK/ex.pid" ] || { oci delete --force ex1; fail "exec --detach: $status$(err_hint)"; return 1; }
+  for ((i = 0; i < 50; i++)); do
+    oci exec ex1 /bin/cat /tmp/pj
+    [ "$out" = "from process.json 1" ] && break
+    sleep 0.1
+  done
+  [ "$out" = "from process.json 1" ] || { oci delete --force ex1; fail "the detached process did not run: $(out_hint)"; return 1; }
+  oci exec ex1 /no/such/program
+  local st=$status e=$err
+  oci delete --force ex1
+  [ "$st" -eq 126 ] && grep -q "No such file" <<<"$e" || fail "exec of a missing program: $st $e"
+}
+
+oci_exec_in_a_stopped_container_is_refused() {
+  bundle exs "$(config '["/bin/true"]')"
+  oci run --bundle "$WORK/exs" --detach exs1
+  local i
+  for ((i = 0; i < 50; i++)); do
+    state_status exs1
+    [ "$st" = stopped ] && break
+    sleep 0.1
+  done
+  oci exec exs1 /bin/true
+  [ "$status" -ne 0 ] && grep -q "not running" <<<"$err" || fail "exec: $status $err"
+  oci delete exs1
+}
+
+# runc's checkpoint and restore: the container ends at its checkpoint, and its image restores
+# as a new container under another runtime root (standing for another host), whose bundle
+# gives the bind mount a new host directory: the counter goes on there.
+oci_checkpoint_and_restore_into_a_new_container_under_another_root() {
+  rm -rf "$WORK/ckA" "$WORK/ckB" "$WORK/oci-img" && mkdir -p "$WORK/ckA" "$WORK/ckB"
+  local counter='["/bin/sh","-c","i=0; while :; do echo $i >>/out/log; i=$((i+1)); sleep 0.05; done"]'
+  bundle cka "$(config "$counter" ',"mounts":[{"destination":"/out","type":"bind","source":"'"$WORK/ckA"'","options":["rbind"]}]')"
+  bundle ckb "$(config "$counter" ',"mounts":[{"destination":"/out","type":"bind","source":"'"$WORK/ckB"'","options":["rbind"]}]')"
+  oci create --bundle "$WORK/cka" cka1 && oci start cka1
+  [ "$status" -eq 0 ] || fail "start: $err" || return
+  local i
+  for ((i = 0; i < 100; i++)); do [ "$(wc -l <"$WORK/ckA/log" 2>/dev/null)" -ge 5 ] && break; sleep 0.05; done
+  oci checkpoint --lazy-pages cka1
+  [ "$status" -ne 0 ] && grep -q "not supported" <<<"$err" || { oci delete --force cka1; fail "--lazy-pages: $status $err"; return 1; }
+  oci checkpoint --image-path "$WORK/oci-img" --work-path "$WORK" --tcp-established --file-locks cka1
+  [ "$status" -eq 0 ] || { oci delete --force cka1; fail "checkpoint: $err"; return 1; }
+  state_status cka1
+  [ "$st" = stopped ] || fail "after the checkpoint: '$st'" || return
+  oci delete cka1
+  local last
+  last=$(tail -n1 "$WORK/ckA/log")
+  ms --root "$WORK/oci-root2" restore --image-path "$WORK/oci-img" --bundle "$WORK/ckb" --detach --pid-file "$WORK/ckb.pid" ckb1
+  [ "$status" -eq 0 ] || fail "restore: $err" || return
+  for ((i = 0; i < 100; i++)); do [ -s "$WORK/ckB/log" ] && break; sleep 0.05; done
+  ms --root "$WORK/oci-root2" delete --force ckb1
+  [ "$(head -n1 "$WORK/ckB/log")" = "$((last + 1))" ] ||
+    fail "the restored counter wrote '$(head -n1 "$WORK/ckB/log")' first, after $last"
+}
+
+oci_features_describes_the_runtime() {
+  oci features
+  expect_status 0 || return
+  python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ociVersionMax"].startswith("1."); assert "pid" in d["linux"]["namespaces"]' <<<"$out" ||
+    fail "features: $(out_hint)"
+}
+
+scenarios+=(
+  oci_lifecycle_goes_created_running_stopped
+  oci_run_takes_process_user_env_cwd_hostname_rlimits_and_mounts
+  oci_readonly_root_refuses_writes_but_tmp_is_writable
+  oci_kill_and_delete_of_a_running_container
+  oci_console_socket_receives_the_terminal
+  oci_unsupported_config_is_refused_in_one_line_and_logged
+  oci_malformed_config_json_is_a_one_line_error
+  oci_exec_runs_a_process_in_a_running_container
+  oci_exec_in_a_stopped_container_is_refused
+  oci_checkpoint_and_restore_into_a_new_container_under_another_root
+  oci_features_describes_the_runtime
+)

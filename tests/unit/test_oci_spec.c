@@ -1,0 +1,169 @@
+/* Unit tests for oci/spec.c: a bundle's config.json as the runtime takes it — runc's own
+ * default config, every field minisentry maps, and what it must refuse. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+#include <sys/resource.h>
+
+#include "oci/json.h"
+#include "oci/spec.h"
+
+/* The config `runc spec` writes (runc 1.1), as engines' configs look. */
+static const char runc_default[] =
+    "{\"ociVersion\":\"1.0.2-dev\",\"process\":{\"terminal\":true,\"user\":{\"uid\":0,\"gid\":0},"
+    "\"args\":[\"sh\"],\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:"
+    "/bin\",\"TERM=xterm\"],\"cwd\":\"/\",\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\","
+    "\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":"
+    "1024,\"soft\":1024}],\"noNewPrivileges\":true},\"root\":{\"path\":\"rootfs\",\"readonly\":"
+    "true},\"hostname\":\"runc\",\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\","
+    "\"source\":\"proc\"},{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+    "\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},{\"destination\":"
+    "\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\"},{\"destination\":\"/dev/mqueue\","
+    "\"type\":\"mqueue\",\"source\":\"mqueue\"},{\"destination\":\"/sys\",\"type\":\"sysfs\","
+    "\"source\":\"sysfs\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"ro\"]},{\"destination\":"
+    "\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\"}],\"linux\":{\"resources\":"
+    "{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},\"namespaces\":[{\"type\":\"pid\"},"
+    "{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
+    "\"maskedPaths\":[\"/proc/kcore\"]}}";
+
+static int parse(const char *text, struct oci_spec *s, char *err)
+{
+	return oci_spec_parse(text, strlen(text), s, err, 256);
+}
+
+static void test_runc_default_config_is_taken_whole(void **state)
+{
+	struct oci_spec s;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(parse(runc_default, &s, err), 0);
+	assert_string_equal(s.version, "1.0.2-dev");
+	assert_true(s.has_process);
+	assert_int_equal(s.nargs, 1);
+	assert_string_equal(s.args[0], "sh");
+	assert_null(s.args[1]);
+	assert_int_equal(s.nenv, 2);
+	assert_string_equal(s.env[1], "TERM=xterm");
+	assert_true(s.terminal);
+	assert_true(s.no_new_privileges);
+	assert_int_equal(s.ncaps, 3);
+	assert_int_equal(s.nrlimits, 1);
+	assert_int_equal(s.rlimits[0].resource, RLIMIT_NOFILE);
+	assert_int_equal(s.rlimits[0].soft, 1024);
+	assert_string_equal(s.root_path, "rootfs");
+	assert_true(s.root_readonly);
+	assert_string_equal(s.hostname, "runc");
+	assert_int_equal(s.nmounts, 6);
+	assert_int_equal(s.mounts[0].kind, OCI_MOUNT_PROC);
+	assert_int_equal(s.mounts[1].kind, OCI_MOUNT_TMPFS);
+	assert_int_equal(s.mounts[2].kind, OCI_MOUNT_IGNORED);
+	assert_int_equal(s.mounts[4].kind, OCI_MOUNT_SYSFS);
+	assert_true(s.mounts[4].ro);
+	assert_int_equal(s.namespaces,
+			 OCI_NS_PID | OCI_NS_NETWORK | OCI_NS_IPC | OCI_NS_UTS | OCI_NS_MOUNT);
+	assert_false(s.network_path);
+	assert_true(s.memory_limit == -1 && s.pids_limit == -1);
+	oci_spec_free(&s);
+}
+
+static void test_user_binds_limits_and_annotations_are_mapped(void **state)
+{
+	struct oci_spec s;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(
+	    parse("{\"process\":{\"args\":[\"/bin/x\",\"a\"],\"cwd\":\"/w\",\"user\":{\"uid\":1000,"
+		  "\"gid\":100,\"umask\":18,\"additionalGids\":[10,20]},\"rlimits\":[{\"type\":"
+		  "\"RLIMIT_NOFILE\",\"soft\":1,\"hard\":18446744073709551615}]},"
+		  "\"root\":{\"path\":\"/r\"},\"mounts\":[{\"destination\":\"/etc/hosts\",\"type\":"
+		  "\"bind\",\"source\":\"/h\",\"options\":[\"rbind\",\"ro\"]},{\"destination\":\"/"
+		  "d\","
+		  "\"source\":\"/s\",\"options\":[\"bind\"]}],\"linux\":{\"namespaces\":[{\"type\":"
+		  "\"network\",\"path\":\"/run/netns/x\"}],\"resources\":{\"memory\":{\"limit\":"
+		  "1048576},\"pids\":{\"limit\":64}}},\"annotations\":{\"k\":\"v\"}}",
+		  &s, err),
+	    0);
+	assert_int_equal(s.uid, 1000);
+	assert_int_equal(s.gid, 100);
+	assert_true(s.has_umask);
+	assert_int_equal(s.umask, 022);
+	assert_int_equal(s.ngids, 2);
+	assert_int_equal(s.gids[1], 20);
+	assert_true(s.rlimits[0].hard == (uint64_t)RLIM_INFINITY);
+	assert_int_equal(s.mounts[0].kind, OCI_MOUNT_BIND);
+	assert_true(s.mounts[0].ro);
+	assert_int_equal(s.mounts[1].kind, OCI_MOUNT_BIND);
+	assert_false(s.mounts[1].ro);
+	assert_true(s.network_path);
+	assert_true(s.memory_limit == 1048576);
+	assert_true(s.pids_limit == 64);
+	assert_string_equal(json_str(json_get(s.annotations, "k")), "v");
+	oci_spec_free(&s);
+}
+
+/* TEXT is refused with a message containing WHAT. */
+static void refused(const char *text, const char *what)
+{
+	struct oci_spec s;
+	char err[256];
+
+	if (parse(text, &s, err) == 0)
+		fail_msg("accepted: %s", text);
+	if (!strstr(err, what))
+		fail_msg("message '%s' lacks '%s'", err, what);
+	oci_spec_free(&s);
+}
+
+#define ROOT "\"root\":{\"path\":\"r\"}"
+#define PROC(x) "{\"process\":{\"args\":[\"/x\"],\"cwd\":\"/\"" x "}," ROOT "}"
+
+static void test_what_cannot_be_honoured_is_refused(void **state)
+{
+	(void)state;
+	refused("[]", "not an object");
+	refused("{\"process\":{\"args\":[\"/x\"],\"cwd\":\"/\"}}", "root.path");
+	refused("{\"process\":{\"args\":[],\"cwd\":\"/\"}," ROOT "}", "must name a program");
+	refused("{\"process\":{\"args\":[\"/x\"],\"cwd\":\"rel\"}," ROOT "}", "absolute");
+	refused("{\"process\":{\"args\":[1],\"cwd\":\"/\"}," ROOT "}", "args[0]");
+	refused(PROC(",\"env\":[\"NOEQUALS\"]"), "KEY=VALUE");
+	refused(PROC(",\"user\":{\"uid\":-1,\"gid\":0}"), "uid");
+	refused(PROC(",\"user\":{\"uid\":4294967295,\"gid\":0}"), "uid");
+	refused(PROC(",\"user\":{\"uid\":0,\"gid\":0.5}"), "gid");
+	refused(PROC(",\"rlimits\":[{\"type\":\"RLIMIT_BOGUS\",\"soft\":1,\"hard\":1}]"),
+		"RLIMIT_");
+	refused(PROC(",\"rlimits\":[{\"type\":\"RLIMIT_CPU\",\"soft\":2,\"hard\":1}]"),
+		"soft above hard");
+	refused(PROC(",\"terminal\":\"yes\""), "terminal");
+	refused("{" ROOT ",\"mounts\":[{\"destination\":\"rel\",\"type\":\"tmpfs\"}]}",
+		"destination");
+	refused("{" ROOT ",\"mounts\":[{\"destination\":\"/x\",\"type\":\"nfs\"}]}",
+		"type 'nfs' is not supported");
+	refused("{" ROOT ",\"mounts\":[{\"destination\":\"/x\",\"type\":\"bind\"}]}",
+		"needs a source");
+	refused("{" ROOT ",\"linux\":{\"namespaces\":[{\"type\":\"ipc\",\"path\":\"/p\"}]}}",
+		"joining the ipc namespace");
+	refused("{" ROOT ",\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]}}",
+		"twice");
+	refused("{" ROOT ",\"linux\":{\"namespaces\":[{\"type\":\"bogus\"}]}}", "unknown type");
+	refused("{" ROOT ",\"hostname\":\"" /* 65 bytes */
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+		"hostname");
+	refused("{" ROOT ",\"annotations\":{\"k\":1}}", "annotations.k");
+	refused("{" ROOT ",}", "config.json: expected a member name");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_runc_default_config_is_taken_whole),
+	    cmocka_unit_test(test_user_binds_limits_and_annotations_are_mapped),
+	    cmocka_unit_test(test_what_cannot_be_honoured_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

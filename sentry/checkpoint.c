@@ -123,7 +123,9 @@ int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats
 			}
 		}
 	}
-	if ((ret = memfile_save(&secs[SEC_MEMORY], &pages)))
+	/* The kernel record ends with the rootfs files the saved dentries show. */
+	if ((ret = kernel_ckpt_save_rootfs_deps(&secs[SEC_KERNEL])) ||
+	    (ret = memfile_save(&secs[SEC_MEMORY], &pages)))
 		goto out;
 	counts[SEC_MEMORY] = pages;
 	img.nsections = NSECTIONS;

@@ -12,7 +12,7 @@
 
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
-	bool force;	    /* use a rootfs whose fingerprint differs */
+	bool force;	    /* use a rootfs where files the image depends on changed */
 };
 
 struct checkpoint_stats {

@@ -4,6 +4,7 @@
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
+#   make stress     checkpoints at STRESS_COUNT (default 50) random instants of each workload
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
 
@@ -39,7 +40,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 ROOTFS  ?= alpine-rootfs
 
 .PHONY: all deps rootfs run test lint unit conformance e2e bench clean format fuzz fuzz-build \
-	fuzz-smoke
+	fuzz-smoke stress
 all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
@@ -89,6 +90,13 @@ conformance: $(BIN) rootfs
 
 e2e: $(BIN) rootfs
 	@$(E2E_ENV) bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
+
+# The random-instant checkpoint scenarios of tests/e2e/stress.sh at full size (make test runs
+# three instants of each).
+STRESS_COUNT ?= 50
+stress: $(BIN) rootfs
+	@$(E2E_ENV) E2E_STRESS_COUNT=$(STRESS_COUNT) E2E_SCENARIO_TIMEOUT=$$(($(STRESS_COUNT) * 20 + 60)) \
+		E2E_ONLY='^random_instant_checkpoints' bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
 
 test: deps
 	$(MAKE) all

@@ -467,6 +467,28 @@ long sys_fdatasync(struct task *t, const unsigned long *a)
 	return sync_fd(t, arg_int(a, 0));
 }
 
+/* The sandbox's files live in memory or are read-only host files: there is nothing to write
+ * back, so only the checks are Linux's (in its order: descriptor, flags, range, file type). */
+long sys_sync_file_range(struct task *t, const unsigned long *a)
+{
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
+	int64_t off = (int64_t)a[1], n = (int64_t)a[2];
+	unsigned int flags = (unsigned int)a[3];
+	mode_t mode;
+
+	if (!f)
+		return -EBADF;
+	if (flags & ~(unsigned int)(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				    SYNC_FILE_RANGE_WAIT_AFTER))
+		return -EINVAL;
+	if (off < 0 || n < 0 || off > INT64_MAX - n)
+		return -EINVAL;
+	mode = f->dentry && f->dentry->inode ? f->dentry->inode->mode : 0;
+	if (!S_ISREG(mode) && !S_ISBLK(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
+		return -ESPIPE;
+	return 0;
+}
+
 long sys_sync(struct task *t, const unsigned long *a)
 {
 	(void)t, (void)a;

@@ -12,6 +12,7 @@
 
 #include "common/units.h"
 #include "common/limits.h"
+#include "fs-proc/procinfo.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -233,17 +234,21 @@ long sys_times(struct task *t, const unsigned long *a)
 
 /* sysinfo: the sandbox's uptime and process count; memory figures are the host's (the guest
  * has no memory limit of its own yet). */
+/* The sandbox as its /proc shows it (loadavg, uptime, meminfo), not the host: the same figures
+ * from the same functions. Uptime in seconds rounds up and the sizes are in bytes (mem_unit
+ * 1), as Linux reports them on a 64-bit kernel. */
 long sys_sysinfo(struct task *t, const unsigned long *a)
 {
+	const struct procinfo_ops *o = &kernel_procinfo;
+	uint64_t up = o->uptime_ns(), total = o->mem_total(), used = o->mem_used();
 	struct sysinfo si;
-	unsigned short procs = 0;
 
-	if (sysinfo(&si))
-		return -errno;
-	for_each_task(o)
-		procs += !o->zombie && !o->thread_gone;
-	si.uptime = ts_sub(mono_now(), kernel.boot_mono).tv_sec;
-	si.procs = procs;
+	memset(&si, 0, sizeof(si));
+	si.uptime = (long)(up / NSEC_PER_SEC + (up % NSEC_PER_SEC != 0));
+	si.procs = (unsigned short)o->nr_threads();
+	si.totalram = total;
+	si.freeram = total > used ? total - used : 0;
+	si.mem_unit = 1;
 	return copy_out(t->mm, a[0], &si, sizeof(si));
 }
 

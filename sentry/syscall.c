@@ -231,6 +231,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(lremovexattr, "ss", XATTR_NOTE),
     PARTIAL(fremovexattr, "ds", XATTR_NOTE),
     ROW(fdatasync, "d"),
+    ROW(sync_file_range, "dddx"),
     ROW(sync, ""),
     ROW(syncfs, "d"),
     ROW(chroot, "s"),

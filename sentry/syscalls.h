@@ -198,6 +198,7 @@ long sys_creat(struct task *t, const unsigned long *a);
 long sys_statfs(struct task *t, const unsigned long *a);
 long sys_fstatfs(struct task *t, const unsigned long *a);
 long sys_fsync(struct task *t, const unsigned long *a);
+long sys_sync_file_range(struct task *t, const unsigned long *a);
 long sys_fdatasync(struct task *t, const unsigned long *a);
 long sys_sync(struct task *t, const unsigned long *a);
 long sys_syncfs(struct task *t, const unsigned long *a);

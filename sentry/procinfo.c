@@ -322,6 +322,10 @@ static int pi_vmas(pid_t pid, struct procinfo_vma *out, int max)
 			o->ino = v->ino;
 			o->dev_major = major(v->dev);
 			o->dev_minor = minor(v->dev);
+			o->rss = memfile_data_bytes(v->mf_off, v->end - v->start);
+			o->file = v->dentry;
+			o->was_writable = v->flags & VMA_WAS_WRITABLE;
+			o->may_write = !(v->flags & VMA_NO_WRITE);
 			if (v->dentry) {
 				if (vfs_path(root, v->dentry, o->name, sizeof(o->name)) < 0)
 					o->name[0] = 0;

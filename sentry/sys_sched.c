@@ -122,6 +122,70 @@ long sys_sched_get_priority_min(struct task *t, const unsigned long *a)
 	return priority_bound(arg_int(a, 0), false);
 }
 
+/* Nice values, as Linux's kernel/sys.c keeps them: per thread, PRIO_PROCESS naming a thread,
+ * PRIO_PGRP every thread of a process group, PRIO_USER every thread whose real uid is WHO.
+ * The guest's root holds CAP_SYS_NICE (euid 0, as elsewhere). */
+#define NICE_MIN (-20)
+#define NICE_MAX 19
+
+static bool prio_matches(struct task *t, struct task *o, int which, int who)
+{
+	if (o->zombie || o->thread_gone)
+		return false;
+	switch (which) {
+	case PRIO_PROCESS:
+		return o->tid == (who ? who : t->tid);
+	case PRIO_PGRP:
+		return o->pgid == (who ? who : t->pgid);
+	default: /* PRIO_USER */
+		return o->uid == (who ? (uid_t)who : t->uid);
+	}
+}
+
+long sys_getpriority(struct task *t, const unsigned long *a)
+{
+	int which = arg_int(a, 0), who = arg_int(a, 1);
+	long best = -ESRCH;
+
+	if (which < PRIO_PROCESS || which > PRIO_USER)
+		return -EINVAL;
+	for_each_task(o)
+		if (prio_matches(t, o, which, who) && 20 - o->nice > best)
+			best =
+			    20 - o->nice; /* the raw syscall's 1..40; libc turns it into a nice */
+	return best;
+}
+
+/* set_one_prio: another user's thread needs CAP_SYS_NICE, and so does lowering a nice value
+ * below what RLIMIT_NICE allows (20 - nice <= the limit). */
+static long set_one_nice(struct task *t, struct task *o, int nice)
+{
+	if (o->uid != t->euid && o->euid != t->euid && t->euid != 0)
+		return -EPERM;
+	if (nice < o->nice && (rlim_t)(20 - nice) > o->rlim[RLIMIT_NICE].rlim_cur && t->euid != 0)
+		return -EACCES;
+	o->nice = nice;
+	return 0;
+}
+
+long sys_setpriority(struct task *t, const unsigned long *a)
+{
+	int which = arg_int(a, 0), who = arg_int(a, 1), nice = arg_int(a, 2);
+	long err = -ESRCH;
+
+	if (which < PRIO_PROCESS || which > PRIO_USER)
+		return -EINVAL;
+	nice = nice < NICE_MIN ? NICE_MIN : nice > NICE_MAX ? NICE_MAX : nice;
+	for_each_task(o) {
+		if (!prio_matches(t, o, which, who))
+			continue;
+		long r = set_one_nice(t, o, nice);
+		if (r || err == -ESRCH)
+			err = r;
+	}
+	return err;
+}
+
 /* The CPU time of T's process: its stub's plus what earlier stubs used, or what it had when it
  * exited. */
 struct timespec process_cpu_time(struct task *t)

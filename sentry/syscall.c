@@ -269,6 +269,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(getrusage, "dp", "only ru_utime (all CPU time counts as user time) and ru_maxrss"),
     PARTIAL(times, "p", "all CPU time counts as user time: tms_stime and tms_cstime are 0"),
     ROW(sysinfo, "p"),
+    ROW(getpriority, "dd"),
+    ROW(setpriority, "ddd"),
     ROW(getcpu, "ppp"),
     ROW(poll, "pud"),
     ROW(epoll_create, "d"),

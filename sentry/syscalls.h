@@ -121,6 +121,8 @@ long sys_sched_get_priority_min(struct task *t, const unsigned long *a);
 long sys_getrusage(struct task *t, const unsigned long *a);
 long sys_times(struct task *t, const unsigned long *a);
 long sys_sysinfo(struct task *t, const unsigned long *a);
+long sys_getpriority(struct task *t, const unsigned long *a);
+long sys_setpriority(struct task *t, const unsigned long *a);
 long sys_getcpu(struct task *t, const unsigned long *a);
 /* signalfd.c */
 long sys_signalfd(struct task *t, const unsigned long *a);

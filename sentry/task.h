@@ -119,6 +119,8 @@ struct task {
 	bool no_new_privs;
 	int oom_score_adj; /* on the leader: -1000..1000, inherited by fork; no OOM killer reads it
 			    */
+	int nice;	   /* this thread's, -20..19, inherited by fork and clone; the host
+			    * scheduler does not see it (the stubs cannot be given priority) */
 	char comm[16];
 	struct timespec start_time;	     /* monotonic */
 	struct vfs_dentry *exe;		     /* the executable (a reference) */

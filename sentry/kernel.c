@@ -386,9 +386,13 @@ void kernel_stop_placement_tick(void)
 	setitimer(ITIMER_REAL, &off, NULL);
 }
 
-/* The sandbox's stdio: the Sentry's own descriptors 0-2, wrapped as files. */
+/* The sandbox's stdio: the Sentry's own descriptors 0-2, wrapped as files. A terminal is the
+ * sandbox's console: the file is /dev/console's, so that fstat, /proc/self/fd and ttyname
+ * name it as a container's console is named (the host's pty is not the guest's business). */
 static int install_stdio(struct task *t)
 {
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+
 	for (int fd = 0; fd < 3; fd++) {
 		int flags = fcntl(fd, F_GETFL);
 		if (flags < 0)
@@ -397,6 +401,8 @@ static int install_stdio(struct task *t)
 		int err = vfs_file_host_stdio(fd, flags & ~O_CLOEXEC, &f);
 		if (err)
 			return err;
+		if (isatty(fd))
+			vfs_lookup(&fs, NULL, "/dev/console", 0, &f->dentry);
 		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
 			return -ENOMEM;
 	}

@@ -12,7 +12,6 @@
 #include "common/units.h"
 
 #define PAGE_SHIFT 12
-#define CAP_FULL 0x000001ffffffffffULL /* CAP_LAST_CAP 40 */
 #define MAX_NUMNODES 1024
 
 static uint64_t ticks(uint64_t ns)
@@ -122,7 +121,6 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 {
 	uint64_t rss = t->rss_pages << PAGE_SHIFT, rss_file = t->rss_file_pages << PAGE_SHIFT;
 	uint64_t nodes[MAX_NUMNODES / 64] = {1};
-	uint64_t cap = t->euid == 0 ? CAP_FULL : 0;
 
 	kernfs_buf_puts(b, "Name:\t");
 	put_escaped_comm(b, t->comm);
@@ -164,9 +162,11 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 			  (unsigned long long)t->sig_blocked);
 	kernfs_buf_printf(b, "SigIgn:\t%016llx\nSigCgt:\t%016llx\n",
 			  (unsigned long long)t->sig_ignored, (unsigned long long)t->sig_caught);
-	kernfs_buf_printf(b, "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n", 0ULL,
-			  (unsigned long long)cap, (unsigned long long)cap);
-	kernfs_buf_printf(b, "CapBnd:\t%016llx\nCapAmb:\t%016llx\n", CAP_FULL, 0ULL);
+	kernfs_buf_printf(b, "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n",
+			  (unsigned long long)t->cap_inh, (unsigned long long)t->cap_prm,
+			  (unsigned long long)t->cap_eff);
+	kernfs_buf_printf(b, "CapBnd:\t%016llx\nCapAmb:\t%016llx\n", (unsigned long long)t->cap_bnd,
+			  (unsigned long long)t->cap_amb);
 	kernfs_buf_printf(b, "NoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n",
 			  t->no_new_privs ? 1 : 0);
 	kernfs_buf_puts(b, "Speculation_Store_Bypass:\tthread vulnerable\n"

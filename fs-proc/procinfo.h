@@ -61,6 +61,7 @@ struct procinfo_task {
 	uint64_t cpus_allowed[CPU_MASK_WORDS]; /* of --cpus CPUs */
 	int umask;
 	bool no_new_privs;
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 	int oom_score_adj;
 	struct {
 		uint64_t cur, max; /* RLIM_INFINITY as UINT64_MAX */

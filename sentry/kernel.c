@@ -2,6 +2,7 @@
  * guest thread, park tasks that would block and re-run their syscall when the host
  * descriptor they wait on is ready, and end when init exits. */
 #include "sentry/kernel.h"
+#include "sentry/caps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -416,6 +417,7 @@ static struct task *make_init(void)
 	if (!t)
 		return NULL;
 	t->group_leader = t;
+	caps_init_root(t);
 	sched_default_affinity(t);
 	t->files = fdtable_new();
 	t->sighand = calloc(1, sizeof(*t->sighand));

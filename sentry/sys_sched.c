@@ -1,6 +1,7 @@
 /* Scheduling and accounting syscalls: CPU affinity over the --cpus CPUs the guest sees,
  * the fixed SCHED_OTHER policy, and CPU times (a process's CPU time is its stub's). */
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "common/limits.h"
 #include "fs-proc/procinfo.h"
 #include "sentry/kernel.h"
+#include "sentry/caps.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
@@ -124,7 +126,7 @@ long sys_sched_get_priority_min(struct task *t, const unsigned long *a)
 
 /* Nice values, as Linux's kernel/sys.c keeps them: per thread, PRIO_PROCESS naming a thread,
  * PRIO_PGRP every thread of a process group, PRIO_USER every thread whose real uid is WHO.
- * The guest's root holds CAP_SYS_NICE (euid 0, as elsewhere). */
+ * Privilege is CAP_SYS_NICE (caps.c). */
 #define NICE_MIN (-20)
 #define NICE_MAX 19
 
@@ -160,9 +162,11 @@ long sys_getpriority(struct task *t, const unsigned long *a)
  * below what RLIMIT_NICE allows (20 - nice <= the limit). */
 static long set_one_nice(struct task *t, struct task *o, int nice)
 {
-	if (o->uid != t->euid && o->euid != t->euid && t->euid != 0)
+	bool cap = caps_has(t, CAP_SYS_NICE);
+
+	if (o->uid != t->euid && o->euid != t->euid && !cap)
 		return -EPERM;
-	if (nice < o->nice && (rlim_t)(20 - nice) > o->rlim[RLIMIT_NICE].rlim_cur && t->euid != 0)
+	if (nice < o->nice && (rlim_t)(20 - nice) > o->rlim[RLIMIT_NICE].rlim_cur && !cap)
 		return -EACCES;
 	o->nice = nice;
 	return 0;

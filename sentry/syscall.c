@@ -271,6 +271,10 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(sysinfo, "p"),
     ROW(getpriority, "dd"),
     ROW(setpriority, "ddd"),
+    PARTIAL(capget, "pp", "no file capabilities"),
+    PARTIAL(capset, "pp",
+	    "the sets follow Linux's rules; CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_SYS_NICE "
+	    "are checked against them, other privileges against the effective uid"),
     ROW(getcpu, "ppp"),
     ROW(poll, "pud"),
     ROW(epoll_create, "d"),

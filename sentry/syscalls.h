@@ -122,6 +122,8 @@ long sys_getrusage(struct task *t, const unsigned long *a);
 long sys_times(struct task *t, const unsigned long *a);
 long sys_sysinfo(struct task *t, const unsigned long *a);
 long sys_getpriority(struct task *t, const unsigned long *a);
+long sys_capget(struct task *t, const unsigned long *a);
+long sys_capset(struct task *t, const unsigned long *a);
 long sys_setpriority(struct task *t, const unsigned long *a);
 long sys_getcpu(struct task *t, const unsigned long *a);
 /* signalfd.c */

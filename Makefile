@@ -4,6 +4,7 @@
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
+#   make errno-matrix  the man pages' error cases, Linux against the sandbox, pair by pair
 #   make stress     checkpoints at STRESS_COUNT (default 50) random instants of each workload
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
 #   SAN=1           build minisentry (build-san/) and the unit tests with ASan and UBSan
@@ -40,7 +41,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 ROOTFS  ?= alpine-rootfs
 
 .PHONY: all deps rootfs run test lint unit conformance e2e bench clean format fuzz fuzz-build \
-	fuzz-smoke stress
+	fuzz-smoke stress errno-matrix
 all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
@@ -88,6 +89,11 @@ unit: $(UNIT_BINS)
 conformance: $(BIN) rootfs
 	@bash tests/conformance/run.sh ./$(BIN) $(ROOTFS)
 
+# Error cases of the man pages, natively and in the sandbox, pair by pair; fails on a
+# difference not listed in tests/conformance/errno-matrix.known.
+errno-matrix: $(BIN) rootfs
+	@bash tests/conformance/errno-matrix.sh ./$(BIN) $(ROOTFS)
+
 e2e: $(BIN) rootfs
 	@$(E2E_ENV) bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
 
@@ -105,6 +111,7 @@ test: deps
 	$(MAKE) --no-print-directory lint || fail=1; \
 	$(MAKE) --no-print-directory unit || fail=1; \
 	$(MAKE) --no-print-directory conformance || fail=1; \
+	$(MAKE) --no-print-directory errno-matrix || fail=1; \
 	$(MAKE) --no-print-directory e2e || fail=1; \
 	$(MAKE) --no-print-directory fuzz-smoke || fail=1; \
 	exit $$fail

@@ -446,14 +446,28 @@ long sys_fstatfs(struct task *t, const unsigned long *a)
 }
 
 /* Everything lives in memory or on the read-only host tree: there is nothing to flush. */
+/* The type of the object F is open on (0 if it cannot say): a host file handed in as stdout
+ * is a regular file too. */
+static mode_t file_mode(struct vfs_file *f)
+{
+	struct stat st;
+
+	if (f->dentry && f->dentry->inode)
+		return f->dentry->inode->mode;
+	return f->ops->getattr && f->ops->getattr(f, &st) == 0 ? st.st_mode : 0;
+}
+
 static long sync_fd(struct task *t, int fd)
 {
 	struct vfs_file *f = arg_file_nopath(t, fd);
 
 	if (!f)
 		return -EBADF;
-	if (!f->dentry)
-		return -EINVAL; /* pipes, sockets, eventfds */
+	/* Only files and directories have an fsync: pipes, FIFOs, sockets, devices and
+	 * anonymous files are EINVAL. */
+	mode_t mode = file_mode(f);
+	if (!S_ISREG(mode) && !S_ISDIR(mode))
+		return -EINVAL;
 	return 0;
 }
 
@@ -483,7 +497,7 @@ long sys_sync_file_range(struct task *t, const unsigned long *a)
 		return -EINVAL;
 	if (off < 0 || n < 0 || off > INT64_MAX - n)
 		return -EINVAL;
-	mode = f->dentry && f->dentry->inode ? f->dentry->inode->mode : 0;
+	mode = file_mode(f);
 	if (!S_ISREG(mode) && !S_ISBLK(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
 		return -ESPIPE;
 	return 0;

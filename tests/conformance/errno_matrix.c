@@ -57,10 +57,21 @@ static void report(const char *call, const char *kind, long r)
 	} while (0)
 
 /* Descriptor kinds, made afresh for each call. */
-enum kind { K_CLOSED, K_PIPE_R, K_PIPE_W, K_FIFO, K_SOCKET, K_OPATH, K_DIR, K_RDONLY, K_WRONLY,
-	    K_DEVNULL, K_N };
-static const char *kind_names[K_N] = {"closed", "pipe-r",  "pipe-w", "fifo",	"socket",
-				      "o_path", "dir",	   "rdonly", "wronly", "devnull"};
+enum kind {
+	K_CLOSED,
+	K_PIPE_R,
+	K_PIPE_W,
+	K_FIFO,
+	K_SOCKET,
+	K_OPATH,
+	K_DIR,
+	K_RDONLY,
+	K_WRONLY,
+	K_DEVNULL,
+	K_N
+};
+static const char *kind_names[K_N] = {"closed", "pipe-r", "pipe-w", "fifo",   "socket",
+				      "o_path", "dir",	  "rdonly", "wronly", "devnull"};
 static int extra_fd = -1;
 
 static int make(enum kind k)
@@ -112,21 +123,68 @@ typedef long (*fd_call)(int fd);
 
 static char buf[4096];
 
-static long c_read(int fd) { return read(fd, buf, 1); }
-static long c_write(int fd) { return write(fd, "x", 1); }
-static long c_pread(int fd) { return pread(fd, buf, 1, 0); }
-static long c_pwrite(int fd) { return pwrite(fd, "x", 1, 0); }
-static long c_readv_bad(int fd) { return syscall(SYS_readv, fd, BAD, 1); }
-static long c_lseek(int fd) { return lseek(fd, 0, SEEK_CUR); }
-static long c_lseek_bad_whence(int fd) { return lseek(fd, 0, 77); }
-static long c_fstat(int fd) { struct stat st; return fstat(fd, &st); }
-static long c_fstat_bad(int fd) { return syscall(SYS_fstat, fd, BAD); }
-static long c_fstatfs(int fd) { struct statfs st; return fstatfs(fd, &st); }
-static long c_ftruncate(int fd) { return ftruncate(fd, 0); }
-static long c_fsync(int fd) { return fsync(fd); }
-static long c_fdatasync(int fd) { return fdatasync(fd); }
-static long c_getdents(int fd) { return syscall(SYS_getdents64, fd, buf, sizeof(buf)); }
-static long c_getdents_bad(int fd) { return syscall(SYS_getdents64, fd, BAD, sizeof(buf)); }
+static long c_read(int fd)
+{
+	return read(fd, buf, 1);
+}
+static long c_write(int fd)
+{
+	return write(fd, "x", 1);
+}
+static long c_pread(int fd)
+{
+	return pread(fd, buf, 1, 0);
+}
+static long c_pwrite(int fd)
+{
+	return pwrite(fd, "x", 1, 0);
+}
+static long c_readv_bad(int fd)
+{
+	return syscall(SYS_readv, fd, BAD, 1);
+}
+static long c_lseek(int fd)
+{
+	return lseek(fd, 0, SEEK_CUR);
+}
+static long c_lseek_bad_whence(int fd)
+{
+	return lseek(fd, 0, 77);
+}
+static long c_fstat(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st);
+}
+static long c_fstat_bad(int fd)
+{
+	return syscall(SYS_fstat, fd, BAD);
+}
+static long c_fstatfs(int fd)
+{
+	struct statfs st;
+	return fstatfs(fd, &st);
+}
+static long c_ftruncate(int fd)
+{
+	return ftruncate(fd, 0);
+}
+static long c_fsync(int fd)
+{
+	return fsync(fd);
+}
+static long c_fdatasync(int fd)
+{
+	return fdatasync(fd);
+}
+static long c_getdents(int fd)
+{
+	return syscall(SYS_getdents64, fd, buf, sizeof(buf));
+}
+static long c_getdents_bad(int fd)
+{
+	return syscall(SYS_getdents64, fd, BAD, sizeof(buf));
+}
 static long c_fchdir(int fd)
 {
 	int here = open(".", O_RDONLY | O_DIRECTORY);
@@ -138,13 +196,34 @@ static long c_fchdir(int fd)
 	errno = e;
 	return r;
 }
-static long c_fchmod(int fd) { return fchmod(fd, 0644); }
-static long c_fchown(int fd) { return fchown(fd, 0, 0); }
-static long c_dup3_same(int fd) { return dup3(fd, fd, 0); }
-static long c_dup2_bad_target(int fd) { return dup2(fd, -1); }
-static long c_dup3_bad_flags(int fd) { return dup3(fd, 900, 0x4); }
-static long c_fcntl_getfl(int fd) { return fcntl(fd, F_GETFL); }
-static long c_fcntl_bad_cmd(int fd) { return fcntl(fd, 9999); }
+static long c_fchmod(int fd)
+{
+	return fchmod(fd, 0644);
+}
+static long c_fchown(int fd)
+{
+	return fchown(fd, 0, 0);
+}
+static long c_dup3_same(int fd)
+{
+	return dup3(fd, fd, 0);
+}
+static long c_dup2_bad_target(int fd)
+{
+	return dup2(fd, -1);
+}
+static long c_dup3_bad_flags(int fd)
+{
+	return dup3(fd, 900, 0x4);
+}
+static long c_fcntl_getfl(int fd)
+{
+	return fcntl(fd, F_GETFL);
+}
+static long c_fcntl_bad_cmd(int fd)
+{
+	return fcntl(fd, 9999);
+}
 static long c_fcntl_setlk(int fd)
 {
 	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
@@ -155,10 +234,24 @@ static long c_fcntl_setlk_wr(int fd)
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	return fcntl(fd, F_SETLK, &fl);
 }
-static long c_flock(int fd) { return flock(fd, LOCK_SH | LOCK_NB); }
-static long c_flock_bad(int fd) { return flock(fd, 77); }
-static long c_ioctl_fionread(int fd) { int n; return ioctl(fd, FIONREAD, &n); }
-static long c_ioctl_tcgets(int fd) { struct termios t; return ioctl(fd, TCGETS, &t); }
+static long c_flock(int fd)
+{
+	return flock(fd, LOCK_SH | LOCK_NB);
+}
+static long c_flock_bad(int fd)
+{
+	return flock(fd, 77);
+}
+static long c_ioctl_fionread(int fd)
+{
+	int n;
+	return ioctl(fd, FIONREAD, &n);
+}
+static long c_ioctl_tcgets(int fd)
+{
+	struct termios t;
+	return ioctl(fd, TCGETS, &t);
+}
 static long c_mmap_ro_private(int fd)
 {
 	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -179,11 +272,27 @@ static long c_fadvise(int fd)
 	errno = e;
 	return e ? -1 : 0;
 }
-static long c_fallocate(int fd) { return fallocate(fd, 0, 0, 4096); }
-static long c_sync_file_range(int fd) { return sync_file_range(fd, 0, 0, 0); }
-static long c_openat_rel(int fd) { return openat(fd, "x", O_RDONLY); }
-static long c_mkdirat(int fd) { return mkdirat(fd, "newdir", 0755); }
-static long c_fstatat_empty(int fd) { struct stat st; return fstatat(fd, "", &st, 0); }
+static long c_fallocate(int fd)
+{
+	return fallocate(fd, 0, 0, 4096);
+}
+static long c_sync_file_range(int fd)
+{
+	return sync_file_range(fd, 0, 0, 0);
+}
+static long c_openat_rel(int fd)
+{
+	return openat(fd, "x", O_RDONLY);
+}
+static long c_mkdirat(int fd)
+{
+	return mkdirat(fd, "newdir", 0755);
+}
+static long c_fstatat_empty(int fd)
+{
+	struct stat st;
+	return fstatat(fd, "", &st, 0);
+}
 static long c_fstatat_empty_ok(int fd)
 {
 	struct stat st;
@@ -226,17 +335,32 @@ static long c_poll(int fd)
 	long r = poll(&p, 1, 0);
 	return r < 0 ? r : p.revents;
 }
-static long c_accept(int fd) { return accept(fd, NULL, NULL); }
-static long c_listen(int fd) { return listen(fd, 1); }
+static long c_accept(int fd)
+{
+	return accept(fd, NULL, NULL);
+}
+static long c_listen(int fd)
+{
+	return listen(fd, 1);
+}
 static long c_getsockopt(int fd)
 {
 	int v;
 	socklen_t l = sizeof(v);
 	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l);
 }
-static long c_shutdown(int fd) { return shutdown(fd, SHUT_RD); }
-static long c_fgetxattr(int fd) { return fgetxattr(fd, "user.none", buf, sizeof(buf)); }
-static long c_close(int fd) { return close(fd); }
+static long c_shutdown(int fd)
+{
+	return shutdown(fd, SHUT_RD);
+}
+static long c_fgetxattr(int fd)
+{
+	return fgetxattr(fd, "user.none", buf, sizeof(buf));
+}
+static long c_close(int fd)
+{
+	return close(fd);
+}
 
 static const struct {
 	const char *name;
@@ -356,8 +480,10 @@ static void path_cases(void)
 	TRY("rename", "file-over-dir", rename("file", "dir"));
 	TRY("rename", "into-itself", rename("full", "full/sub"));
 	TRY("rename", "over-nonempty", rename("dir", "full"));
-	TRY("renameat2", "noreplace-exists", syscall(SYS_renameat2, AT_FDCWD, "file", AT_FDCWD, "file2", 1));
-	TRY("renameat2", "bad-flags", syscall(SYS_renameat2, AT_FDCWD, "file", AT_FDCWD, "x", 0x100));
+	TRY("renameat2", "noreplace-exists",
+	    syscall(SYS_renameat2, AT_FDCWD, "file", AT_FDCWD, "file2", 1));
+	TRY("renameat2", "bad-flags",
+	    syscall(SYS_renameat2, AT_FDCWD, "file", AT_FDCWD, "x", 0x100));
 	TRY("link", "dir", link("dir", "dirlink"));
 	TRY("link", "exists", link("file", "file2"));
 	TRY("symlink", "exists", symlink("x", "file"));
@@ -389,7 +515,8 @@ static void path_cases(void)
 	TRY("close", "negative", close(-1));
 	TRY("mmap", "zero-len", mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
 	TRY("mmap", "no-type", mmap(NULL, 4096, PROT_READ, MAP_ANONYMOUS, -1, 0));
-	TRY("mmap", "unaligned-off", mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, open("file", O_RDONLY), 1));
+	TRY("mmap", "unaligned-off",
+	    mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, open("file", O_RDONLY), 1));
 	TRY("munmap", "unaligned", munmap((void *)0x10001, 4096));
 	TRY("mprotect", "unaligned", mprotect((void *)0x10001, 4096, PROT_READ));
 	TRY("mprotect", "unmapped", mprotect((void *)0x10000, 4096, PROT_READ));
@@ -432,13 +559,15 @@ static void unprivileged_cases(void)
 		TRY("unlink", "user:no-write-dir", unlink("full/sub"));
 		TRY("chmod", "user:not-owner", chmod("file", 0600));
 		TRY("chown", "user:not-root", chown("mine", 0, 0));
-		TRY("utimensat", "user:not-owner", utimensat(AT_FDCWD, "file", (struct timespec[]){{1, 0}, {1, 0}}, 0));
+		TRY("utimensat", "user:not-owner",
+		    utimensat(AT_FDCWD, "file", (struct timespec[]){{1, 0}, {1, 0}}, 0));
 		TRY("utimensat", "user:now-no-write", utimensat(AT_FDCWD, "file", NULL, 0));
 		TRY("kill", "user:root-process", kill(1, 0));
 		TRY("setuid", "user:root", setuid(0));
 		TRY("setgroups", "user", setgroups(0, NULL));
 		TRY("setpriority", "user:lower", setpriority(PRIO_PROCESS, 0, -1));
-		TRY("setrlimit", "user:raise-max", setrlimit(RLIMIT_NOFILE, &(struct rlimit){RLIM_INFINITY, RLIM_INFINITY}));
+		TRY("setrlimit", "user:raise-max",
+		    setrlimit(RLIMIT_NOFILE, &(struct rlimit){RLIM_INFINITY, RLIM_INFINITY}));
 		TRY("chroot", "user", chroot("dir"));
 		TRY("mknod", "user:chr", mknod("newchr", S_IFCHR | 0600, makedev(1, 3)));
 		TRY("link", "user:protected", link("secret", "dir2/hard"));

@@ -63,7 +63,8 @@ static void run(int (*fn)(pid_t), const char *what, pid_t root_pid)
 	int status;
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		dprintf(1, "%s: step %d failed\n", what, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		dprintf(1, "%s: step %d failed\n", what,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

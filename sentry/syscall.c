@@ -40,13 +40,13 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(lstat, "sp"),
     ROW(lseek, "ddd"),
     PARTIALX(
-	mmap, "pxxxdx",
+	mmap, "pxPMdx",
 	"a file that is not a regular file (a device such as /dev/zero) cannot be mapped: ENODEV"),
-    ROW(mprotect, "pxx"),
+    ROW(mprotect, "pxP"),
     ROW(munmap, "px"),
     ROWX(brk, "p"),
-    ROW(rt_sigaction, "dppu"),
-    ROW(rt_sigprocmask, "dppu"),
+    ROW(rt_sigaction, "Sppu"),
+    ROW(rt_sigprocmask, "Hppu"),
     PARTIAL(ioctl, "dxp",
 	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC, "
 	    "FIOCLEX/FIONCLEX, and on sockets SIOCOUTQ/SIOCATMARK and the SIOCGIF* interface "
@@ -130,13 +130,13 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(fork, ""),
     PARTIAL(clone3, "pu",
 	    "as clone; set_tid, CLONE_INTO_CGROUP and CLONE_CLEAR_SIGHAND are ENOSYS too"),
-    ROW(execve, "spp"),
-    ROW(execveat, "fsppx"),
+    ROW(execve, "sAE"),
+    ROW(execveat, "fsAEx"),
     PARTIAL(wait4, "dpxp", "the rusage has only ru_utime (all CPU time counts as user time)"),
     PARTIAL(waitid, "ddpxp", "P_PIDFD is EINVAL"),
-    ROW(kill, "dd"),
-    ROW(tkill, "dd"),
-    ROW(tgkill, "ddd"),
+    ROW(kill, "dS"),
+    ROW(tkill, "dS"),
+    ROW(tgkill, "ddS"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),
     ROW(rt_sigpending, "pu"),
@@ -418,6 +418,8 @@ long syscall_dispatch(struct task *t)
 		report_unimplemented(t->sc.nr);
 		ret = -ENOSYS;
 	} else {
+		if (kernel.cfg.strace && !t->blk.retry)
+			strace_enter(t);
 		ret = def->fn(t, t->sc.args);
 	}
 	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->blk.retry))

@@ -5,6 +5,8 @@
 #   make test       install deps, build, and run unit, conformance and e2e suites
 #   make bench      benchmarks (medians, ratios against native)
 #   make bench-seed seed 000's checkpoint matrix in full (n = 16, significance tests)
+#   make errno-matrix  the man pages' error cases, Linux against the sandbox, pair by pair
+#   make stress     checkpoints at STRESS_COUNT (default 50) random instants of each workload
 #   make fuzz       libFuzzer harnesses and the guest syscall fuzzer, FUZZ_TIME seconds each
 #   make install    the binary, its man page and bash completion under $(DESTDIR)$(PREFIX)
 #   ZSTD=0          build without the optional zstd codec
@@ -49,7 +51,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 ROOTFS  ?= alpine-rootfs
 
 .PHONY: all deps rootfs run test lint unit conformance e2e bench bench-seed clean format fuzz \
-	fuzz-build fuzz-smoke install uninstall
+	fuzz-build fuzz-smoke install uninstall stress errno-matrix
 all: $(BIN)
 
 # The stub page is built without sanitizers: it runs in the stub after libc is gone.
@@ -98,8 +100,20 @@ unit: $(UNIT_BINS)
 conformance: $(BIN) rootfs
 	@bash tests/conformance/run.sh ./$(BIN) $(ROOTFS)
 
+# Error cases of the man pages, natively and in the sandbox, pair by pair; fails on a
+# difference not listed in tests/conformance/errno-matrix.known.
+errno-matrix: $(BIN) rootfs
+	@bash tests/conformance/errno-matrix.sh ./$(BIN) $(ROOTFS)
+
 e2e: $(BIN) rootfs
 	@$(E2E_ENV) bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
+
+# The random-instant checkpoint scenarios of tests/e2e/stress.sh at full size (make test runs
+# three instants of each).
+STRESS_COUNT ?= 50
+stress: $(BIN) rootfs
+	@$(E2E_ENV) E2E_STRESS_COUNT=$(STRESS_COUNT) E2E_SCENARIO_TIMEOUT=$$(($(STRESS_COUNT) * 20 + 60)) \
+		E2E_ONLY='^random_instant_checkpoints' bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
 
 test: deps
 	$(MAKE) all
@@ -108,6 +122,7 @@ test: deps
 	$(MAKE) --no-print-directory lint || fail=1; \
 	$(MAKE) --no-print-directory unit || fail=1; \
 	$(MAKE) --no-print-directory conformance || fail=1; \
+	$(MAKE) --no-print-directory errno-matrix || fail=1; \
 	$(MAKE) --no-print-directory e2e || fail=1; \
 	$(MAKE) --no-print-directory fuzz-smoke || fail=1; \
 	exit $$fail

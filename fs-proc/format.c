@@ -12,7 +12,6 @@
 #include "common/units.h"
 
 #define PAGE_SHIFT 12
-#define CAP_FULL 0x000001ffffffffffULL /* CAP_LAST_CAP 40 */
 #define MAX_NUMNODES 1024
 
 static uint64_t ticks(uint64_t ns)
@@ -171,7 +170,6 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 {
 	uint64_t rss = t->rss_pages << PAGE_SHIFT, rss_file = t->rss_file_pages << PAGE_SHIFT;
 	uint64_t nodes[MAX_NUMNODES / 64] = {1};
-	uint64_t cap = t->euid == 0 ? CAP_FULL : 0;
 
 	kernfs_buf_puts(b, "Name:\t");
 	put_escaped_comm(b, t->comm);
@@ -213,9 +211,11 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 			  (unsigned long long)t->sig_blocked);
 	kernfs_buf_printf(b, "SigIgn:\t%016llx\nSigCgt:\t%016llx\n",
 			  (unsigned long long)t->sig_ignored, (unsigned long long)t->sig_caught);
-	kernfs_buf_printf(b, "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n", 0ULL,
-			  (unsigned long long)cap, (unsigned long long)cap);
-	kernfs_buf_printf(b, "CapBnd:\t%016llx\nCapAmb:\t%016llx\n", CAP_FULL, 0ULL);
+	kernfs_buf_printf(b, "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n",
+			  (unsigned long long)t->cap_inh, (unsigned long long)t->cap_prm,
+			  (unsigned long long)t->cap_eff);
+	kernfs_buf_printf(b, "CapBnd:\t%016llx\nCapAmb:\t%016llx\n", (unsigned long long)t->cap_bnd,
+			  (unsigned long long)t->cap_amb);
 	kernfs_buf_printf(b, "NoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n",
 			  t->no_new_privs ? 1 : 0);
 	kernfs_buf_puts(b, "Speculation_Store_Bypass:\tthread vulnerable\n"
@@ -337,29 +337,49 @@ static void smaps_line(struct kernfs_buf *b, const char *label, uint64_t bytes)
 		kernfs_buf_printf(b, "%-16s%8llu kB\n", label, (unsigned long long)(bytes >> 10));
 }
 
-/* Approximate: the resident set is split into file and anonymous pages as the snapshot says,
- * all of it private and referenced. */
-void procfs_fmt_smaps_rollup(struct kernfs_buf *b, const struct procinfo_vma *v, int n,
-			     const struct procinfo_task *t)
-{
-	uint64_t rss = t->rss_pages << PAGE_SHIFT, file = t->rss_file_pages << PAGE_SHIFT;
-	uint64_t anon = rss > file ? rss - file : 0;
+/* What smaps says of a mapping's resident pages. The Sentry knows which pages of guest memory
+ * hold data, not which are shared with another process or were written since, so: every
+ * resident page counts once (Pss = Rss) and as private; the pages of a mapping that was never
+ * writable are clean, the others dirty; anonymous are the pages of anonymous mappings and of
+ * private file mappings once writable (copies), as Linux counts copied-on-write pages. */
+struct smaps_counts {
+	uint64_t rss, anon, file, shmem, clean, dirty;
+};
 
-	if (n == 0)
-		return;
-	map_line(b, v[0].start, v[n - 1].end, "---p", 0, 0, 0, 0, "[rollup]");
-	smaps_line(b, "Rss:", rss);
-	smaps_line(b, "Pss:", rss);
-	smaps_line(b, "Pss_Dirty:", anon);
-	smaps_line(b, "Pss_Anon:", anon);
-	smaps_line(b, "Pss_File:", file);
-	smaps_line(b, "Pss_Shmem:", 0);
+static struct smaps_counts smaps_of(const struct procinfo_vma *v)
+{
+	struct smaps_counts c = {.rss = v->rss};
+	bool dirty = v->was_writable || !v->file;
+
+	if (v->shared && !v->file)
+		c.shmem = v->rss;
+	else if (!v->file || (!v->shared && v->was_writable))
+		c.anon = v->rss;
+	else
+		c.file = v->rss;
+	if (dirty)
+		c.dirty = v->rss;
+	else
+		c.clean = v->rss;
+	return c;
+}
+
+static void smaps_body(struct kernfs_buf *b, const struct smaps_counts *c, bool rollup)
+{
+	smaps_line(b, "Rss:", c->rss);
+	smaps_line(b, "Pss:", c->rss);
+	smaps_line(b, "Pss_Dirty:", c->dirty);
+	if (rollup) {
+		smaps_line(b, "Pss_Anon:", c->anon);
+		smaps_line(b, "Pss_File:", c->file);
+		smaps_line(b, "Pss_Shmem:", c->shmem);
+	}
 	smaps_line(b, "Shared_Clean:", 0);
 	smaps_line(b, "Shared_Dirty:", 0);
-	smaps_line(b, "Private_Clean:", file);
-	smaps_line(b, "Private_Dirty:", anon);
-	smaps_line(b, "Referenced:", rss);
-	smaps_line(b, "Anonymous:", anon);
+	smaps_line(b, "Private_Clean:", c->clean);
+	smaps_line(b, "Private_Dirty:", c->dirty);
+	smaps_line(b, "Referenced:", c->rss);
+	smaps_line(b, "Anonymous:", c->anon);
 	smaps_line(b, "KSM:", 0);
 	smaps_line(b, "LazyFree:", 0);
 	smaps_line(b, "AnonHugePages:", 0);
@@ -370,6 +390,51 @@ void procfs_fmt_smaps_rollup(struct kernfs_buf *b, const struct procinfo_vma *v,
 	smaps_line(b, "Swap:", 0);
 	smaps_line(b, "SwapPss:", 0);
 	smaps_line(b, "Locked:", 0);
+}
+
+void procfs_fmt_smaps(struct kernfs_buf *b, const struct procinfo_vma *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct smaps_counts c = smaps_of(&v[i]);
+
+		procfs_fmt_maps(b, &v[i], 1);
+		smaps_line(b, "Size:", v[i].end - v[i].start);
+		smaps_line(b, "KernelPageSize:", 1ULL << PAGE_SHIFT);
+		smaps_line(b, "MMUPageSize:", 1ULL << PAGE_SHIFT);
+		smaps_body(b, &c, false);
+		kernfs_buf_printf(b, "THPeligible:    %8d\n", 0);
+		/* VM_READ.. as show_smap_vma_flags names them; every mapping may be given any
+		 * access (mr mw me) but a shared one of a file not open for writing; private
+		 * writable and anonymous ones are accounted (ac); the stack grows down (gd). */
+		kernfs_buf_printf(
+		    b, "VmFlags: %s%s%s%s%s%s%s%s%s%s\n", v[i].prot & PROT_READ ? "rd " : "",
+		    v[i].prot & PROT_WRITE ? "wr " : "", v[i].prot & PROT_EXEC ? "ex " : "",
+		    v[i].shared ? "sh " : "", "mr ", v[i].shared && !v[i].may_write ? "" : "mw ",
+		    "me ", v[i].shared ? "ms " : "", !strcmp(v[i].name, "[stack]") ? "gd " : "",
+		    !v[i].shared && (v[i].was_writable || !v[i].file) ? "ac " : "");
+	}
+}
+
+/* The sum of smaps over every mapping, as Linux's smaps_rollup. */
+void procfs_fmt_smaps_rollup(struct kernfs_buf *b, const struct procinfo_vma *v, int n,
+			     const struct procinfo_task *t)
+{
+	struct smaps_counts sum = {0};
+
+	(void)t;
+	if (n == 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		struct smaps_counts c = smaps_of(&v[i]);
+		sum.rss += c.rss;
+		sum.anon += c.anon;
+		sum.file += c.file;
+		sum.shmem += c.shmem;
+		sum.clean += c.clean;
+		sum.dirty += c.dirty;
+	}
+	map_line(b, v[0].start, v[n - 1].end, "---p", 0, 0, 0, 0, "[rollup]");
+	smaps_body(b, &sum, true);
 }
 
 int procfs_fmt_cmdline(struct kernfs_buf *b, const struct procinfo_ops *ops, pid_t pid, bool env)

@@ -53,6 +53,7 @@ void procfs_fmt_io_counters(struct kernfs_buf *b, const struct procinfo_task *t)
 void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_limits(struct kernfs_buf *b, const struct procinfo_task *t);
 void procfs_fmt_maps(struct kernfs_buf *b, const struct procinfo_vma *v, int n);
+void procfs_fmt_smaps(struct kernfs_buf *b, const struct procinfo_vma *v, int n);
 void procfs_fmt_smaps_rollup(struct kernfs_buf *b, const struct procinfo_vma *v, int n,
 			     const struct procinfo_task *t);
 /* cpuset and cgroup: the one cgroup every process is in. */

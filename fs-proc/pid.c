@@ -164,6 +164,18 @@ static int show_maps(struct kernfs_node *n, struct kernfs_buf *b)
 	return 0;
 }
 
+static int show_smaps(struct kernfs_node *n, struct kernfs_buf *b)
+{
+	struct procinfo_vma *v;
+	int nv, err = procfs_get_vmas(procfs_of(n)->ops, pid_of(n), &v, &nv);
+
+	if (err)
+		return err;
+	procfs_fmt_smaps(b, v, nv);
+	free(v);
+	return 0;
+}
+
 static int show_smaps_rollup(struct kernfs_node *n, struct kernfs_buf *b)
 {
 	struct procinfo_task t;
@@ -391,7 +403,7 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 		kernfs_buf_printf(b, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",
 				  (unsigned long long)st.st_ino);
 	} else if (f->ops->ioctl && f->ops->ioctl(f, TCGETS, tbuf) == 0) {
-		kernfs_buf_puts(b, "/dev/tty"); /* the sandbox's terminal, as its devfs names it */
+		kernfs_buf_puts(b, "/dev/console"); /* a terminal the sandbox has no node for */
 	} else if (f->ops->host_fd && f->ops->host_fd(f) >= 0 && f->ops->getattr &&
 		   f->ops->getattr(f, &st) == 0) {
 		/* A host file handed in as stdio: its host path is not the guest's business. */
@@ -671,6 +683,7 @@ static const struct kernfs_dyn_ops task_dyn = {.iterate = task_iterate, .lookup 
 	    LINK_ROW("exe", readlink_exe, dentry_exe),                                             \
 	    FILE_ROW("mounts", 0444, procfs_show_mounts),                                          \
 	    FILE_ROW("mountinfo", 0444, procfs_show_mountinfo),                                    \
+	    FILE_ROW("smaps", 0444, show_smaps),                                                   \
 	    FILE_ROW("smaps_rollup", 0444, show_smaps_rollup),                                     \
 	    FILE_ROW("wchan", 0444, show_wchan), FILE_ROW("schedstat", 0444, show_schedstat),      \
 	    FILE_ROW("cpuset", 0444, show_cpuset), FILE_ROW("cgroup", 0444, show_cgroup),          \

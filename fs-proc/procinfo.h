@@ -23,6 +23,11 @@ struct procinfo_vma {
 	uint64_t ino;
 	unsigned int dev_major, dev_minor;
 	char name[256]; /* a path, "[heap]", "[stack]", or empty */
+	/* For smaps: bytes resident (pages of guest memory that hold data), whether the mapping
+	 * is of a file, whether it was ever writable (its pages may be dirty copies), whether
+	 * a shared one may become writable. */
+	uint64_t rss;
+	bool file, was_writable, may_write;
 };
 
 /* A snapshot of one thread (or, for a process, of its leader plus totals). */
@@ -56,6 +61,7 @@ struct procinfo_task {
 	uint64_t cpus_allowed[CPU_MASK_WORDS]; /* of --cpus CPUs */
 	int umask;
 	bool no_new_privs;
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 	int oom_score_adj;
 	struct {
 		uint64_t cur, max; /* RLIM_INFINITY as UINT64_MAX */

@@ -156,6 +156,9 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 			}
 		}
 	}
+	/* The kernel record ends with the rootfs files the saved dentries show. */
+	if ((ret = kernel_ckpt_save_rootfs_deps(&secs[SEC_KERNEL])))
+		goto out;
 	/* The image's directory exists from here on: the memory's pages stream into its files. */
 	if ((ret = image_begin(at, dir, o->force, &out, err)))
 		goto out;

@@ -14,7 +14,7 @@ struct kernel_bind;
 
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
-	bool force;	    /* use a rootfs whose fingerprint differs */
+	bool force;	    /* use a rootfs where files the image depends on changed */
 	bool lazy;	    /* start before the memory is loaded (mem/memfile.h) */
 	/* Bind mounts whose host path is not the image's: each replaces the image's bind mount
 	 * on the same guest path (an OCI restore into a new container, whose engine gave it new

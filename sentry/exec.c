@@ -2,6 +2,7 @@
  * failed exec leaves the task as it was; then builds a new stub and mm, maps the segments
  * (copies of the file pages in the memory file), and writes the initial stack. */
 #include "sentry/exec.h"
+#include "sentry/caps.h"
 
 #include <cpuid.h>
 #include <elf.h>
@@ -471,6 +472,7 @@ static void after_exec(struct task *t)
 	t->altstack = (stack_t){.ss_flags = SS_DISABLE};
 	t->clear_child_tid = 0;
 	t->robust_list = 0;
+	caps_on_exec(t);
 	kernel_vfork_release(t);
 	t->did_exec = true;
 	t->regs_set = true; /* the new image's registers are already in place */

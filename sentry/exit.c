@@ -18,6 +18,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/syscall.h"
 #include "sentry/timer.h"
 #include "sentry/futex.h"
 #include "sentry/locks.h"
@@ -122,6 +123,9 @@ void kernel_exit_thread(struct task *t, int status)
 void kernel_exit_group(struct task *t, int status)
 {
 	struct task *leader = t->group_leader;
+
+	if (kernel.cfg.strace)
+		strace_exit(t, status);
 
 	record_cpu_time(leader);
 	if (t->pt && stub_exclusive(t->pt, t->tgid))

@@ -95,6 +95,10 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;
 	c->oom_score_adj = p->group_leader->oom_score_adj;
+	c->nice = p->nice;
+	c->cap_eff = p->cap_eff, c->cap_prm = p->cap_prm, c->cap_inh = p->cap_inh;
+	c->cap_bnd = p->cap_bnd, c->cap_amb = p->cap_amb;
+	c->securebits = p->securebits;
 	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
 	memcpy(c->affinity, p->affinity, sizeof(c->affinity));
 	memcpy(c->comm, p->comm, sizeof(c->comm));

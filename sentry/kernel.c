@@ -2,6 +2,7 @@
  * guest thread, park tasks that would block and re-run their syscall when the host
  * descriptor they wait on is ready, and end when init exits. */
 #include "sentry/kernel.h"
+#include "sentry/caps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -389,9 +390,13 @@ void kernel_stop_placement_tick(void)
 	setitimer(ITIMER_REAL, &off, NULL);
 }
 
-/* The sandbox's stdio: the Sentry's own descriptors 0-2, wrapped as files. */
+/* The sandbox's stdio: the Sentry's own descriptors 0-2, wrapped as files. A terminal is the
+ * sandbox's console: the file is /dev/console's, so that fstat, /proc/self/fd and ttyname
+ * name it as a container's console is named (the host's pty is not the guest's business). */
 static int install_stdio(struct task *t)
 {
+	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
+
 	for (int fd = 0; fd < 3; fd++) {
 		int flags = fcntl(fd, F_GETFL);
 		if (flags < 0)
@@ -400,6 +405,8 @@ static int install_stdio(struct task *t)
 		int err = vfs_file_host_stdio(fd, flags & ~O_CLOEXEC, &f);
 		if (err)
 			return err;
+		if (isatty(fd))
+			vfs_lookup(&fs, NULL, "/dev/console", 0, &f->dentry);
 		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
 			return -ENOMEM;
 	}
@@ -413,6 +420,7 @@ static struct task *make_init(void)
 	if (!t)
 		return NULL;
 	t->group_leader = t;
+	caps_init_root(t);
 	sched_default_affinity(t);
 	t->files = fdtable_new();
 	t->sighand = calloc(1, sizeof(*t->sighand));

@@ -128,9 +128,11 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 
 struct enc;
 struct dec;
-/* kernel_save.c: the image's "kernel" section (configuration, clocks, pid allocator, rootfs
- * identity); saving it queues every task. Loading it checks the rootfs and the CPU first. */
+/* kernel_save.c: the image's "kernel" section (configuration, clocks, pid allocator, the rootfs
+ * files the image depends on); saving it queues every task. Loading it checks the rootfs and
+ * the CPU first. KERNEL_CKPT_SAVE_ROOTFS_DEPS ends the record once every dentry is saved. */
 int kernel_ckpt_save(struct enc *e);
+int kernel_ckpt_save_rootfs_deps(struct enc *e);
 int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o);
 
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */

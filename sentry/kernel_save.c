@@ -6,13 +6,16 @@
 #include "sentry/confine.h"
 #include "sentry/kernel.h"
 
-#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include "fs-proc/procfs.h"
 #include "platform/platform.h"
@@ -22,87 +25,179 @@
 #include "sentry/sched.h"
 #include "sentry/task.h"
 #include "state/codec.h"
+#include "vfs/save.h"
 #include "vfs/vfs.h"
 
 /* --- the rootfs ---------------------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b)
+/* What an image needs of the rootfs is exactly the host files it shows through the lower layer
+ * of the overlay: the names it saved (cwd, root, open files, mapped files and executables, held
+ * unlinked files). Each is recorded with what changes when its content or kind does (type,
+ * mode, size, modification time: not inode or device, so a copy of the tree made with cp -a
+ * or rsync restores), and a restore refuses a rootfs where one of them changed, naming it.
+ * The rest of the tree may change freely: it is looked up afresh after a restore as it would
+ * have been after a host change while the sandbox ran. Directories count only as directories:
+ * a merged listing the guest was reading is saved whole. */
+
+#define ROOTFS_DEPS_MAX (1u << 20)
+
+struct rootfs_dep {
+	char *path; /* "/etc/passwd" */
+	uint32_t mode;
+	int64_t size;
+	struct timespec mtime;
+};
+
+static int dep_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct rootfs_dep *)a)->path, ((const struct rootfs_dep *)b)->path);
 }
 
-/* The names in directory PATH (only subdirectories when DIRS_ONLY), sorted, malloc'd; *N
- * gets how many. NULL (and *N 0) if it cannot be read. */
-static char **sorted_names(const char *path, bool dirs_only, size_t *n)
+static void deps_free(struct rootfs_dep *deps, size_t n)
 {
-	DIR *dir = opendir(path);
-	struct dirent *de;
-	char **names = NULL;
-	size_t cap = 0;
+	for (size_t i = 0; i < n; i++)
+		free(deps[i].path);
+	free(deps);
+}
+
+static struct rootfs_dep dep_of(char *path, const struct stat *st)
+{
+	struct rootfs_dep d = {.path = path, .mode = st->st_mode};
+
+	if (!S_ISDIR(st->st_mode)) {
+		d.size = st->st_size;
+		d.mtime = st->st_mtim;
+	} else {
+		d.mode = S_IFDIR;
+	}
+	return d;
+}
+
+int kernel_ckpt_save_rootfs_deps(struct enc *e)
+{
+	struct rootfs_dep *deps = NULL;
+	size_t n = 0, cap = 0, kept = 0;
+	const void *dentry;
+	int err = 0;
+
+	for (uint64_t id = 1; !err && (dentry = ckpt_refs_get(e->refs, CK_DENTRY, id)); id++) {
+		struct stat st;
+		char *path;
+		int r = vfs_dentry_lower_file(dentry, &path, &st);
+		if (r < 0)
+			err = enc_fail(e, "a file of the rootfs: %s", strerror(-r));
+		if (r <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct rootfs_dep *nd = realloc(deps, cap * sizeof(*nd));
+			if (!nd) {
+				free(path);
+				err = enc_fail(e, "out of memory");
+				continue;
+			}
+			deps = nd;
+		}
+		deps[n++] = dep_of(path, &st);
+	}
+	if (n)
+		qsort(deps, n, sizeof(*deps), dep_cmp);
+	for (size_t i = 0; i < n; i++)
+		kept += !i || strcmp(deps[i].path, deps[i - 1].path);
+	enc_u64(e, kept);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (i && !strcmp(deps[i].path, deps[i - 1].path))
+			continue;
+		enc_str(e, deps[i].path);
+		enc_u32(e, deps[i].mode);
+		enc_i64(e, deps[i].size);
+		enc_timespec(e, deps[i].mtime);
+	}
+	deps_free(deps, n);
+	return err ? err : enc_ok(e) ? 0 : -ENOMEM;
+}
+
+/* The files an image depends on, as the kernel record lists them; NULL with D failed. */
+static struct rootfs_dep *load_deps(struct dec *d, size_t *n)
+{
+	uint64_t count = dec_max(d, ROOTFS_DEPS_MAX, "rootfs files");
+	struct rootfs_dep *deps = calloc(count ? count : 1, sizeof(*deps));
 
 	*n = 0;
-	if (!dir)
+	if (!deps) {
+		dec_fail(d, "out of memory");
 		return NULL;
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (dirs_only && de->d_type != DT_DIR))
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			char **nn = realloc(names, cap * sizeof(*nn));
-			if (!nn)
-				break;
-			names = nn;
-		}
-		if (!(names[*n] = strdup(de->d_name)))
-			break;
-		(*n)++;
 	}
-	closedir(dir);
-	if (*n)
-		qsort(names, *n, sizeof(*names), name_cmp);
-	return names;
+	for (; *n < count && dec_ok(d); ++*n) {
+		struct rootfs_dep *dep = &deps[*n];
+		dep->path = dec_str(d);
+		dep->mode = dec_u32(d);
+		dep->size = dec_i64(d);
+		dep->mtime = dec_timespec(d);
+		if (dec_ok(d) &&
+		    (!dep->path || dep->path[0] != '/' || strlen(dep->path) >= PATH_MAX ||
+		     strstr(dep->path, "/../") || strstr(dep->path, "/./")))
+			dec_fail(d, "bad rootfs file record");
+	}
+	if (!dec_ok(d)) {
+		deps_free(deps, *n);
+		return NULL;
+	}
+	return deps;
 }
 
-/* CRC-32 of the sorted names, types, sizes and modification times in directory PATH. */
-static uint32_t dir_fingerprint(uint32_t crc, const char *path)
+/* Whether the file DEP still is what the image saw, in the rootfs whose directory descriptor is
+ * ROOT: 0, or a failing decoder naming the file. A copy that kept modification times only to
+ * the second (tar's ustar) still matches. */
+static int check_dep(struct dec *d, int root, const char *rootfs, const struct rootfs_dep *dep)
 {
-	size_t n;
-	char **names = sorted_names(path, false, &n);
+	struct open_how how = {
+	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = dep->path + 1;
+	struct stat st;
+	long fd;
 
-	for (size_t i = 0; i < n; i++) {
-		char sub[4096];
-		struct stat st;
-		snprintf(sub, sizeof(sub), "%s/%s", path, names[i]);
-		crc = crc32(crc, (const Bytef *)names[i], strlen(names[i]) + 1);
-		if (lstat(sub, &st) == 0) {
-			uint64_t f[3] = {st.st_mode, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0,
-					 S_ISREG(st.st_mode) ? (uint64_t)st.st_mtime : 0};
-			crc = crc32(crc, (const Bytef *)f, sizeof(f));
-		}
-		free(names[i]);
-	}
-	free(names);
-	return crc;
+	if (!*rel)
+		return 0; /* the rootfs itself, a directory */
+	do
+		fd = syscall(SYS_openat2, root, rel, &how, sizeof(how));
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+		return dec_fail(d,
+				"rootfs '%s': '%s', which the image depends on, is gone (--force "
+				"restores anyway)",
+				rootfs, dep->path);
+	if (fd < 0)
+		return dec_fail(d, "rootfs '%s': '%s': %s", rootfs, dep->path, strerror(errno));
+	int r = fstat((int)fd, &st);
+	close((int)fd);
+	if (r)
+		return dec_fail(d, "rootfs '%s': '%s': %s", rootfs, dep->path, strerror(errno));
+	struct rootfs_dep now = dep_of(NULL, &st);
+	bool same_time = now.mtime.tv_sec == dep->mtime.tv_sec &&
+			 (now.mtime.tv_nsec == dep->mtime.tv_nsec || now.mtime.tv_nsec == 0);
+	if (now.mode != dep->mode || now.size != dep->size || !same_time)
+		return dec_fail(d,
+				"rootfs '%s': '%s', which the image depends on, has changed since "
+				"the checkpoint (--force restores anyway)",
+				rootfs, dep->path);
+	return 0;
 }
 
-/* The identity of a root filesystem: its top directory and each directory in it, one level
- * down — what a different tree (another distribution, another build) changes, read in a few
- * milliseconds even for a large tree. */
-static uint32_t rootfs_fingerprint(const char *rootfs)
+static int check_deps(struct dec *d, const char *rootfs, const struct rootfs_dep *deps, size_t n)
 {
-	uint32_t crc = dir_fingerprint(crc32(0, NULL, 0), rootfs);
-	size_t n;
-	char **names = sorted_names(rootfs, true, &n);
+	/* As the Sentry reaches the rootfs (a detached copy of the mount when confined). */
+	const char *reach = confine_rootfs(rootfs);
+	int root, err = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		char sub[4096];
-		snprintf(sub, sizeof(sub), "%s/%s", rootfs, names[i]);
-		crc = dir_fingerprint(crc, sub);
-		free(names[i]);
-	}
-	free(names);
-	return crc;
+	if (!reach || (root = open(reach, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return dec_fail(d, "rootfs '%s': %s", rootfs, strerror(errno));
+	for (size_t i = 0; !err && i < n; i++)
+		err = check_dep(d, root, rootfs, &deps[i]);
+	close(root);
+	return err;
 }
 
 /* --- bind mounts --------------------------------------------------------------------------- */
@@ -168,11 +263,6 @@ int kernel_ckpt_save(struct enc *e)
 	filecache_clear();
 
 	enc_str(e, kernel.cfg.rootfs);
-	/* The rootfs by its host path, and its fingerprint as the locked Sentry reaches it. */
-	const char *reach = confine_rootfs(kernel.cfg.rootfs);
-	if (!reach)
-		return enc_fail(e, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno));
-	enc_u32(e, rootfs_fingerprint(reach));
 	enc_u32(e, kernel.cfg.cpus);
 	enc_bool(e, kernel.cfg.eager_kernfs);
 	enc_u32(e, kernel.next_pid);
@@ -195,7 +285,6 @@ int kernel_ckpt_save(struct enc *e)
 	int err = procfs_state_save(e);
 	if (err)
 		return err;
-	/* Fields added since the first image: a restore of an older image finds none. */
 	enc_str(e, kernel.hostname);
 	uint32_t nbinds = 0;
 	vfs_mounts_foreach(count_bind, &nbinds);
@@ -205,35 +294,11 @@ int kernel_ckpt_save(struct enc *e)
 	return 0;
 }
 
-int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
+/* The configuration just loaded, checked against this host; sets the rootfs. */
+static int kernel_check_config(struct dec *d, const char *rootfs, struct timespec guest_now,
+			       uint64_t fpsize, uint64_t xfeatures,
+			       const struct kernel_restore_opts *o)
 {
-	char rootfs[4096];
-
-	if (!dec_str_buf(d, rootfs, sizeof(rootfs)))
-		return dec_fail(d, "bad kernel record");
-	uint32_t fingerprint = dec_u32(d);
-	kernel.cfg.cpus = (int)dec_u32(d);
-	kernel.cfg.eager_kernfs = dec_bool(d);
-	kernel.next_pid = (pid_t)dec_u32(d);
-	kernel.tty_sid = (pid_t)dec_u32(d);
-	kernel.tty_fg_pgid = (pid_t)dec_u32(d);
-	kernel.boot_mono = dec_timespec(d);
-	kernel.boot_real = dec_timespec(d);
-	kernel.forks = dec_u64(d);
-	struct timespec guest_now = dec_timespec(d);
-	uint64_t fpsize = dec_u64(d), xfeatures = dec_u64(d);
-	dec_u64(d); /* the task count: inspect's */
-	if (dec_ok(d))
-		procfs_state_load(d);
-	if (dec_ok(d) && !dec_at_end(d) &&
-	    !dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)))
-		return dec_fail(d, "bad kernel record");
-	int err;
-	bind_restore_init(o->binds, o->nbinds);
-	if (dec_ok(d) && !dec_at_end(d) && (err = check_binds(d)))
-		return err;
-	if (dec_ok(d) && !dec_at_end(d))
-		kernel.cfg.root_readonly = dec_bool(d);
 	if (!dec_ok(d) || kernel.cfg.cpus < 1 || kernel.cfg.cpus > MAX_CPUS ||
 	    kernel.next_pid < 2 || guest_now.tv_sec < 0)
 		return dec_fail(d, "bad kernel record");
@@ -248,15 +313,50 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	if (stat(use, &st) || !S_ISDIR(st.st_mode))
 		return dec_fail(d, "rootfs '%s' of the image is missing (--rootfs gives another)",
 				use);
-	if (rootfs_fingerprint(use) != fingerprint && !o->force)
-		return dec_fail(
-		    d, "rootfs '%s' is not the one the image was taken on (--force uses it anyway)",
-		    use);
 	free(restore_rootfs);
 	restore_rootfs = strdup(use);
 	if (!restore_rootfs)
 		return dec_fail(d, "out of memory");
 	kernel.cfg.rootfs = restore_rootfs;
-	mono_continue_from(guest_now);
 	return 0;
+}
+
+int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
+{
+	char rootfs[4096];
+
+	if (!dec_str_buf(d, rootfs, sizeof(rootfs)))
+		return dec_fail(d, "bad kernel record");
+	kernel.cfg.cpus = (int)dec_u32(d);
+	kernel.cfg.eager_kernfs = dec_bool(d);
+	kernel.next_pid = (pid_t)dec_u32(d);
+	kernel.tty_sid = (pid_t)dec_u32(d);
+	kernel.tty_fg_pgid = (pid_t)dec_u32(d);
+	kernel.boot_mono = dec_timespec(d);
+	kernel.boot_real = dec_timespec(d);
+	kernel.forks = dec_u64(d);
+	struct timespec guest_now = dec_timespec(d);
+	uint64_t fpsize = dec_u64(d), xfeatures = dec_u64(d);
+	dec_u64(d); /* the task count: inspect's */
+	if (dec_ok(d))
+		procfs_state_load(d);
+	if (dec_ok(d) && !dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)))
+		return dec_fail(d, "bad kernel record");
+	bind_restore_init(o->binds, o->nbinds);
+	int err;
+	if (dec_ok(d) && (err = check_binds(d)))
+		return err;
+	if (dec_ok(d))
+		kernel.cfg.root_readonly = dec_bool(d);
+	size_t ndeps = 0;
+	struct rootfs_dep *deps = dec_ok(d) ? load_deps(d, &ndeps) : NULL;
+	if (!deps)
+		return dec_fail(d, "bad kernel record");
+	err = kernel_check_config(d, rootfs, guest_now, fpsize, xfeatures, o);
+	if (!err && !o->force)
+		err = check_deps(d, kernel.cfg.rootfs, deps, ndeps);
+	deps_free(deps, ndeps);
+	if (!err)
+		mono_continue_from(guest_now);
+	return err;
 }

@@ -301,8 +301,12 @@ void locks_on_exit(struct task *leader)
 
 long sys_flock(struct task *t, const unsigned long *a)
 {
-	struct vfs_file *f = arg_file(t, arg_int(a, 0));
+	int op = arg_int(a, 1) & ~LOCK_NB;
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
 
+	/* The operation is checked before the descriptor, as Linux does. */
+	if (op != LOCK_SH && op != LOCK_EX && op != LOCK_UN)
+		return -EINVAL;
 	if (!f)
 		return -EBADF;
 	return locks_flock(t, f, arg_int(a, 1));

@@ -231,11 +231,14 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 		}
 	o->run_ns = o->utime_ns;
 	o->timeslices = o->voluntary_ctxt;
-	o->priority = 20;
+	o->nice = t->nice;
+	o->priority = 20 + t->nice;
 	o->exit_signal = l->exit_signal;
 	memcpy(o->cpus_allowed, t->affinity, sizeof(o->cpus_allowed));
 	o->umask = t->fs ? (int)t->fs->umask : 022;
 	o->no_new_privs = t->no_new_privs;
+	o->cap_inh = t->cap_inh, o->cap_prm = t->cap_prm, o->cap_eff = t->cap_eff;
+	o->cap_bnd = t->cap_bnd, o->cap_amb = t->cap_amb;
 	for (int r = 0; r < 16 && r < RLIM_NLIMITS; r++) {
 		o->rlim[r].cur =
 		    t->rlim[r].rlim_cur == RLIM_INFINITY ? UINT64_MAX : t->rlim[r].rlim_cur;
@@ -319,6 +322,10 @@ static int pi_vmas(pid_t pid, struct procinfo_vma *out, int max)
 			o->ino = v->ino;
 			o->dev_major = major(v->dev);
 			o->dev_minor = minor(v->dev);
+			o->rss = memfile_data_bytes(v->mf_off, v->end - v->start);
+			o->file = v->dentry;
+			o->was_writable = v->flags & VMA_WAS_WRITABLE;
+			o->may_write = !(v->flags & VMA_NO_WRITE);
 			if (v->dentry) {
 				if (vfs_path(root, v->dentry, o->name, sizeof(o->name)) < 0)
 					o->name[0] = 0;

@@ -7,6 +7,7 @@
 #define SS_AUTODISARM (1U << 31)
 #endif
 #include "sentry/signal.h"
+#include "sentry/syscall.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -484,6 +485,8 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 		struct sigpending *from =
 		    (t->pending.set & SIGBIT(sig)) ? &t->pending : &t->group_leader->shared_pending;
 		dequeue(from, sig, &info);
+		if (kernel.cfg.strace)
+			strace_signal(t, &info);
 		struct ksigaction act = t->sighand->act[sig - 1];
 
 		if (act.handler == (uint64_t)SIG_IGN && sig != SIGKILL && sig != SIGSTOP)

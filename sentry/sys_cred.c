@@ -1,22 +1,24 @@
 /* Credentials: real, effective and saved user and group ids, and supplementary groups, with
- * Linux's rules for who may change what. The guest's root (euid 0) holds CAP_SETUID and
- * CAP_SETGID; there is no finer capability model yet. The filesystem ids follow the
+ * Linux's rules for who may change what: CAP_SETUID and CAP_SETGID (caps.c) allow any change,
+ * and a change of uids moves root's capabilities as Linux does. The filesystem ids follow the
  * effective ones. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/caps.h"
 
 #define NGROUPS_MAX 65536
 #define KEEP ((unsigned int)-1)
 
-static bool privileged(struct task *t)
+static bool privileged_for(struct task *t, bool gid)
 {
-	return t->euid == 0;
+	return caps_has(t, gid ? CAP_SETGID : CAP_SETUID);
 }
 
 /* Applies to every thread of T's process: Linux's set*id change the whole process through
@@ -27,7 +29,9 @@ static void set_ids(struct task *t, uid_t r, uid_t e, uid_t s, bool gid)
 		if (gid) {
 			o->gid = r, o->egid = e, o->sgid = s;
 		} else {
+			uid_t or = o->uid, oe = o->euid, os = o->suid;
 			o->uid = r, o->euid = e, o->suid = s;
+			caps_on_setuid(o, or, oe, os);
 		}
 	}
 }
@@ -43,10 +47,10 @@ long sys_setuid(struct task *t, const unsigned long *a)
 
 	if (uid == KEEP)
 		return -EINVAL;
-	if (privileged(t))
+	if (privileged_for(t, false))
 		set_ids(t, uid, uid, uid, false);
 	else if (uid == t->uid || uid == t->suid)
-		t->euid = uid;
+		set_ids(t, t->uid, uid, t->suid, false);
 	else
 		return -EPERM;
 	return 0;
@@ -58,7 +62,7 @@ long sys_setgid(struct task *t, const unsigned long *a)
 
 	if (gid == KEEP)
 		return -EINVAL;
-	if (privileged(t))
+	if (privileged_for(t, true))
 		set_ids(t, gid, gid, gid, true);
 	else if (gid == t->gid || gid == t->sgid)
 		t->egid = gid;
@@ -74,7 +78,7 @@ static long set_re(struct task *t, unsigned int r, unsigned int e, bool gid)
 	unsigned int or = gid ? t->gid : t->uid, oe = gid ? t->egid : t->euid;
 	unsigned int os = gid ? t->sgid : t->suid;
 
-	if (!privileged(t)) {
+	if (!privileged_for(t, gid)) {
 		if (r != KEEP && r != or &&r != oe)
 			return -EPERM;
 		if (e != KEEP && !one_of(e, or, oe, os))
@@ -101,7 +105,7 @@ static long set_res(struct task *t, unsigned int r, unsigned int e, unsigned int
 	unsigned int or = gid ? t->gid : t->uid, oe = gid ? t->egid : t->euid;
 	unsigned int os = gid ? t->sgid : t->suid;
 
-	if (!privileged(t))
+	if (!privileged_for(t, gid))
 		for (int i = 0; i < 3; i++) {
 			unsigned int id = i == 0 ? r : i == 1 ? e : s;
 			if (id != KEEP && !one_of(id, or, oe, os))
@@ -127,7 +131,7 @@ long sys_setfsuid(struct task *t, const unsigned long *a)
 {
 	uid_t old = t->euid, id = arg_uint(a, 0);
 
-	if (id != KEEP && (privileged(t) || one_of(id, t->uid, t->euid, t->suid)))
+	if (id != KEEP && (privileged_for(t, false) || one_of(id, t->uid, t->euid, t->suid)))
 		t->euid = id;
 	return old;
 }
@@ -136,7 +140,7 @@ long sys_setfsgid(struct task *t, const unsigned long *a)
 {
 	gid_t old = t->egid, id = arg_uint(a, 0);
 
-	if (id != KEEP && (privileged(t) || one_of(id, t->gid, t->egid, t->sgid)))
+	if (id != KEEP && (privileged_for(t, true) || one_of(id, t->gid, t->egid, t->sgid)))
 		t->egid = id;
 	return old;
 }
@@ -147,7 +151,7 @@ long sys_setgroups(struct task *t, const unsigned long *a)
 
 	if (n < 0 || n > NGROUPS_MAX)
 		return -EINVAL;
-	if (!privileged(t))
+	if (!privileged_for(t, true))
 		return -EPERM;
 	gid_t *g = n ? malloc(n * sizeof(gid_t)) : NULL;
 	if (n && !g)

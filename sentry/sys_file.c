@@ -596,6 +596,11 @@ long sys_fcntl(struct task *t, const unsigned long *a)
 
 	if (!e)
 		return -EBADF;
+	/* An O_PATH descriptor only names a file: the commands on descriptors work, the rest is
+	 * EBADF (check_fcntl_cmd). */
+	if ((e->file->flags & O_PATH) && cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC &&
+	    cmd != F_GETFD && cmd != F_SETFD && cmd != F_GETFL)
+		return -EBADF;
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC: {
@@ -860,6 +865,10 @@ long sys_sendfile(struct task *t, const unsigned long *a)
 		return -EBADF;
 	if ((r = offset_arg(t, a[2], &off, &offp)))
 		return r;
+	/* The input must be a file that can be read like one: a pipe, FIFO or directory
+	 * cannot (do_splice_direct). */
+	if (vfs_is_pipe(in) || (in->dentry && vfs_is_dir(in->dentry)))
+		return (in->flags & O_ACCMODE) == O_WRONLY ? -EBADF : -EINVAL;
 	if (offp && !in->seekable)
 		return -ESPIPE;
 	if (out->flags & O_APPEND)
@@ -911,6 +920,8 @@ long sys_splice(struct task *t, const unsigned long *a)
 		return -EBADF;
 	if (!vfs_is_pipe(in) && !vfs_is_pipe(out))
 		return -EINVAL; /* one end must be a pipe */
+	if (in->dentry && vfs_is_dir(in->dentry))
+		return -EINVAL; /* a directory has no splice_read */
 	if ((r = offset_arg(t, a[1], &ioff, &ip)) || (r = offset_arg(t, a[3], &ooff, &op)))
 		return r;
 	if ((ip && vfs_is_pipe(in)) || (op && vfs_is_pipe(out)))

@@ -446,14 +446,28 @@ long sys_fstatfs(struct task *t, const unsigned long *a)
 }
 
 /* Everything lives in memory or on the read-only host tree: there is nothing to flush. */
+/* The type of the object F is open on (0 if it cannot say): a host file handed in as stdout
+ * is a regular file too. */
+static mode_t file_mode(struct vfs_file *f)
+{
+	struct stat st;
+
+	if (f->dentry && f->dentry->inode)
+		return f->dentry->inode->mode;
+	return f->ops->getattr && f->ops->getattr(f, &st) == 0 ? st.st_mode : 0;
+}
+
 static long sync_fd(struct task *t, int fd)
 {
 	struct vfs_file *f = arg_file_nopath(t, fd);
 
 	if (!f)
 		return -EBADF;
-	if (!f->dentry)
-		return -EINVAL; /* pipes, sockets, eventfds */
+	/* Only files and directories have an fsync: pipes, FIFOs, sockets, devices and
+	 * anonymous files are EINVAL. */
+	mode_t mode = file_mode(f);
+	if (!S_ISREG(mode) && !S_ISDIR(mode))
+		return -EINVAL;
 	return 0;
 }
 
@@ -465,6 +479,28 @@ long sys_fsync(struct task *t, const unsigned long *a)
 long sys_fdatasync(struct task *t, const unsigned long *a)
 {
 	return sync_fd(t, arg_int(a, 0));
+}
+
+/* The sandbox's files live in memory or are read-only host files: there is nothing to write
+ * back, so only the checks are Linux's (in its order: descriptor, flags, range, file type). */
+long sys_sync_file_range(struct task *t, const unsigned long *a)
+{
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
+	int64_t off = (int64_t)a[1], n = (int64_t)a[2];
+	unsigned int flags = (unsigned int)a[3];
+	mode_t mode;
+
+	if (!f)
+		return -EBADF;
+	if (flags & ~(unsigned int)(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				    SYNC_FILE_RANGE_WAIT_AFTER))
+		return -EINVAL;
+	if (off < 0 || n < 0 || off > INT64_MAX - n)
+		return -EINVAL;
+	mode = file_mode(f);
+	if (!S_ISREG(mode) && !S_ISBLK(mode) && !S_ISDIR(mode) && !S_ISLNK(mode))
+		return -ESPIPE;
+	return 0;
 }
 
 long sys_sync(struct task *t, const unsigned long *a)

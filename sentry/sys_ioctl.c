@@ -127,7 +127,7 @@ long sys_ioctl(struct task *t, const unsigned long *a)
 	if (dir == VAL)
 		arg.val = arg_long(a, 2);
 
-	long r;
+	long r = 0;
 	switch (cmd) {
 	case FIOCLEX:
 	case FIONCLEX:
@@ -146,15 +146,17 @@ long sys_ioctl(struct task *t, const unsigned long *a)
 	case TIOCNOTTY:
 		r = tty_job_control(t, f, cmd, arg.buf);
 		break;
-	case FIONREAD:
-		if (!f->ops->ioctl && f->seekable && f->ops->getattr) {
-			/* Regular files: what is left before the end. */
-			struct stat st;
-			if ((r = f->ops->getattr(f, &st)))
-				return r;
+	case FIONREAD: {
+		/* Regular files of the sandbox: what is left before the end (a host descriptor
+		 * keeps its own offset: the host answers for it). */
+		struct stat st;
+		if (f->seekable && f->ops->getattr &&
+		    !(f->ops->host_fd && f->ops->host_fd(f) >= 0) && f->ops->getattr(f, &st) == 0 &&
+		    S_ISREG(st.st_mode)) {
 			arg.i = st.st_size > f->pos ? (int)(st.st_size - f->pos) : 0;
 			break;
 		}
+	}
 		/* fall through */
 	default:
 		r = f->ops->ioctl ? f->ops->ioctl(f, cmd, arg.buf) : -ENOTTY;

@@ -80,20 +80,22 @@ long sys_mmap(struct task *t, const unsigned long *a)
 	}
 	if (!(flags & MAP_ANONYMOUS)) {
 		struct stat st;
-		file = arg_file(t, fd);
+		file = arg_file_nopath(t, fd);
 		if (!file)
 			return -EBADF;
+		/* The access the descriptor gives comes first (do_mmap), then whether the file
+		 * can be mapped at all. */
+		if (type != MAP_PRIVATE && (prot & PROT_WRITE) &&
+		    (file->flags & O_ACCMODE) != O_RDWR)
+			return -EACCES;
+		if ((file->flags & O_ACCMODE) == O_WRONLY)
+			return -EACCES;
 		if (!file->ops->getattr || file->ops->getattr(file, &st))
 			return -ENODEV;
 		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 			return syscall_unsupported(t, -ENODEV, "mapping a device");
 		if (!file->ops->pread_kernel || !S_ISREG(st.st_mode))
 			return -ENODEV;
-		if ((file->flags & O_ACCMODE) == O_WRONLY)
-			return -EACCES;
-		if (type != MAP_PRIVATE && (prot & PROT_WRITE) &&
-		    (file->flags & O_ACCMODE) != O_RDWR)
-			return -EACCES;
 		if (off < st.st_size)
 			file_bytes = st.st_size - off;
 	}

@@ -16,6 +16,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/caps.h"
 #include "sentry/timer.h"
 
 long sys_getpid(struct task *t, const unsigned long *a)
@@ -350,7 +351,10 @@ long sys_prctl(struct task *t, const unsigned long *a)
 		return 0;
 	case PR_GET_PDEATHSIG:
 		return copy_out(t->mm, a[1], &t->pdeath_signal, sizeof(int));
-	default:
-		return syscall_unsupported(t, -EINVAL, "option %d", arg_int(a, 0));
+	default: {
+		long r = caps_prctl(t, arg_int(a, 0), a);
+		return r != -ENOSYS ? r
+				    : syscall_unsupported(t, -EINVAL, "option %d", arg_int(a, 0));
+	}
 	}
 }

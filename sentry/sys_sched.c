@@ -1,6 +1,7 @@
 /* Scheduling and accounting syscalls: CPU affinity over the --cpus CPUs the guest sees,
  * the fixed SCHED_OTHER policy, and CPU times (a process's CPU time is its stub's). */
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 
 #include "common/units.h"
 #include "common/limits.h"
+#include "fs-proc/procinfo.h"
 #include "sentry/kernel.h"
+#include "sentry/caps.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
@@ -119,6 +122,72 @@ long sys_sched_get_priority_min(struct task *t, const unsigned long *a)
 {
 	(void)t;
 	return priority_bound(arg_int(a, 0), false);
+}
+
+/* Nice values, as Linux's kernel/sys.c keeps them: per thread, PRIO_PROCESS naming a thread,
+ * PRIO_PGRP every thread of a process group, PRIO_USER every thread whose real uid is WHO.
+ * Privilege is CAP_SYS_NICE (caps.c). */
+#define NICE_MIN (-20)
+#define NICE_MAX 19
+
+static bool prio_matches(struct task *t, struct task *o, int which, int who)
+{
+	if (o->zombie || o->thread_gone)
+		return false;
+	switch (which) {
+	case PRIO_PROCESS:
+		return o->tid == (who ? who : t->tid);
+	case PRIO_PGRP:
+		return o->pgid == (who ? who : t->pgid);
+	default: /* PRIO_USER */
+		return o->uid == (who ? (uid_t)who : t->uid);
+	}
+}
+
+long sys_getpriority(struct task *t, const unsigned long *a)
+{
+	int which = arg_int(a, 0), who = arg_int(a, 1);
+	long best = -ESRCH;
+
+	if (which < PRIO_PROCESS || which > PRIO_USER)
+		return -EINVAL;
+	for_each_task(o)
+		if (prio_matches(t, o, which, who) && 20 - o->nice > best)
+			best =
+			    20 - o->nice; /* the raw syscall's 1..40; libc turns it into a nice */
+	return best;
+}
+
+/* set_one_prio: another user's thread needs CAP_SYS_NICE, and so does lowering a nice value
+ * below what RLIMIT_NICE allows (20 - nice <= the limit). */
+static long set_one_nice(struct task *t, struct task *o, int nice)
+{
+	bool cap = caps_has(t, CAP_SYS_NICE);
+
+	if (o->uid != t->euid && o->euid != t->euid && !cap)
+		return -EPERM;
+	if (nice < o->nice && (rlim_t)(20 - nice) > o->rlim[RLIMIT_NICE].rlim_cur && !cap)
+		return -EACCES;
+	o->nice = nice;
+	return 0;
+}
+
+long sys_setpriority(struct task *t, const unsigned long *a)
+{
+	int which = arg_int(a, 0), who = arg_int(a, 1), nice = arg_int(a, 2);
+	long err = -ESRCH;
+
+	if (which < PRIO_PROCESS || which > PRIO_USER)
+		return -EINVAL;
+	nice = nice < NICE_MIN ? NICE_MIN : nice > NICE_MAX ? NICE_MAX : nice;
+	for_each_task(o) {
+		if (!prio_matches(t, o, which, who))
+			continue;
+		long r = set_one_nice(t, o, nice);
+		if (r || err == -ESRCH)
+			err = r;
+	}
+	return err;
 }
 
 /* The CPU time of T's process: its stub's plus what earlier stubs used, or what it had when it
@@ -233,17 +302,21 @@ long sys_times(struct task *t, const unsigned long *a)
 
 /* sysinfo: the sandbox's uptime and process count; memory figures are the host's (the guest
  * has no memory limit of its own yet). */
+/* The sandbox as its /proc shows it (loadavg, uptime, meminfo), not the host: the same figures
+ * from the same functions. Uptime in seconds rounds up and the sizes are in bytes (mem_unit
+ * 1), as Linux reports them on a 64-bit kernel. */
 long sys_sysinfo(struct task *t, const unsigned long *a)
 {
+	const struct procinfo_ops *o = &kernel_procinfo;
+	uint64_t up = o->uptime_ns(), total = o->mem_total(), used = o->mem_used();
 	struct sysinfo si;
-	unsigned short procs = 0;
 
-	if (sysinfo(&si))
-		return -errno;
-	for_each_task(o)
-		procs += !o->zombie && !o->thread_gone;
-	si.uptime = ts_sub(mono_now(), kernel.boot_mono).tv_sec;
-	si.procs = procs;
+	memset(&si, 0, sizeof(si));
+	si.uptime = (long)(up / NSEC_PER_SEC + (up % NSEC_PER_SEC != 0));
+	si.procs = (unsigned short)o->nr_threads();
+	si.totalram = total;
+	si.freeram = total > used ? total - used : 0;
+	si.mem_unit = 1;
 	return copy_out(t->mm, a[0], &si, sizeof(si));
 }
 

@@ -1,6 +1,7 @@
 /* Signal state syscalls. Handlers and masks are kept per task; delivery comes with the
  * processes milestone. */
 #include <errno.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <signal.h>
 
@@ -14,6 +15,7 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
+#include "sentry/caps.h"
 #include "platform/platform.h"
 #include <string.h>
 #include <sys/user.h>
@@ -89,19 +91,35 @@ static void user_info(struct task *t, int sig, siginfo_t *si, int code)
 	si->si_uid = t->uid;
 }
 
-/* Sends SIG to every process in group PGID; -ESRCH if there is none. */
+/* check_kill_permission: T may signal P if it is in the same process, if either of T's real
+ * and effective uids is P's real or saved uid, with CAP_KILL, or for SIGCONT in its session. */
+static long may_signal(struct task *t, struct task *p, int sig)
+{
+	if (p->tgid == t->tgid || t->euid == p->suid || t->euid == p->uid || t->uid == p->suid ||
+	    t->uid == p->uid || caps_has(t, CAP_KILL) || (sig == SIGCONT && p->sid == t->sid))
+		return 0;
+	return -EPERM;
+}
+
+/* Sends SIG to every process in group PGID that T may signal: 0 if it could signal one,
+ * else the last refusal, or -ESRCH if the group is empty. */
 static long kill_pgrp(struct task *t, pid_t pgid, int sig, const siginfo_t *si)
 {
-	bool found = false;
+	long ret = -ESRCH;
+	bool sent = false;
 
 	for_each_process(p)
 		if (p->pgid == pgid) {
-			found = true;
+			long err = may_signal(t, p, sig);
+			if (err) {
+				ret = err;
+				continue;
+			}
+			sent = true;
 			if (sig && !p->zombie)
 				signal_send_process(p, sig, si);
 		}
-	(void)t;
-	return found ? 0 : -ESRCH;
+	return sent ? 0 : ret;
 }
 
 static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
@@ -110,8 +128,11 @@ static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
 		return -EINVAL;
 	if (pid > 0) {
 		struct task *p = task_by_tid(pid);
+		long err;
 		if (!p)
 			return -ESRCH;
+		if ((err = may_signal(t, p->group_leader, sig)))
+			return err;
 		if (sig && !p->zombie) /* a zombie still exists: the signal just has no effect */
 			signal_send_process(p->group_leader, sig, si);
 		return 0;
@@ -119,12 +140,12 @@ static long do_kill(struct task *t, pid_t pid, int sig, const siginfo_t *si)
 	if (pid == 0)
 		return kill_pgrp(t, t->pgid, sig, si);
 	if (pid == -1) {
-		/* Everyone but init and the caller's own process. */
+		/* Everyone but init and the caller's own process; refusals are not errors. */
 		bool found = false;
 		for_each_process(p)
 			if (!p->zombie && p->tgid != 1 && p->tgid != t->tgid) {
 				found = true;
-				if (sig)
+				if (sig && !may_signal(t, p, sig))
 					signal_send_process(p, sig, si);
 			}
 		return found ? 0 : -ESRCH;
@@ -149,9 +170,11 @@ static long do_tkill(struct task *t, pid_t tgid, pid_t tid, int sig, const sigin
 	struct task *p = task_by_tid(tid);
 	if (!p || p->zombie || (tgid > 0 && p->tgid != tgid))
 		return -ESRCH;
+	long err = may_signal(t, p, sig);
+	if (err)
+		return err;
 	if (sig)
 		signal_send_thread(p, sig, si);
-	(void)t;
 	return 0;
 }
 

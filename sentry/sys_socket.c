@@ -57,7 +57,7 @@ static struct vfs_unix_cred msg_cred(struct task *t)
 
 static long sock_fd(struct task *t, int fd, struct vfs_file **out)
 {
-	struct vfs_file *f = arg_file(t, fd);
+	struct vfs_file *f = arg_file_nopath(t, fd);
 
 	if (!f)
 		return -EBADF;

@@ -40,13 +40,13 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(lstat, "sp"),
     ROW(lseek, "ddd"),
     PARTIALX(
-	mmap, "pxxxdx",
+	mmap, "pxPMdx",
 	"a file that is not a regular file (a device such as /dev/zero) cannot be mapped: ENODEV"),
-    ROW(mprotect, "pxx"),
+    ROW(mprotect, "pxP"),
     ROW(munmap, "px"),
     ROWX(brk, "p"),
-    ROW(rt_sigaction, "dppu"),
-    ROW(rt_sigprocmask, "dppu"),
+    ROW(rt_sigaction, "Sppu"),
+    ROW(rt_sigprocmask, "Hppu"),
     PARTIAL(ioctl, "dxp",
 	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC, "
 	    "FIOCLEX/FIONCLEX, and on sockets SIOCOUTQ/SIOCATMARK and the SIOCGIF* interface "
@@ -130,13 +130,13 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(fork, ""),
     PARTIAL(clone3, "pu",
 	    "as clone; set_tid, CLONE_INTO_CGROUP and CLONE_CLEAR_SIGHAND are ENOSYS too"),
-    ROW(execve, "spp"),
-    ROW(execveat, "fsppx"),
+    ROW(execve, "sAE"),
+    ROW(execveat, "fsAEx"),
     PARTIAL(wait4, "dpxp", "the rusage has only ru_utime (all CPU time counts as user time)"),
     PARTIAL(waitid, "ddpxp", "P_PIDFD is EINVAL"),
-    ROW(kill, "dd"),
-    ROW(tkill, "dd"),
-    ROW(tgkill, "ddd"),
+    ROW(kill, "dS"),
+    ROW(tkill, "dS"),
+    ROW(tgkill, "ddS"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),
     ROW(rt_sigpending, "pu"),
@@ -231,6 +231,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(lremovexattr, "ss", XATTR_NOTE),
     PARTIAL(fremovexattr, "ds", XATTR_NOTE),
     ROW(fdatasync, "d"),
+    ROW(sync_file_range, "dddx"),
     ROW(sync, ""),
     ROW(syncfs, "d"),
     ROW(chroot, "s"),
@@ -268,6 +269,12 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(getrusage, "dp", "only ru_utime (all CPU time counts as user time) and ru_maxrss"),
     PARTIAL(times, "p", "all CPU time counts as user time: tms_stime and tms_cstime are 0"),
     ROW(sysinfo, "p"),
+    ROW(getpriority, "dd"),
+    ROW(setpriority, "ddd"),
+    PARTIAL(capget, "pp", "no file capabilities"),
+    PARTIAL(capset, "pp",
+	    "the sets follow Linux's rules; CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_SYS_NICE "
+	    "are checked against them, other privileges against the effective uid"),
     ROW(getcpu, "ppp"),
     ROW(poll, "pud"),
     ROW(epoll_create, "d"),
@@ -417,6 +424,8 @@ long syscall_dispatch(struct task *t)
 		report_unimplemented(t->sc.nr);
 		ret = -ENOSYS;
 	} else {
+		if (kernel.cfg.strace && !t->blk.retry)
+			strace_enter(t);
 		ret = def->fn(t, t->sc.args);
 	}
 	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->blk.retry))

@@ -50,8 +50,16 @@ extern bool syscall_quiet;
 /* What the current syscall met that is unsupported (syscall_unsupported), or NULL. */
 const char *syscall_unsupported_now(void);
 
-/* --strace: prints one finished syscall. */
+/* --strace, as strace(1) -f prints: STRACE_ENTER formats the call before its handler runs (its
+ * arguments may not survive it: an execve's argv), STRACE_PRINT prints it with its result,
+ * STRACE_SIGNAL a signal taken by T (`--- SIGCHLD {...} ---`), STRACE_EXIT the end of T's
+ * process (`+++ exited with N +++`). Lines carry `[pid N]` only while there is more than
+ * one task. Output goes to stderr, or to STRACE_SET_OUTPUT's stream. */
+void strace_enter(struct task *t);
 void strace_print(struct task *t, long ret);
+void strace_signal(struct task *t, const void *siginfo);
+void strace_exit(struct task *t, int status);
+void strace_set_output(FILE *out);
 
 /* docs/syscalls.md, written from the table (`minisentry --syscall-table`). */
 void syscall_table_markdown(FILE *out);

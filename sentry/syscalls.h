@@ -121,6 +121,10 @@ long sys_sched_get_priority_min(struct task *t, const unsigned long *a);
 long sys_getrusage(struct task *t, const unsigned long *a);
 long sys_times(struct task *t, const unsigned long *a);
 long sys_sysinfo(struct task *t, const unsigned long *a);
+long sys_getpriority(struct task *t, const unsigned long *a);
+long sys_capget(struct task *t, const unsigned long *a);
+long sys_capset(struct task *t, const unsigned long *a);
+long sys_setpriority(struct task *t, const unsigned long *a);
 long sys_getcpu(struct task *t, const unsigned long *a);
 /* signalfd.c */
 long sys_signalfd(struct task *t, const unsigned long *a);
@@ -198,6 +202,7 @@ long sys_creat(struct task *t, const unsigned long *a);
 long sys_statfs(struct task *t, const unsigned long *a);
 long sys_fstatfs(struct task *t, const unsigned long *a);
 long sys_fsync(struct task *t, const unsigned long *a);
+long sys_sync_file_range(struct task *t, const unsigned long *a);
 long sys_fdatasync(struct task *t, const unsigned long *a);
 long sys_sync(struct task *t, const unsigned long *a);
 long sys_syncfs(struct task *t, const unsigned long *a);

@@ -3,6 +3,7 @@
  * signal state, and where it stands in a syscall). */
 #include "common/limits.h"
 #include "sentry/task.h"
+#include "sentry/caps.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -408,6 +409,13 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, t->robust_list);
 	enc_bool(e, t->no_new_privs);
 	enc_u32(e, (uint32_t)t->oom_score_adj);
+	enc_u32(e, (uint32_t)t->nice);
+	enc_u64(e, t->cap_eff);
+	enc_u64(e, t->cap_prm);
+	enc_u64(e, t->cap_inh);
+	enc_u64(e, t->cap_bnd);
+	enc_u64(e, t->cap_amb);
+	enc_u32(e, t->securebits);
 	enc_raw(e, t->comm, sizeof(t->comm));
 	enc_timespec(e, t->start_time);
 	enc_ref(e, CK_DENTRY, t->exe);
@@ -587,6 +595,19 @@ void *task_load(struct dec *d)
 	t->oom_score_adj = (int)dec_u32(d);
 	if (t->oom_score_adj < -1000 || t->oom_score_adj > 1000)
 		dec_fail(d, "bad oom_score_adj");
+	t->nice = (int)dec_u32(d);
+	if (t->nice < -20 || t->nice > 19)
+		dec_fail(d, "bad nice value");
+	t->cap_eff = dec_u64(d);
+	t->cap_prm = dec_u64(d);
+	t->cap_inh = dec_u64(d);
+	t->cap_bnd = dec_u64(d);
+	t->cap_amb = dec_u64(d);
+	t->securebits = dec_u32(d);
+	if ((t->cap_eff | t->cap_prm | t->cap_inh | t->cap_bnd | t->cap_amb) & ~CAPS_ALL ||
+	    (t->cap_eff & ~t->cap_prm) || (t->cap_amb & ~(t->cap_prm & t->cap_inh)) ||
+	    t->securebits >= 1u << 12)
+		dec_fail(d, "bad capability sets");
 	dec_raw(d, t->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->start_time = dec_timespec(d);

@@ -401,6 +401,8 @@ off_t vfs_lseek(struct vfs_file *f, off_t off, int whence)
 
 	if (f->flags & O_PATH)
 		return -EBADF;
+	if (whence < SEEK_SET || whence > SEEK_HOLE)
+		return -EINVAL; /* before ESPIPE, as ksys_lseek checks */
 	if (f->ops->llseek)
 		return f->ops->llseek(f, off, whence);
 	if (!f->seekable)

@@ -229,7 +229,7 @@ int ovl_load(struct dec *d, const char *rootfs, struct vfs_dentry **root);
 int ovl_inode_detached(struct vfs_inode *parent, const char *name, struct vfs_inode *upper,
 		       struct vfs_inode *lower, struct vfs_inode **out);
 
-/* hostfs.c: the path of INO under its host root ("" for the root), and the reverse. */
+/* hostfs.c: the path of INO under its host root ("/a/b"; "" for the root), and the reverse. */
 int hostfs_path_of(struct vfs_inode *ino, char **path);
 int hostfs_walk(struct vfs_inode *root, const char *path, struct vfs_inode **out);
 

@@ -609,16 +609,17 @@ int vfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
 {
 	if (f->flags & O_PATH)
 		return -EBADF;
+	/* In vfs_fallocate's order: arguments, then access, then the kind of file. */
 	if (off < 0 || len <= 0)
 		return -EINVAL;
-	if (vfs_is_pipe(f))
-		return -ESPIPE;
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
+	if (vfs_is_pipe(f))
+		return -ESPIPE;
 	if (!f->dentry || !f->dentry->inode)
 		return -ENODEV;
 	if (vfs_is_dir(f->dentry))

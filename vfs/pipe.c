@@ -252,6 +252,7 @@ int vfs_fifo_open(void **slot, struct vfs_file *f, int flags)
 	}
 	f->ops = &pipe_ops;
 	f->priv = p;
+	f->seekable = false;
 	if (acc != O_WRONLY)
 		p->readers++;
 	if (acc != O_RDONLY)

@@ -643,6 +643,23 @@ void vfs_dentry_drop(void *dentry)
 	vfs_dentry_put(dentry);
 }
 
+int vfs_dentry_lower_file(const void *dentry, char **path, struct stat *st)
+{
+	struct vfs_inode *ino = ((const struct vfs_dentry *)dentry)->inode, *lower;
+	int err;
+
+	/* A copied-up file is whole in the upper layer, which the image holds. */
+	if (!ovl_is(ino) || ovl_upper(ino) || !(lower = ovl_lower(ino)))
+		return 0;
+	if ((err = lower->ops->getattr(lower, st)) || (err = hostfs_path_of(lower, path)))
+		return err;
+	if (!**path) { /* the rootfs's own directory */
+		free(*path);
+		*path = strdup("/");
+	}
+	return *path ? 1 : -ENOMEM;
+}
+
 /* Open files */
 
 int vfs_file_save_none(struct enc *e, struct vfs_file *f)

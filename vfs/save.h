@@ -42,6 +42,12 @@ int vfs_dentry_save(struct enc *e, const void *dentry);
 void *vfs_dentry_load(struct dec *d);
 void vfs_dentry_drop(void *dentry);
 
+/* The host file of the rootfs that saved dentry DENTRY shows, for the restore to check that
+ * it has not changed: its path under the rootfs ("/etc/passwd", malloc'd in *PATH) and its
+ * stat now. Returns 1 if there is one, 0 if DENTRY shows nothing of the lower layer (a file
+ * of the upper layer or of another filesystem), or a negative errno. */
+int vfs_dentry_lower_file(const void *dentry, char **path, struct stat *st);
+
 /* CK_FILE: an open file description, whatever its kind. */
 int vfs_file_save(struct enc *e, const void *file);
 void *vfs_file_load(struct dec *d);

@@ -349,6 +349,79 @@ inspect_shows_sections_and_pages() {
   grep -qE '^memory pages saved: [1-9]' <<<"$out" || fail "inspect shows no pages: $(out_hint)"
 }
 
+# A sandbox of the host's own root restores a moment later: the image depends on the few host
+# files the guest holds (its programs, libraries, cwd), not on the rest of a tree that changes
+# all the time (/etc, /var, /run).
+host_root_sandbox_restores() {
+  [ -x /bin/sh ] && [ -x /bin/sleep ] || skip "no /bin/sh and /bin/sleep on the host" || return
+  local id="e2e-$$-hostroot"
+  rm -rf "$WORK/hostroot-img"
+  ms_bg "$WORK/hostroot.out" run --id "$id" / -- /bin/sh -c 'echo ready; /bin/sleep 1; echo after-restore'
+  local p=$bg_pid
+  wait_line "$WORK/hostroot.out" '^ready$' || { kill "$p"; return 1; }
+  checkpoint "$id" "$WORK/hostroot-img" || { kill "$p"; return 1; }
+  wait "$p"
+  ms restore --image "$WORK/hostroot-img"
+  expect_status 0 && expect_stdout after-restore
+}
+
+# A tree of a few files: busybox and what the guest holds.
+mini_rootfs() {
+  local r=$WORK/$1
+  rm -rf "$r"
+  mkdir -p "$r/bin" "$r/etc" "$r/proc" "$r/dev" "$r/tmp" "$r/sys"
+  cp -a "$ROOTFS/bin/busybox" "$r/bin/"
+  ln -s busybox "$r/bin/sh"
+  ln -s busybox "$r/bin/cat"
+  ln -s busybox "$r/bin/sleep"
+  echo held-before >"$r/etc/held"
+  echo other >"$r/etc/other"
+}
+
+# Restore refuses a rootfs exactly when a file the image depends on (here one the guest holds
+# open, and its program) changed, and names it; anything else may change.
+restore_refuses_exactly_a_changed_file_the_image_depends_on() {
+  need_in_rootfs /bin/busybox || return
+  mini_rootfs deps-root
+  local r=$WORK/deps-root id="e2e-$$-deps" img=$WORK/deps-img
+  rm -rf "$img"
+  ms_bg "$WORK/deps.out" run --id "$id" "$r" -- /bin/sh -c 'exec 3</etc/held; echo ready; sleep 1; cat <&3'
+  local p=$bg_pid
+  wait_line "$WORK/deps.out" '^ready$' || { kill "$p"; return 1; }
+  checkpoint "$id" "$img" || { kill "$p"; return 1; }
+  wait "$p"
+  touch -r "$r/etc/held" "$WORK/deps-held-time"
+  # Unrelated changes: a file in /etc rewritten, one added, the directories' times changed.
+  echo changed >>"$r/etc/other"
+  echo new >"$r/etc/new"
+  touch "$r/etc" "$r/bin" "$r"
+  ms restore --image "$img"
+  expect_status 0 && expect_stdout held-before || { why="unrelated changes: $why"; return 1; }
+  # The file the guest holds open: changed, restored anyway with --force, removed, put back
+  # with another time, put back as it was.
+  echo more >>"$r/etc/held"
+  ms restore --image "$img"
+  expect_one_line_error || { why="a held file changed: $why"; return 1; }
+  grep -q "'/etc/held'.*changed" <<<"$err" || fail "stderr '$err' does not name /etc/held" || return
+  ms restore --force --image "$img"
+  expect_status 0 || { why="--force: $why"; return 1; }
+  rm "$r/etc/held"
+  ms restore --image "$img"
+  expect_one_line_error || { why="a held file removed: $why"; return 1; }
+  grep -q "'/etc/held'.*gone" <<<"$err" || fail "stderr '$err' does not say /etc/held is gone" || return
+  echo held-before >"$r/etc/held"
+  ms restore --image "$img"
+  expect_one_line_error || { why="a held file's time changed: $why"; return 1; }
+  touch -r "$WORK/deps-held-time" "$r/etc/held"
+  ms restore --image "$img"
+  expect_status 0 && expect_stdout held-before || { why="the held file as it was: $why"; return 1; }
+  # The program the guest runs (its executable, mapped).
+  touch -d '2001-01-01' "$r/bin/busybox"
+  ms restore --image "$img"
+  expect_one_line_error || { why="the program changed: $why"; return 1; }
+  grep -q "'/bin/busybox'" <<<"$err" || fail "stderr '$err' does not name /bin/busybox"
+}
+
 # Every kind of damage to an image is one line of error and no sandbox.
 bad_images_are_refused_with_one_line() {
   [ -d "$WORK/leave-img" ] || skip "needs leave_running_keeps_the_sandbox_going_and_list_shows_it" || return
@@ -373,17 +446,17 @@ bad_images_are_refused_with_one_line() {
   expect_one_line_error || return
   cp -a "$WORK/leave-img" "$bad"
   copy_rootfs moved-rootfs
+  # A copy restores, with a file the image does not depend on added; one whose program
+  # changed is refused, unless --force.
   echo extra >"$WORK/moved-rootfs/etc/extra-file"
   ms restore --rootfs "$WORK/moved-rootfs" --image "$bad"
+  expect_status 0 && expect_stdout still-here || { why="--rootfs on a copy: $why"; return 1; }
+  touch -d '2001-01-01' "$WORK/moved-rootfs/bin/busybox"
+  ms restore --rootfs "$WORK/moved-rootfs" --image "$bad"
   expect_one_line_error || { why="a different rootfs: $why"; return 1; }
-  grep -q 'not the one' <<<"$err" || fail "stderr '$err' does not say the rootfs differs" || return
-  # --force restores onto it all the same; an identical copy needs no --force.
+  grep -q "'/bin/busybox'.*changed" <<<"$err" || fail "stderr '$err' does not name the changed file" || return
   ms restore --rootfs "$WORK/moved-rootfs" --force --image "$bad"
   expect_status 0 && expect_stdout still-here || { why="--rootfs --force: $why"; return 1; }
-  rm "$WORK/moved-rootfs/etc/extra-file"
-  touch -r "$ROOTFS/etc" "$WORK/moved-rootfs/etc"
-  ms restore --rootfs "$WORK/moved-rootfs" --image "$bad"
-  expect_status 0 && expect_stdout still-here || { why="--rootfs on a copy: $why"; return 1; }
   ms restore --rootfs "$WORK/no-such-rootfs" --image "$bad"
   expect_one_line_error || { why="a missing rootfs: $why"; return 1; }
   # An image of another format version, with a header that is otherwise sound: bytes 8-11
@@ -707,4 +780,6 @@ scenarios+=(
   checkpoint_during_a_lazy_restore_has_every_page
   parent_images_hold_only_what_changed
   parent_of_a_restored_sandbox_is_its_image
+  host_root_sandbox_restores
+  restore_refuses_exactly_a_changed_file_the_image_depends_on
 )

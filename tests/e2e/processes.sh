@@ -204,7 +204,28 @@ interactive_shell_in_a_terminal() {
   [ $ok = 1 ] || fail "$why; screen: $(tr '\n' '|' <<<"$screen" | cut -c1-200)"
 }
 
+# A terminal on stdin is a tty by name: `tty` (ttyname) names a device node whose stat is the
+# terminal's, as natively (script(1) gives both a pty); /proc/self/fd/0 names it too, and a
+# descriptor opened from /dev/tty is named /dev/tty.
+terminal_stdin_is_a_tty_by_name() {
+  command -v script >/dev/null || skip "script(1) not found" || return
+  local native
+  native=$(timeout 10 script -qec 'tty' /dev/null </dev/null | tr -d '\r')
+  [[ $native == /dev/* ]] || skip "no terminal natively either: '$native'" || return
+  step "minisentry run under script(1)"
+  out=$(timeout -k 5 "$TIMEOUT" script -qec "'$MS' run '$ROOTFS' -- /bin/sh -c 'tty; readlink /proc/self/fd/0; stat -L -c %t:%T:%i:%d /proc/self/fd/0 \$(tty); tty </dev/tty; tty </dev/null'" /dev/null </dev/null | tr -d '\r')
+  local name
+  name=$(sed -n 1p <<<"$out")
+  [[ $name == /dev/* ]] || fail "tty printed '$name' (native: $native)" || return
+  [ "$(sed -n 2p <<<"$out")" = "$name" ] || fail "/proc/self/fd/0 is '$(sed -n 2p <<<"$out")', tty says $name" || return
+  [ "$(sed -n 3p <<<"$out")" = "$(sed -n 4p <<<"$out")" ] ||
+    fail "stdin and $name stat differently: $(sed -n 3,4p <<<"$out" | tr '\n' ' ')" || return
+  [ "$(sed -n 5p <<<"$out")" = /dev/tty ] || fail "a descriptor of /dev/tty is '$(sed -n 5p <<<"$out")'" || return
+  [ "$(sed -n 6p <<<"$out")" = "not a tty" ] || fail "/dev/null is '$(sed -n 6p <<<"$out")'"
+}
+
 scenarios+=(
+  terminal_stdin_is_a_tty_by_name
   dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
   whole_file_through_a_pipe_and_dev_stdout

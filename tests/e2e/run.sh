@@ -262,6 +262,27 @@ strace_option_logs_syscalls_on_stderr_and_keeps_stdout() {
     fail "stderr has no 'write(1, ...) = 6' line$(err_hint)"
 }
 
+# --strace reads like strace -f: no pid prefix while there is one task, [pid N] once there are
+# more; execve with its argv; symbolic signals; a signal taken as `--- SIG {...} ---`; how each
+# process ended as `+++ ... +++`, after its last call.
+strace_output_reads_like_strace() {
+  ms run --strace "$ROOTFS" -- /bin/sh -c '/bin/true one & wait; kill -USR1 $$'
+  expect_status 138 || return
+  local first
+  first=$(head -n1 <<<"$err")
+  [[ $first == execve* ]] || [[ $first != "[pid"* ]] || fail "the first line has a pid prefix: '$first'" || return
+  grep -qE '^\[pid [0-9]+\] execve\("/bin/true", \["/bin/true", "one"\], 0x[0-9a-f]+ /\* [0-9]+ vars? \*/\) = 0$' <<<"$err" ||
+    fail "no execve line with its argv$(err_hint)" || return
+  grep -qE '^rt_sigaction\(SIGCHLD, ' <<<"$err" || fail "no rt_sigaction(SIGCHLD, ...)" || return
+  grep -qE '^--- SIGCHLD \{si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=[0-9]+, si_uid=0, si_status=0, si_utime=[0-9]+, si_stime=[0-9]+\} ---$' <<<"$err" ||
+    fail "no SIGCHLD line" || return
+  grep -qE '^\[pid [0-9]+\] exit_group\(0\) = \?$' <<<"$err" || fail "no exit_group(0) = ? line" || return
+  grep -A1 -E '^\[pid [0-9]+\] exit_group\(0\) = \?$' <<<"$err" | grep -qE '^\[pid [0-9]+\] \+\+\+ exited with 0 \+\+\+$' ||
+    fail "the child's exit does not follow its exit_group" || return
+  grep -qE '^kill\(1, SIGUSR1\) = 0$' <<<"$err" || fail "no kill(1, SIGUSR1) line" || return
+  [ "$(tail -n1 <<<"$err")" = "+++ killed by SIGUSR1 +++" ] || fail "last line '$(tail -n1 <<<"$err")'"
+}
+
 # --- bad inputs ------------------------------------------------------------------------------
 
 missing_rootfs_is_a_one_line_error() {
@@ -399,6 +420,7 @@ scenarios=(
   gnu_coreutils_run_quietly
   host_root_toolchain_builds_a_program
   strace_option_logs_syscalls_on_stderr_and_keeps_stdout
+  strace_output_reads_like_strace
   missing_rootfs_is_a_one_line_error
   rootfs_that_is_a_file_is_a_one_line_error
   missing_command_is_a_one_line_error
@@ -433,6 +455,8 @@ source "$(dirname "$0")/run_options.sh"
 source "$(dirname "$0")/oci.sh"
 # shellcheck source=tests/e2e/engines.sh
 source "$(dirname "$0")/engines.sh"
+# shellcheck source=tests/e2e/stress.sh
+source "$(dirname "$0")/stress.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

@@ -86,6 +86,9 @@ static int fake_task(pid_t pid, pid_t tid, struct procinfo_task *t)
 	snprintf(t->comm, sizeof(t->comm), "%s", pid == 1 ? "init" : pid == 42 ? "sleep" : "cat");
 	t->state = pid == 100 ? 'R' : 'S';
 	t->uid = t->euid = t->suid = pid == 100 ? 1000 : 0;
+	t->cap_bnd = 0x000001ffffffffffULL; /* every capability up to CAP_LAST_CAP 40 */
+	if (t->euid == 0)
+		t->cap_eff = t->cap_prm = t->cap_bnd;
 	t->gid = t->egid = t->sgid = pid == 100 ? 1000 : 0;
 	t->ngroups = pid == 100 ? 2 : 0;
 	t->groups[0] = 1000;
@@ -158,13 +161,18 @@ static ssize_t fake_environ(pid_t pid, char *buf, size_t size)
 
 static int fake_vmas(pid_t pid, struct procinfo_vma *out, int max)
 {
+	/* Resident: 64 + 8 + 100 + 4 + 24 = 200 kB. */
 	static const struct procinfo_vma v[] = {
-	    {0x400000, 0x410000, PROT_READ | PROT_EXEC, false, 0, 1234, 0, 0x21, "/bin/sleep"},
+	    {0x400000, 0x410000, PROT_READ | PROT_EXEC, false, 0, 1234, 0, 0x21, "/bin/sleep",
+	     0x10000, true, false, true},
 	    {0x410000, 0x412000, PROT_READ | PROT_WRITE, false, 0x10000, 1234, 0, 0x21,
-	     "/bin/sleep"},
-	    {0x412000, 0x433000, PROT_READ | PROT_WRITE, false, 0, 0, 0, 0, "[heap]"},
-	    {0x7f0000000000, 0x7f0000001000, PROT_READ, true, 0, 0, 0, 0, ""},
-	    {0x7ffffffde000, 0x7ffffffff000, PROT_READ | PROT_WRITE, false, 0, 0, 0, 0, "[stack]"},
+	     "/bin/sleep", 0x2000, true, true, true},
+	    {0x412000, 0x433000, PROT_READ | PROT_WRITE, false, 0, 0, 0, 0, "[heap]", 0x19000,
+	     false, true, true},
+	    {0x7f0000000000, 0x7f0000001000, PROT_READ, true, 0, 0, 0, 0, "", 0x1000, false, false,
+	     true},
+	    {0x7ffffffde000, 0x7ffffffff000, PROT_READ | PROT_WRITE, false, 0, 0, 0, 0, "[stack]",
+	     0x6000, false, true, true},
 	};
 	int n = sizeof(v) / sizeof(v[0]);
 
@@ -472,8 +480,19 @@ static void test_pid_small_files_match_linux(void **state)
 	free(got);
 	got = read_or_fail("/42/smaps_rollup", NULL);
 	assert_memory_equal(got, "00400000-7ffffffff000 ---p 00000000 00:00 0", 43);
-	assert_non_null(strstr(got, "[rollup]\nRss:                1200 kB\n"));
+	assert_non_null(strstr(got, "[rollup]\nRss:                 200 kB\n"));
+	/* Anonymous: the heap, the stack and the written data segment; file: the text. */
+	assert_non_null(strstr(got, "Pss_Anon:            132 kB\nPss_File:             64 kB\n"
+				    "Pss_Shmem:             4 kB\n"));
 	assert_non_null(strstr(got, "Private_Hugetlb:       0 kB\n"));
+	free(got);
+	got = read_or_fail("/42/smaps", NULL);
+	assert_non_null(strstr(got,
+			       "/bin/sleep\nSize:                 64 kB\nKernelPageSize:  "
+			       "      4 kB\nMMUPageSize:           4 kB\nRss:                  "
+			       "64 kB\n"));
+	assert_non_null(strstr(got, "VmFlags: rd ex mr mw me \n"));
+	assert_non_null(strstr(got, "VmFlags: rd wr mr mw me gd ac \n"));
 	free(got);
 	got = read_or_fail("/42/mounts", NULL);
 	assert_string_equal(got, "overlay / overlay rw,relatime 0 0\n");

@@ -33,7 +33,7 @@ declare -A public=(
   [mem]="memfile.h"
   [fs-proc]="procfs.h procinfo.h"
   [fs-sys]="sysfs.h"
-  [state]="codec.h image.h"
+  [state]="codec.h image.h mac.h"
 )
 
 subsystems=(sentry platform vfs mem fs-proc fs-sys state)

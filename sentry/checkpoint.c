@@ -19,6 +19,7 @@
 #include "sentry/task.h"
 #include "state/codec.h"
 #include "state/image.h"
+#include "state/mac.h"
 #include "vfs/save.h"
 
 /* Kinds of shared objects: one section each, records framed as [id][length][payload]. */
@@ -91,6 +92,12 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 
 int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats, char **err)
 {
+	return checkpoint_save_signed(at, dir, force, NULL, 0, stats, err);
+}
+
+int checkpoint_save_signed(int at, const char *dir, bool force, const uint8_t *key, size_t key_len,
+			   struct checkpoint_stats *stats, char **err)
+{
 	struct ckpt_refs *refs = ckpt_refs_new();
 	struct enc secs[NSECTIONS];
 	uint64_t counts[NSECTIONS] = {0}, pages = 0;
@@ -133,7 +140,11 @@ int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
+	if (key && (ret = image_mac_sign(&img, key, key_len)))
+		goto out;
 	ret = image_write(at, dir, &img, force, err);
+	if (key)
+		image_mac_free(&img);
 	if (!ret && stats) {
 		stats->pages = pages;
 		stats->bytes = 0;
@@ -190,6 +201,10 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 
 	if (ret)
 		return ret;
+	if (o->key && (ret = image_mac_verify(&img, o->key, o->key_len, dir, err))) {
+		image_free(&img);
+		return ret;
+	}
 	struct ckpt_refs *refs = ckpt_refs_new();
 	if (!refs) {
 		image_free(&img);
@@ -269,12 +284,22 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 
 int checkpoint_inspect(const char *dir, FILE *out, char **err)
 {
+	return checkpoint_inspect_signed(dir, NULL, 0, out, err);
+}
+
+int checkpoint_inspect_signed(const char *dir, const uint8_t *key, size_t key_len, FILE *out,
+			      char **err)
+{
 	struct image img;
 	uint64_t raw = 0, stored = 0;
 	int ret = image_read(dir, &img, err);
 
 	if (ret)
 		return ret;
+	if (key && (ret = image_mac_verify(&img, key, key_len, dir, err))) {
+		image_free(&img);
+		return ret;
+	}
 	fprintf(out, "image %s: format version %u, codec zlib, %d sections\n", dir, img.version,
 		img.nsections);
 	fprintf(out, "%-12s %10s %12s %12s\n", "section", "objects", "bytes", "stored");

@@ -7,12 +7,16 @@
 #define SENTRY_CHECKPOINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs whose fingerprint differs */
+	/* --image-key: the image must carry a MAC made with this key (state/mac.h). */
+	const uint8_t *key;
+	size_t key_len;
 };
 
 struct checkpoint_stats {
@@ -32,11 +36,17 @@ void kernel_unquiesce(void);
  * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
 int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats,
 		    char **err);
+/* The same, with a MAC of the image made with KEY (KEY_LEN bytes) when KEY is not NULL. */
+int checkpoint_save_signed(int at, const char *dir, bool force, const uint8_t *key, size_t key_len,
+			   struct checkpoint_stats *stats, char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);
 
 /* Prints what the image in DIR holds: sections, objects per kind, bytes, pages. */
 int checkpoint_inspect(const char *dir, FILE *out, char **err);
+/* The same, refusing an image without a right MAC for KEY (when not NULL). */
+int checkpoint_inspect_signed(const char *dir, const uint8_t *key, size_t key_len, FILE *out,
+			      char **err);
 
 #endif

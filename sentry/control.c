@@ -28,6 +28,7 @@
 #include "sentry/confine.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
+#include "state/mac.h"
 
 #define NAME_MAX_LEN 64
 
@@ -250,14 +251,37 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
 	return n;
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR", with a descriptor of DIR's parent directory
- * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
+/* The request's room: a path, a key in hex and the rest. */
+#define REQ_MAX (PATH_MAX + 2 * IMAGE_KEY_MAX + 64)
+
+/* "key HEX " at *P: the key into KEY (*LEN bytes) and *P past it; no key leaves both. */
+static int parse_key(const char **p, uint8_t *key, size_t *len)
+{
+	const char *s = *p;
+
+	*len = 0;
+	if (strncmp(s, "key ", 4))
+		return 0;
+	for (s += 4; *s != ' '; s += 2) {
+		unsigned v;
+		if (!s[0] || !s[1] || *len == IMAGE_KEY_MAX || sscanf(s, "%2x", &v) != 1)
+			return -EINVAL;
+		key[(*len)++] = (uint8_t)v;
+	}
+	*p = s + 1;
+	return *len >= IMAGE_KEY_MIN ? 0 : -EINVAL;
+}
+
+/* One request line: "checkpoint LEAVE FORCE [key HEX ]DIR", with a descriptor of DIR's parent
+ * directory (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
  * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
  * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in
  * the Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
-	char req[PATH_MAX + 64];
+	static char req[REQ_MAX];
+	static uint8_t key[IMAGE_KEY_MAX];
+	size_t key_len = 0;
 	size_t got = 0;
 	int parent = -1;
 
@@ -281,12 +305,13 @@ static void serve_request(int fd)
 		goto out;
 	}
 	int leave, force, off = 0;
+	const char *dir = req;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
-	    req[off] != '/') {
+	    (dir = req + off, parse_key(&dir, key, &key_len)) || *dir != '/') {
 		reply(fd, "error bad request\n");
 		goto out;
 	}
-	const char *dir = req + off, *name = strrchr(dir, '/') + 1;
+	const char *name = strrchr(dir, '/') + 1;
 	struct stat st;
 	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
 		reply(fd, "error the request came without its image's directory\n");
@@ -304,7 +329,8 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(NULL, 0);
-		r = checkpoint_save(parent, name, force, &stats, &err);
+		r = checkpoint_save_signed(parent, name, force, key_len ? key : NULL, key_len,
+					   &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
@@ -324,6 +350,7 @@ static void serve_request(int fd)
 		kernel.exit_status = 0;
 	}
 out:
+	memset(key, 0, sizeof(key));
 	if (parent >= 0)
 		close(parent);
 }
@@ -484,6 +511,12 @@ static int send_with_fd(int sock, const char *buf, size_t len, int fd)
 
 int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
 {
+	return control_checkpoint_signed(name, dir, leave_running, force, NULL, 0);
+}
+
+int control_checkpoint_signed(const char *name, const char *dir, bool leave_running, bool force,
+			      const uint8_t *key, size_t key_len)
+{
 	char path[PATH_MAX], lock[PATH_MAX], abs[PATH_MAX];
 
 	if (!control_socket_path(name, path, sizeof(path))) {
@@ -534,8 +567,12 @@ int control_checkpoint(const char *name, const char *dir, bool leave_running, bo
 		close(parent);
 		return 1;
 	}
-	char req[PATH_MAX + 64];
-	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s\n", leave_running, force, abs);
+	static char req[REQ_MAX];
+	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s", leave_running, force,
+			 key ? "key " : "");
+	for (size_t i = 0; key && i < key_len && i < IMAGE_KEY_MAX; i++)
+		n += snprintf(req + n, sizeof(req) - n, "%02x", key[i]);
+	n += snprintf(req + n, sizeof(req) - n, "%s%s\n", key ? " " : "", abs);
 	char resp[1024];
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct task;
 
@@ -36,6 +37,9 @@ void control_remove_image(const char *dir);
 
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */
 int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force);
+/* The same, asking for a MAC made with KEY (KEY_LEN bytes, sent over the control socket). */
+int control_checkpoint_signed(const char *name, const char *dir, bool leave_running, bool force,
+			      const uint8_t *key, size_t key_len);
 int control_list(void);
 /* The socket path of NAME into BUF; false if NAME is not a valid sandbox name. */
 bool control_socket_path(const char *name, char *buf, size_t size);

@@ -14,6 +14,7 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/syscall.h"
+#include "state/mac.h"
 
 #define VERSION "0.1.0"
 /* MAX_CPUS as a string literal, for the texts below. */
@@ -23,14 +24,20 @@
 #define DEFAULT_PIDS_STR STR(DEFAULT_PIDS)
 
 /* Long options without a letter. */
-enum { OPT_UNSAFE_NO_CONFINE = 0x100, OPT_DEBUG_HOST_SYSCALLS, OPT_SELFTEST_CONFINEMENT };
+enum {
+	OPT_UNSAFE_NO_CONFINE = 0x100,
+	OPT_DEBUG_HOST_SYSCALLS,
+	OPT_SELFTEST_CONFINEMENT,
+	OPT_IMAGE_KEY
+};
 
 static const char usage[] =
     "usage: minisentry run [options] ROOTFS [--] [CMD [ARGS...]]\n"
-    "       minisentry checkpoint [--leave-running] [--force] --image DIR NAME\n"
+    "       minisentry checkpoint [--leave-running] [--force] [--image-key FILE] --image DIR "
+    "NAME\n"
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
-    "       minisentry inspect DIR\n"
+    "       minisentry inspect [--image-key FILE] DIR\n"
     "       minisentry --help | --version\n"
     "\n"
     "Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
@@ -64,11 +71,14 @@ static const char usage[] =
     "\n"
     "checkpoint writes the image of sandbox NAME to DIR (which must not exist or be empty,\n"
     "unless --force) and ends the sandbox, or keeps it running with --leave-running.\n"
+    "--image-key FILE signs the image with an HMAC-SHA-256 keyed by FILE's bytes (16 to 4096);\n"
+    "restore and inspect with --image-key refuse an image whose MAC is missing or wrong.\n"
     "\n"
     "restore options:\n"
     "  --id NAME             name the restored sandbox\n"
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
+    "  --image-key FILE      refuse the image unless it carries a MAC made with this key\n"
     "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
@@ -180,6 +190,19 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	}
 }
 
+/* --image-key FILE into KEY: its length, or -1 when it was refused (said on stderr). */
+static int read_key(const char *cmd, const char *file, uint8_t *key)
+{
+	char *err = NULL;
+	int n = image_key_read(file, key, &err);
+
+	if (n < 0) {
+		fprintf(stderr, "minisentry: %s: %s\n", cmd, err ? err : "bad key file");
+		free(err);
+	}
+	return n;
+}
+
 /* MINISENTRY_DEBUG_HOST_SYSCALLS: what tests set where they cannot add an option. */
 static void debug_from_env(struct kernel_config *cfg)
 {
@@ -285,10 +308,13 @@ static int cmd_checkpoint(int argc, char **argv)
 	static const struct option opts[] = {{"leave-running", no_argument, NULL, 'l'},
 					     {"force", no_argument, NULL, 'f'},
 					     {"image", required_argument, NULL, 'i'},
+					     {"image-key", required_argument, NULL, OPT_IMAGE_KEY},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	bool leave = false, force = false;
-	const char *image = NULL;
+	const char *image = NULL, *keyfile = NULL;
+	static uint8_t key[IMAGE_KEY_MAX];
+	int key_len = 0;
 	int c;
 
 	opterr = 0;
@@ -303,6 +329,9 @@ static int cmd_checkpoint(int argc, char **argv)
 		case 'i':
 			image = optarg;
 			break;
+		case OPT_IMAGE_KEY:
+			keyfile = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -316,7 +345,10 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
-	return control_checkpoint(argv[optind], image, leave, force);
+	if (keyfile && (key_len = read_key("checkpoint", keyfile, key)) < 0)
+		return 1;
+	return control_checkpoint_signed(argv[optind], image, leave, force, keyfile ? key : NULL,
+					 key_len);
 }
 
 static int cmd_restore(int argc, char **argv)
@@ -331,6 +363,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"stats", no_argument, NULL, 'S'},
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"delete-image", no_argument, NULL, 'D'},
+	    {"image-key", required_argument, NULL, OPT_IMAGE_KEY},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
@@ -339,6 +372,7 @@ static int cmd_restore(int argc, char **argv)
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
+	static uint8_t key[IMAGE_KEY_MAX];
 	const char *image = NULL;
 	bool delete_image = false;
 	int c;
@@ -364,6 +398,14 @@ static int cmd_restore(int argc, char **argv)
 		case 'D':
 			delete_image = true;
 			break;
+		case OPT_IMAGE_KEY: {
+			int n = read_key("restore", optarg, key);
+			if (n < 0)
+				return 1;
+			o.key = key;
+			o.key_len = n;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -384,11 +426,20 @@ static int cmd_restore(int argc, char **argv)
 
 static int cmd_inspect(int argc, char **argv)
 {
+	static uint8_t key[IMAGE_KEY_MAX];
+	int key_len = -1;
 	char *err = NULL;
 
+	if (argc == 4 && !strcmp(argv[1], "--image-key")) {
+		if ((key_len = read_key("inspect", argv[2], key)) < 0)
+			return 1;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 2)
 		return fail("inspect: needs exactly one image DIR", NULL);
-	if (checkpoint_inspect(argv[1], stdout, &err)) {
+	if (checkpoint_inspect_signed(argv[1], key_len >= 0 ? key : NULL,
+				      key_len >= 0 ? (size_t)key_len : 0, stdout, &err)) {
 		fprintf(stderr, "minisentry: inspect: %s\n", err ? err : "cannot read the image");
 		free(err);
 		return 1;

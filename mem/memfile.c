@@ -1,13 +1,20 @@
-/* The memory file and its allocator: a first-fit free list of extents over a sparse memfd
- * mapped once into the Sentry. Freed extents are punched out so they cost no memory. */
+/* The memory file and its allocator: a first-fit free list of extents over a sparse memfd (or,
+ * bounded by --memory, a file on a tmpfs of that size) mapped once into the Sentry. Freed
+ * extents are punched out so they cost no memory. */
 #include "mem/memfile.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/mount.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "state/codec.h"
@@ -26,19 +33,119 @@ static struct {
 	uint64_t bump; /* everything at and above is free */
 	struct extent *free;
 	size_t nfree, capfree;
+	uint64_t limit;
+	bool (*full_hook)(void);
+	sigjmp_buf *guard; /* the memfile_guard running, if any */
 } mf = {.fd = -1};
 
-int memfile_init(void)
+/* A fault on the memory file is the bounded tmpfs refusing a page: back to memfile_guard.
+ * Anything else (or outside a guard) is a real fault: the default action ends the Sentry. */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
-	if (mf.fd < 0)
-		return -errno;
+	char *a = si->si_addr;
+
+	(void)uc;
+	if (mf.guard && a >= mf.base && a < mf.base + MEMFILE_SIZE)
+		siglongjmp(*mf.guard, 1);
+	signal(sig, SIG_DFL);
+}
+
+static int map_file(void)
+{
 	if (ftruncate(mf.fd, MEMFILE_SIZE))
 		return -errno;
 	mf.base =
 	    mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mf.fd, 0);
 	if (mf.base == MAP_FAILED)
 		return -errno;
+	return 0;
+}
+
+int memfile_init(void)
+{
+	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
+	if (mf.fd < 0)
+		return -errno;
+	return map_file();
+}
+
+/* A tmpfs of LIMIT bytes, mounted nowhere (fsopen/fsmount): only the file keeps it alive. It
+ * must allow exec (guest code is mapped from the file); nothing can be reached through it but
+ * the one unnamed file. */
+static int bounded_file(uint64_t limit)
+{
+	char size[32];
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt, fd;
+
+	if (fs < 0)
+		return -errno;
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)limit);
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) {
+		int e = -errno;
+		close(fs);
+		return e;
+	}
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fs);
+	if (mnt < 0)
+		return -errno;
+	fd = openat(mnt, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	close(mnt);
+	return fd < 0 ? -errno : fd;
+}
+
+int memfile_init_bounded(uint64_t limit)
+{
+	struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER};
+	int fd = bounded_file(limit);
+
+	if (fd < 0)
+		return fd;
+	if (sigaction(SIGBUS, &sa, NULL)) {
+		close(fd);
+		return -errno;
+	}
+	mf.fd = fd;
+	mf.limit = limit;
+	return map_file();
+}
+
+uint64_t memfile_limit(void)
+{
+	return mf.limit;
+}
+
+uint64_t memfile_used(void)
+{
+	struct stat st;
+
+	return fstat(mf.fd, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+void memfile_set_full_hook(bool (*hook)(void))
+{
+	mf.full_hook = hook;
+}
+
+int memfile_guard(void (*fn)(void *arg), void *arg)
+{
+	sigjmp_buf env;
+	volatile int tries = 0;
+
+	if (!mf.limit || mf.guard) {
+		fn(arg); /* unbounded, or inside a guard already: that one catches */
+		return 0;
+	}
+	if (sigsetjmp(env, 0)) {
+		mf.guard = NULL;
+		if (tries++ || !mf.full_hook || !mf.full_hook())
+			return -ENOMEM;
+	}
+	mf.guard = &env;
+	fn(arg);
+	mf.guard = NULL;
 	return 0;
 }
 
@@ -145,6 +252,24 @@ void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 	/* Past the last extent all is hole: the destination is fresh, so already zero. */
 	for (; at < end && next_data(at, end, &data, &stop); at = stop)
 		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
+}
+
+struct copy_args {
+	uint64_t dst, src, len;
+};
+
+static void copy_fn(void *arg)
+{
+	struct copy_args *c = arg;
+
+	memfile_copy(c->dst, c->src, c->len);
+}
+
+int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len)
+{
+	struct copy_args c = {dst, src, len};
+
+	return memfile_guard(copy_fn, &c);
 }
 
 struct mobj *mobj_new(uint64_t len)
@@ -327,8 +452,19 @@ int memfile_load(struct dec *d)
 		if (off % MEMFILE_PAGE || off > bump || npages > (bump - off) / MEMFILE_PAGE)
 			return dec_fail(d, "bad memory extent");
 		const void *p = dec_view(d, npages * MEMFILE_PAGE);
-		if (p)
-			memcpy(mf.base + off, p, npages * MEMFILE_PAGE);
+		/* pwrite, not a copy through the mapping: a bound too small is ENOSPC, not a
+		 * fault. */
+		for (uint64_t done = 0, n = npages * MEMFILE_PAGE; p && done < n;) {
+			ssize_t w = pwrite(mf.fd, (const char *)p + done, n - done, off + done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return dec_fail(d,
+						w < 0 && errno == ENOSPC
+						    ? "the image's memory does not fit in --memory"
+						    : "cannot write the memory file");
+			done += w;
+		}
 	}
 	return dec_ok(d) ? 0 : -EINVAL;
 }

@@ -9,7 +9,24 @@
 #include <stdint.h>
 
 int memfile_init(void);
+/* The same, bounded: the file lives on a tmpfs of LIMIT bytes of its own (a detached mount,
+ * reachable only through the file), so that guest memory past LIMIT is refused by the host
+ * kernel itself: a guest touching a new page then gets SIGBUS, and the Sentry's own accesses
+ * through memfile_guard fail. Needs CAP_SYS_ADMIN over the Sentry's mount namespace (its
+ * own, once confined); -EPERM otherwise. */
+int memfile_init_bounded(uint64_t limit);
+/* The bound (0: none) and the bytes of guest memory in use now (pages the file holds). */
+uint64_t memfile_limit(void);
+uint64_t memfile_used(void);
 int memfile_fd(void);
+
+/* The accounting point for the Sentry's own accesses to guest memory. Runs FN(ARG), which
+ * reads or writes through memfile_ptr and holds nothing that a jump out of it would leak; if
+ * the memory file is full and FN touched a page it has no room for, FN is abandoned, the
+ * hook given to memfile_set_full_hook runs (the OOM killer: true when it freed something)
+ * and FN runs once more from the start. 0, or -ENOMEM when there is still no room. */
+int memfile_guard(void (*fn)(void *arg), void *arg);
+void memfile_set_full_hook(bool (*hook)(void));
 /* The Sentry's view of byte OFF of the file. */
 void *memfile_ptr(uint64_t off);
 /* Allocates LEN bytes (a page multiple) of zeroed file; returns the offset, or -ENOMEM. */
@@ -21,6 +38,8 @@ void memfile_zero(uint64_t off, uint64_t len);
 /* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
  * a copy costs only the pages that hold data. */
 void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
+/* memfile_copy under memfile_guard: 0 or -ENOMEM. */
+int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len);
 
 /* Bytes of [OFF, OFF+LEN) that hold data (are not holes): resident memory. */
 uint64_t memfile_data_bytes(uint64_t off, uint64_t len);

@@ -92,11 +92,13 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 
 int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats, char **err)
 {
-	return checkpoint_save_signed(at, dir, force, NULL, 0, stats, err);
+	static const struct checkpoint_save_opts none;
+
+	return checkpoint_save_with(at, dir, force, &none, stats, err);
 }
 
-int checkpoint_save_signed(int at, const char *dir, bool force, const uint8_t *key, size_t key_len,
-			   struct checkpoint_stats *stats, char **err)
+int checkpoint_save_with(int at, const char *dir, bool force, const struct checkpoint_save_opts *o,
+			 struct checkpoint_stats *stats, char **err)
 {
 	struct ckpt_refs *refs = ckpt_refs_new();
 	struct enc secs[NSECTIONS];
@@ -140,10 +142,11 @@ int checkpoint_save_signed(int at, const char *dir, bool force, const uint8_t *k
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
-	if (key && (ret = image_mac_sign(&img, key, key_len)))
+	img.tag = o->tag;
+	if (o->key && (ret = image_mac_sign(&img, o->key, o->key_len)))
 		goto out;
 	ret = image_write(at, dir, &img, force, err);
-	if (key)
+	if (o->key)
 		image_mac_free(&img);
 	if (!ret && stats) {
 		stats->pages = pages;
@@ -194,36 +197,31 @@ static int load_records(struct dec *d, enum ckpt_kind k)
 	return dec_ok(d) ? 0 : -EINVAL;
 }
 
-int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err)
-{
+/* A restore in two steps (checkpoint.h): what the image holds, read and checked, and the
+ * references its records resolve through. */
+struct checkpoint_restore {
 	struct image img;
-	int ret = image_read(dir, &img, err);
+	struct ckpt_refs *refs;
+	char dir[4096];
+};
 
-	if (ret)
-		return ret;
-	if (o->key && (ret = image_mac_verify(&img, o->key, o->key_len, dir, err))) {
-		image_free(&img);
-		return ret;
-	}
-	struct ckpt_refs *refs = ckpt_refs_new();
-	if (!refs) {
-		image_free(&img);
-		*err = strdup("out of memory");
-		return -ENOMEM;
-	}
-	/* Dentries and files under /proc name processes that the tasks section restores last. */
-	procfs_set_restoring(true);
-	for (int i = 0; i < NSECTIONS && !ret; i++) {
+/* Loads sections FROM..TO-1 of R's image. */
+static int load_sections(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
+			 int from, int to, char **err)
+{
+	int ret = 0;
+
+	for (int i = from; i < to && !ret; i++) {
 		const char *name = section_name(i);
-		struct image_section *s = image_find(&img, name);
+		struct image_section *s = image_find(&r->img, name);
 		struct dec d;
 		if (!s) {
-			if (asprintf(err, "image '%s' has no %s section", dir, name) < 0)
+			if (asprintf(err, "image '%s' has no %s section", r->dir, name) < 0)
 				*err = NULL;
 			ret = -EINVAL;
 			break;
 		}
-		dec_init(&d, s->data, s->len, refs);
+		dec_init(&d, s->data, s->len, r->refs);
 		switch (i) {
 		case SEC_KERNEL:
 			ret = kernel_ckpt_load(&d, o);
@@ -263,23 +261,88 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 				if (asprintf(err, "%s", d.error ? d.error : "bad kernel record") <
 				    0)
 					*err = NULL;
-			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", dir,
+			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", r->dir,
 					    name, d.error ? d.error : strerror(-ret)) < 0) {
 				*err = NULL;
 			}
 		}
 		dec_free(&d);
 	}
+	return ret;
+}
+
+static void restore_free(struct checkpoint_restore *r)
+{
 	/* The load's own references go; what the restored kernel holds stays. */
-	for (int k = 0; k < CK_NKINDS; k++)
+	for (int k = 0; k < CK_NKINDS && r->refs; k++)
 		if (kinds[k].drop)
-			ckpt_refs_foreach(refs, k, kinds[k].drop);
-	ckpt_refs_free(refs);
-	image_free(&img);
+			ckpt_refs_foreach(r->refs, k, kinds[k].drop);
+	ckpt_refs_free(r->refs);
+	image_free(&r->img);
 	procfs_set_restoring(false);
+	free(r);
+}
+
+int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
+			  struct checkpoint_restore **out, char **err)
+{
+	struct checkpoint_restore *r = calloc(1, sizeof(*r));
+	int ret;
+
+	*out = NULL;
+	if (!r) {
+		*err = strdup("out of memory");
+		return -ENOMEM;
+	}
+	snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	if ((ret = image_read(dir, &r->img, err))) {
+		free(r);
+		return ret;
+	}
+	if (o->key && (ret = image_mac_verify(&r->img, o->key, o->key_len, dir, err))) {
+		image_free(&r->img);
+		free(r);
+		return ret;
+	}
+	/* Dentries and files under /proc name processes that the tasks section restores last. */
+	procfs_set_restoring(true);
+	if (!(r->refs = ckpt_refs_new())) {
+		*err = strdup("out of memory");
+		ret = -ENOMEM;
+	} else {
+		ret = load_sections(r, o, SEC_KERNEL, SEC_KERNEL + 1, err);
+	}
+	if (ret) {
+		restore_free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
+			   char **err)
+{
+	int ret = load_sections(r, o, SEC_KERNEL + 1, NSECTIONS, err);
+
+	restore_free(r);
 	if (!ret)
 		ret = task_load_finish(err);
 	return ret;
+}
+
+void checkpoint_load_abort(struct checkpoint_restore *r)
+{
+	if (r)
+		restore_free(r);
+}
+
+int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err)
+{
+	struct checkpoint_restore *r;
+	int ret = checkpoint_load_begin(dir, o, &r, err);
+
+	return ret ? ret : checkpoint_load_finish(r, o, err);
 }
 
 int checkpoint_inspect(const char *dir, FILE *out, char **err)

@@ -36,12 +36,30 @@ void kernel_unquiesce(void);
  * nothing is left at DIR and *ERR (malloc'd) says why in one line. */
 int checkpoint_save(int at, const char *dir, bool force, struct checkpoint_stats *stats,
 		    char **err);
-/* The same, with a MAC of the image made with KEY (KEY_LEN bytes) when KEY is not NULL. */
-int checkpoint_save_signed(int at, const char *dir, bool force, const uint8_t *key, size_t key_len,
-			   struct checkpoint_stats *stats, char **err);
+/* What a checkpoint request may add: a MAC of the image made with KEY (KEY_LEN bytes), and
+ * the TAG its temporary directories are named with (struct image's tag), so that the client
+ * can clean up after a Sentry that died mid-way. */
+struct checkpoint_save_opts {
+	const uint8_t *key;
+	size_t key_len;
+	const char *tag;
+};
+int checkpoint_save_with(int at, const char *dir, bool force, const struct checkpoint_save_opts *o,
+			 struct checkpoint_stats *stats, char **err);
 
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);
+
+/* The same in two steps, so that the Sentry can lock itself in between (kernel.c): _begin
+ * reads the image's files, checks their lengths, checksums and MAC, and decodes only the
+ * kernel record (which names the rootfs); _finish decodes everything else, in a Sentry that no
+ * longer reaches any host path. _finish or _abort ends what _begin started. */
+struct checkpoint_restore;
+int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
+			  struct checkpoint_restore **r, char **err);
+int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
+			   char **err);
+void checkpoint_load_abort(struct checkpoint_restore *r);
 
 /* Prints what the image in DIR holds: sections, objects per kind, bytes, pages. */
 int checkpoint_inspect(const char *dir, FILE *out, char **err);

@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -28,6 +29,7 @@
 #include "sentry/confine.h"
 #include "sentry/kernel.h"
 #include "sentry/task.h"
+#include "state/image.h"
 #include "state/mac.h"
 
 #define NAME_MAX_LEN 64
@@ -195,6 +197,17 @@ void control_forget(const char *name, unsigned long long ino)
 	if (control_socket_path(name, path, sizeof(path)) && lstat(path, &st) == 0 &&
 	    S_ISSOCK(st.st_mode) && st.st_ino == ino)
 		unlink(path);
+	/* And a checkpoint lock a killed client left, unless a checkpoint holds it now. */
+	char lock[sizeof(ctl.path)];
+	if (control_socket_path(name, path, sizeof(path)) &&
+	    (size_t)snprintf(lock, sizeof(lock), "%.*s.lock", (int)(strlen(path) - 5), path) <
+		sizeof(lock)) {
+		int lfd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+			unlink(lock);
+		if (lfd >= 0)
+			close(lfd);
+	}
 }
 
 static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -272,16 +285,34 @@ static int parse_key(const char **p, uint8_t *key, size_t *len)
 	return *len >= IMAGE_KEY_MIN ? 0 : -EINVAL;
 }
 
-/* One request line: "checkpoint LEAVE FORCE [key HEX ]DIR", with a descriptor of DIR's parent
- * directory (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
- * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
- * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in
- * the Sentry) or "error MESSAGE". */
+/* "tag HEX " at *P: 16 hex digits into TAG and *P past it (see struct image's tag). */
+static int parse_tag(const char **p, char tag[17])
+{
+	const char *s = *p;
+
+	tag[0] = 0;
+	if (strncmp(s, "tag ", 4))
+		return 0;
+	s += 4;
+	if (strspn(s, "0123456789abcdef") != 16 || s[16] != ' ')
+		return -EINVAL;
+	memcpy(tag, s, 16);
+	tag[16] = 0;
+	*p = s + 17;
+	return 0;
+}
+
+/* One request line: "checkpoint LEAVE FORCE [tag HEX ][key HEX ]DIR", with a descriptor of DIR's
+ * parent directory (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last
+ * component, since a confined Sentry reaches no path; DIR itself only names the image in messages.
+ * Or "ping". The answer: "ok BYTES PAGES WALL_US CPU_US" (the checkpoint's wall and CPU time in the
+ * Sentry) or "error MESSAGE". */
 static void serve_request(int fd)
 {
 	static char req[REQ_MAX];
 	static uint8_t key[IMAGE_KEY_MAX];
 	size_t key_len = 0;
+	char tag[17];
 	size_t got = 0;
 	int parent = -1;
 
@@ -307,7 +338,8 @@ static void serve_request(int fd)
 	int leave, force, off = 0;
 	const char *dir = req;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
-	    (dir = req + off, parse_key(&dir, key, &key_len)) || *dir != '/') {
+	    (dir = req + off, parse_tag(&dir, tag)) || parse_key(&dir, key, &key_len) ||
+	    *dir != '/') {
 		reply(fd, "error bad request\n");
 		goto out;
 	}
@@ -329,8 +361,9 @@ static void serve_request(int fd)
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(NULL, 0);
-		r = checkpoint_save_signed(parent, name, force, key_len ? key : NULL, key_len,
-					   &stats, &err);
+		struct checkpoint_save_opts so = {key_len ? key : NULL, key_len,
+						  tag[0] ? tag : NULL};
+		r = checkpoint_save_with(parent, name, force, &so, &stats, &err);
 	}
 	if (r) {
 		reply(fd, "error %s\n", err ? err : strerror(-r));
@@ -509,6 +542,17 @@ static int send_with_fd(int sock, const char *buf, size_t len, int fd)
 	return n == (ssize_t)len ? 0 : EPIPE;
 }
 
+/* The checkpoint lock goes once its checkpoint is over: removed while still held, so lock
+ * files do not pile up in the runtime directory. (A client that opened it just before and
+ * locks the removed file afterwards only sends a request the Sentry serves in turn anyway.) */
+static void unlock(int lfd, bool locked, const char *lock)
+{
+	if (locked)
+		unlink(lock);
+	if (lfd >= 0)
+		close(lfd);
+}
+
 int control_checkpoint(const char *name, const char *dir, bool leave_running, bool force)
 {
 	return control_checkpoint_signed(name, dir, leave_running, force, NULL, 0);
@@ -550,8 +594,9 @@ int control_checkpoint_signed(const char *name, const char *dir, bool leave_runn
 	}
 	/* One checkpoint at a time per sandbox. */
 	snprintf(lock, sizeof(lock), "%.*s.lock", (int)(strlen(path) - 5), path);
-	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+	int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool locked = lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0;
+	if (lfd >= 0 && !locked && errno == EWOULDBLOCK) {
 		fprintf(stderr,
 			"minisentry: checkpoint: sandbox '%s' is already being checkpointed\n",
 			name);
@@ -562,13 +607,19 @@ int control_checkpoint_signed(const char *name, const char *dir, bool leave_runn
 	int fd = connect_to(path);
 	if (fd < 0) {
 		fprintf(stderr, "minisentry: checkpoint: no running sandbox named '%s'\n", name);
-		if (lfd >= 0)
-			close(lfd);
+		unlock(lfd, locked, lock);
 		close(parent);
 		return 1;
 	}
+	/* The temporary directories' names: ours to clean up if the Sentry dies mid-way, and
+	 * unguessable, so nobody can have put anything there first. */
+	uint64_t rnd[1];
+	char tag[17];
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd[0] = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
+	snprintf(tag, sizeof(tag), "%016llx", (unsigned long long)rnd[0]);
 	static char req[REQ_MAX];
-	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s", leave_running, force,
+	int n = snprintf(req, sizeof(req), "checkpoint %d %d tag %s %s", leave_running, force, tag,
 			 key ? "key " : "");
 	for (size_t i = 0; key && i < key_len && i < IMAGE_KEY_MAX; i++)
 		n += snprintf(req + n, sizeof(req) - n, "%02x", key[i]);
@@ -589,15 +640,18 @@ int control_checkpoint_signed(const char *name, const char *dir, bool leave_runn
 		got += r;
 	}
 	close(fd);
-	close(parent);
-	if (lfd >= 0)
-		close(lfd);
 	resp[got] = 0;
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
 	unsigned long long bytes, pages, wall, cpu;
-	if (sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4) {
+	bool ok = sscanf(resp, "ok %llu %llu %llu %llu", &bytes, &pages, &wall, &cpu) == 4;
+	/* A Sentry that died mid-write cleans up nothing: what it left has our tag. */
+	if (!ok)
+		image_write_cleanup(parent, strrchr(abs, '/') + 1, tag);
+	close(parent);
+	unlock(lfd, locked, lock);
+	if (ok) {
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
 		       "ms)\n",
 		       name, dir, bytes, pages, wall / (double)USEC_PER_MSEC,
@@ -626,6 +680,16 @@ int control_list(void)
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		char path[PATH_MAX];
+		if (n > 5 && !strcmp(de->d_name + n - 5, ".lock")) {
+			/* Left by a client killed mid-checkpoint (or an older minisentry, which
+			 * never removed them): gone unless a checkpoint holds it now. */
+			int lfd = openat(dirfd(d), de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+			if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+				unlinkat(dirfd(d), de->d_name, 0);
+			if (lfd >= 0)
+				close(lfd);
+			continue;
+		}
 		if (n < 6 || strcmp(de->d_name + n - 5, ".sock"))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=

@@ -95,6 +95,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;
 	c->oom_score_adj = p->group_leader->oom_score_adj;
+	c->personality = p->personality;
 	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
 	memcpy(c->affinity, p->affinity, sizeof(c->affinity));
 	memcpy(c->comm, p->comm, sizeof(c->comm));

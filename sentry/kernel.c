@@ -13,10 +13,12 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "common/units.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
@@ -24,6 +26,7 @@
 #include "sentry/fdtable.h"
 #include "mem/memfile.h"
 #include "sentry/mm.h"
+#include "sentry/oom.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
@@ -545,6 +548,34 @@ static void mount_tmpfs(const char *path)
 	vfs_dentry_put(mp);
 }
 
+/* The memory file, bounded by --memory (or its default). Without the privilege to make a tmpfs
+ * (only --unsafe-no-confine as an ordinary user) the default falls back to an unbounded memfd;
+ * an explicit --memory is then refused. */
+static int init_memory(const struct kernel_config *cfg)
+{
+	struct sysinfo si;
+	uint64_t host = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+	uint64_t limit = cfg->memory ? cfg->memory : host / DEFAULT_MEMORY_SHARE;
+	int err;
+
+	if (limit < MEMORY_MIN)
+		limit = MEMORY_MIN;
+	limit &= ~(uint64_t)(PAGE_SIZE - 1);
+	confine_maps_ready();
+	err = memfile_init_bounded(limit);
+	if (err && !cfg->memory)
+		return memfile_init();
+	if (err) {
+		fprintf(stderr,
+			"minisentry: --memory: cannot make the sandbox's bounded memory (a tmpfs "
+			"of its own): %s\n",
+			strerror(-err));
+		return err;
+	}
+	memfile_set_full_hook(oom_kill);
+	return 0;
+}
+
 /* What every sandbox needs before its first task: the memory file, the platform, the event
  * loop's descriptors, and the control socket when it has a name. */
 static int setup_kernel(const struct kernel_config *cfg)
@@ -555,8 +586,9 @@ static int setup_kernel(const struct kernel_config *cfg)
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	timerfd_register_kind();
-	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
-	    (err = setup_events())) {
+	if ((err = init_memory(cfg)))
+		return err; /* the message is printed */
+	if ((err = platform_init(memfile_fd(), cfg->placement)) || (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}
@@ -669,19 +701,31 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
-	ret = checkpoint_load(image, o, &err);
+	/* Before the lock only what needs the host's paths: the image's files read and checked
+	 * (and its MAC), the kernel record that names the rootfs, and the rootfs's descriptor.
+	 * Everything else an image says is decoded by a Sentry already locked in. */
+	struct checkpoint_restore *r = NULL;
+	ret = checkpoint_load_begin(image, o, &r, &err);
 	if (delete_image)
 		control_remove_image(image);
+	if (!ret && !confine_rootfs(kernel.cfg.rootfs)) {
+		ret = -errno;
+		if (asprintf(&err, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno)) < 0)
+			err = NULL;
+	}
+	if (!ret && (ret = confine_lock())) {
+		checkpoint_load_abort(r);
+		kernel_teardown();
+		control_close();
+		return ret; /* the message is printed */
+	}
+	if (!ret)
+		ret = checkpoint_load_finish(r, o, &err);
+	else
+		checkpoint_load_abort(r);
 	if (ret) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
 		free(err);
-		kernel_teardown();
-		control_close();
-		return ret;
-	}
-	/* The image is read and its sandbox set up: the Sentry locks itself in before any
-	 * restored guest instruction runs. */
-	if ((ret = confine_lock())) {
 		kernel_teardown();
 		control_close();
 		return ret;

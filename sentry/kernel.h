@@ -36,6 +36,9 @@ struct kernel_config {
 	enum kernel_network network;
 	struct confine_opts confine;
 	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
+	/* --memory: the bytes all guest memory may hold (sentry/oom.c past it); 0 for the
+	 * default share of the host's RAM. */
+	uint64_t memory;
 };
 
 struct kernel {

@@ -60,6 +60,9 @@ static const char usage[] =
     "  --pids N              the most tasks (threads included) the sandbox may hold at once;\n"
     "                        fork and clone fail with EAGAIN past it (default " DEFAULT_PIDS_STR
     ")\n"
+    "  --memory BYTES        the most memory all guest processes, tmpfs and the memory layer\n"
+    "                        may hold (K, M, G suffixes; at least 16M); past it the OOM killer\n"
+    "                        kills the largest process (default: half the host's RAM)\n"
     "  --save-restore-test   the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
     "  --debug-host-syscalls[=log]\n"
@@ -79,7 +82,7 @@ static const char usage[] =
     "  --rootfs PATH         the root filesystem to use instead of the image's\n"
     "  --force               use a root filesystem that differs from the image's\n"
     "  --image-key FILE      refuse the image unless it carries a MAC made with this key\n"
-    "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
+    "  --strace, --placement, --stats, --save-restore-test, --network, --pids, --memory,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
@@ -158,6 +161,25 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		cfg->pids = (int)n;
 		return 0;
 	}
+	case 'M': {
+		/* BYTES, or with a K, M, G or T suffix (powers of 1024). */
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(optarg, &end, 10);
+		int shift = !*end		 ? 0
+			    : strchr("kK", *end) ? 10
+			    : strchr("mM", *end) ? 20
+			    : strchr("gG", *end) ? 30
+			    : strchr("tT", *end) ? 40
+						 : -1;
+		if (errno || end == optarg || optarg[0] == '-' || shift < 0 || (*end && end[1]) ||
+		    n > (~0ULL >> shift) || (n << shift) < MEMORY_MIN) {
+			snprintf(msg, sizeof(msg), "%s: --memory needs at least 16M, got", cmd);
+			return fail(msg, optarg);
+		}
+		cfg->memory = n << shift;
+		return 0;
+	}
 	case 'N':
 		if (!strcmp(optarg, "loopback")) {
 			cfg->network = NETWORK_LOOPBACK;
@@ -228,6 +250,7 @@ static int cmd_run(int argc, char **argv)
 	    {"save-restore-test", no_argument, NULL, 'T'},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
+	    {"memory", required_argument, NULL, 'M'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    /* Tests only: the locked Sentry tries what a compromised one would. */
@@ -366,6 +389,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"image-key", required_argument, NULL, OPT_IMAGE_KEY},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
+	    {"memory", required_argument, NULL, 'M'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"help", no_argument, NULL, 'h'},

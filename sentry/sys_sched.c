@@ -12,6 +12,7 @@
 
 #include "common/units.h"
 #include "common/limits.h"
+#include "mem/memfile.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -231,15 +232,23 @@ long sys_times(struct task *t, const unsigned long *a)
 	return to_ticks(mono_now());
 }
 
-/* sysinfo: the sandbox's uptime and process count; memory figures are the host's (the guest
- * has no memory limit of its own yet). */
+/* sysinfo: the sandbox's uptime and process count; its RAM is the --memory bound, as
+ * /proc/meminfo shows it (no swap, no shared or buffer figures of its own). */
 long sys_sysinfo(struct task *t, const unsigned long *a)
 {
 	struct sysinfo si;
 	unsigned short procs = 0;
+	uint64_t limit = memfile_limit(), used = memfile_used();
 
 	if (sysinfo(&si))
 		return -errno;
+	if (limit && limit < (uint64_t)si.totalram * si.mem_unit) {
+		si.totalram = limit / si.mem_unit;
+		si.freeram = (used < limit ? limit - used : 0) / si.mem_unit;
+		si.sharedram = si.bufferram = 0;
+		si.totalswap = si.freeswap = 0;
+		si.totalhigh = si.freehigh = 0;
+	}
 	for_each_task(o)
 		procs += !o->zombie && !o->thread_gone;
 	si.uptime = ts_sub(mono_now(), kernel.boot_mono).tv_sec;

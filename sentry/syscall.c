@@ -113,6 +113,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(prlimit64, "ddpp",
 	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(getrandom, "pux"),
+    ROWX(personality, "x"),
     ROW(statx, "fsxxp"),
     ROW(faccessat2, "fsox"),
     PARTIAL(set_robust_list, "pu",

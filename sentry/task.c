@@ -359,6 +359,7 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, t->robust_list);
 	enc_bool(e, t->no_new_privs);
 	enc_u32(e, (uint32_t)t->oom_score_adj);
+	enc_u32(e, t->personality);
 	enc_raw(e, t->comm, sizeof(t->comm));
 	enc_timespec(e, t->start_time);
 	enc_ref(e, CK_DENTRY, t->exe);
@@ -538,6 +539,7 @@ void *task_load(struct dec *d)
 	t->oom_score_adj = (int)dec_u32(d);
 	if (t->oom_score_adj < -1000 || t->oom_score_adj > 1000)
 		dec_fail(d, "bad oom_score_adj");
+	t->personality = dec_u32(d);
 	dec_raw(d, t->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->start_time = dec_timespec(d);

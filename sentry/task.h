@@ -117,8 +117,9 @@ struct task {
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
 	bool no_new_privs;
-	int oom_score_adj; /* on the leader: -1000..1000, inherited by fork; no OOM killer reads it
-			    */
+	int oom_score_adj;	  /* on the leader: -1000..1000, inherited by fork */
+	unsigned int personality; /* personality(2): inherited by fork, kept by exec */
+	bool oom_victim;	  /* on the leader: the OOM killer chose it (oom.c) */
 	char comm[16];
 	struct timespec start_time;	     /* monotonic */
 	struct vfs_dentry *exe;		     /* the executable (a reference) */

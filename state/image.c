@@ -178,8 +178,14 @@ static int dir_state(int at, const char *dir)
 
 /* A new directory beside DIR, named DIR.KIND.RANDOM into NAME: made with mkdirat, which never
  * follows a link, so nothing anyone else put there is used or removed. */
-static int make_temp_dir(int at, const char *dir, const char *kind, char *name, size_t size)
+static int make_temp_dir(int at, const char *dir, const char *kind, const char *tag, char *name,
+			 size_t size)
 {
+	if (tag) {
+		if (snprintf(name, size, "%s.%s.%s", dir, kind, tag) >= (int)size)
+			return -ENAMETOOLONG;
+		return mkdirat(at, name, 0755) ? -errno : 0;
+	}
 	for (int tries = 0; tries < 16; tries++) {
 		unsigned int rnd = 0;
 		if (getrandom(&rnd, sizeof(rnd), 0) < 0)
@@ -256,7 +262,7 @@ int image_write(int at, const char *dir, struct image *img, bool force, char **e
 			    dir);
 	if (img->nsections > IMAGE_MAX_SECTIONS)
 		return fail(err, -EINVAL, "too many sections");
-	if ((ret = make_temp_dir(at, dir, "tmp", tmp, sizeof(tmp))))
+	if ((ret = make_temp_dir(at, dir, "tmp", img->tag, tmp, sizeof(tmp))))
 		return fail(err, ret, "cannot create a directory beside '%s': %s", dir,
 			    strerror(-ret));
 	dirfd = openat(at, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -336,7 +342,7 @@ int image_write(int at, const char *dir, struct image *img, bool force, char **e
 		goto out_close;
 	}
 	if (st > 0) {
-		if ((ret = make_temp_dir(at, dir, "old", old, sizeof(old)))) {
+		if ((ret = make_temp_dir(at, dir, "old", img->tag, old, sizeof(old)))) {
 			ret = fail(err, ret, "cannot replace '%s': %s", dir, strerror(-ret));
 			goto out_close;
 		}
@@ -366,6 +372,28 @@ out_close:
 out_remove:
 	remove_tree_at(at, tmp, 0);
 	return ret;
+}
+
+bool image_write_cleanup(int at, const char *dir, const char *tag)
+{
+	char tmp[4096], old[4096];
+	struct stat st;
+	bool any = false;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%s", dir, tag) >= (int)sizeof(tmp) ||
+	    snprintf(old, sizeof(old), "%s.old.%s", dir, tag) >= (int)sizeof(old))
+		return false;
+	if (fstatat(at, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		remove_tree_at(at, tmp, 0);
+		any = true;
+	}
+	if (fstatat(at, old, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* Killed between moving the old image aside and removing it. */
+		if (fstatat(at, dir, &st, AT_SYMLINK_NOFOLLOW) == 0 || renameat(at, old, at, dir))
+			remove_tree_at(at, old, 0);
+		any = true;
+	}
+	return any;
 }
 
 static int parse_header(int dirfd, const char *dir, struct image *img, char **err)

@@ -28,6 +28,10 @@ struct image {
 	uint32_t version, codec, flags;
 	int nsections;
 	struct image_section sec[IMAGE_MAX_SECTIONS];
+	/* image_write: when set, the temporary and set-aside directories are DIR.tmp.TAG and
+	 * DIR.old.TAG (an existing name is an error) instead of random names, so that whoever
+	 * chose TAG can clean up after a writer that was killed (image_write_cleanup). */
+	const char *tag;
 };
 
 /* Writes IMG's sections (data, len, count, name set) to DIR, a name beneath directory
@@ -36,6 +40,11 @@ struct image {
  * followed through a symbolic link, and the temporary directory is a new one of random name.
  * On failure nothing is left behind and *ERR (malloc'd) says why. */
 int image_write(int at, const char *dir, struct image *img, bool force, char **err);
+
+/* After an image_write with IMG.tag = TAG that did not finish (its writer died): removes
+ * DIR.tmp.TAG, and puts DIR.old.TAG back as DIR (or removes it, if the new DIR is in place),
+ * never following a link. Returns whether anything was there. */
+bool image_write_cleanup(int at, const char *dir, const char *tag);
 
 /* Reads and checks the image in DIR: every section decompressed into memory. On failure *ERR
  * (malloc'd) says what is wrong in one line. */

@@ -427,6 +427,8 @@ source "$(dirname "$0")/network.sh"
 source "$(dirname "$0")/confinement.sh"
 # shellcheck source=tests/e2e/limits.sh
 source "$(dirname "$0")/limits.sh"
+# shellcheck source=tests/e2e/faults.sh
+source "$(dirname "$0")/faults.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

@@ -36,18 +36,54 @@ static struct {
 	uint64_t limit;
 	bool (*full_hook)(void);
 	sigjmp_buf *guard; /* the memfile_guard running, if any */
+	/* Pages the bounded file had no room for, touched outside a guard: private pages stand
+	 * in for them in the Sentry's view until memfile_settle (offsets). */
+	uint64_t spill[256];
+	volatile int nspill;
 } mf = {.fd = -1};
 
-/* A fault on the memory file is the bounded tmpfs refusing a page: back to memfile_guard.
- * Anything else (or outside a guard) is a real fault: the default action ends the Sentry. */
+/* A fault on the memory file is the bounded tmpfs refusing a page. Inside memfile_guard: back
+ * to it. Outside (an access no guard covers yet), the page, a hole, is replaced in the
+ * Sentry's view by a private zero page so that the access completes, and memfile_settle puts
+ * it in the file afterwards. Anything else is a real fault: the default action ends the
+ * Sentry. */
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	char *a = si->si_addr;
 
 	(void)uc;
-	if (mf.guard && a >= mf.base && a < mf.base + MEMFILE_SIZE)
-		siglongjmp(*mf.guard, 1);
+	if (a >= mf.base && a < mf.base + MEMFILE_SIZE) {
+		if (mf.guard)
+			siglongjmp(*mf.guard, 1);
+		char *page = (char *)((uintptr_t)a & ~(uintptr_t)(MEMFILE_PAGE - 1));
+		if (mf.nspill < (int)(sizeof(mf.spill) / sizeof(mf.spill[0])) &&
+		    mmap(page, MEMFILE_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == page) {
+			mf.spill[mf.nspill++] = (uint64_t)(page - mf.base);
+			return;
+		}
+	}
 	signal(sig, SIG_DFL);
+}
+
+int memfile_settle(void)
+{
+	int lost = 0;
+
+	for (int i = 0; i < mf.nspill; i++) {
+		uint64_t off = mf.spill[i];
+		char *p = mf.base + off;
+		ssize_t w = pwrite(mf.fd, p, MEMFILE_PAGE, off);
+		if (w != MEMFILE_PAGE && mf.full_hook && mf.full_hook())
+			w = pwrite(mf.fd, p, MEMFILE_PAGE, off);
+		lost += w != MEMFILE_PAGE;
+		/* The shared view back, whatever happened: a lost page reads as the hole it is. */
+		if (mmap(p, MEMFILE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, mf.fd,
+			 off) != p)
+			abort(); /* the Sentry's view of guest memory would be wrong */
+	}
+	mf.nspill = 0;
+	return lost ? -ENOMEM : 0;
 }
 
 static int map_file(void)

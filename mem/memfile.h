@@ -27,6 +27,11 @@ int memfile_fd(void);
  * and FN runs once more from the start. 0, or -ENOMEM when there is still no room. */
 int memfile_guard(void (*fn)(void *arg), void *arg);
 void memfile_set_full_hook(bool (*hook)(void));
+/* The safety net for accesses no guard covers: a page they touched that the bounded file had
+ * no room for was given to the Sentry alone; this writes such pages into the file (after the
+ * hook, if needed) and maps the file back. To be called before a guest runs again; cheap when
+ * there is nothing to do. -ENOMEM if a page could not be kept. */
+int memfile_settle(void);
 /* The Sentry's view of byte OFF of the file. */
 void *memfile_ptr(uint64_t off);
 /* Allocates LEN bytes (a page multiple) of zeroed file; returns the offset, or -ENOMEM. */

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "sentry/control.h"
+#include "mem/memfile.h"
 #include "sentry/kernel.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -414,6 +415,9 @@ long syscall_dispatch(struct task *t)
 	} else {
 		ret = def->fn(t, t->sc.args);
 	}
+	/* Guest memory the handler wrote where no guard covered it, past --memory: into the
+	 * memory file (the OOM killer making room) before any guest thread can look. */
+	memfile_settle();
 	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->blk.retry))
 		strace_print(t, ret);
 	return ret;

@@ -16,5 +16,10 @@
  * Linux's pid_max does. */
 #define DEFAULT_PIDS 1024
 #define PIDS_MAX 32768
+/* --memory: at least MEMORY_MIN bytes; without the option, the host's RAM divided by
+ * DEFAULT_MEMORY_SHARE (half of it), so that a memory hog in a sandbox started with no
+ * options meets the OOM killer long before the host's own. */
+#define MEMORY_MIN (16ULL << 20)
+#define DEFAULT_MEMORY_SHARE 2
 
 #endif

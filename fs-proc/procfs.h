@@ -19,6 +19,9 @@ int procfs_new(const struct procinfo_ops *ops, bool eager, struct vfs_dentry **r
  * PROCFS_NR_OPEN_MAX, the most descriptors a table holds). */
 #define PROCFS_NR_OPEN_MAX 1048576
 extern long procfs_nr_open;
+/* kernel.randomize_va_space as the guest set it: 0 no randomisation, 1 all but brk, 2 all
+ * (any other value acts as 2, as in Linux). */
+extern int procfs_randomize_va_space;
 
 /* Checkpoint: what procfs keeps for the whole sandbox rather than in its nodes (the boot id
  * and the sysctl values written), which the nodes, rebuilt on demand, read back. */

@@ -8,6 +8,7 @@
 #include "fs-proc/internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,10 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
  * kept, and a value the subsystem refuses is refused. A restore sets them the same way. */
 #define SYSCTL_PORT_RANGE 1
 #define SYSCTL_NR_OPEN 2
+#define SYSCTL_RANDOMIZE 3
 
 long procfs_nr_open = PROCFS_NR_OPEN_MAX;
+int procfs_randomize_va_space = 2;
 
 static int sysctl_apply(const struct kernfs_entry *e, const char *value)
 {
@@ -92,6 +95,12 @@ static int sysctl_apply(const struct kernfs_entry *e, const char *value)
 		if (sscanf(value, "%d %d", &lo, &hi) != 2)
 			return -EINVAL;
 		return vfs_inet_set_port_range(lo, hi);
+	case SYSCTL_RANDOMIZE:
+		/* Linux takes any int here (proc_dointvec). */
+		if (sscanf(value, "%ld", &n) != 1 || n < INT_MIN || n > INT_MAX)
+			return -EINVAL;
+		procfs_randomize_va_space = (int)n;
+		return 0;
 	case SYSCTL_NR_OPEN:
 		/* Linux takes up to about 2^31; a descriptor table here holds no more than
 		 * PROCFS_NR_OPEN_MAX, so larger values are refused rather than pretended. */
@@ -163,6 +172,7 @@ static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char
 static void sysctl_free_all(void)
 {
 	procfs_nr_open = PROCFS_NR_OPEN_MAX;
+	procfs_randomize_va_space = 2;
 	while (sysctl_vals) {
 		struct procfs_sysctl_val *v = sysctl_vals;
 
@@ -308,7 +318,13 @@ static const struct kernfs_entry kernel_rows[] = {
     RW("printk_ratelimit_burst", "10"),
     DIR("pty", kernel_pty),
     DIR("random", kernel_random),
-    RW("randomize_va_space", "2"),
+    {.name = "randomize_va_space",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "2",
+     .arg = SYSCTL_RANDOMIZE},
     RW("sched_autogroup_enabled", "1"),
     RW("sched_child_runs_first", "0"),
     RW("sched_rr_timeslice_ms", "100"),

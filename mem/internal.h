@@ -3,6 +3,7 @@
 #ifndef MEM_INTERNAL_H
 #define MEM_INTERNAL_H
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,13 @@ struct memfile_state {
 	uint64_t bump; /* everything at and above is free */
 	struct extent *free;
 	size_t nfree, capfree;
+	uint64_t limit; /* --memory: the bounded file's size, 0 when unbounded */
+	bool (*full_hook)(void);
+	sigjmp_buf *guard; /* the memfile_guard running, if any */
+	/* Pages the bounded file had no room for, touched outside a guard: private pages stand
+	 * in for them in the Sentry's view until memfile_settle (offsets). */
+	uint64_t spill[256];
+	volatile int nspill;
 };
 
 extern struct memfile_state mf;

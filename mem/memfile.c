@@ -1,13 +1,20 @@
-/* The memory file and its allocator: a first-fit free list of extents over a sparse memfd
- * mapped once into the Sentry. Freed extents are punched out so they cost no memory. */
+/* The memory file and its allocator: a first-fit free list of extents over a sparse memfd (or,
+ * bounded by --memory, a file on a tmpfs of that size) mapped once into the Sentry. Freed
+ * extents are punched out so they cost no memory. */
 #include "mem/memfile.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/mount.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mem/internal.h"
@@ -15,18 +22,148 @@
 
 struct memfile_state mf = {.fd = -1};
 
-int memfile_init(void)
+/* A fault on the memory file is the bounded tmpfs refusing a page. Inside memfile_guard: back
+ * to it. Outside (an access no guard covers yet), the page, a hole, is replaced in the
+ * Sentry's view by a private zero page so that the access completes, and memfile_settle puts
+ * it in the file afterwards. Anything else is a real fault: the default action ends the
+ * Sentry. */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	workers_init();
-	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
-	if (mf.fd < 0)
-		return -errno;
+	char *a = si->si_addr;
+
+	(void)uc;
+	if (a >= mf.base && a < mf.base + MEMFILE_SIZE) {
+		if (mf.guard)
+			siglongjmp(*mf.guard, 1);
+		char *page = (char *)((uintptr_t)a & ~(uintptr_t)(MEMFILE_PAGE - 1));
+		if (mf.nspill < (int)(sizeof(mf.spill) / sizeof(mf.spill[0])) &&
+		    mmap(page, MEMFILE_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == page) {
+			mf.spill[mf.nspill++] = (uint64_t)(page - mf.base);
+			return;
+		}
+	}
+	signal(sig, SIG_DFL);
+}
+
+int memfile_settle(void)
+{
+	int lost = 0;
+
+	for (int i = 0; i < mf.nspill; i++) {
+		uint64_t off = mf.spill[i];
+		char *p = mf.base + off;
+		ssize_t w = pwrite(mf.fd, p, MEMFILE_PAGE, off);
+		if (w != MEMFILE_PAGE && mf.full_hook && mf.full_hook())
+			w = pwrite(mf.fd, p, MEMFILE_PAGE, off);
+		lost += w != MEMFILE_PAGE;
+		/* The shared view back, whatever happened: a lost page reads as the hole it is. */
+		if (mmap(p, MEMFILE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, mf.fd,
+			 off) != p)
+			abort(); /* the Sentry's view of guest memory would be wrong */
+	}
+	mf.nspill = 0;
+	return lost ? -ENOMEM : 0;
+}
+
+static int map_file(void)
+{
 	if (ftruncate(mf.fd, MEMFILE_SIZE))
 		return -errno;
 	mf.base =
 	    mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mf.fd, 0);
 	if (mf.base == MAP_FAILED)
 		return -errno;
+	return 0;
+}
+
+int memfile_init(void)
+{
+	workers_init();
+	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
+	if (mf.fd < 0)
+		return -errno;
+	return map_file();
+}
+
+/* A tmpfs of LIMIT bytes, mounted nowhere (fsopen/fsmount): only the file keeps it alive. It
+ * must allow exec (guest code is mapped from the file); nothing can be reached through it but
+ * the one unnamed file. */
+static int bounded_file(uint64_t limit)
+{
+	char size[32];
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt, fd;
+
+	if (fs < 0)
+		return -errno;
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)limit);
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) {
+		int e = -errno;
+		close(fs);
+		return e;
+	}
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fs);
+	if (mnt < 0)
+		return -errno;
+	fd = openat(mnt, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	close(mnt);
+	return fd < 0 ? -errno : fd;
+}
+
+int memfile_init_bounded(uint64_t limit)
+{
+	struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER};
+	int fd = bounded_file(limit);
+
+	if (fd < 0)
+		return fd;
+	if (sigaction(SIGBUS, &sa, NULL)) {
+		close(fd);
+		return -errno;
+	}
+	workers_init();
+	mf.fd = fd;
+	mf.limit = limit;
+	return map_file();
+}
+
+uint64_t memfile_limit(void)
+{
+	return mf.limit;
+}
+
+uint64_t memfile_used(void)
+{
+	struct stat st;
+
+	return fstat(mf.fd, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+void memfile_set_full_hook(bool (*hook)(void))
+{
+	mf.full_hook = hook;
+}
+
+int memfile_guard(void (*fn)(void *arg), void *arg)
+{
+	sigjmp_buf env;
+	volatile int tries = 0;
+
+	if (!mf.limit || mf.guard) {
+		fn(arg); /* unbounded, or inside a guard already: that one catches */
+		return 0;
+	}
+	if (sigsetjmp(env, 0)) {
+		mf.guard = NULL;
+		if (tries++ || !mf.full_hook || !mf.full_hook())
+			return -ENOMEM;
+	}
+	mf.guard = &env;
+	fn(arg);
+	mf.guard = NULL;
 	return 0;
 }
 
@@ -138,6 +275,24 @@ void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 	/* Past the last extent all is hole: the destination is fresh, so already zero. */
 	for (; at < end && mf_next_data(at, end, &data, &stop); at = stop)
 		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
+}
+
+struct copy_args {
+	uint64_t dst, src, len;
+};
+
+static void copy_fn(void *arg)
+{
+	struct copy_args *c = arg;
+
+	memfile_copy(c->dst, c->src, c->len);
+}
+
+int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len)
+{
+	struct copy_args c = {dst, src, len};
+
+	return memfile_guard(copy_fn, &c);
 }
 
 struct mobj *mobj_new(uint64_t len)

@@ -10,7 +10,29 @@
 #include <stdio.h>
 
 int memfile_init(void);
+/* The same, bounded: the file lives on a tmpfs of LIMIT bytes of its own (a detached mount,
+ * reachable only through the file), so that guest memory past LIMIT is refused by the host
+ * kernel itself: a guest touching a new page then gets SIGBUS, and the Sentry's own accesses
+ * through memfile_guard fail. Needs CAP_SYS_ADMIN over the Sentry's mount namespace (its
+ * own, once confined); -EPERM otherwise. */
+int memfile_init_bounded(uint64_t limit);
+/* The bound (0: none) and the bytes of guest memory in use now (pages the file holds). */
+uint64_t memfile_limit(void);
+uint64_t memfile_used(void);
 int memfile_fd(void);
+
+/* The accounting point for the Sentry's own accesses to guest memory. Runs FN(ARG), which
+ * reads or writes through memfile_ptr and holds nothing that a jump out of it would leak; if
+ * the memory file is full and FN touched a page it has no room for, FN is abandoned, the
+ * hook given to memfile_set_full_hook runs (the OOM killer: true when it freed something)
+ * and FN runs once more from the start. 0, or -ENOMEM when there is still no room. */
+int memfile_guard(void (*fn)(void *arg), void *arg);
+void memfile_set_full_hook(bool (*hook)(void));
+/* The safety net for accesses no guard covers: a page they touched that the bounded file had
+ * no room for was given to the Sentry alone; this writes such pages into the file (after the
+ * hook, if needed) and maps the file back. To be called before a guest runs again; cheap when
+ * there is nothing to do. -ENOMEM if a page could not be kept. */
+int memfile_settle(void);
 /* The Sentry's view of byte OFF of the file. */
 void *memfile_ptr(uint64_t off);
 /* Allocates LEN bytes (a page multiple) of zeroed file; returns the offset, or -ENOMEM. */
@@ -22,6 +44,8 @@ void memfile_zero(uint64_t off, uint64_t len);
 /* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
  * a copy costs only the pages that hold data. */
 void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
+/* memfile_copy under memfile_guard: 0 or -ENOMEM. */
+int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len);
 
 /* Bytes of [OFF, OFF+LEN) that hold data (are not holes): resident memory. */
 uint64_t memfile_data_bytes(uint64_t off, uint64_t len);
@@ -58,7 +82,8 @@ struct memfile_save_opts {
 	struct image_out *out;	       /* the image being written, for its data files */
 	struct memfile_parent *parent; /* checkpoint --parent: refer to its unchanged pages */
 	uint32_t codec;		       /* IMAGE_CODEC_* */
-	bool no_inline; /* data files however few the pages (tests of lazy restores) */
+	bool no_inline;	 /* data files however few the pages (tests of lazy restores) */
+	bool all_inline; /* every page inside the section however many (a signed image) */
 };
 
 struct memfile_save_stats {

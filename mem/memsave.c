@@ -642,7 +642,7 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
 	}
-	if (!o->no_inline && !parent && fits_inline(j.items, j.nitems, bytes)) {
+	if (o->all_inline || (!o->no_inline && !parent && fits_inline(j.items, j.nitems, bytes))) {
 		save_inline(e, j.items, j.nitems, &st->pages);
 		goto out;
 	}
@@ -781,6 +781,8 @@ static int read_allocator(struct dec *d, bool install, uint64_t *bump_out)
 /* Version 1: runs of pages inside the section. */
 static int load_v1(struct dec *d)
 {
+	uint64_t loaded = 0;
+
 	for (;;) {
 		uint64_t off = dec_u64(d);
 		if (off == UINT64_MAX || !dec_ok(d))
@@ -789,6 +791,9 @@ static int load_v1(struct dec *d)
 		if (off % MEMFILE_PAGE || off > mf.bump || npages > (mf.bump - off) / MEMFILE_PAGE)
 			return dec_fail(d, "bad memory extent");
 		const void *p = dec_view(d, npages * MEMFILE_PAGE);
+		loaded += npages * MEMFILE_PAGE;
+		if (mf.limit && loaded > mf.limit)
+			return dec_fail(d, "the image's memory does not fit in --memory");
 		if (p)
 			memcpy(mf.base + off, p, npages * MEMFILE_PAGE);
 	}
@@ -1102,8 +1107,23 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 	if (o->img->version == 1)
 		return load_v1(d);
 	ret = store_parse(d, o, mf.bump, &s, err);
-	if (!ret)
-		ret = store_open_refs(&s, err);
+	if (!ret && mf.limit) {
+		/* A bounded memory file (--memory) too small for the image is refused here, in one
+		 * line, rather than met page by page as faults in the loaders. */
+		uint64_t all = 0;
+		for (uint64_t i = 0; i < s.nch; i++)
+			all += s.ch[i].pages * MEMFILE_PAGE;
+		if (all > mf.limit)
+			ret = failf(
+			    err, -ENOMEM,
+			    "the image's memory (%llu MiB) does not fit in --memory (%llu MiB)",
+			    (unsigned long long)(all >> 20), (unsigned long long)(mf.limit >> 20));
+	}
+	if (ret) {
+		store_close(&s);
+		return ret;
+	}
+	ret = store_open_refs(&s, err);
 	if (!ret) {
 		memcpy(last_image.id, s.id, ID_LEN);
 		last_image.set = true;

@@ -34,7 +34,7 @@ declare -A public=(
   [mem]="memfile.h"
   [fs-proc]="procfs.h procinfo.h"
   [fs-sys]="sysfs.h"
-  [state]="codec.h image.h compress.h"
+  [state]="codec.h image.h compress.h mac.h"
   [oci]="json.h spec.h"
 )
 

@@ -22,6 +22,7 @@
 #include "state/codec.h"
 #include "state/image.h"
 #include "vfs/kernfs.h"
+#include "state/mac.h"
 #include "vfs/save.h"
 
 /* Kinds of shared objects: one section each, records framed as [id][length][payload]. */
@@ -160,16 +161,21 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 	if ((ret = kernel_ckpt_save_rootfs_deps(&secs[SEC_KERNEL])))
 		goto out;
 	/* The image's directory exists from here on: the memory's pages stream into its files. */
-	if ((ret = image_begin(at, dir, o->force, &out, err)))
+	if ((ret = image_begin_tagged(at, dir, o->force, o->tag, &out, err)))
 		goto out;
 	/* A confined Sentry reaches no image by its path: the image is then a full one, and the
 	 * client says so (stats->note). */
 	bool parent_unreachable = o->parent && confine_active();
-	if (o->parent && !parent_unreachable &&
+	if (o->parent && !parent_unreachable && !o->key &&
 	    (ret = memfile_parent_open(o->parent, &parent, err)))
 		goto out;
-	struct memfile_save_opts mo = {
-	    .out = out, .codec = img.codec, .no_inline = o->no_inline, .parent = parent};
+	/* A signed image keeps its memory inside its sections, which the MAC covers: no data
+	 * file and no other image's pages that it would not. */
+	struct memfile_save_opts mo = {.out = out,
+				       .codec = img.codec,
+				       .no_inline = o->no_inline && !o->key,
+				       .all_inline = o->key != NULL,
+				       .parent = parent};
 	if ((ret = memfile_save(&secs[SEC_MEMORY], &mo, &ms, err)))
 		goto out;
 	counts[SEC_MEMORY] = ms.pages;
@@ -180,15 +186,21 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		img.sec[i].len = secs[i].len;
 		img.sec[i].count = counts[i];
 	}
+	if (o->key && (ret = image_mac_sign(&img, o->key, o->key_len)))
+		goto out;
 	ret = image_commit(out, &img, err);
 	out = NULL;
+	if (o->key)
+		image_mac_free(&img);
 	if (!ret && stats) {
 		stats->pages = ms.pages;
 		stats->evicted = evicted;
 		stats->bytes = ms.file_bytes;
 		stats->ref_pages = ms.ref_pages;
 		stats->note = NULL;
-		if (parent_unreachable)
+		if (o->parent && o->key)
+			stats->note = "not used: a signed image holds all its memory itself";
+		else if (parent_unreachable)
 			stats->note =
 			    "not used: the confined Sentry cannot open it (a full image was "
 			    "written; --unsafe-no-confine runs allow it)";
@@ -286,38 +298,38 @@ static int load_records(struct dec *d, enum ckpt_kind k)
 	return dec_ok(d) ? 0 : -EINVAL;
 }
 
-int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err)
-{
+/* A restore in two steps (checkpoint.h): what the image holds, read and checked, and the
+ * references its records resolve through. */
+struct checkpoint_restore {
 	struct image img;
-	int ret = image_read(dir, &img, err);
+	struct ckpt_refs *refs;
+	char dir[4096];
+};
 
-	if (ret)
-		return ret;
-	struct ckpt_refs *refs = ckpt_refs_new();
-	if (!refs) {
-		image_free(&img);
-		*err = strdup("out of memory");
-		return -ENOMEM;
-	}
-	/* Dentries and files under /proc name processes that the tasks section restores last. */
-	procfs_set_restoring(true);
-	for (int i = 0; i < NSECTIONS && !ret; i++) {
+/* Loads sections FROM..TO-1 of R's image. */
+static int load_sections(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
+			 int from, int to, char **err)
+{
+	int ret = 0;
+
+	for (int i = from; i < to && !ret; i++) {
 		const char *name = section_name(i);
-		struct image_section *s = image_find(&img, name);
+		struct image_section *s = image_find(&r->img, name);
 		struct dec d;
 		if (!s) {
-			if (asprintf(err, "image '%s' has no %s section", dir, name) < 0)
+			if (asprintf(err, "image '%s' has no %s section", r->dir, name) < 0)
 				*err = NULL;
 			ret = -EINVAL;
 			break;
 		}
-		dec_init(&d, s->data, s->len, refs);
+		dec_init(&d, s->data, s->len, r->refs);
 		switch (i) {
 		case SEC_KERNEL:
 			ret = kernel_ckpt_load(&d, o);
 			break;
 		case SEC_MEMORY: {
-			struct memfile_load_opts mo = {.img = &img, .dir = dir, .lazy = o->lazy};
+			struct memfile_load_opts mo = {
+			    .img = &r->img, .dir = r->dir, .lazy = o->lazy};
 			ret = memfile_load(&d, &mo, err);
 			break;
 		}
@@ -355,26 +367,97 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 				if (asprintf(err, "%s", d.error ? d.error : "bad kernel record") <
 				    0)
 					*err = NULL;
-			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", dir,
+			} else if (asprintf(err, "image '%s' is corrupt (section %s: %s)", r->dir,
 					    name, d.error ? d.error : strerror(-ret)) < 0) {
 				*err = NULL;
 			}
 		}
 		dec_free(&d);
 	}
+	return ret;
+}
+
+static void restore_free(struct checkpoint_restore *r)
+{
 	/* The load's own references go; what the restored kernel holds stays. */
-	for (int k = 0; k < CK_NKINDS; k++)
+	for (int k = 0; k < CK_NKINDS && r->refs; k++)
 		if (kinds[k].drop)
-			ckpt_refs_foreach(refs, k, kinds[k].drop);
-	ckpt_refs_free(refs);
-	image_free(&img);
+			ckpt_refs_foreach(r->refs, k, kinds[k].drop);
+	ckpt_refs_free(r->refs);
+	image_free(&r->img);
 	procfs_set_restoring(false);
+	free(r);
+}
+
+int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
+			  struct checkpoint_restore **out, char **err)
+{
+	struct checkpoint_restore *r = calloc(1, sizeof(*r));
+	int ret;
+
+	*out = NULL;
+	if (!r) {
+		*err = strdup("out of memory");
+		return -ENOMEM;
+	}
+	snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	if ((ret = image_read(dir, &r->img, err))) {
+		free(r);
+		return ret;
+	}
+	if (o->key && (ret = image_mac_verify(&r->img, o->key, o->key_len, dir, err))) {
+		image_free(&r->img);
+		free(r);
+		return ret;
+	}
+	/* Dentries and files under /proc name processes that the tasks section restores last. */
+	procfs_set_restoring(true);
+	if (!(r->refs = ckpt_refs_new())) {
+		*err = strdup("out of memory");
+		ret = -ENOMEM;
+	} else {
+		ret = load_sections(r, o, SEC_KERNEL, SEC_MEMORY + 1, err);
+	}
+	if (ret) {
+		restore_free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
+			   char **err)
+{
+	int ret = load_sections(r, o, SEC_MEMORY + 1, NSECTIONS, err);
+
+	restore_free(r);
 	if (!ret)
 		ret = task_load_finish(err);
 	return ret;
 }
 
+void checkpoint_load_abort(struct checkpoint_restore *r)
+{
+	if (r)
+		restore_free(r);
+}
+
+int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err)
+{
+	struct checkpoint_restore *r;
+	int ret = checkpoint_load_begin(dir, o, &r, err);
+
+	return ret ? ret : checkpoint_load_finish(r, o, err);
+}
+
 int checkpoint_inspect(const char *dir, FILE *out, char **err)
+{
+	return checkpoint_inspect_signed(dir, NULL, 0, out, err);
+}
+
+int checkpoint_inspect_signed(const char *dir, const uint8_t *key, size_t key_len, FILE *out,
+			      char **err)
 {
 	struct image img;
 	uint64_t raw = 0, stored = 0;
@@ -382,6 +465,10 @@ int checkpoint_inspect(const char *dir, FILE *out, char **err)
 
 	if (ret)
 		return ret;
+	if (key && (ret = image_mac_verify(&img, key, key_len, dir, err))) {
+		image_free(&img);
+		return ret;
+	}
 	fprintf(out, "image %s: format version %u, codec %s, %d sections\n", dir, img.version,
 		codec_name(img.codec), img.nsections);
 	fprintf(out, "%-12s %10s %12s %12s\n", "section", "objects", "bytes", "stored");

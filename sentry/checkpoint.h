@@ -7,6 +7,7 @@
 #define SENTRY_CHECKPOINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -16,6 +17,9 @@ struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs where files the image depends on changed */
 	bool lazy;	    /* start before the memory is loaded (mem/memfile.h) */
+	/* --image-key: the image must carry a MAC made with this key (state/mac.h). */
+	const uint8_t *key;
+	size_t key_len;
 	/* Bind mounts whose host path is not the image's: each replaces the image's bind mount
 	 * on the same guest path (an OCI restore into a new container, whose engine gave it new
 	 * files). */
@@ -30,6 +34,13 @@ struct checkpoint_opts {
 	const char *parent; /* an earlier image of this sandbox whose unchanged pages to refer to */
 	bool no_inline;	    /* pages in data files however few (to test lazy restores) */
 	bool goes_on;	    /* the sandbox runs on: track its writes for a later --parent */
+	/* --image-key: a MAC of the image made with KEY (KEY_LEN bytes); its memory is then kept
+	 * inside its sections (no data files, no --parent), which the MAC covers. */
+	const uint8_t *key;
+	size_t key_len;
+	/* The tag its temporary directories are named with (struct image's tag), so that the
+	 * client can clean up after a Sentry that died mid-way; NULL for random names. */
+	const char *tag;
 };
 
 struct checkpoint_stats {
@@ -60,7 +71,21 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 /* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);
 
+/* The same in two steps, so that the Sentry can lock itself in between (kernel.c): _begin
+ * reads the image's files, checks their lengths, checksums and MAC, and decodes only the
+ * kernel record (which names the rootfs); _finish decodes everything else, in a Sentry that no
+ * longer reaches any host path. _finish or _abort ends what _begin started. */
+struct checkpoint_restore;
+int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
+			  struct checkpoint_restore **r, char **err);
+int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
+			   char **err);
+void checkpoint_load_abort(struct checkpoint_restore *r);
+
 /* Prints what the image in DIR holds: sections, objects per kind, bytes, pages. */
 int checkpoint_inspect(const char *dir, FILE *out, char **err);
+/* The same, refusing an image without a right MAC for KEY (when not NULL). */
+int checkpoint_inspect_signed(const char *dir, const uint8_t *key, size_t key_len, FILE *out,
+			      char **err);
 
 #endif

@@ -329,6 +329,12 @@ static int write_map(pid_t pid, const char *file, unsigned int id)
 	return err;
 }
 
+void confine_maps_ready(void)
+{
+	if (conf.active)
+		launcher_maps_written(&conf.link);
+}
+
 int confine_prepare_stubs(void)
 {
 	char path[64];

@@ -34,6 +34,10 @@ struct confine_opts {
 int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg);
 bool confine_active(void);
 
+/* Waits until the launcher has written our id maps (confine_prepare_stubs does too): the
+ * bounded memory's tmpfs cannot create a file for an unmapped owner. */
+void confine_maps_ready(void);
+
 /* Step 2, before the first stub: the stubs' user namespace, and the hook that moves every new
  * stub into it (platform_set_stub_hook). */
 int confine_prepare_stubs(void);

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -31,6 +32,8 @@
 #include "sentry/kernel.h"
 #include "sentry/task.h"
 #include "state/compress.h"
+#include "state/image.h"
+#include "state/mac.h"
 
 #define NAME_MAX_LEN 64
 
@@ -216,6 +219,17 @@ void control_forget(const char *name, unsigned long long ino)
 	if (control_socket_path(name, path, sizeof(path)) && lstat(path, &st) == 0 &&
 	    S_ISSOCK(st.st_mode) && st.st_ino == ino)
 		unlink(path);
+	/* And a checkpoint lock a killed client left, unless a checkpoint holds it now. */
+	char lock[sizeof(ctl.path)];
+	if (control_socket_path(name, path, sizeof(path)) &&
+	    (size_t)snprintf(lock, sizeof(lock), "%.*s.lock", (int)(strlen(path) - 5), path) <
+		sizeof(lock)) {
+		int lfd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+			unlink(lock);
+		if (lfd >= 0)
+			close(lfd);
+	}
 }
 
 static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -393,16 +407,58 @@ void control_exec_exited(pid_t tgid, int status)
 	}
 }
 
-/* One request line: "checkpoint LEAVE FORCE DIR" then options, each a tab and KEY=VALUE
- * ("codec=zstd", "parent=/abs/image"), with a descriptor of DIR's parent directory
- * (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last component,
- * since a confined Sentry reaches no path; DIR itself only names the image in messages. Or
- * "ping". The answer: "ok BYTES PAGES WALL_US CPU_US REF_PAGES EVICTED[ NOTE]" (the
- * checkpoint's wall and CPU time in the Sentry, the pages left in the --parent's images, the
- * /proc and /sys nodes evicted before it, why --parent was not used) or "error MESSAGE". */
+/* The request's room: a path, a key in hex and the rest. */
+#define REQ_MAX (PATH_MAX + 2 * IMAGE_KEY_MAX + 64)
+
+/* "key HEX " at *P: the key into KEY (*LEN bytes) and *P past it; no key leaves both. */
+static int parse_key(const char **p, uint8_t *key, size_t *len)
+{
+	const char *s = *p;
+
+	*len = 0;
+	if (strncmp(s, "key ", 4))
+		return 0;
+	for (s += 4; *s != ' '; s += 2) {
+		unsigned v;
+		if (!s[0] || !s[1] || *len == IMAGE_KEY_MAX || sscanf(s, "%2x", &v) != 1)
+			return -EINVAL;
+		key[(*len)++] = (uint8_t)v;
+	}
+	*p = s + 1;
+	return *len >= IMAGE_KEY_MIN ? 0 : -EINVAL;
+}
+
+/* "tag HEX " at *P: 16 hex digits into TAG and *P past it (see struct image's tag). */
+static int parse_tag(const char **p, char tag[17])
+{
+	const char *s = *p;
+
+	tag[0] = 0;
+	if (strncmp(s, "tag ", 4))
+		return 0;
+	s += 4;
+	if (strspn(s, "0123456789abcdef") != 16 || s[16] != ' ')
+		return -EINVAL;
+	memcpy(tag, s, 16);
+	tag[16] = 0;
+	*p = s + 17;
+	return 0;
+}
+
+/* One request line: "checkpoint LEAVE FORCE [tag HEX ][key HEX ]DIR" then options, each a tab
+ * and KEY=VALUE ("codec=zstd", "parent=/abs/image"), with a descriptor of DIR's parent
+ * directory (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last
+ * component, since a confined Sentry reaches no path; DIR itself only names the image in
+ * messages. Or "ping", or "exec ..." (serve_exec). The answer: "ok BYTES PAGES WALL_US CPU_US
+ * REF_PAGES EVICTED[ NOTE]" (the checkpoint's wall and CPU time in the Sentry, the pages left
+ * in the --parent's images, the /proc and /sys nodes evicted before it, why --parent was not
+ * used) or "error MESSAGE". */
 static bool serve_request(int fd)
 {
-	char req[2 * PATH_MAX + 64];
+	static char req[REQ_MAX];
+	static uint8_t key[IMAGE_KEY_MAX];
+	size_t key_len = 0;
+	char tag[17];
 	size_t got = 0;
 	int fds[3] = {-1, -1, -1}, nfds = 0, parent = -1;
 	bool keep = false;
@@ -433,13 +489,19 @@ static bool serve_request(int fd)
 	}
 	parent = nfds ? fds[0] : -1;
 	int leave, force, off = 0;
+	const char *dir = req;
 	if (sscanf(req, "checkpoint %d %d %n", &leave, &force, &off) != 2 || !off ||
-	    req[off] != '/') {
+	    (dir = req + off, parse_tag(&dir, tag)) || parse_key(&dir, key, &key_len) ||
+	    *dir != '/') {
 		reply(fd, "error bad request\n");
 		goto out;
 	}
-	char *dir = req + off, *opt = strchr(dir, '\t');
-	struct checkpoint_opts co = {.force = force, .goes_on = leave};
+	char *opt = strchr(dir, '\t');
+	struct checkpoint_opts co = {.force = force,
+				     .goes_on = leave,
+				     .key = key_len ? key : NULL,
+				     .key_len = key_len,
+				     .tag = tag[0] ? tag : NULL};
 	while (opt) {
 		*opt++ = 0;
 		char *next = strchr(opt, '\t');
@@ -503,6 +565,7 @@ static bool serve_request(int fd)
 		kernel.exit_status = 0;
 	}
 out:
+	memset(key, 0, sizeof(key));
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
 	return keep;
@@ -677,6 +740,17 @@ static int send_with_fds(int sock, const char *buf, size_t len, const int *fds, 
 	return r == (ssize_t)len ? 0 : EPIPE;
 }
 
+/* The checkpoint lock goes once its checkpoint is over: removed while still held, so lock
+ * files do not pile up in the runtime directory. (A client that opened it just before and
+ * locks the removed file afterwards only sends a request the Sentry serves in turn anyway.) */
+static void unlock(int lfd, bool locked, const char *lock)
+{
+	if (locked)
+		unlink(lock);
+	if (lfd >= 0)
+		close(lfd);
+}
+
 /* PATH made absolute against the working directory into BUF; false if too long. */
 static bool absolute(const char *path, char *buf, size_t size)
 {
@@ -733,8 +807,9 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	}
 	/* One checkpoint at a time per sandbox. */
 	snprintf(lock, sizeof(lock), "%.*s.lock", (int)(strlen(path) - 5), path);
-	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+	int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool locked = lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0;
+	if (lfd >= 0 && !locked && errno == EWOULDBLOCK) {
 		fprintf(stderr,
 			"minisentry: checkpoint: sandbox '%s' is already being checkpointed\n",
 			name);
@@ -745,15 +820,25 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	int fd = connect_to(path);
 	if (fd < 0) {
 		fprintf(stderr, "minisentry: checkpoint: no running sandbox named '%s'\n", name);
-		if (lfd >= 0)
-			close(lfd);
+		unlock(lfd, locked, lock);
 		close(parent);
 		return 1;
 	}
-	char req[2 * PATH_MAX + 64];
-	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s%s%s%s%s\n", o->leave_running, force,
-			 abs, o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
-			 o->parent ? "\tparent=" : "", o->parent ? pimage : "");
+	/* The temporary directories' names: ours to clean up if the Sentry dies mid-way, and
+	 * unguessable, so nobody can have put anything there first. */
+	uint64_t rnd[1];
+	char tag[17];
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd[0] = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
+	snprintf(tag, sizeof(tag), "%016llx", (unsigned long long)rnd[0]);
+	static char req[REQ_MAX];
+	int n = snprintf(req, sizeof(req), "checkpoint %d %d tag %s %s", o->leave_running, force,
+			 tag, o->key ? "key " : "");
+	for (size_t i = 0; o->key && i < o->key_len && i < IMAGE_KEY_MAX; i++)
+		n += snprintf(req + n, sizeof(req) - n, "%02x", o->key[i]);
+	n += snprintf(req + n, sizeof(req) - n, "%s%s%s%s%s%s\n", o->key ? " " : "", abs,
+		      o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
+		      o->parent ? "\tparent=" : "", o->parent ? pimage : "");
 	char resp[1024];
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
@@ -770,17 +855,20 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		got += r;
 	}
 	close(fd);
-	close(parent);
-	if (lfd >= 0)
-		close(lfd);
 	resp[got] = 0;
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
 	unsigned long long bytes, pages, wall, cpu, refs = 0, evicted = 0;
 	int note = 0;
-	if (sscanf(resp, "ok %llu %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu, &refs,
-		   &evicted, &note) >= 4) {
+	bool ok = sscanf(resp, "ok %llu %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu,
+			 &refs, &evicted, &note) >= 4;
+	/* A Sentry that died mid-write cleans up nothing: what it left has our tag. */
+	if (!ok)
+		image_write_cleanup(parent, strrchr(abs, '/') + 1, tag);
+	close(parent);
+	unlock(lfd, locked, lock);
+	if (ok) {
 		if (o->quiet)
 			return 0;
 		printf("checkpointed '%s' to %s: %llu bytes, %llu memory pages, %.2f ms (cpu %.2f "
@@ -834,6 +922,16 @@ static void list_dir(const char *dir, bool *header)
 		char path[PATH_MAX], when[32], owner[32];
 		struct ping_info info;
 		struct stat st;
+		if (n > 5 && !strcmp(de->d_name + n - 5, ".lock")) {
+			/* Left by a client killed mid-checkpoint (or an older minisentry, which
+			 * never removed them): gone unless a checkpoint holds it now. */
+			int lfd = openat(dirfd(d), de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+			if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) == 0)
+				unlinkat(dirfd(d), de->d_name, 0);
+			if (lfd >= 0)
+				close(lfd);
+			continue;
+		}
 		if (n < 6 || strcmp(de->d_name + n - 5, ".sock"))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <stdint.h>
 
 struct task;
 
@@ -52,6 +53,9 @@ struct control_checkpoint_opts {
 	const char *codec;  /* "zlib", "zstd", or NULL for the default */
 	const char *parent; /* --parent IMAGE, or NULL */
 	bool quiet;	    /* no line on success */
+	/* --image-key: a MAC made with KEY (KEY_LEN bytes, sent over the control socket). */
+	const uint8_t *key;
+	size_t key_len;
 };
 
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */

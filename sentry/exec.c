@@ -14,9 +14,11 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "fs-proc/procfs.h"
 #include "platform/platform.h"
 #include "sentry/elf.h"
 #include "sentry/fdtable.h"
@@ -36,6 +38,47 @@
 #define STACK_MIN (128UL << 10)
 #define STACK_MAX (1UL << 30)
 #define MAX_ARG_BYTES (2UL << 20)
+
+/* Address-space layout randomisation, drawn per exec as Linux draws it on x86-64: the stack's
+ * top within 16 GiB (22 bits of pages), the mmap base and a PIE's load address within 1 TiB
+ * (28 bits), brk within 1 GiB above the program's end (a static PIE's brk starts above
+ * Linux's PIE base instead), and the first stack frame within 8 KiB below the strings. Off
+ * under personality(ADDR_NO_RANDOMIZE) or kernel.randomize_va_space 0; 1 leaves brk alone. */
+#define STACK_RND_PAGES (1UL << 22)
+#define MMAP_RND_PAGES (1UL << 28)
+#define BRK_RND_PAGES ((1UL << 30) / PAGE_SIZE)
+#define SP_RND 8192
+#define PIE_BASE_LINUX 0x555555554aaaUL /* ELF_ET_DYN_BASE: 2/3 of the 47-bit space */
+
+struct aslr {
+	bool on, brk;
+	uint64_t stack, mmap, pie, brk_off, sp;
+};
+
+static uint64_t rnd_below(uint64_t n)
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = 0;
+	return r % n;
+}
+
+static void aslr_draw(const struct task *t, struct aslr *a)
+{
+	int va = procfs_randomize_va_space;
+
+	memset(a, 0, sizeof(*a));
+	if ((t->personality & ADDR_NO_RANDOMIZE) || va == 0)
+		return;
+	a->on = true;
+	a->brk = va > 1;
+	a->stack = rnd_below(STACK_RND_PAGES) * PAGE_SIZE;
+	a->mmap = rnd_below(MMAP_RND_PAGES) * PAGE_SIZE;
+	a->pie = rnd_below(MMAP_RND_PAGES) * PAGE_SIZE;
+	a->brk_off = a->brk ? rnd_below(BRK_RND_PAGES) * PAGE_SIZE : 0;
+	a->sp = rnd_below(SP_RND);
+}
 
 struct image {
 	struct vfs_file *file;
@@ -131,7 +174,8 @@ static int count_strings(char *const v[], size_t *bytes)
 }
 
 static int build_stack(struct task *t, struct image *exe, struct image *interp, const char *path,
-		       char *const argv[], char *const envp[], uintptr_t *sp_out)
+		       char *const argv[], char *const envp[], uintptr_t sp_shift,
+		       uintptr_t *sp_out)
 {
 	struct mm *mm = t->mm;
 	struct stack_builder sb = {mm, mm->stack_top - 8, 0};
@@ -153,6 +197,7 @@ static int build_stack(struct task *t, struct image *exe, struct image *interp, 
 		argp[i] = push_bytes(&sb, argv[i], strlen(argv[i]) + 1);
 	mm->arg_start = argc ? argp[0] : sb.p;
 	argp[argc] = envpp[envc] = 0;
+	sb.p = (sb.p - sp_shift) & ~0xfUL;
 	uintptr_t platform = push_bytes(&sb, "x86_64", 7);
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return -EIO;
@@ -285,6 +330,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	struct image exe = {0}, interp = {0};
 	struct platform_thread *pt = NULL;
 	struct mm *mm = NULL, *old_mm = t->mm;
+	struct aslr rnd;
 	uintptr_t sp;
 	int err;
 
@@ -309,9 +355,11 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 			    : slim > STACK_MAX	  ? STACK_MAX
 			    : slim < STACK_MIN	  ? STACK_MIN
 						  : PAGE_DOWN(slim);
-	mm_set_stack_size(mm, stack_size);
+	aslr_draw(t, &rnd);
+	mm_set_layout(mm, stack_size, rnd.stack, rnd.on ? (STACK_RND_PAGES - 1) * PAGE_SIZE : 0,
+		      rnd.mmap);
 	if (exe.info.type == ET_DYN)
-		err = place_dyn(mm, &exe, exe.info.has_interp ? PIE_BASE : 0);
+		err = place_dyn(mm, &exe, exe.info.has_interp ? PIE_BASE + rnd.pie : 0);
 	else
 		err = 0;
 	if (err || (err = map_image(mm, &exe)))
@@ -319,6 +367,11 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	if (interp.file && ((err = place_dyn(mm, &interp, 0)) || (err = map_image(mm, &interp))))
 		goto out_mm;
 	mm->brk_start = mm->brk = PAGE_UP(exe.bias + exe.info.hi);
+	if (rnd.brk) {
+		if (exe.info.type == ET_DYN && !exe.info.has_interp)
+			mm->brk_start = PAGE_UP(PIE_BASE_LINUX);
+		mm->brk_start = mm->brk = mm->brk_start + rnd.brk_off;
+	}
 	long r =
 	    mm_map(mm, mm->stack_top - stack_size, stack_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_GROWSDOWN, NULL, 0, 0, "[stack]");
@@ -326,7 +379,8 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		err = (int)r;
 		goto out_mm;
 	}
-	if ((err = build_stack(t, &exe, interp.file ? &interp : NULL, path, argv, envp, &sp)))
+	if ((err =
+		 build_stack(t, &exe, interp.file ? &interp : NULL, path, argv, envp, rnd.sp, &sp)))
 		goto out_mm;
 
 	struct user_regs_struct regs;

@@ -99,6 +99,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->cap_eff = p->cap_eff, c->cap_prm = p->cap_prm, c->cap_inh = p->cap_inh;
 	c->cap_bnd = p->cap_bnd, c->cap_amb = p->cap_amb;
 	c->securebits = p->securebits;
+	c->personality = p->personality;
 	memcpy(c->rlim, p->rlim, sizeof(c->rlim));
 	memcpy(c->affinity, p->affinity, sizeof(c->affinity));
 	memcpy(c->comm, p->comm, sizeof(c->comm));

@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "sentry/fdtable.h"
 #include "mem/memfile.h"
 #include "sentry/mm.h"
+#include "sentry/oom.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
@@ -683,6 +685,34 @@ static int mount_extra(const struct kernel_config *cfg)
 	return 0;
 }
 
+/* The memory file, bounded by --memory (or its default). Without the privilege to make a tmpfs
+ * (only --unsafe-no-confine as an ordinary user) the default falls back to an unbounded memfd;
+ * an explicit --memory is then refused. */
+static int init_memory(const struct kernel_config *cfg)
+{
+	struct sysinfo si;
+	uint64_t host = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+	uint64_t limit = cfg->memory ? cfg->memory : host / DEFAULT_MEMORY_SHARE;
+	int err;
+
+	if (limit < MEMORY_MIN)
+		limit = MEMORY_MIN;
+	limit &= ~(uint64_t)(PAGE_SIZE - 1);
+	confine_maps_ready();
+	err = memfile_init_bounded(limit);
+	if (err && !cfg->memory)
+		return memfile_init();
+	if (err) {
+		fprintf(stderr,
+			"minisentry: --memory: cannot make the sandbox's bounded memory (a tmpfs "
+			"of its own): %s\n",
+			strerror(-err));
+		return err;
+	}
+	memfile_set_full_hook(oom_kill);
+	return 0;
+}
+
 /* What every sandbox needs before its first task: the memory file, the platform, the event
  * loop's descriptors, and the control socket when it has a name. */
 static int setup_kernel(const struct kernel_config *cfg)
@@ -696,8 +726,9 @@ static int setup_kernel(const struct kernel_config *cfg)
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	timerfd_register_kind();
-	if ((err = memfile_init()) || (err = platform_init(memfile_fd(), cfg->placement)) ||
-	    (err = setup_events())) {
+	if ((err = init_memory(cfg)))
+		return err; /* the message is printed */
+	if ((err = platform_init(memfile_fd(), cfg->placement)) || (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}
@@ -816,14 +847,30 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		return ret;
 	if ((ret = setup_kernel(cfg)))
 		return ret;
+	/* Before the lock only what needs the host's paths: the image's files read and checked
+	 * (and its MAC), the kernel record that names the rootfs and the bind mounts, and the
+	 * memory section (its data files and the images it refers to). Everything else an image
+	 * says is decoded by a Sentry already locked in. */
+	struct checkpoint_restore *r = NULL;
 	bind_restore_init(o->binds, o->nbinds);
-	ret = checkpoint_load(image, o, &err);
-	if (!ret && kernel.cfg.root_readonly)
-		vfs_overlay_set_rdonly(true);
-	if (!ret)
-		confine_note_loaded();
+	ret = checkpoint_load_begin(image, o, &r, &err);
 	if (delete_image)
 		control_remove_image(image);
+	if (!ret && !confine_rootfs(kernel.cfg.rootfs)) {
+		ret = -errno;
+		if (asprintf(&err, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno)) < 0)
+			err = NULL;
+	}
+	if (!ret && (ret = confine_lock())) {
+		checkpoint_load_abort(r);
+		kernel_teardown();
+		control_close();
+		return ret; /* the message is printed */
+	}
+	if (!ret)
+		ret = checkpoint_load_finish(r, o, &err);
+	else
+		checkpoint_load_abort(r);
 	if (ret) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
 		free(err);
@@ -831,13 +878,9 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		control_close();
 		return ret;
 	}
-	/* The image is read and its sandbox set up: the Sentry locks itself in before any
-	 * restored guest instruction runs. */
-	if ((ret = confine_lock())) {
-		kernel_teardown();
-		control_close();
-		return ret;
-	}
+	if (kernel.cfg.root_readonly)
+		vfs_overlay_set_rdonly(true);
+	confine_note_loaded();
 	/* Writes from here on are tracked against the image, for a later checkpoint --parent
 	 * (a lazy restore starts tracking at its next checkpoint, once its pages are in). */
 	if (!o->lazy)

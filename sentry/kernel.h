@@ -78,6 +78,9 @@ struct kernel_config {
 	bool umask_set;
 	mode_t umask;
 	bool no_new_privs; /* init starts with no_new_privs set (process.noNewPrivileges) */
+	/* --memory: the bytes all guest memory may hold (sentry/oom.c past it); 0 for the
+	 * default share of the host's RAM. */
+	uint64_t memory;
 };
 
 /* The longest hostname (Linux's __NEW_UTS_LEN). */

@@ -18,6 +18,7 @@
 #include "sentry/oci.h"
 #include "sentry/syscall.h"
 #include "state/compress.h"
+#include "state/mac.h"
 
 #define VERSION "0.1.0"
 /* MAX_CPUS as a string literal, for the texts below. */
@@ -37,6 +38,7 @@ enum {
 	OPT_CLEAR_ENV,
 	OPT_EXPORT_UPPER,
 	OPT_UPPER,
+	OPT_IMAGE_KEY,
 };
 
 static const char usage[] =
@@ -44,7 +46,7 @@ static const char usage[] =
     "       minisentry checkpoint [options] --image DIR NAME\n"
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
-    "       minisentry inspect DIR\n"
+    "       minisentry inspect [--image-key FILE] DIR\n"
     "       minisentry [--root DIR] [--log FILE] [--log-format json] [--systemd-cgroup]\n"
     "                  create|start|state|kill|delete|run|ps|features ... (an OCI runtime,\n"
     "                  as runc: docs/oci.md)\n"
@@ -86,6 +88,10 @@ static const char usage[] =
     "  --pids N              the most tasks (threads included) the sandbox may hold at once;\n"
     "                        fork and clone fail with EAGAIN past it (default " DEFAULT_PIDS_STR
     ")\n"
+    "  --memory BYTES        the most memory all guest processes, tmpfs and the memory layer\n"
+    "                        may hold (K, M, G suffixes; at least 16M); past it the OOM killer\n"
+    "                        kills the largest process (default: half the host's RAM)\n"
+
     "  --save-restore-test[=lazy]\n"
     "                        the test syscall of tests/conformance/check.h checkpoints and\n"
     "                        restores the whole sandbox\n"
@@ -103,10 +109,10 @@ static const char usage[] =
     "  --force               replace an existing image at DIR\n"
     "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
     "                        image (written or restored); restoring needs IMAGE too\n"
-    "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
-    "                        image (written or restored); restoring needs IMAGE too\n"
     "  --codec zlib|zstd     how the image is compressed (default zlib; zstd is faster and\n"
     "                        smaller, and needs a minisentry built with it to restore)\n"
+    "  --image-key FILE      sign the image with an HMAC-SHA-256 keyed by FILE's bytes (16 to\n"
+    "                        4096); its memory is then kept inside the image's sections\n"
     "\n"
     "restore options:\n"
     "  --id NAME             name the restored sandbox\n"
@@ -117,7 +123,9 @@ static const char usage[] =
     "  --mount ..., -v HOST:GUEST[:ro]\n"
     "                        the host path for the image's bind mount on GUEST (an image's\n"
     "                        own host paths are never opened: each bind mount is named again)\n"
+    "  --image-key FILE      refuse the image unless it carries a MAC made with this key\n"
     "  --strace, --placement, --stats, --save-restore-test, --network, --pids, --quiet,\n"
+    "  --memory,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
 static int fail(const char *msg, const char *arg)
@@ -229,6 +237,25 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 			return fail(msg, optarg);
 		}
 		cfg->pids = (int)n;
+		return 0;
+	}
+	case 'M': {
+		/* BYTES, or with a K, M, G or T suffix (powers of 1024). */
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(optarg, &end, 10);
+		int shift = !*end		 ? 0
+			    : strchr("kK", *end) ? 10
+			    : strchr("mM", *end) ? 20
+			    : strchr("gG", *end) ? 30
+			    : strchr("tT", *end) ? 40
+						 : -1;
+		if (errno || end == optarg || optarg[0] == '-' || shift < 0 || (*end && end[1]) ||
+		    n > (~0ULL >> shift) || (n << shift) < MEMORY_MIN) {
+			snprintf(msg, sizeof(msg), "%s: --memory needs at least 16M, got", cmd);
+			return fail(msg, optarg);
+		}
+		cfg->memory = n << shift;
 		return 0;
 	}
 	case 'N':
@@ -401,6 +428,19 @@ static int export_dir(const char *dir)
 	return 0;
 }
 
+/* --image-key FILE into KEY: its length, or -1 when it was refused (said on stderr). */
+static int read_key(const char *cmd, const char *file, uint8_t *key)
+{
+	char *err = NULL;
+	int n = image_key_read(file, key, &err);
+
+	if (n < 0) {
+		fprintf(stderr, "minisentry: %s: %s\n", cmd, err ? err : "bad key file");
+		free(err);
+	}
+	return n;
+}
+
 /* MINISENTRY_DEBUG_HOST_SYSCALLS: what tests set where they cannot add an option. */
 static void debug_from_env(struct kernel_config *cfg)
 {
@@ -434,6 +474,7 @@ static int cmd_run(int argc, char **argv)
 	    {"clear-env", no_argument, NULL, OPT_CLEAR_ENV},
 	    {"export-upper", required_argument, NULL, OPT_EXPORT_UPPER},
 	    {"upper", required_argument, NULL, OPT_UPPER},
+	    {"memory", required_argument, NULL, 'M'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    /* Tests only: the locked Sentry tries what a compromised one would. */
@@ -565,10 +606,13 @@ static int cmd_checkpoint(int argc, char **argv)
 					     {"image", required_argument, NULL, 'i'},
 					     {"codec", required_argument, NULL, 'c'},
 					     {"parent", required_argument, NULL, 'P'},
+					     {"image-key", required_argument, NULL, OPT_IMAGE_KEY},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct control_checkpoint_opts o = {0};
-	const char *image = NULL;
+	const char *image = NULL, *keyfile = NULL;
+	static uint8_t key[IMAGE_KEY_MAX];
+	int key_len = 0;
 	int c;
 
 	opterr = 0;
@@ -594,6 +638,9 @@ static int cmd_checkpoint(int argc, char **argv)
 					    optarg);
 			o.codec = optarg;
 			break;
+		case OPT_IMAGE_KEY:
+			keyfile = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -607,6 +654,12 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
+	if (keyfile && (key_len = read_key("checkpoint", keyfile, key)) < 0)
+		return 1;
+	if (keyfile) {
+		o.key = key;
+		o.key_len = (size_t)key_len;
+	}
 	return control_checkpoint(argv[optind], image, &o);
 }
 
@@ -622,11 +675,13 @@ static int cmd_restore(int argc, char **argv)
 	    {"stats", no_argument, NULL, 'S'},
 	    {"save-restore-test", optional_argument, NULL, 'T'},
 	    {"delete-image", no_argument, NULL, 'D'},
+	    {"image-key", required_argument, NULL, OPT_IMAGE_KEY},
 	    {"network", required_argument, NULL, 'N'},
 	    {"pids", required_argument, NULL, 'P'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"mount", required_argument, NULL, OPT_MOUNT},
 	    {"volume", required_argument, NULL, 'v'},
+	    {"memory", required_argument, NULL, 'M'},
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"lazy", no_argument, NULL, 'L'},
@@ -635,6 +690,7 @@ static int cmd_restore(int argc, char **argv)
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
 	struct kernel_restore_opts o = {0};
 	struct kernel_bind binds[argc];
+	static uint8_t key[IMAGE_KEY_MAX];
 	const char *image = NULL;
 	bool delete_image = false;
 	int c;
@@ -664,6 +720,14 @@ static int cmd_restore(int argc, char **argv)
 		case 'L':
 			o.lazy = true;
 			break;
+		case OPT_IMAGE_KEY: {
+			int n = read_key("restore", optarg, key);
+			if (n < 0)
+				return 1;
+			o.key = key;
+			o.key_len = n;
+			break;
+		}
 		case OPT_MOUNT:
 		case 'v': {
 			int r = c == 'v' ? parse_volume(optarg, &binds[cfg.nbinds])
@@ -700,11 +764,20 @@ static int cmd_restore(int argc, char **argv)
 
 static int cmd_inspect(int argc, char **argv)
 {
+	static uint8_t key[IMAGE_KEY_MAX];
+	int key_len = -1;
 	char *err = NULL;
 
+	if (argc == 4 && !strcmp(argv[1], "--image-key")) {
+		if ((key_len = read_key("inspect", argv[2], key)) < 0)
+			return 1;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 2)
 		return fail("inspect: needs exactly one image DIR", NULL);
-	if (checkpoint_inspect(argv[1], stdout, &err)) {
+	if (checkpoint_inspect_signed(argv[1], key_len >= 0 ? key : NULL,
+				      key_len >= 0 ? (size_t)key_len : 0, stdout, &err)) {
 		fprintf(stderr, "minisentry: inspect: %s\n", err ? err : "cannot read the image");
 		free(err);
 		return 1;

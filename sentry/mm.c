@@ -42,10 +42,12 @@ static long inject(struct mm *mm, long nr, long a0, long a1, long a2, long a3, l
 	return platform_inject(mm->via, nr, args);
 }
 
-void mm_set_stack_size(struct mm *mm, size_t size)
+void mm_set_layout(struct mm *mm, size_t size, uint64_t stack_rnd, uint64_t stack_rnd_max,
+		   uint64_t mmap_rnd)
 {
-	mm->mmap_base =
-	    PAGE_DOWN(mm->stack_top - (size > STACK_RESERVE ? size : STACK_RESERVE) - MMAP_GAP);
+	mm->stack_top = PAGE_DOWN(mm->task_size - stack_rnd);
+	mm->mmap_base = PAGE_DOWN(mm->task_size - (size > STACK_RESERVE ? size : STACK_RESERVE) -
+				  MMAP_GAP - stack_rnd_max - mmap_rnd);
 }
 
 struct mm *mm_new(struct platform_thread *thread)
@@ -61,7 +63,7 @@ struct mm *mm_new(struct platform_thread *thread)
 	mm->vmas.on_split = split_ref;
 	if (top > (1UL << 47) - PAGE_SIZE)
 		top = (1UL << 47) - PAGE_SIZE; /* guests expect a 47-bit address space */
-	mm->stack_top = top;
+	mm->task_size = mm->stack_top = top;
 	mm->mmap_base = PAGE_DOWN(top - STACK_RESERVE - MMAP_GAP);
 	struct vma stub = {
 	    .start = platform_stub_base(),
@@ -194,7 +196,7 @@ static bool touches_reserved(struct mm *mm, uintptr_t start, uintptr_t end)
 
 static bool valid_range(struct mm *mm, uintptr_t start, size_t len)
 {
-	return len && start + len > start && start + len <= mm->stack_top;
+	return len && start + len > start && start + len <= mm->task_size;
 }
 
 /* Copies FILE_BYTES of FILE at OFF into the memory file at MF. Bytes past EOF stay zero. */
@@ -413,7 +415,11 @@ static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end)
 				err = -ENOMEM;
 				break;
 			}
-			memfile_copy(copy->off, v->mf_off, len);
+			if (memfile_copy_guarded(copy->off, v->mf_off, len)) {
+				mobj_put(copy);
+				err = -ENOMEM;
+				break;
+			}
 			mobj_put(v->mobj);
 			v->mobj = copy;
 			v->mf_off = copy->off;
@@ -781,7 +787,31 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 	return 0;
 }
 
-/* Calls FN on each Sentry-side piece of [addr, addr+len) if all of it is accessible. */
+struct walk_args {
+	struct mm *mm;
+	uintptr_t addr;
+	size_t len;
+	void (*fn)(void *p, size_t n, void *ctx);
+	void **ctx; /* a cursor FN advances: put back for a second try */
+	void *ctx0;
+};
+
+static void walk_pieces(void *arg)
+{
+	struct walk_args *w = arg;
+
+	*w->ctx = w->ctx0;
+	for (uintptr_t at = w->addr; at < w->addr + w->len;) {
+		struct vma *v = vma_find(&w->mm->vmas, at);
+		size_t n = (v->end < w->addr + w->len ? v->end : w->addr + w->len) - at;
+		w->fn(memfile_ptr(v->mf_off + (at - v->start)), n, w->ctx);
+		at += n;
+	}
+}
+
+/* Calls FN on each Sentry-side piece of [addr, addr+len) if all of it is accessible. CTX
+ * points to a cursor FN advances. Guest memory the bounded memory file has no room for is
+ * -ENOMEM (after the OOM killer had its try). */
 static int walk(struct mm *mm, uintptr_t addr, size_t len, bool write,
 		void (*fn)(void *p, size_t n, void *ctx), void *ctx)
 {
@@ -800,13 +830,8 @@ static int walk(struct mm *mm, uintptr_t addr, size_t len, bool write,
 	}
 	if (write && cow && break_cow(mm, addr, addr + len))
 		return -EFAULT;
-	for (uintptr_t at = addr; at < addr + len;) {
-		struct vma *v = vma_find(&mm->vmas, at);
-		size_t n = (v->end < addr + len ? v->end : addr + len) - at;
-		fn(memfile_ptr(v->mf_off + (at - v->start)), n, ctx);
-		at += n;
-	}
-	return 0;
+	struct walk_args w = {mm, addr, len, fn, ctx, *(void **)ctx};
+	return memfile_guard(walk_pieces, &w);
 }
 
 static void copy_from_guest(void *p, size_t n, void *ctx)
@@ -839,28 +864,48 @@ int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len)
 	return walk(mm, dst, len, true, copy_to_guest, &s);
 }
 
-long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max)
+struct string_args {
+	struct mm *mm;
+	char *dst;
+	uintptr_t src;
+	size_t max;
+	long ret;
+};
+
+static void string_in(void *arg)
 {
+	struct string_args *a = arg;
 	size_t got = 0;
 
-	while (got < max) {
-		struct vma *v = vma_find(&mm->vmas, src + got);
+	while (got < a->max) {
+		struct vma *v = vma_find(&a->mm->vmas, a->src + got);
 		if (!v || (v->flags & (VMA_RESERVED | VMA_PAST_EOF)) ||
-		    !(v->prot & (PROT_READ | PROT_EXEC)))
-			return -EFAULT;
-		size_t n = v->end - (src + got);
-		if (n > max - got)
-			n = max - got;
-		const char *p = memfile_ptr(v->mf_off + (src + got - v->start));
+		    !(v->prot & (PROT_READ | PROT_EXEC))) {
+			a->ret = -EFAULT;
+			return;
+		}
+		size_t n = v->end - (a->src + got);
+		if (n > a->max - got)
+			n = a->max - got;
+		const char *p = memfile_ptr(v->mf_off + (a->src + got - v->start));
 		const char *nul = memchr(p, 0, n);
 		if (nul) {
-			memcpy(dst + got, p, nul - p + 1);
-			return got + (nul - p);
+			memcpy(a->dst + got, p, nul - p + 1);
+			a->ret = (long)(got + (nul - p));
+			return;
 		}
-		memcpy(dst + got, p, n);
+		memcpy(a->dst + got, p, n);
 		got += n;
 	}
-	return -ENAMETOOLONG;
+	a->ret = -ENAMETOOLONG;
+}
+
+long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max)
+{
+	struct string_args a = {mm, dst, src, max, 0};
+	int err = memfile_guard(string_in, &a);
+
+	return err ? err : a.ret;
 }
 
 int mm_iovecs(struct mm *mm, uintptr_t addr, size_t len, bool write, struct iovec *iov, int max)
@@ -893,6 +938,44 @@ bool mm_past_eof(struct mm *mm, uintptr_t addr)
 	struct vma *v = vma_find(&mm->vmas, addr);
 
 	return v && (v->flags & VMA_PAST_EOF);
+}
+
+bool mm_in_memory_file(struct mm *mm, uintptr_t addr)
+{
+	struct vma *v = vma_find(&mm->vmas, addr);
+
+	return v && !(v->flags & (VMA_RESERVED | VMA_PAST_EOF));
+}
+
+uint64_t mm_resident(struct mm *mm)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; mm && i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & VMA_RESERVED))
+			bytes += memfile_data_bytes(v->mf_off, v->end - v->start);
+	}
+	return bytes;
+}
+
+uint64_t mm_virtual(struct mm *mm)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; mm && i < mm->vmas.n; i++)
+		if (!(mm->vmas.v[i].flags & VMA_RESERVED))
+			bytes += mm->vmas.v[i].end - mm->vmas.v[i].start;
+	return bytes;
+}
+
+void mm_reap(struct mm *mm)
+{
+	for (size_t i = 0; i < mm->vmas.n; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (!(v->flags & (MAP_SHARED | VMA_COW | VMA_RESERVED)))
+			memfile_zero(v->mf_off, v->end - v->start);
+	}
 }
 
 int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags)
@@ -1126,6 +1209,9 @@ void *mm_load(struct dec *d)
 	mm->arg_end = dec_u64(d);
 	mm->env_start = dec_u64(d);
 	mm->env_end = dec_u64(d);
+	if (dec_ok(d) && (mm->stack_top > mm->task_size || mm->mmap_base > mm->stack_top ||
+			  mm->brk_start > mm->brk || mm->brk > mm->task_size))
+		dec_fail(d, "bad address-space layout");
 	uint64_t n = dec_max(d, 1 << 20, "VMA count");
 	for (uint64_t i = 0; i < n && dec_ok(d); i++) {
 		struct vma v = {0};
@@ -1145,7 +1231,7 @@ void *mm_load(struct dec *d)
 		if (!dec_ok(d))
 			break;
 		if (!v.mobj || v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||
-		    v.end > mm->stack_top || (v.flags & VMA_RESERVED) || v.mf_off < v.mobj->off ||
+		    v.end > mm->task_size || (v.flags & VMA_RESERVED) || v.mf_off < v.mobj->off ||
 		    v.mf_off - v.mobj->off > v.mobj->len ||
 		    v.end - v.start > v.mobj->len - (v.mf_off - v.mobj->off) ||
 		    !vma_range_free(&mm->vmas, v.start, v.end)) {

@@ -27,8 +27,9 @@ struct mm {
 	int refs;
 	struct vma_set vmas;
 	struct platform_thread *via; /* a stopped thread of this mm, for injections */
+	uintptr_t task_size;	     /* the end of guest addresses */
 	uintptr_t mmap_base;	     /* top-down allocations start below this */
-	uintptr_t stack_top;
+	uintptr_t stack_top;	     /* at most task_size; lower by a random shift (exec.c) */
 	uintptr_t brk_start, brk;
 	uintptr_t arg_start, arg_end, env_start, env_end; /* for /proc/PID/cmdline, environ */
 	bool host_stale;    /* some VMA has VMA_HOST_STALE: mm_sync_host before running */
@@ -48,9 +49,12 @@ int mm_track(struct mm *mm, struct platform_thread *stopped);
 
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);
-/* Makes room for a stack of SIZE bytes below MM's stack top (exec, before anything is
- * mapped): mmap's top-down allocations start below it and a gap. */
-void mm_set_stack_size(struct mm *mm, size_t size);
+/* Lays out a fresh MM for exec, before anything is mapped: the stack's top STACK_RND bytes
+ * below the end of guest addresses, room for a stack of SIZE bytes, and mmap's top-down area
+ * below it, a gap, the largest stack shift STACK_RND_MAX (so that no draw makes the two meet)
+ * and MMAP_RND more. Zero shifts give the layout without randomisation. */
+void mm_set_layout(struct mm *mm, size_t size, uint64_t stack_rnd, uint64_t stack_rnd_max,
+		   uint64_t mmap_rnd);
 /* Another reference on MM (CLONE_VM); mm_put drops one, the last frees MM. */
 struct mm *mm_get(struct mm *mm);
 void mm_put(struct mm *mm);
@@ -89,6 +93,14 @@ int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags);
 bool mm_write_fault(struct mm *mm, uintptr_t addr, bool *resolved);
 /* True if ADDR lies in a file mapping past the end of its file (a fault there is SIGBUS). */
 bool mm_past_eof(struct mm *mm, uintptr_t addr);
+/* ADDR is in a mapping of the memory file (anything but the stub and pages past a file's end). */
+bool mm_in_memory_file(struct mm *mm, uintptr_t addr);
+/* Bytes of MM's mappings that hold data (resident), and mapped at all. */
+uint64_t mm_resident(struct mm *mm);
+uint64_t mm_virtual(struct mm *mm);
+/* The OOM reaper: punches out MM's private memory (not shared, not shared copy-on-write),
+ * which only a dying process may lose. */
+void mm_reap(struct mm *mm);
 
 int copy_in(struct mm *mm, void *dst, uintptr_t src, size_t len);
 int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len);

@@ -453,11 +453,15 @@ static int pi_cpus(void)
 	return kernel.cfg.cpus;
 }
 
+/* The sandbox's RAM is its --memory bound where it has one (as gVisor shows its total), never
+ * more than the host's. */
 static uint64_t pi_mem_total(void)
 {
 	struct sysinfo si;
+	uint64_t host = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+	uint64_t limit = memfile_limit();
 
-	return sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+	return limit && limit < host ? limit : host;
 }
 
 /* Guest memory in use: the memory file's resident size. */

@@ -18,6 +18,7 @@
 #include "platform/platform.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
+#include "sentry/oom.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -588,6 +589,8 @@ void signal_fault(struct task *t, int sig)
 	if (sig == SIGSEGV && si.si_code == SEGV_ACCERR && write_fault(t, &si))
 		return;
 	t->write_fault_retried = 0;
+	if (sig == SIGBUS && si.si_code == BUS_ADRERR && oom_fault(t, (uintptr_t)si.si_addr))
+		return;
 	if (sig == SIGSEGV && mm_past_eof(t->mm, (uintptr_t)si.si_addr)) {
 		/* The host saw an inaccessible page; the guest touched a file past its end. */
 		sig = si.si_signo = SIGBUS;

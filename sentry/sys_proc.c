@@ -298,6 +298,17 @@ long sys_getrandom(struct task *t, const unsigned long *a)
 	return done;
 }
 
+/* personality: Linux keeps any value (the argument is 32 bits); 0xffffffff only asks. What
+ * minisentry acts on is ADDR_NO_RANDOMIZE (exec.c); fork copies it, exec keeps it. */
+long sys_personality(struct task *t, const unsigned long *a)
+{
+	unsigned int old = t->personality, want = (unsigned int)a[0];
+
+	if (want != 0xffffffffu)
+		t->personality = want;
+	return old;
+}
+
 long sys_set_robust_list(struct task *t, const unsigned long *a)
 {
 	if (a[1] != 24) /* sizeof(struct robust_list_head) */

@@ -300,11 +300,9 @@ long sys_times(struct task *t, const unsigned long *a)
 	return to_ticks(mono_now());
 }
 
-/* sysinfo: the sandbox's uptime and process count; memory figures are the host's (the guest
- * has no memory limit of its own yet). */
-/* The sandbox as its /proc shows it (loadavg, uptime, meminfo), not the host: the same figures
- * from the same functions. Uptime in seconds rounds up and the sizes are in bytes (mem_unit
- * 1), as Linux reports them on a 64-bit kernel. */
+/* The sandbox as its /proc shows it (loadavg, uptime, meminfo: its RAM is the --memory bound),
+ * not the host: the same figures from the same functions. Uptime in seconds rounds up and the
+ * sizes are in bytes (mem_unit 1), as Linux reports them on a 64-bit kernel. */
 long sys_sysinfo(struct task *t, const unsigned long *a)
 {
 	const struct procinfo_ops *o = &kernel_procinfo;

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "sentry/control.h"
+#include "mem/memfile.h"
 #include "sentry/kernel.h"
 #include "sentry/syscalls.h"
 #include "sentry/task.h"
@@ -113,6 +114,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(prlimit64, "ddpp",
 	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(getrandom, "pux"),
+    ROWX(personality, "x"),
     ROW(statx, "fsxxp"),
     ROW(faccessat2, "fsox"),
     PARTIAL(set_robust_list, "pu",
@@ -428,6 +430,9 @@ long syscall_dispatch(struct task *t)
 			strace_enter(t);
 		ret = def->fn(t, t->sc.args);
 	}
+	/* Guest memory the handler wrote where no guard covered it, past --memory: into the
+	 * memory file (the OOM killer making room) before any guest thread can look. */
+	memfile_settle();
 	if (kernel.cfg.strace && (ret != -ESENTRY_BLOCK || !t->blk.retry))
 		strace_print(t, ret);
 	return ret;

@@ -90,6 +90,7 @@ long sys_setrlimit(struct task *t, const unsigned long *a);
 long sys_umask(struct task *t, const unsigned long *a);
 long sys_sched_yield(struct task *t, const unsigned long *a);
 long sys_getrandom(struct task *t, const unsigned long *a);
+long sys_personality(struct task *t, const unsigned long *a);
 long sys_set_robust_list(struct task *t, const unsigned long *a);
 long sys_rseq(struct task *t, const unsigned long *a);
 long sys_prctl(struct task *t, const unsigned long *a);

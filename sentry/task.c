@@ -416,6 +416,7 @@ int task_save(struct enc *e, const void *obj)
 	enc_u64(e, t->cap_bnd);
 	enc_u64(e, t->cap_amb);
 	enc_u32(e, t->securebits);
+	enc_u32(e, t->personality);
 	enc_raw(e, t->comm, sizeof(t->comm));
 	enc_timespec(e, t->start_time);
 	enc_ref(e, CK_DENTRY, t->exe);
@@ -608,6 +609,7 @@ void *task_load(struct dec *d)
 	    (t->cap_eff & ~t->cap_prm) || (t->cap_amb & ~(t->cap_prm & t->cap_inh)) ||
 	    t->securebits >= 1u << 12)
 		dec_fail(d, "bad capability sets");
+	t->personality = dec_u32(d);
 	dec_raw(d, t->comm, sizeof(t->comm));
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->start_time = dec_timespec(d);

@@ -123,10 +123,12 @@ struct task {
 	/* Capabilities (caps.c): this thread's sets, bit N for capability N, and securebits. */
 	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
 	unsigned int securebits;
-	int oom_score_adj; /* on the leader: -1000..1000, inherited by fork; no OOM killer reads it
-			    */
-	int nice;	   /* this thread's, -20..19, inherited by fork and clone; the host
-			    * scheduler does not see it (the stubs cannot be given priority) */
+	int oom_score_adj;	  /* on the leader: -1000..1000, inherited by fork; the OOM killer's
+				   * (oom.c) adjustment */
+	int nice;		  /* this thread's, -20..19, inherited by fork and clone; the host
+				   * scheduler does not see it (the stubs cannot be given priority) */
+	unsigned int personality; /* personality(2): inherited by fork, kept by exec */
+	bool oom_victim;	  /* on the leader: the OOM killer chose it (oom.c) */
 	char comm[16];
 	struct timespec start_time;	     /* monotonic */
 	struct vfs_dentry *exe;		     /* the executable (a reference) */

@@ -34,7 +34,7 @@
 #define SECTION_MAX (1ULL << 36)
 
 struct image_out {
-	char dir[4096], tmp[4096];
+	char dir[4096], tmp[4096], tag[64];
 	int at;	   /* the directory DIR and TMP are names beneath (or AT_FDCWD) */
 	int dirfd; /* the temporary directory */
 };
@@ -204,8 +204,14 @@ static int dir_state(int at, const char *dir)
 
 /* A new directory beside DIR, named DIR.KIND.RANDOM into NAME: made with mkdirat, which never
  * follows a link, so nothing anyone else put there is used or removed. */
-static int make_temp_dir(int at, const char *dir, const char *kind, char *name, size_t size)
+static int make_temp_dir(int at, const char *dir, const char *kind, const char *tag, char *name,
+			 size_t size)
 {
+	if (tag) {
+		if (snprintf(name, size, "%s.%s.%s", dir, kind, tag) >= (int)size)
+			return -ENAMETOOLONG;
+		return mkdirat(at, name, 0755) ? -errno : 0;
+	}
 	for (int tries = 0; tries < 16; tries++) {
 		unsigned int rnd = 0;
 		if (getrandom(&rnd, sizeof(rnd), 0) < 0)
@@ -233,7 +239,8 @@ static bool valid_name(const char *name)
 	return true;
 }
 
-int image_begin(int at, const char *dir, bool force, struct image_out **out, char **err)
+int image_begin_tagged(int at, const char *dir, bool force, const char *tag, struct image_out **out,
+		       char **err)
 {
 	int st = dir_state(at, dir), ret;
 	struct image_out *o;
@@ -251,11 +258,12 @@ int image_begin(int at, const char *dir, bool force, struct image_out **out, cha
 	if (!(o = calloc(1, sizeof(*o))))
 		return fail(err, -ENOMEM, "out of memory");
 	o->at = at;
-	if (snprintf(o->dir, sizeof(o->dir), "%s", dir) >= (int)sizeof(o->dir)) {
+	if (snprintf(o->dir, sizeof(o->dir), "%s", dir) >= (int)sizeof(o->dir) ||
+	    snprintf(o->tag, sizeof(o->tag), "%s", tag ? tag : "") >= (int)sizeof(o->tag)) {
 		free(o);
 		return fail(err, -ENAMETOOLONG, "image directory name too long");
 	}
-	if ((ret = make_temp_dir(at, dir, "tmp", o->tmp, sizeof(o->tmp)))) {
+	if ((ret = make_temp_dir(at, dir, "tmp", tag, o->tmp, sizeof(o->tmp)))) {
 		free(o);
 		return fail(err, ret, "cannot create a directory beside '%s': %s", dir,
 			    strerror(-ret));
@@ -392,7 +400,8 @@ int image_commit(struct image_out *o, struct image *img, char **err)
 		goto out;
 	}
 	if (st > 0) {
-		if ((ret = make_temp_dir(o->at, o->dir, "old", old, sizeof(old)))) {
+		if ((ret = make_temp_dir(o->at, o->dir, "old", o->tag[0] ? o->tag : NULL, old,
+					 sizeof(old)))) {
 			ret = fail(err, ret, "cannot replace '%s': %s", o->dir, strerror(-ret));
 			goto out;
 		}
@@ -424,12 +433,39 @@ out:
 	return ret;
 }
 
+int image_begin(int at, const char *dir, bool force, struct image_out **out, char **err)
+{
+	return image_begin_tagged(at, dir, force, NULL, out, err);
+}
+
 int image_write(int at, const char *dir, struct image *img, bool force, char **err)
 {
 	struct image_out *o;
-	int ret = image_begin(at, dir, force, &o, err);
+	int ret = image_begin_tagged(at, dir, force, img->tag, &o, err);
 
 	return ret ? ret : image_commit(o, img, err);
+}
+
+bool image_write_cleanup(int at, const char *dir, const char *tag)
+{
+	char tmp[4096], old[4096];
+	struct stat st;
+	bool any = false;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%s", dir, tag) >= (int)sizeof(tmp) ||
+	    snprintf(old, sizeof(old), "%s.old.%s", dir, tag) >= (int)sizeof(old))
+		return false;
+	if (fstatat(at, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		remove_tree_at(at, tmp, 0);
+		any = true;
+	}
+	if (fstatat(at, old, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* Killed between moving the old image aside and removing it. */
+		if (fstatat(at, dir, &st, AT_SYMLINK_NOFOLLOW) == 0 || renameat(at, old, at, dir))
+			remove_tree_at(at, old, 0);
+		any = true;
+	}
+	return any;
 }
 
 static int parse_header(int dirfd, const char *dir, struct image *img, char **err)

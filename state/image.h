@@ -34,6 +34,10 @@ struct image {
 	int nsections;
 	struct image_section sec[IMAGE_MAX_SECTIONS];
 	int dirfd; /* image_read: the image directory, for image_open_file; -1 otherwise */
+	/* image_write: when set, the temporary and set-aside directories are DIR.tmp.TAG and
+	 * DIR.old.TAG (an existing name is an error) instead of random names, so that whoever
+	 * chose TAG can clean up after a writer that was killed (image_write_cleanup). */
+	const char *tag;
 };
 
 /* An image being written: a temporary directory beside its target. */
@@ -44,6 +48,10 @@ struct image_out;
  * only once the new one is complete). Names are never followed through a symbolic link, and
  * the temporary directory is a new one of random name. On failure *ERR (malloc'd) says why. */
 int image_begin(int at, const char *dir, bool force, struct image_out **out, char **err);
+/* The same, with the temporary and set-aside directories named DIR.tmp.TAG and DIR.old.TAG
+ * when TAG is set (struct image's tag). */
+int image_begin_tagged(int at, const char *dir, bool force, const char *tag, struct image_out **out,
+		       char **err);
 /* Creates data file NAME ([a-z0-9.-], not "header" nor a section's) in the image being
  * written: a descriptor open for writing, or a negative errno with *ERR set. */
 int image_create_file(struct image_out *o, const char *name, char **err);
@@ -54,6 +62,11 @@ int image_commit(struct image_out *o, struct image *img, char **err);
 void image_abort(struct image_out *o);
 /* image_begin and image_commit: an image of sections only. */
 int image_write(int at, const char *dir, struct image *img, bool force, char **err);
+
+/* After an image_write with IMG.tag = TAG (or image_begin_tagged) that did not finish (its writer
+ * died): removes DIR.tmp.TAG, and puts DIR.old.TAG back as DIR (or removes it, if the new DIR is in
+ * place), never following a link. Returns whether anything was there. */
+bool image_write_cleanup(int at, const char *dir, const char *tag);
 
 /* Reads and checks the image in DIR: every section decompressed into memory; the directory
  * stays open for image_open_file until image_free. On failure *ERR (malloc'd) says what is

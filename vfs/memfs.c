@@ -562,7 +562,10 @@ static int reserve(struct memfs_inode *mi, uint64_t end)
 	if (mi->data) {
 		uint64_t used = (uint64_t)mi->size < cap ? (uint64_t)mi->size : cap;
 
-		memfile_copy(m->off, mi->data->off, used);
+		if (memfile_copy_guarded(m->off, mi->data->off, used)) {
+			mobj_put(m);
+			return -ENOSPC;
+		}
 		mobj_put(mi->data);
 	}
 	mi->data = m;
@@ -595,6 +598,20 @@ static int set_size(struct memfs_inode *mi, off_t size)
 	return 0;
 }
 
+/* A copy to or from the memory file, for memfile_guard. */
+struct mcopy {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+
+static void mcopy(void *arg)
+{
+	struct mcopy *c = arg;
+
+	memcpy(c->dst, c->src, c->len);
+}
+
 static ssize_t data_read(struct memfs_inode *mi, void *buf, size_t len, off_t off)
 {
 	uint64_t cap = mi->data ? mi->data->len : 0, end;
@@ -605,8 +622,11 @@ static ssize_t data_read(struct memfs_inode *mi, void *buf, size_t len, off_t of
 	n = (uint64_t)(mi->size - off) < len ? (size_t)(mi->size - off) : len;
 	end = (uint64_t)off + n;
 	inres = (uint64_t)off >= cap ? 0 : (size_t)((end < cap ? end : cap) - (uint64_t)off);
-	if (inres)
-		memcpy(buf, memfile_ptr(mi->data->off + (uint64_t)off), inres);
+	if (inres) {
+		struct mcopy c = {buf, memfile_ptr(mi->data->off + (uint64_t)off), inres};
+		if (memfile_guard(mcopy, &c))
+			return -ENOMEM;
+	}
 	memset((char *)buf + inres, 0, n - inres);
 	return (ssize_t)n;
 }
@@ -623,7 +643,10 @@ static int data_write(struct memfs_inode *mi, const void *buf, size_t len, off_t
 	err = reserve(mi, (uint64_t)end);
 	if (err)
 		return err;
-	memcpy(memfile_ptr(mi->data->off + (uint64_t)off), buf, len);
+	struct mcopy c = {memfile_ptr(mi->data->off + (uint64_t)off), buf, len};
+	/* Past the sandbox's --memory, after the OOM killer's try, tmpfs is full. */
+	if (memfile_guard(mcopy, &c))
+		return -ENOSPC;
 	if (end > mi->size)
 		resized(mi, end);
 	return 0;

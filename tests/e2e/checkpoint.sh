@@ -748,7 +748,46 @@ parent_of_a_restored_sandbox_is_its_image() {
   grep -q '^done$' <<<"$out" || fail "the restore did not finish: $(out_hint)"
 }
 
+# --image-key: a signed image restores (and inspects) with its key; without a MAC, or with
+# another key, restore and inspect refuse it in one line and run nothing. (Tampering with a
+# signed image's sections is the unit test's, tests/unit/test_mac.c.)
+signed_image_restores_only_with_its_key() {
+  local id="e2e-$$-key" k1=$WORK/k1 k2=$WORK/k2
+  printf 'the first key of this test, 40 bytes...' >"$k1"
+  printf 'another key, certainly not the first one' >"$k2"
+  rm -rf "$WORK/signed" "$WORK/unsigned"
+  ms_bg "$WORK/key.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'i=0; while :; do echo $i; i=$((i+1)); sleep 0.1; done'
+  local p=$bg_pid
+  wait_line "$WORK/key.out" '^3$' || { kill "$p"; return 1; }
+  checkpoint "$id" "$WORK/signed" --image-key "$k1" --leave-running || { kill "$p"; return 1; }
+  checkpoint "$id" "$WORK/unsigned" || { kill "$p"; return 1; }
+  bg_status "$p"
+  ms inspect --image-key "$k1" "$WORK/signed"
+  expect_status 0 || return
+  grep -qE '^mac +1 ' <<<"$out" || fail "inspect shows no mac section: $(out_hint)" || return
+  ms inspect --image-key "$k2" "$WORK/signed"
+  expect_one_line_error || return
+  [[ $err == *"MAC mismatch"* ]] || fail "inspect with another key: '$err'" || return
+  ms restore --image-key "$k2" --image "$WORK/signed"
+  expect_one_line_error || return
+  [[ $err == *"MAC mismatch"* ]] && [ -z "$out" ] || fail "restore with another key: '$err'" || return
+  ms restore --image-key "$k1" --image "$WORK/unsigned"
+  expect_one_line_error || return
+  [[ $err == *"not signed"* ]] && [ -z "$out" ] || fail "restore of an unsigned image: '$err'" || return
+  printf short >"$WORK/k3"
+  ms restore --image-key "$WORK/k3" --image "$WORK/signed"
+  expect_one_line_error || return
+  ms_bg "$WORK/key.2" restore --image-key "$k1" --image "$WORK/signed"
+  wait_line "$WORK/key.2" '^9$' || { kill "$bg_pid"; return 1; }
+  kill "$bg_pid" 2>/dev/null
+  wait "$bg_pid" 2>/dev/null
+  local first
+  first=$(head -n1 "$WORK/key.2")
+  [ "$first" -ge 3 ] || fail "the signed restore started at '$first'"
+}
+
 scenarios+=(
+  signed_image_restores_only_with_its_key
   counter_loop_continues_across_checkpoints
   pipeline_with_bytes_in_the_pipe_survives
   open_proc_files_and_a_cwd_in_proc_survive

@@ -224,8 +224,22 @@ terminal_stdin_is_a_tty_by_name() {
   [ "$(sed -n 6p <<<"$out")" = "not a tty" ] || fail "/dev/null is '$(sed -n 6p <<<"$out")'"
 }
 
+# ASLR as a user sees it: each exec of busybox gets its own stack and heap; `setarch -R`
+# (busybox's linux64 -R: personality ADDR_NO_RANDOMIZE) gives every exec below it the same.
+layout_is_randomised_per_exec_unless_setarch_R() {
+  local maps='grep -E "\[(stack|heap)\]" /proc/self/maps | tr "\n" " "'
+  ms run "$ROOTFS" -- /bin/sh -c "$maps; echo; $maps"
+  expect_status 0 || return
+  [ "$(sed -n 1p <<<"$out")" != "$(sed -n 2p <<<"$out")" ] || fail "the same layout twice: $(out_hint)" || return
+  ms run "$ROOTFS" -- /bin/linux64 -R /bin/sh -c "$maps; echo; $maps"
+  expect_status 0 || return
+  [ -n "$(sed -n 1p <<<"$out")" ] && [ "$(sed -n 1p <<<"$out")" = "$(sed -n 2p <<<"$out")" ] ||
+    fail "setarch -R: two layouts: $(out_hint)"
+}
+
 scenarios+=(
   terminal_stdin_is_a_tty_by_name
+  layout_is_randomised_per_exec_unless_setarch_R
   dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
   whole_file_through_a_pipe_and_dev_stdout

@@ -457,6 +457,8 @@ source "$(dirname "$0")/oci.sh"
 source "$(dirname "$0")/engines.sh"
 # shellcheck source=tests/e2e/stress.sh
 source "$(dirname "$0")/stress.sh"
+# shellcheck source=tests/e2e/faults.sh
+source "$(dirname "$0")/faults.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

@@ -293,6 +293,57 @@ static void test_a_full_directory_is_refused_unless_forced(void **state)
 	assert_int_equal(entries_starting(base, "full."), 0);
 }
 
+/* What a writer killed mid-way leaves under a tag its client chose is cleaned by that client:
+ * a temporary directory (with a link in it, not followed) is removed, an old image set aside
+ * by --force comes back when no new one made it into place, and goes when one did; a name
+ * with the tag that exists already is an error for the writer, never reused. */
+static void test_a_tagged_write_is_cleaned_up_after_its_writer_died(void **state)
+{
+	uint8_t a[1] = {1}, b[1] = {2};
+	struct image img, back;
+	char path[320], *err = NULL;
+	int at = open(base, O_RDONLY | O_DIRECTORY);
+	(void)state;
+
+	assert_true(at >= 0);
+	/* Killed while writing: tagged.tmp.T with a file and a link to the outside. */
+	snprintf(path, sizeof(path), "%s/tagged.tmp.0123456789abcdef", base);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tagged.tmp.0123456789abcdef/header", base);
+	close(open(path, O_WRONLY | O_CREAT, 0644));
+	snprintf(path, sizeof(path), "%s/tagged.tmp.0123456789abcdef/out", base);
+	assert_int_equal(symlink("..", path), 0);
+	assert_true(image_write_cleanup(at, "tagged", "0123456789abcdef"));
+	assert_int_equal(entries_starting(base, "tagged"), 0);
+	assert_false(image_write_cleanup(at, "tagged", "0123456789abcdef"));
+	/* Killed between setting the old image aside and renaming the new one in. */
+	make_image(&img, a, 1, b, 1);
+	assert_int_equal(image_write(at, "tagged", &img, false, &err), 0);
+	snprintf(path, sizeof(path), "%s/tagged.old.00000000000000aa", base);
+	char dir[320];
+	snprintf(dir, sizeof(dir), "%s/tagged", base);
+	assert_int_equal(rename(dir, path), 0);
+	assert_true(image_write_cleanup(at, "tagged", "00000000000000aa"));
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	image_free(&back);
+	/* Killed after the new one was in: the old one goes. */
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_true(image_write_cleanup(at, "tagged", "00000000000000aa"));
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(image_read(dir, &back, &err), 0);
+	image_free(&back);
+	/* A tagged name that exists is not the writer's: it fails and leaves it. */
+	img.tag = "00000000000000bb";
+	snprintf(path, sizeof(path), "%s/tagged.tmp.00000000000000bb", base);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(image_write(at, "tagged", &img, true, &err), -EEXIST);
+	free(err);
+	assert_int_equal(access(path, F_OK), 0);
+	rmdir(path);
+	img.tag = NULL;
+	close(at);
+}
+
 /* A forced write beneath a directory descriptor replaces an image that holds links without
  * following them, and refuses an image name that is itself a link. */
 static void test_a_forced_write_never_follows_links(void **state)
@@ -750,6 +801,7 @@ int main(void)
 	    cmocka_unit_test(test_crc32c_and_the_incompressibility_sample),
 	    cmocka_unit_test(test_a_fifo_or_a_symlink_for_a_file_is_refused_without_blocking),
 	    cmocka_unit_test(test_a_section_longer_than_its_bytes_can_hold_is_refused),
+	    cmocka_unit_test(test_a_tagged_write_is_cleaned_up_after_its_writer_died),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

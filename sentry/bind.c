@@ -123,24 +123,54 @@ const struct kernel_bind *bind_restore_source(const char *guest)
 	return NULL;
 }
 
+/* Each replacement's tree, opened by bind_restore_init while host paths are still reachable
+ * (the VFS section is decoded by a Sentry already locked in), or the errno that failed. */
+static struct vfs_dentry **opened;
+static int *open_err;
+
 static int reopen(const char *host, const char *guest, unsigned long flags,
 		  struct vfs_dentry **root)
 {
-	const struct kernel_bind *b = bind_restore_source(guest);
-	struct stat st;
-
 	(void)host, (void)flags;
-	if (!b)
-		return -EPERM; /* kernel_ckpt_load said which, first */
-	/* The one error a user can act on: the host path is gone. */
-	if (stat(b->src, &st))
-		return -errno;
-	return bind_open(b->src, MS_BIND | (b->ro ? MS_RDONLY : 0), root);
+	for (int i = 0; guest && i < nreplacements; i++) {
+		if (strcmp(replacements[i].dst, guest))
+			continue;
+		if (!opened || !opened[i])
+			return open_err ? -open_err[i] : -ENOENT;
+		*root = vfs_dentry_get(opened[i]);
+		return 0;
+	}
+	return -EPERM; /* kernel_ckpt_load said which, first */
 }
 
 void bind_restore_init(const struct kernel_bind *binds, int n)
 {
+	if (replacements == binds && nreplacements == n && (opened || !n))
+		return; /* once per restore */
+	bind_restore_done();
 	replacements = binds;
 	nreplacements = n;
 	vfs_load_set_bind_opener(reopen);
+	opened = n ? calloc((size_t)n, sizeof(*opened)) : NULL;
+	open_err = n ? calloc((size_t)n, sizeof(*open_err)) : NULL;
+	for (int i = 0; opened && open_err && i < n; i++) {
+		struct stat st;
+		/* The one error a user can act on: the host path is gone. */
+		int err = stat(binds[i].src, &st)
+			      ? -errno
+			      : bind_open(binds[i].src, MS_BIND | (binds[i].ro ? MS_RDONLY : 0),
+					  &opened[i]);
+		open_err[i] = -err;
+	}
+}
+
+void bind_restore_done(void)
+{
+	for (int i = 0; opened && i < nreplacements; i++)
+		if (opened[i])
+			vfs_dentry_put(opened[i]);
+	free(opened);
+	free(open_err);
+	opened = NULL;
+	open_err = NULL;
 }

@@ -24,8 +24,11 @@ int bind_open(const char *host, unsigned long flags, struct vfs_dentry **root);
 /* Before a restore loads the mount table: the N bind mounts BINDS the user named for it. An
  * image's bind mount on a guest path is opened only if one of them has that guest path, and
  * then with its host path and flags (an image is untrusted: the host paths it names are never
- * opened); the others fail the restore, named. */
+ * opened); the others fail the restore, named. Each is opened here, while host paths are still
+ * reachable: the mount table is decoded by a Sentry already locked in. */
 void bind_restore_init(const struct kernel_bind *binds, int n);
+/* Drops the trees bind_restore_init opened that the restore did not take. */
+void bind_restore_done(void);
 /* The user's bind mount for the image's one on GUEST, or NULL. */
 const struct kernel_bind *bind_restore_source(const char *guest);
 

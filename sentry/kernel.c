@@ -871,6 +871,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		ret = checkpoint_load_finish(r, o, &err);
 	else
 		checkpoint_load_abort(r);
+	bind_restore_done();
 	if (ret) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
 		free(err);

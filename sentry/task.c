@@ -154,8 +154,10 @@ void task_free(struct task *t)
 	free(t);
 }
 
-/* The task list (for_each_task), oldest first. */
-static struct task *task_list;
+/* The task list (for_each_task), oldest first, doubly linked: forks and exits of 10,000
+ * processes must not walk it. */
+static struct task *task_list, *task_tail;
+static size_t task_n;
 
 /* Tasks by tid: what kill, wait and procfs look up constantly. */
 #define TID_BUCKETS 4096
@@ -176,25 +178,33 @@ struct task *task_list_first(void)
 	return task_list;
 }
 
+size_t task_count(void)
+{
+	return task_n;
+}
+
+static void list_remove(struct task *t)
+{
+	*(t->prev ? &t->prev->next : &task_list) = t->next;
+	*(t->next ? &t->next->prev : &task_tail) = t->prev;
+	t->prev = NULL;
+	task_n--;
+}
+
 void task_link(struct task *t)
 {
-	struct task **pp = &task_list;
-
-	while (*pp)
-		pp = &(*pp)->next;
 	t->next = NULL;
-	*pp = t;
+	t->prev = task_tail;
+	*(task_tail ? &task_tail->next : &task_list) = t;
+	task_tail = t;
+	task_n++;
 	t->hash_next = tid_hash[(unsigned)t->tid % TID_BUCKETS];
 	tid_hash[(unsigned)t->tid % TID_BUCKETS] = t;
 }
 
 void task_unlink_free(struct task *t)
 {
-	for (struct task **pp = &task_list; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
+	list_remove(t);
 	hash_remove(t);
 	/* Handlers and --strace may still look at T until the event is handled. */
 	t->exited = true;
@@ -207,17 +217,30 @@ struct task *task_list_pop(void)
 	struct task *t = task_list;
 
 	if (t) {
-		task_list = t->next;
+		list_remove(t);
 		hash_remove(t);
 	}
 	return t;
 }
 
+/* Every guest stop asks this, so it must not walk the task list: the platform finds the host
+ * thread by tid, and the thread remembers its task. A platform thread is released (gone from
+ * the platform's table) before its task is freed, so a remembered owner is alive; it is checked
+ * to hold the thread still (exec gives a task a new one). */
 struct task *task_by_host_tid(pid_t host_tid)
 {
+	struct platform_thread *pt = platform_thread_by_tid(host_tid);
+	struct task *o;
+
+	if (!pt)
+		return NULL;
+	if ((o = pt->owner) && o->pt == pt)
+		return o;
 	for_each_task(t)
-		if (t->pt && t->pt->tid == host_tid)
+		if (t->pt == pt) {
+			pt->owner = t;
 			return t;
+		}
 	return NULL;
 }
 

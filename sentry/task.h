@@ -148,6 +148,7 @@ struct task {
 	bool parked;		       /* held in its stop while the group is stopped */
 
 	struct task *next;	/* in the task list (for_each_task), or on kernel.dead */
+	struct task *prev;	/* in the task list: unlinking is O(1) */
 	struct task *hash_next; /* in the tid hash */
 };
 
@@ -157,6 +158,8 @@ struct task {
  * body may unlink other tasks (the walk goes on from T's next as it is then) but not T, except
  * under for_each_task_safe. */
 struct task *task_list_first(void);
+/* How many tasks the list holds. */
+size_t task_count(void);
 
 #define for_each_task(t) for (struct task *t = task_list_first(); t; t = t->next)
 /* As for_each_task, reading the next task (into N) before the body runs, so that the body may

@@ -247,7 +247,7 @@ echo "### /proc/all vs walking /proc/[pid]/{stat,statm,status,io} (sandbox, medi
 echo
 echo "| processes | fork them ms | walk ms | walk syscalls | /proc/all ms | /proc/all syscalls | time ratio | syscall ratio |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-for n in ${BENCH_PROCALL_NS:-1000 5000}; do
+for n in ${BENCH_PROCALL_NS:-1000 5000 10000}; do
   rm -f "$WORK"/pa.*
   ok=1
   for ((i = 0; i < PROCALL_RUNS; i++)); do

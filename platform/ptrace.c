@@ -250,10 +250,12 @@ static struct platform_stub *all_stubs;
  * sleeping guest processes one look cost about a millisecond, and the loop made two or three
  * per guest syscall. But the Sentry knows which host threads can report anything: those it
  * resumed or interrupted (the watched list), and those it let go that still have to be reaped
- * (the reap list). platform_wait asks each of them with waitpid(tid, WNOHANG) and looks at
- * everything only when a SIGCHLD came from a thread it was not watching (a host signal to a
- * parked thread), or once every SCAN_INTERVAL_NS while events flow, for one whose SIGCHLD
- * merged with another's. Every event, however found, is matched to its thread by tid. */
+ * (the reap list). platform_wait asks each of them with waitpid(tid, WNOHANG), and once each
+ * thread a SIGCHLD named that it was not watching (the hints: mostly stops an injection has
+ * already taken, now and then a host signal that reached a parked thread). It looks at
+ * everything only when the hints overflow, or once every SCAN_INTERVAL_NS while events flow,
+ * for a thread whose SIGCHLD merged with another's. Every event, however found, is matched to
+ * its thread by tid. */
 #define TID_BUCKETS 4096
 #define SCAN_INTERVAL_NS 1000000000ULL
 
@@ -267,6 +269,12 @@ static struct {
 	pid_t *tids;
 	size_t n, cap, next; /* NEXT: where the last look stopped */
 } reap;
+
+#define MAX_HINTS 64
+static struct {
+	pid_t tids[MAX_HINTS];
+	int n;
+} hints;
 
 static bool scan_due;
 static uint64_t last_scan_ns;
@@ -347,10 +355,15 @@ void platform_note_sigchld(pid_t tid)
 {
 	struct platform_thread *t = thread_by_tid(tid);
 
-	/* A thread we resumed, or one we let go: the next platform_wait asks it. Anything else
-	 * (a parked thread a host signal reached, a helper's exit) needs a look at everything. */
-	if (t ? !t->watched : reap.n == 0)
+	if (t && t->watched)
+		return; /* the next platform_wait asks it anyway */
+	for (int i = 0; i < hints.n; i++)
+		if (hints.tids[i] == tid)
+			return;
+	if (hints.n == MAX_HINTS)
 		scan_due = true;
+	else
+		hints.tids[hints.n++] = tid;
 }
 
 /* The factory's options are every stub's: a stub is attached at its birth (CLONE_PTRACE), with
@@ -755,11 +768,20 @@ static void decode_status(struct platform_event *ev, pid_t tid, int st)
 	}
 }
 
-/* The watched threads, then the reap list from where the last look stopped: the first event
- * there is, or -EAGAIN. */
+/* The hints, the watched threads, then the reap list from where the last look stopped: the
+ * first event there is, or -EAGAIN. */
 static int wait_candidates(struct platform_event *ev)
 {
 	int st;
+
+	/* Each hint is asked once: an event it has is the one its SIGCHLD announced. */
+	while (hints.n > 0) {
+		pid_t tid = hints.tids[--hints.n];
+		if (waitpid(tid, &st, __WALL | WNOHANG) == tid) {
+			decode_status(ev, tid, st);
+			return 0;
+		}
+	}
 
 	for (struct platform_thread *t = watched.head, *next; t; t = next) {
 		next = t->w_next;

@@ -45,12 +45,16 @@ static struct task *new_parent_for_orphans(struct task *leader)
 /* Children of LEADER go to a subreaper or init, and learn of it through PR_SET_PDEATHSIG. */
 static void reparent_children(struct task *leader)
 {
+	if (!leader->had_children)
+		return; /* nobody to look for: no walk of every task at every exit */
 	struct task *heir = new_parent_for_orphans(leader);
 
 	for_each_task(c) {
 		if (c->parent != leader)
 			continue;
 		c->parent = heir;
+		if (heir)
+			heir->had_children = true;
 		/* As on Linux: nobody may make a child that signals init or a subreaper with
 		 * anything but SIGCHLD when it dies. */
 		if (c->group_leader == c)

@@ -79,6 +79,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->group_leader = c;
 		c->parent = (flags & CLONE_PARENT) ? p->group_leader->parent : p->group_leader;
 	}
+	if (c->parent)
+		c->parent->had_children = true;
 	c->exit_signal = flags & CSIGNAL;
 	c->pgid = p->pgid;
 	c->sid = p->sid;

@@ -193,6 +193,8 @@ static void list_remove(struct task *t)
 
 void task_link(struct task *t)
 {
+	if (t->pt)
+		t->pt->owner = t;
 	t->next = NULL;
 	t->prev = task_tail;
 	*(task_tail ? &task_tail->next : &task_list) = t;
@@ -236,7 +238,9 @@ struct task *task_by_host_tid(pid_t host_tid)
 		return NULL;
 	if ((o = pt->owner) && o->pt == pt)
 		return o;
-	for_each_task(t)
+	/* Not remembered yet (an exec's new thread): the newest tasks first, where it nearly
+	 * always is. */
+	for (struct task *t = task_tail; t; t = t->prev)
 		if (t->pt == pt) {
 			pt->owner = t;
 			return t;
@@ -666,6 +670,8 @@ int task_load_finish(char **err)
 		struct task *t = loaded.tasks[i];
 		t->group_leader = task_by_tid(loaded.leader[i]);
 		t->parent = loaded.parent[i] ? task_by_tid(loaded.parent[i]) : NULL;
+		if (t->parent)
+			t->parent->had_children = true;
 		if (!t->group_leader || t->group_leader->tgid != t->tgid ||
 		    (loaded.parent[i] && !t->parent))
 			ret = -EINVAL;

@@ -142,6 +142,7 @@ struct task {
 	struct waitq vfork_wq;	       /* the vfork parent sleeps here */
 	bool thread_gone;	       /* the leader's own thread exited; the process lives on */
 	bool had_threads;	       /* on the leader: a CLONE_THREAD child was ever made */
+	bool had_children;	       /* on a leader: it was ever some task's parent */
 	bool stopped;		       /* on the leader: the group is stopped (SIGSTOP & co) */
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */

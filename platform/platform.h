@@ -1,6 +1,7 @@
 /* platform — how guest code is run and stopped. The ptrace platform runs each guest address
- * space in a stub process (a fork of the Sentry that has unmapped everything but the stub page)
- * and each guest thread as a host thread of it, stopped at every syscall by PTRACE_SYSEMU.
+ * space in a stub process (a fork of the stub factory, a process that holds nothing but the
+ * stub page) and each guest thread as a host thread of it, stopped at every syscall by
+ * PTRACE_SYSEMU.
  * The Sentry's syscall code sees only this interface, so a faster platform (SIGSYS in the stub
  * with shared memory, seccomp USER_NOTIF) can be added without changing it. */
 #ifndef PLATFORM_PLATFORM_H
@@ -43,16 +44,27 @@ struct platform_thread {
 	bool look_queued;
 	struct platform_thread *look_prev, *look_next;
 	uint64_t tick_resumed, tick_cpu; /* the run and its process's CPU time then */
+	void *owner; /* the Sentry's: whose thread this is (a cache it keeps and checks) */
+	/* Private to the platform: its place in the tid table and, while it runs (resumed or
+	 * interrupted), in the list platform_wait asks; whether its exit was reported. */
+	struct platform_thread *hash_next;
+	bool watched;
+	struct platform_thread *w_prev, *w_next;
+	bool exited;
 };
 
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
  * where every later fork inherits it. Returns 0 or a negative errno. */
 int platform_init(int memfd, enum platform_placement placement);
 
-/* HOOK runs in every new stub process after the Sentry has seized it and before the stub page
- * runs: the Sentry's way to give stubs their own credentials (sentry/confine.c). It does not
- * return on failure (the child exits). */
+/* HOOK runs in the stub factory after the Sentry has seized it and before the stub page runs:
+ * the Sentry's way to give stubs their own credentials (sentry/confine.c), which every stub
+ * inherits. It does not return on failure (the factory exits). */
 void platform_set_stub_hook(void (*hook)(void));
+/* Starts the stub factory, which every later platform_stub_new forks: after
+ * platform_set_stub_hook and before the Sentry confines itself (it is forked from the Sentry,
+ * which a locked Sentry cannot do). Returns 0 or a negative errno. */
+int platform_start(void);
 
 /* The range [base, base+len) that the stub page occupies in every guest address space. */
 uintptr_t platform_stub_base(void);
@@ -98,8 +110,14 @@ struct platform_event {
 };
 
 /* Waits for the next event from any guest thread. With BLOCK false returns -EAGAIN when there
- * is none. */
+ * is none: it asks only the threads that can have one, so what it costs does not grow with
+ * the number of parked threads. */
 int platform_wait(struct platform_event *ev, bool block);
+/* A SIGCHLD named host thread TID (its si_pid): if it is not one platform_wait asks, the next
+ * one looks at every thread. */
+void platform_note_sigchld(pid_t tid);
+/* The thread with host thread id TID, or NULL: a table lookup. */
+struct platform_thread *platform_thread_by_tid(pid_t tid);
 
 struct platform_syscall {
 	long nr;
@@ -140,7 +158,8 @@ int platform_interrupt(struct platform_thread *t);
 
 /* Kills the whole stub process of T (all its threads); their releases are then just frees. */
 void platform_kill(struct platform_thread *t);
-/* Kills every stub process there is (the end of a sandbox, whoever owns them). */
+/* Kills every stub process there is (the end of a sandbox, whoever owns them), and the
+ * factory: no stub can be made after it. */
 void platform_kill_all(void);
 
 #endif

@@ -1,7 +1,8 @@
-/* The ptrace platform: stub processes forked from the Sentry, attached with PTRACE_SEIZE and
- * EXITKILL, guest syscalls intercepted with PTRACE_SYSEMU, address-space changes injected at
- * the stub page's syscall gadget. The stub's seccomp filter is the second wall: only the
- * syscalls the Sentry injects, and only from the gadget, reach the host. */
+/* The ptrace platform: stub processes forked from a stub factory that the Sentry made and
+ * seized at start-up, attached from their birth with EXITKILL, guest syscalls intercepted
+ * with PTRACE_SYSEMU, address-space changes injected at the stub page's syscall gadget. The
+ * stub's seccomp filter is the second wall: only the syscalls the Sentry injects, and only
+ * from the gadget, reach the host. */
 #include "platform/platform.h"
 #include "platform/stub.h"
 
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/userfaultfd.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -42,8 +44,8 @@ static struct {
 	int sentry_cpu, guest_cpu;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
-	bool child_uffd; /* the next stub makes a userfaultfd (platform_stub_new_uffd) */
 	void (*stub_hook)(void);
+	struct platform_thread *factory; /* NULL before platform_start and once killed */
 } plat;
 
 void platform_set_stub_hook(void (*hook)(void))
@@ -92,16 +94,36 @@ static uintptr_t detect_user_top(void)
 #define STUB_THREAD_FLAGS                                                                          \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 
-static int build_filter(struct stub_params *p)
+/* A new stub is a fork of the factory traced from its birth, with the factory's ptrace options
+ * (CLONE_PTRACE: no fork event stop in the factory, as PTRACE_O_TRACEFORK would add). Its exit
+ * signal goes nowhere: the factory ignores SIGCHLD, so once the Sentry has reaped it as its
+ * tracer it is gone. */
+#define STUB_FORK_FLAGS (CLONE_PTRACE | SIGCHLD)
+
+/* Where a field of the parameter page lies in every stub and in the factory. */
+#define PARAM_ADDR(field) (plat.stub_base + PAGE + offsetof(struct stub_params, field))
+
+/* The factory's filter (installed by the stub page's entry) and every stub's (installed in it
+ * over the factory's by the Sentry), both into the parameter page. */
+static int build_filters(struct stub_params *p)
 {
-	uint64_t ip = plat.stub_base + STUB_GADGET_OFFSET + 2; /* seccomp sees the next insn */
-	int n = stub_filter_build(p->filter, STUB_MAX_FILTER, ip, plat.memfd, STUB_THREAD_FLAGS);
+	struct stub_filter_spec spec = {
+	    .ip = plat.stub_base + STUB_GADGET_OFFSET + 2, /* seccomp sees the next insn */
+	    .memfd = plat.memfd,
+	    .thread_flags = STUB_THREAD_FLAGS,
+	};
+	int n = stub_filter_build(p->stub_filter, STUB_MAX_FILTER, &spec);
 
 	if (n < 0)
 		return n;
+	p->stub_prog.len = (unsigned short)n;
+	p->stub_prog.filter = (struct sock_filter *)PARAM_ADDR(stub_filter);
+	spec.fork_flags = STUB_FORK_FLAGS;
+	spec.stub_prog = PARAM_ADDR(stub_prog);
+	if ((n = stub_filter_build(p->filter, STUB_MAX_FILTER, &spec)) < 0)
+		return n;
 	p->prog.len = (unsigned short)n;
-	p->prog.filter =
-	    (struct sock_filter *)(plat.stub_base + PAGE + offsetof(struct stub_params, filter));
+	p->prog.filter = (struct sock_filter *)PARAM_ADDR(filter);
 	return 0;
 }
 
@@ -124,7 +146,7 @@ static int map_stub_page(void)
 	p->low_len = plat.stub_base;
 	p->high_start = plat.stub_base + STUB_LEN;
 	p->high_len = plat.user_top - p->high_start;
-	int err = build_filter(p);
+	int err = build_filters(p);
 	if (err)
 		return err;
 	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) || mprotect((char *)m + PAGE, PAGE, PROT_READ))
@@ -189,34 +211,12 @@ static void unregister_rseq(void)
 		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
 }
 
-/* In a new stub: a userfaultfd for its address space at descriptor AT, for the Sentry to take
- * (platform_stub_new_uffd). A failure shows there as a missing descriptor. */
-static void make_uffd(int at)
-{
-	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0 && errno == EPERM) /* user-mode faults are all the tracking needs */
-		fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-	if (fd < 0) {
-		/* Where the syscall is kept from this user: the device, if it may open it. */
-		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-		if (dev < 0)
-			return;
-		fd = ioctl(dev, _IO(0xAA, 0x00) /* USERFAULTFD_IOC_NEW */, O_CLOEXEC | O_NONBLOCK);
-		close(dev);
-		if (fd < 0)
-			return;
-	}
-	/* Its UFFDIO_API is the Sentry's: the features depend on the use. */
-	if (fd != at) {
-		dup2(fd, at);
-		close(fd);
-	}
-}
-
-/* The new stub process, a fork of the Sentry. It waits on GO_FD until the Sentry has seized
- * it, so it can never reach its int3 untraced. */
-static __attribute__((noreturn)) void stub_child(int go_fd)
+/* The stub factory, a fork of the Sentry made at start-up (platform_start). It waits on GO_FD
+ * until the Sentry has seized it, so it can never reach its int3 untraced; it takes the stubs'
+ * credentials and gives up everything a stub gives up, and the stub page's entry then unmaps
+ * the rest of the Sentry's image: what it forks copies two pages, however big the Sentry has
+ * grown since. Everything here is inherited by every stub. */
+static __attribute__((noreturn)) void factory_child(int go_fd)
 {
 	char c;
 	sigset_t none;
@@ -226,6 +226,8 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 	setsid(); /* terminal signals go to the Sentry, which forwards them */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Its stubs are reaped by the Sentry, their tracer; the factory itself never waits. */
+	signal(SIGCHLD, SIG_IGN);
 	if (plat.guest_cpu != plat.sentry_cpu)
 		pin_to(plat.guest_cpu);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -233,11 +235,9 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 	if (plat.stub_hook)
 		plat.stub_hook();
 	unregister_rseq();
-	if (plat.child_uffd)
-		make_uffd(plat.memfd + 1);
 	if (plat.memfd > 0)
 		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
-	syscall(SYS_close_range, plat.memfd + 1 + plat.child_uffd, ~0U, 0);
+	syscall(SYS_close_range, plat.memfd + 1, ~0U, 0);
 	__asm__ volatile("jmp *%0" ::"r"(plat.stub_base + STUB_ENTRY_OFFSET),
 			 "D"(plat.stub_base + PAGE)
 			 : "memory");
@@ -247,30 +247,156 @@ static __attribute__((noreturn)) void stub_child(int go_fd)
 /* Every stub not yet freed, so a teardown can kill the ones no task owns (a failed restore). */
 static struct platform_stub *all_stubs;
 
-int platform_stub_new(struct platform_thread **out)
+/* --- which host threads may have an event ---------------------------------------------------
+ * waitpid(-1) looks at every tracee, and takes each stopped one's signal lock: with 10,000
+ * sleeping guest processes one look cost about a millisecond, and the loop made two or three
+ * per guest syscall. But the Sentry knows which host threads can report anything: those it
+ * resumed or interrupted (the watched list), and those it let go that still have to be reaped
+ * (the reap list). platform_wait asks each of them with waitpid(tid, WNOHANG), and once each
+ * thread a SIGCHLD named that it was not watching (the hints: mostly stops an injection has
+ * already taken, now and then a host signal that reached a parked thread). It looks at
+ * everything only when the hints overflow, or once every SCAN_INTERVAL_NS while events flow,
+ * for a thread whose SIGCHLD merged with another's. Every event, however found, is matched to
+ * its thread by tid. */
+#define TID_BUCKETS 4096
+#define SCAN_INTERVAL_NS 1000000000ULL
+
+static struct platform_thread *tid_hash[TID_BUCKETS];
+
+static struct {
+	struct platform_thread *head, *tail;
+} watched;
+
+static struct {
+	pid_t *tids;
+	size_t n, cap, next; /* NEXT: where the last look stopped */
+} reap;
+
+#define MAX_HINTS 64
+static struct {
+	pid_t tids[MAX_HINTS];
+	int n;
+} hints;
+
+static bool scan_due;
+static uint64_t last_scan_ns;
+
+static void hash_add(struct platform_thread *t)
 {
-	int go[2], st, err, dumpable;
+	struct platform_thread **b = &tid_hash[(unsigned)t->tid % TID_BUCKETS];
+
+	t->hash_next = *b;
+	*b = t;
+}
+
+static void hash_del(struct platform_thread *t)
+{
+	for (struct platform_thread **pp = &tid_hash[(unsigned)t->tid % TID_BUCKETS]; *pp;
+	     pp = &(*pp)->hash_next)
+		if (*pp == t) {
+			*pp = t->hash_next;
+			return;
+		}
+}
+
+static struct platform_thread *thread_by_tid(pid_t tid)
+{
+	for (struct platform_thread *t = tid_hash[(unsigned)tid % TID_BUCKETS]; t; t = t->hash_next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static void unwatch(struct platform_thread *t)
+{
+	if (!t->watched)
+		return;
+	*(t->w_prev ? &t->w_prev->w_next : &watched.head) = t->w_next;
+	*(t->w_next ? &t->w_next->w_prev : &watched.tail) = t->w_prev;
+	t->w_prev = t->w_next = NULL;
+	t->watched = false;
+}
+
+static void watch(struct platform_thread *t)
+{
+	if (t->watched)
+		return;
+	t->w_prev = watched.tail;
+	*(watched.tail ? &watched.tail->w_next : &watched.head) = t;
+	watched.tail = t;
+	t->watched = true;
+}
+
+/* TID was let go and will exit: its exit must still be reaped. */
+static void reap_later(pid_t tid)
+{
+	if (reap.n == reap.cap) {
+		size_t cap = reap.cap ? 2 * reap.cap : 64;
+		pid_t *n = realloc(reap.tids, cap * sizeof(*n));
+		if (!n) {
+			scan_due = true; /* a look at everything reaps it */
+			return;
+		}
+		reap.tids = n;
+		reap.cap = cap;
+	}
+	reap.tids[reap.n++] = tid;
+}
+
+static void reap_remove(size_t i)
+{
+	reap.tids[i] = reap.tids[--reap.n];
+}
+
+struct platform_thread *platform_thread_by_tid(pid_t tid)
+{
+	return thread_by_tid(tid);
+}
+
+void platform_note_sigchld(pid_t tid)
+{
+	struct platform_thread *t = thread_by_tid(tid);
+
+	if (t && t->watched)
+		return; /* the next platform_wait asks it anyway */
+	for (int i = 0; i < hints.n; i++)
+		if (hints.tids[i] == tid)
+			return;
+	if (hints.n == MAX_HINTS)
+		scan_due = true;
+	else
+		hints.tids[hints.n++] = tid;
+}
+
+/* The factory's options are every stub's: a stub is attached at its birth (CLONE_PTRACE), with
+ * the options of the process it was forked from. */
+#define SEIZE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE)
+
+int platform_start(void)
+{
+	struct platform_thread *t;
+	int go[2], st, err;
 	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC))
+	if (plat.factory)
+		return 0;
+	if (!(t = calloc(1, sizeof(*t))))
+		return -ENOMEM;
+	if (pipe2(go, O_CLOEXEC)) {
+		free(t);
 		return -errno;
-	/* A tracer with no capability may seize only a dumpable process, and a locked Sentry is
-	 * not dumpable: it is for the fork only, which its child inherits. */
-	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-	if (dumpable == 0)
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	}
 	pid = fork();
 	err = -errno;
-	if (pid != 0 && dumpable == 0)
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (pid < 0)
 		goto out_close;
 	if (pid == 0) {
 		close(go[1]);
-		stub_child(go[0]);
+		factory_child(go[0]);
 	}
-	if (ptrace(PTRACE_SEIZE, pid, 0,
-		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) != 0) {
+	/* Our own child, before the lock: any Yama scope but 3 lets us seize it, and nothing
+	 * else may ever trace it (nor, being traced from birth, any stub). */
+	if (ptrace(PTRACE_SEIZE, pid, 0, SEIZE_OPTIONS) != 0) {
 		err = -errno;
 		goto out_kill;
 	}
@@ -283,33 +409,77 @@ int platform_stub_new(struct platform_thread **out)
 		err = -ECHILD;
 		goto out_kill;
 	}
-	struct platform_thread *t = calloc(1, sizeof(*t));
-	struct platform_stub *stub = calloc(1, sizeof(*stub));
-	if (!t || !stub) {
-		free(t);
-		free(stub);
-		err = -ENOMEM;
-		goto out_kill;
-	}
-	stub->pid = pid;
-	stub->threads = 1;
-	stub->next = all_stubs;
-	stub->pprev = &all_stubs;
-	if (all_stubs)
-		all_stubs->pprev = &stub->next;
-	all_stubs = stub;
 	t->tid = t->host_pid = pid;
-	t->stub = stub;
-	*out = t;
+	plat.factory = t;
+	t = NULL;
 	err = 0;
 	goto out_close;
 out_kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 out_close:
+	free(t);
 	close(go[0]);
 	close(go[1]);
 	return err;
+}
+
+/* A new stub: a fork injected into the factory. The child is traced from its birth and first
+ * stops before it runs anything. The Sentry makes it a session of its own (as each stub was
+ * when forked from the Sentry: terminal signals never reach it, and with autogroup scheduling
+ * each stub is its own group; stubs sharing the factory's session were starved under load, a
+ * fork bomb of 1,000 taking over 30 s instead of 3) and stacks the stubs' filter on the
+ * factory's; it is then ready, stopped at the gadget's int3 like the factory. Three injections
+ * and a fork of a two-page process, whatever the size of the Sentry or the number of stubs. */
+int platform_stub_new(struct platform_thread **out)
+{
+	const long fork_args[6] = {STUB_FORK_FLAGS, 0, 0, 0, 0, 0};
+	const long filter_args[6] = {SECCOMP_SET_MODE_FILTER, 0, (long)PARAM_ADDR(stub_prog)};
+	struct platform_thread *t;
+	struct platform_stub *stub;
+	long pid, r;
+	int st;
+
+	if (!plat.factory)
+		return -ESRCH;
+	if ((pid = platform_inject(plat.factory, SYS_clone, fork_args)) < 0)
+		return (int)pid;
+	if (waitpid((pid_t)pid, &st, __WALL) != pid || !WIFSTOPPED(st)) {
+		r = -ECHILD;
+		goto out_kill;
+	}
+	t = calloc(1, sizeof(*t));
+	stub = calloc(1, sizeof(*stub));
+	if (!t || !stub) {
+		free(t);
+		free(stub);
+		r = -ENOMEM;
+		goto out_kill;
+	}
+	t->tid = t->host_pid = (pid_t)pid;
+	t->stub = stub;
+	const long none[6] = {0};
+	r = platform_inject(t, SYS_setsid, none);
+	if (r < 0 || (r = platform_inject(t, SYS_seccomp, filter_args)) != 0) {
+		free(t);
+		free(stub);
+		r = r < 0 ? r : -EIO;
+		goto out_kill;
+	}
+	hash_add(t);
+	stub->pid = (pid_t)pid;
+	stub->threads = 1;
+	stub->next = all_stubs;
+	stub->pprev = &all_stubs;
+	if (all_stubs)
+		all_stubs->pprev = &stub->next;
+	all_stubs = stub;
+	*out = t;
+	return 0;
+out_kill:
+	kill((pid_t)pid, SIGKILL);
+	waitpid((pid_t)pid, NULL, __WALL);
+	return (int)r;
 }
 
 /* Takes a copy of descriptor AT of T's stub (we trace the stub, so we may) and closes the
@@ -333,13 +503,12 @@ static int take_fd(struct platform_thread *t, int at)
 
 int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
 {
-	plat.child_uffd = true;
 	int err = platform_stub_new(out);
-	plat.child_uffd = false;
+
 	if (err)
 		return err;
-	/* The stub made it at the descriptor after the memory file's. */
-	int fd = take_fd(*out, plat.memfd + 1);
+	/* The new stub makes it for its own address space, by injection like any other call. */
+	int fd = platform_stub_uffd(*out);
 	if (fd < 0) {
 		platform_thread_release(*out);
 		*out = NULL;
@@ -499,6 +668,7 @@ int platform_thread_new(struct platform_thread *parent, struct platform_thread *
 	t->host_pid = parent->host_pid;
 	t->stub = parent->stub;
 	t->stub->threads++;
+	hash_add(t);
 	if (parent->spread)
 		set_spread(t, false); /* it inherited its creator's spread */
 	*out = t;
@@ -526,8 +696,9 @@ static void thread_exit(struct platform_thread *t)
 	r.orig_rax = -1;
 	/* No wait for the exit: a thread-group leader's is only reported once the whole group
 	 * is gone. Its stops on the way out are continued by platform_wait's caller. */
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0)
-		ptrace(PTRACE_CONT, t->tid, 0, 0);
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0 && ptrace(PTRACE_CONT, t->tid, 0, 0) == 0)
+		return;
+	scan_due = true; /* it may have died meanwhile: whatever it reports, a look finds it */
 }
 
 void platform_thread_release(struct platform_thread *t)
@@ -535,6 +706,10 @@ void platform_thread_release(struct platform_thread *t)
 	if (!t)
 		return;
 	look_dequeue(t);
+	unwatch(t);
+	hash_del(t);
+	if (!t->exited)
+		reap_later(t->tid);
 	struct platform_stub *stub = t->stub;
 	if (--stub->threads == 0) {
 		if (!stub->killed)
@@ -620,15 +795,8 @@ long platform_inject(struct platform_thread *t, long nr, const long args[6])
 	return ret;
 }
 
-int platform_wait(struct platform_event *ev, bool block)
+static void decode_status(struct platform_event *ev, pid_t tid, int st)
 {
-	int st;
-	pid_t tid = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
-
-	if (tid < 0)
-		return -errno;
-	if (tid == 0)
-		return -EAGAIN;
 	memset(ev, 0, sizeof(*ev));
 	ev->tid = tid;
 	if (WIFEXITED(st)) {
@@ -646,7 +814,87 @@ int platform_wait(struct platform_event *ev, bool block)
 		ev->kind = PEV_SIGNAL;
 		ev->sig = WSTOPSIG(st);
 	}
+	/* Whoever reported, it is not running now: no longer watched, and once it has exited
+	 * there is nothing left to reap. */
+	struct platform_thread *t = thread_by_tid(tid);
+	if (t) {
+		unwatch(t);
+		t->exited = ev->kind == PEV_EXITED;
+	}
+}
+
+/* The hints, the watched threads, then the reap list from where the last look stopped: the
+ * first event there is, or -EAGAIN. */
+static int wait_candidates(struct platform_event *ev)
+{
+	int st;
+
+	/* Each hint is asked once: an event it has is the one its SIGCHLD announced. */
+	while (hints.n > 0) {
+		pid_t tid = hints.tids[--hints.n];
+		if (waitpid(tid, &st, __WALL | WNOHANG) == tid) {
+			decode_status(ev, tid, st);
+			return 0;
+		}
+	}
+
+	for (struct platform_thread *t = watched.head, *next; t; t = next) {
+		next = t->w_next;
+		pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+		if (r == t->tid) {
+			decode_status(ev, r, st);
+			return 0;
+		}
+		if (r < 0) /* gone without our seeing it: nothing to wait for */
+			unwatch(t);
+	}
+	for (size_t looked = 0; looked < reap.n;) {
+		if (reap.next >= reap.n)
+			reap.next = 0;
+		size_t i = reap.next;
+		pid_t tid = reap.tids[i];
+		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
+		if (r == tid || r < 0 || thread_by_tid(tid)) {
+			/* Reaped now, or already (its tid is free or someone else's, watched if
+			 * it runs): either way, no longer ours to reap. */
+			reap_remove(i);
+			if (r == tid) {
+				decode_status(ev, r, st);
+				return 0;
+			}
+			continue;
+		}
+		reap.next++;
+		looked++;
+	}
+	return -EAGAIN;
+}
+
+static int wait_any(struct platform_event *ev, bool block)
+{
+	int st;
+	pid_t tid = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+
+	if (tid < 0)
+		return -errno;
+	if (tid == 0)
+		return -EAGAIN;
+	decode_status(ev, tid, st);
 	return 0;
+}
+
+int platform_wait(struct platform_event *ev, bool block)
+{
+	if (block)
+		return wait_any(ev, true);
+	if (wait_candidates(ev) == 0)
+		return 0;
+	uint64_t now = now_ns();
+	if (!scan_due && now - last_scan_ns < SCAN_INTERVAL_NS)
+		return -EAGAIN;
+	scan_due = false;
+	last_scan_ns = now;
+	return wait_any(ev, false);
 }
 
 int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc)
@@ -674,6 +922,7 @@ int platform_set_return(struct platform_thread *t, long ret)
 
 int platform_resume(struct platform_thread *t, int sig)
 {
+	watch(t);
 	if (plat.placement == PLACEMENT_AUTO) {
 		t->resumed_ns = now_ns();
 		t->running = true;
@@ -685,11 +934,13 @@ int platform_resume(struct platform_thread *t, int sig)
 
 void platform_continue_stray(pid_t tid)
 {
-	ptrace(PTRACE_CONT, tid, 0, 0);
+	if (ptrace(PTRACE_CONT, tid, 0, 0) == 0 && !thread_by_tid(tid))
+		reap_later(tid);
 }
 
 int platform_interrupt(struct platform_thread *t)
 {
+	watch(t);
 	return ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) ? -errno : 0;
 }
 
@@ -706,4 +957,9 @@ void platform_kill_all(void)
 			kill(s->pid, SIGKILL);
 			s->killed = true;
 		}
+	if (plat.factory) {
+		kill(plat.factory->tid, SIGKILL);
+		free(plat.factory);
+		plat.factory = NULL;
+	}
 }

@@ -1,4 +1,5 @@
-/* Private to platform/: the layout of the stub page (code page, then a parameter page). */
+/* Private to platform/: the layout of the stub page (code page, then a parameter page) and the
+ * seccomp filters of the stub factory and of the stubs it forks. */
 #ifndef PLATFORM_STUB_H
 #define PLATFORM_STUB_H
 
@@ -13,20 +14,35 @@
 struct stub_params {
 	uint64_t low_start, low_len;   /* everything below the stub page */
 	uint64_t high_start, high_len; /* everything above it */
-	struct sock_fprog prog;	       /* points at filter, inside the stub page */
+	/* The factory's filter, which the entry installs: a stub's, plus the fork of a stub and
+	 * the installation of stub_prog in it. */
+	struct sock_fprog prog;
 	struct sock_filter filter[STUB_MAX_FILTER];
+	/* Every stub's own filter, stacked in it over the factory's by the Sentry. */
+	struct sock_fprog stub_prog;
+	struct sock_filter stub_filter[STUB_MAX_FILTER];
 };
 
 _Static_assert(offsetof(struct stub_params, high_start) == 16, "stub entry reads offset 16");
 _Static_assert(offsetof(struct stub_params, prog) == 32, "stub entry reads offset 32");
+_Static_assert(sizeof(struct stub_params) <= 4096, "the parameters fill one page at most");
 
 extern const char stub_code_begin[], stub_code_end[];
 
-/* The stubs' seccomp filter into OUT (room for MAX instructions): only calls from the syscall
- * instruction whose next instruction is at IP, and of those only the ones the Sentry injects
- * (mmap of descriptor MEMFD, threads made with clone flags THREAD_FLAGS). Returns its length
- * in instructions or a negative errno (platform/stubfilter.c). */
-int stub_filter_build(struct sock_filter *out, size_t max, uint64_t ip, int memfd,
-		      unsigned long thread_flags);
+/* What the stubs' seccomp filter admits beyond its prefix: the calls the Sentry injects. */
+struct stub_filter_spec {
+	uint64_t ip;		    /* the address after the gadget's syscall instruction */
+	int memfd;		    /* the one descriptor mmap may name */
+	unsigned long thread_flags; /* the clone flags of a stub thread */
+	/* The factory's filter only (0 in a stub's): the clone flags of a new stub, and where
+	 * the stub's own struct sock_fprog lies (the only filter it may install). */
+	unsigned long fork_flags;
+	uint64_t stub_prog;
+};
+
+/* A seccomp filter into OUT (room for MAX instructions): only calls from the syscall
+ * instruction whose next instruction is at SPEC->ip, and of those only the ones the Sentry
+ * injects. Returns its length in instructions or a negative errno (platform/stubfilter.c). */
+int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_filter_spec *spec);
 
 #endif

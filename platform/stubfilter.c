@@ -1,10 +1,11 @@
-/* The stubs' seccomp filter (docs/security.md, "The stubs' filter"), installed by the stub
- * page's entry before any guest instruction runs. libseccomp cannot test the instruction
- * pointer, so a hand-written prefix sends every system call not made from the stub's syscall
- * instruction to SIGSYS (under SYSEMU only the vsyscall page's get there, for the Sentry to
- * emulate); behind it, an allowlist built with libseccomp admits exactly the calls the Sentry
- * injects, with their arguments pinned where they can be, and kills the stub for anything
- * else. */
+/* The seccomp filters of the stub factory and of the stubs (docs/security.md, "The stubs'
+ * filter"): the factory's entry installs its own before it first stops, and every stub forked
+ * from it gets its own stacked on top before any guest instruction runs. libseccomp cannot
+ * test the instruction pointer, so a hand-written prefix sends every system call not made
+ * from the stub page's syscall instruction to SIGSYS (under SYSEMU only the vsyscall page's
+ * get there, for the Sentry to emulate); behind it, an allowlist built with libseccomp admits
+ * exactly the calls the Sentry injects, with their arguments pinned where they can be, and
+ * kills the process for anything else. */
 #include "platform/stub.h"
 
 #include <errno.h>
@@ -19,9 +20,9 @@
 
 #define PREFIX_LEN 6
 
-int stub_filter_build(struct sock_filter *out, size_t max, uint64_t ip, int memfd,
-		      unsigned long thread_flags)
+int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_filter_spec *spec)
 {
+	const uint64_t ip = spec->ip;
 	/* seccomp sees the address after the syscall instruction. */
 	const struct sock_filter prefix[PREFIX_LEN] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
@@ -43,22 +44,34 @@ int stub_filter_build(struct sock_filter *out, size_t max, uint64_t ip, int memf
 	 * the Sentry makes (sentry/mm.c), and the memory file is the stub's one descriptor. */
 	if ((err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2,
 				    SCMP_A3(SCMP_CMP_EQ, MAP_SHARED | MAP_FIXED),
-				    SCMP_A4(SCMP_CMP_EQ, (uint64_t)memfd))) ||
+				    SCMP_A4(SCMP_CMP_EQ, (uint64_t)spec->memfd))) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 0)) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(munmap), 0)) ||
 	    /* A guest thread: a host thread of this process, traced from its birth. */
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				    SCMP_A0(SCMP_CMP_EQ, thread_flags))) ||
+				    SCMP_A0(SCMP_CMP_EQ, spec->thread_flags))) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0)) ||
-	    /* Write tracking after a checkpoint (docs/checkpoint.md): a userfaultfd only the
-	     * stub can make for its address space, which the Sentry takes with pidfd_getfd and
-	     * then closes in the stub. */
+	    /* Write tracking after a checkpoint and lazy restores (docs/checkpoint.md): a
+	     * userfaultfd only the stub can make for its address space, which the Sentry takes
+	     * with pidfd_getfd and then closes in the stub. */
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
 				    SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK))) ||
 	    (err = seccomp_rule_add(
 		 ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
 		 SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY))) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 0)))
+		goto out;
+	/* The factory: a new stub is a fork of it, traced from its birth (CLONE_PTRACE), which
+	 * the Sentry makes a session of its own and in which it then installs the stubs'
+	 * filter, the one filter this allows: a stub can neither fork nor install another. */
+	if (spec->fork_flags &&
+	    ((err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_EQ, spec->fork_flags))) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsid), 0)) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 3,
+				     SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
+				     SCMP_A1(SCMP_CMP_EQ, 0),
+				     SCMP_A2(SCMP_CMP_EQ, spec->stub_prog)))))
 		goto out;
 	fd = memfd_create("stub-filter", MFD_CLOEXEC);
 	if (fd < 0 || (err = seccomp_export_bpf(ctx, fd))) {

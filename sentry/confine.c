@@ -367,6 +367,7 @@ int confine_prepare_stubs(void)
 			platform_set_stub_hook(stub_hook);
 	}
 	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
 	return err;
 }
 

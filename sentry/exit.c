@@ -47,12 +47,16 @@ static struct task *new_parent_for_orphans(struct task *leader)
 /* Children of LEADER go to a subreaper or init, and learn of it through PR_SET_PDEATHSIG. */
 static void reparent_children(struct task *leader)
 {
+	if (!leader->had_children)
+		return; /* nobody to look for: no walk of every task at every exit */
 	struct task *heir = new_parent_for_orphans(leader);
 
 	for_each_task(c) {
 		if (c->parent != leader)
 			continue;
 		c->parent = heir;
+		if (heir)
+			heir->had_children = true;
 		/* As on Linux: nobody may make a child that signals init or a subreaper with
 		 * anything but SIGCHLD when it dies. */
 		if (c->group_leader == c)
@@ -78,6 +82,8 @@ static bool parent_autoreaps(struct task *parent)
 /* Whether the stub of PT hosts only threads of process TGID (a vfork child may share it). */
 static bool stub_exclusive(struct platform_thread *pt, pid_t tgid)
 {
+	if (pt->stub->threads == 1)
+		return true; /* PT alone: no walk of every task at every exit */
 	for_each_task(o)
 		if (o->pt && o->pt->stub == pt->stub && o->tgid != tgid)
 			return false;
@@ -130,7 +136,10 @@ void kernel_exit_group(struct task *t, int status)
 	record_cpu_time(leader);
 	if (t->pt && stub_exclusive(t->pt, t->tgid))
 		platform_kill(t->pt); /* every thread at once; releases below just free */
+	/* A process that never made a thread has only its leader: no walk of every task. */
 	for_each_task_safe(o, next) {
+		if (!leader->had_threads)
+			break;
 		if (o->tgid == t->tgid && o != leader) {
 			kernel_vfork_release(o);
 			task_release(o);
@@ -206,7 +215,10 @@ static long do_wait(struct task *t, int idtype, pid_t id, int options, struct wa
 	bool any = false;
 
 	memset(r, 0, sizeof(*r));
-	for_each_task(c) {
+	/* One pid is a lookup, not a walk of every task (a parent reaping 10,000 children by pid
+	 * would be quadratic). Every branch that reaps C returns. */
+	for (struct task *c = idtype == P_PID ? task_by_tid(id) : task_list_first(); c;
+	     c = idtype == P_PID ? NULL : c->next) {
 		if (!child_matches(parent, c, idtype, id))
 			continue;
 		any = true;

@@ -29,18 +29,17 @@
  * tasks of its real user; root, who holds CAP_SYS_RESOURCE, is not bound by it). */
 static long tasks_allowed(struct task *p)
 {
-	rlim_t nproc = p->rlim[RLIMIT_NPROC].rlim_cur, all = 0, mine = 0;
+	rlim_t nproc = p->rlim[RLIMIT_NPROC].rlim_cur, mine = 0;
 	rlim_t pids = kernel.cfg.pids > 0 ? kernel.cfg.pids : DEFAULT_PIDS;
 
-	for_each_task(t) {
-		all++;
+	if (task_count() >= pids)
+		return -EAGAIN;
+	if (p->uid == 0 || p->euid == 0 || nproc == RLIM_INFINITY)
+		return 0;
+	/* Only a bounded user's fork counts its tasks. */
+	for_each_task(t)
 		mine += t->uid == p->uid;
-	}
-	if (all >= pids)
-		return -EAGAIN;
-	if (p->uid != 0 && p->euid != 0 && nproc != RLIM_INFINITY && mine >= nproc)
-		return -EAGAIN;
-	return 0;
+	return mine >= nproc ? -EAGAIN : 0;
 }
 
 long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
@@ -80,6 +79,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->group_leader = c;
 		c->parent = (flags & CLONE_PARENT) ? p->group_leader->parent : p->group_leader;
 	}
+	if (c->parent)
+		c->parent->had_children = true;
 	c->exit_signal = flags & CSIGNAL;
 	c->pgid = p->pgid;
 	c->sid = p->sid;

@@ -1,9 +1,10 @@
 /* The Sentry's own seccomp allowlist (docs/security.md has every row with its reason): exactly
- * the host system calls a locked Sentry makes, its stubs before they install their own
- * filter, and the stub page's injected calls, which run under this filter too. Arguments are
+ * the host system calls a locked Sentry makes. Stubs are forked from the stub factory, made
+ * before the lock, so nothing they or the Sentry's injections need is here. Arguments are
  * pinned where the call could otherwise reach outside the sandbox: no socket is made at all,
- * ptrace only the requests the platform uses, clone only as fork or as a stub thread, ioctl
- * only the terminal requests the sandbox's stdio forwards. Anything else kills the Sentry. */
+ * no process or thread, ptrace only the requests the platform uses on the stubs it already
+ * traces, no executable mapping, ioctl only the terminal requests the sandbox's stdio
+ * forwards. Anything else kills the Sentry. */
 #include "sentry/confine.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <termios.h>
@@ -36,8 +38,8 @@ const char *hostpolicy_syscall_name(long nr)
 	return nr >= 0 && nr < SYSCALL_MAX ? names[nr] : NULL;
 }
 
-/* What glibc's fork() passes, and the stub threads platform_thread_new injects. */
-#define FORK_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)
+/* The stub threads platform_thread_new injects (the Sentry's worker threads are made with them
+ * too, plus what glibc's pthread_create adds). */
 #define STUB_THREAD_FLAGS                                                                          \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 /* Linux 6.7's ioctl on /proc/PID/pagemap (mem/pagediff.c), which the headers may predate:
@@ -142,11 +144,12 @@ static const struct rule rules[] = {
     ONE(ioctl, EQ(1, TCFLSH)),
     ONE(ioctl, EQ(1, TCXONC)),
     ONE(ioctl, EQ(1, TCSBRK)),
-    /* Memory: the Sentry's heap, and the stubs' injected mappings (guest code is executable,
-     * so PROT_EXEC cannot be refused here; the stub's own filter pins their arguments). */
-    ANY(mmap),
+    /* Memory: the Sentry's heap and its mapping of the memory file, never executable (the
+     * stubs' mappings of guest code are injected into the stubs, which this filter does not
+     * reach). */
+    ONE(mmap, MASKED(2, PROT_EXEC, 0)),
     ANY(munmap),
-    ANY(mprotect),
+    ONE(mprotect, MASKED(2, PROT_EXEC, 0)),
     ANY(mremap),
     ANY(madvise),
     ANY(brk),
@@ -157,7 +160,6 @@ static const struct rule rules[] = {
     ANY(epoll_pwait),
     ANY(poll),
     ANY(ppoll),
-    ANY(pipe2),
     ANY(timerfd_create),
     ANY(timerfd_settime),
     ANY(timerfd_gettime),
@@ -169,15 +171,12 @@ static const struct rule rules[] = {
     ANY(rt_sigreturn),
     ONE(kill, EQ(1, SIGKILL)),
     ONE(tgkill, EQ(0, 1)),
-    /* Stubs: forked, traced, waited for. */
-    ONE(clone, EQ(0, FORK_FLAGS)),
-    ONE(clone, EQ(0, STUB_THREAD_FLAGS)),
-    ANY(set_robust_list),
+    /* Stubs: traced from their birth (the factory was seized before the lock), driven,
+     * waited for. */
     ANY(wait4),
     ANY(waitid),
     ANY(exit),
     ANY(exit_group),
-    ONE(ptrace, EQ(0, PTRACE_SEIZE)),
     ONE(ptrace, EQ(0, PTRACE_INTERRUPT)),
     ONE(ptrace, EQ(0, PTRACE_CONT)),
     ONE(ptrace, EQ(0, PTRACE_SYSEMU)),
@@ -189,28 +188,11 @@ static const struct rule rules[] = {
     ONE(ptrace, EQ(0, PTRACE_PEEKUSER)),
     ONE(ptrace, EQ(0, PTRACE_POKEUSER)),
     ONE(ptrace, EQ(0, PTRACE_GET_SYSCALL_INFO)),
-    /* A new stub, between fork and the stub page (platform/ptrace.c, stub_hook in
-     * sentry/confine.c): its own session and mask, into the stubs' user namespace, their ids,
-     * every capability dropped, not dumpable, glibc's rseq area unregistered, its own seccomp
-     * filter. None of these reaches beyond the calling process. */
-    ANY(setsid),
-    ONE(setns, EQ(1, CLONE_NEWUSER)),
-    ANY(setresuid),
-    ANY(setresgid),
-    ANY(setgroups),
+    /* Its own capability sets, read (--selftest-confinement checks they are empty). */
     ANY(capget),
-    ANY(capset),
-    ONE(prctl, EQ(0, PR_SET_NO_NEW_PRIVS)),
-    ONE(prctl, EQ(0, PR_GET_DUMPABLE)),
-    ONE(prctl, EQ(0, PR_SET_DUMPABLE)),
     ONE(prctl, EQ(0, PR_CAPBSET_READ)),
-    ONE(prctl, EQ(0, PR_CAPBSET_DROP)),
-    ONE(prctl, EQ(0, PR_GET_SECUREBITS)),
-    ONE(prctl, EQ(0, PR_SET_SECUREBITS)),
-    ONE(prctl, EQ(0, PR_CAP_AMBIENT)),
-    ANY(prlimit64),
-    ANY(rseq),
-    TWO(seccomp, EQ(0, SECCOMP_SET_MODE_FILTER), EQ(1, 0)),
+    /* Its own resource limits, read: a new task's start from them (sentry/task.c). */
+    TWO(prlimit64, EQ(0, 0), EQ(2, 0)),
     /* Placement: stub threads' CPUs, and their CPU time. */
     ANY(sched_getaffinity),
     ANY(sched_setaffinity),
@@ -223,9 +205,6 @@ static const struct rule rules[] = {
     ANY(clock_nanosleep),
     ANY(nanosleep),
     ANY(gettimeofday),
-    /* Stubs forked after the lock inherit this filter, and a guest's call into the vsyscall
-     * page is checked by both: time (like gettimeofday and getcpu) must pass here for the
-     * stub's own filter to trap it to the Sentry rather than this one killing the stub. */
     ANY(time),
     ANY(getrusage),
     ANY(sysinfo),
@@ -310,9 +289,12 @@ static int add_rules(scmp_filter_ctx ctx, const struct rule *rules, size_t n)
 
 #if defined(__SANITIZE_ADDRESS__)
 /* A sanitizer build (SAN=1, tests only): LeakSanitizer's check at exit stops the Sentry's
- * threads from a thread of its own, which ptraces them, and reads /proc/self with raw calls. */
+ * threads from a thread of its own, which ptraces them (with the Sentry made dumpable for it),
+ * and reads /proc/self with raw calls. */
 static const struct rule sanitizer_rules[] = {
     ONE(prctl, EQ(0, PR_SET_PTRACER)),
+    ONE(prctl, EQ(0, PR_GET_DUMPABLE)),
+    ONE(prctl, EQ(0, PR_SET_DUMPABLE)),
     ONE(prctl, EQ(0, PR_SET_PDEATHSIG)),
     ANY(sigaltstack),
     ONE(open, MASKED(1, O_CREAT, 0)),

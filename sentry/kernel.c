@@ -80,8 +80,11 @@ static void take_host_signals(void)
 	ssize_t n;
 
 	while ((n = read(host_sigfd, si, sizeof(si))) > 0)
-		for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++)
+		for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++) {
+			if (si[i].ssi_signo == SIGCHLD)
+				platform_note_sigchld((pid_t)si[i].ssi_pid);
 			act_on_host_signal((int)si[i].ssi_signo);
+		}
 }
 
 void kernel_free_dead(void)
@@ -284,8 +287,11 @@ static void wait_for_work(bool block)
 		siginfo_t si;
 		if (!block)
 			take_host_signals();
-		else if (sigwaitinfo(&host_sigs, &si) > 0)
+		else if (sigwaitinfo(&host_sigs, &si) > 0) {
+			if (si.si_signo == SIGCHLD)
+				platform_note_sigchld(si.si_pid);
 			act_on_host_signal(si.si_signo);
+		}
 		return;
 	}
 	sched_arm_timer();
@@ -610,9 +616,28 @@ static struct vfs_dentry *mount_kernfs(const char *path, bool proc)
 	return err ? NULL : root; /* the mount keeps it alive */
 }
 
+/* A line of /proc/self/status ("VmHWM:", "VmRSS:") in KiB, or -1. */
+static long self_status_kib(const char *key)
+{
+	char line[256];
+	long v = -1;
+	size_t len = strlen(key);
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && sscanf(line + len, "%ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 static void print_kernfs_stats(void)
 {
 	struct kernfs_stats st;
+
+	/* The Sentry's peak resident size: what a sandbox of many processes costs it. */
+	fprintf(stderr, "minisentry: stats: sentry: peak rss %ld KiB\n", self_status_kib("VmHWM:"));
 
 	if (proc_root && kernfs_stats(proc_root, &st) == 0)
 		fprintf(stderr,
@@ -734,6 +759,11 @@ static int setup_kernel(const struct kernel_config *cfg)
 	}
 	if ((err = confine_prepare_stubs()))
 		return err; /* the message is printed */
+	/* New address spaces are forked from the factory, never from the growing Sentry. */
+	if ((err = platform_start())) {
+		fprintf(stderr, "minisentry: cannot start the stub factory: %s\n", strerror(-err));
+		return err;
+	}
 	if (cfg->id && (err = control_listen(cfg->id, kernel.epfd)))
 		return err; /* the message is printed */
 	return 0;
@@ -815,17 +845,10 @@ int kernel_run(const struct kernel_config *cfg)
 static void print_restore_stats(void)
 {
 	struct timespec now, cpu;
-	long rss = -1;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
+	long rss = self_status_kib("VmRSS:");
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &rss) == 1)
-			break;
-	if (f)
-		fclose(f);
 	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
 		(now.tv_sec - kernel_main_start.tv_sec) * (double)MSEC_PER_SEC +
 		    (now.tv_nsec - kernel_main_start.tv_nsec) / (double)NSEC_PER_MSEC,

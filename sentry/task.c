@@ -155,9 +155,10 @@ void task_free(struct task *t)
 	free(t);
 }
 
-/* The task list (for_each_task), oldest first, and its last task (appending is O(1): a
- * sandbox of 10,000 processes forks its way there). */
-static struct task *task_list, *task_list_last;
+/* The task list (for_each_task), oldest first, doubly linked: forks and exits of 10,000
+ * processes must not walk it. */
+static struct task *task_list, *task_tail;
+static size_t task_n;
 
 /* Tasks by tid: what kill, wait and procfs look up constantly. */
 #define TID_BUCKETS 4096
@@ -173,52 +174,11 @@ static void hash_remove(struct task *t)
 		}
 }
 
-/* Tasks by host thread id: the platform reports events by host tid, one lookup per guest
- * syscall, so it must not cost a walk of every task. */
-static struct task *host_hash[TID_BUCKETS];
-
-static void host_unhash(struct task *t)
-{
-	if (!t->host_hashed)
-		return;
-	for (struct task **pp = &host_hash[(unsigned)t->host_key % TID_BUCKETS]; *pp;
-	     pp = &(*pp)->host_next)
-		if (*pp == t) {
-			*pp = t->host_next;
-			break;
-		}
-	t->host_hashed = false;
-}
-
-static void host_rehash(struct task *t)
-{
-	host_unhash(t);
-	if (!t->listed || !t->pt)
-		return;
-	t->host_key = t->pt->tid;
-	t->host_next = host_hash[(unsigned)t->host_key % TID_BUCKETS];
-	host_hash[(unsigned)t->host_key % TID_BUCKETS] = t;
-	t->host_hashed = true;
-}
-
 void task_set_pt(struct task *t, struct platform_thread *pt)
 {
 	t->pt = pt;
-	host_rehash(t);
-}
-
-/* Takes T off the list (PREV its predecessor, NULL if it is first) and both hashes. */
-static void unlist(struct task *t, struct task *prev)
-{
-	if (prev)
-		prev->next = t->next;
-	else
-		task_list = t->next;
-	if (task_list_last == t)
-		task_list_last = prev;
-	t->listed = false;
-	hash_remove(t);
-	host_unhash(t);
+	if (pt)
+		pt->owner = t;
 }
 
 struct task *task_list_first(void)
@@ -226,28 +186,36 @@ struct task *task_list_first(void)
 	return task_list;
 }
 
+size_t task_count(void)
+{
+	return task_n;
+}
+
+static void list_remove(struct task *t)
+{
+	*(t->prev ? &t->prev->next : &task_list) = t->next;
+	*(t->next ? &t->next->prev : &task_tail) = t->prev;
+	t->prev = NULL;
+	task_n--;
+}
+
 void task_link(struct task *t)
 {
+	if (t->pt)
+		t->pt->owner = t;
 	t->next = NULL;
-	if (task_list_last)
-		task_list_last->next = t;
-	else
-		task_list = t;
-	task_list_last = t;
-	t->listed = true;
+	t->prev = task_tail;
+	*(task_tail ? &task_tail->next : &task_list) = t;
+	task_tail = t;
+	task_n++;
 	t->hash_next = tid_hash[(unsigned)t->tid % TID_BUCKETS];
 	tid_hash[(unsigned)t->tid % TID_BUCKETS] = t;
-	host_rehash(t);
 }
 
 void task_unlink_free(struct task *t)
 {
-	struct task *prev = NULL;
-
-	for (struct task *x = task_list; x && x != t; x = x->next)
-		prev = x;
-	if (t->listed)
-		unlist(t, prev);
+	list_remove(t);
+	hash_remove(t);
 	/* Handlers and --strace may still look at T until the event is handled. */
 	t->exited = true;
 	t->next = kernel.dead;
@@ -258,16 +226,33 @@ struct task *task_list_pop(void)
 {
 	struct task *t = task_list;
 
-	if (t)
-		unlist(t, NULL);
+	if (t) {
+		list_remove(t);
+		hash_remove(t);
+	}
 	return t;
 }
 
+/* Every guest stop asks this, so it must not walk the task list: the platform finds the host
+ * thread by tid, and the thread remembers its task. A platform thread is released (gone from
+ * the platform's table) before its task is freed, so a remembered owner is alive; it is checked
+ * to hold the thread still (exec gives a task a new one). */
 struct task *task_by_host_tid(pid_t host_tid)
 {
-	for (struct task *t = host_hash[(unsigned)host_tid % TID_BUCKETS]; t; t = t->host_next)
-		if (t->pt && t->pt->tid == host_tid)
+	struct platform_thread *pt = platform_thread_by_tid(host_tid);
+	struct task *o;
+
+	if (!pt)
+		return NULL;
+	if ((o = pt->owner) && o->pt == pt)
+		return o;
+	/* Not remembered yet (an exec's new thread): the newest tasks first, where it nearly
+	 * always is. */
+	for (struct task *t = task_tail; t; t = t->prev)
+		if (t->pt == pt) {
+			pt->owner = t;
 			return t;
+		}
 	return NULL;
 }
 
@@ -715,6 +700,8 @@ int task_load_finish(char **err)
 		struct task *t = loaded.tasks[i];
 		t->group_leader = task_by_tid(loaded.leader[i]);
 		t->parent = loaded.parent[i] ? task_by_tid(loaded.parent[i]) : NULL;
+		if (t->parent)
+			t->parent->had_children = true;
 		if (!t->group_leader || t->group_leader->tgid != t->tgid ||
 		    (loaded.parent[i] && !t->parent))
 			ret = -EINVAL;

@@ -152,17 +152,15 @@ struct task {
 	struct waitq vfork_wq;	       /* the vfork parent sleeps here */
 	bool thread_gone;	       /* the leader's own thread exited; the process lives on */
 	bool had_threads;	       /* on the leader: a CLONE_THREAD child was ever made */
+	bool had_children;	       /* on a leader: it was ever some task's parent */
 	bool stopped;		       /* on the leader: the group is stopped (SIGSTOP & co) */
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
 	bool parked;		       /* held in its stop while the group is stopped */
 
 	struct task *next;	/* in the task list (for_each_task), or on kernel.dead */
+	struct task *prev;	/* in the task list: unlinking is O(1) */
 	struct task *hash_next; /* in the tid hash */
-	/* In the host-thread hash (task_by_host_tid) under HOST_KEY, while LISTED. */
-	struct task *host_next;
-	pid_t host_key;
-	bool listed, host_hashed;
 };
 
 /* The task list: every task from task_link to task_unlink_free, zombies included, in the
@@ -171,6 +169,8 @@ struct task {
  * body may unlink other tasks (the walk goes on from T's next as it is then) but not T, except
  * under for_each_task_safe. */
 struct task *task_list_first(void);
+/* How many tasks the list holds. */
+size_t task_count(void);
 
 #define for_each_task(t) for (struct task *t = task_list_first(); t; t = t->next)
 /* As for_each_task, reading the next task (into N) before the body runs, so that the body may
@@ -251,8 +251,7 @@ struct task *task_new(pid_t tid);
 void task_free(struct task *t);
 /* The task whose host thread is HOST_TID: every platform event is looked up by it. */
 struct task *task_by_host_tid(pid_t host_tid);
-/* Gives T the host thread PT (NULL: none), keeping task_by_host_tid's index right; every
- * change of T->pt after T is linked goes through here. */
+/* Gives T the host thread PT (NULL: none), which remembers T for task_by_host_tid. */
 void task_set_pt(struct task *t, struct platform_thread *pt);
 struct task *task_by_tid(pid_t tid);
 /* Appends T to the task list and the tid hash. */

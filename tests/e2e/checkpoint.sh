@@ -196,6 +196,9 @@ image_size_does_not_grow_with_cpus() {
   for cpus in 2 96; do
     id="e2e-$$-cpus$cpus"
     rm -rf "$WORK/img-cpus$cpus"
+    # Emptied here: ms_bg's redirection happens in the background, after wait_line may have
+    # seen the last run's "ready" (and checkpointed a sandbox not yet listening).
+    : >"$WORK/cpus.out"
     ms_bg "$WORK/cpus.out" run --id "$id" --cpus "$cpus" "$ROOTFS" -- /bin/sh -c 'find /sys/devices/system/cpu /proc/sys >/dev/null 2>&1; echo ready; exec sleep 100'
     local p=$bg_pid
     wait_line "$WORK/cpus.out" '^ready$' || { kill "$p"; return 1; }

@@ -49,17 +49,22 @@ debug_host_syscalls_names_each_refused_call() {
 # its own and an empty root for the Sentry; the same for a stub, which runs as nobody when we
 # are root.
 sentry_and_stubs_hold_no_privilege_seen_from_the_host() {
-  local pid sentry stub ns f p
+  local pid sentry factory stub ns f p
   "$MS" run "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 5' </dev/null >"$WORK/priv.out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q ready "$WORK/priv.out" && break; sleep 0.05; done
   sentry=$(sentry_of "$pid")
-  stub=$(pgrep -P "$sentry" | head -1)
+  factory=$(factory_of "$sentry")
+  stub=$(stub_of "$sentry")
   local bad=""
-  if [ -z "$stub" ] || [ "$sentry" = "$pid" ]; then
-    bad="no Sentry child of the launcher, or no stub (launcher $pid, Sentry $sentry)"
+  if [ -z "$stub" ] || [ -z "$factory" ] || [ "$sentry" = "$pid" ]; then
+    bad="no Sentry child of the launcher, or no stub factory or stub (launcher $pid, Sentry $sentry, factory $factory)"
   fi
-  for p in $sentry $stub; do
+  # The stub factory holds what every stub inherits; a stub is traced by the Sentry from birth.
+  if [ -z "$bad" ] && [ "$(proc_field "$stub" TracerPid)" != "$sentry" ]; then
+    bad="the stub is traced by '$(proc_field "$stub" TracerPid)', not the Sentry $sentry"
+  fi
+  for p in $sentry $factory $stub; do
     [ -n "$bad" ] && break
     for f in CapInh CapPrm CapEff CapBnd CapAmb; do
       [ "$(proc_field "$p" "$f")" = 0000000000000000 ] || bad="$p: $f $(proc_field "$p" "$f")"
@@ -103,7 +108,7 @@ $(head -1 "$ROOTFS/etc/passwd")" || { rm -rf "$dir"; return 1; }
   p=$!
   for _ in $(seq 100); do grep -q '^3$' "$dir/run.out" && break; sleep 0.05; done
   local stub
-  stub=$(pgrep -P "$(sentry_of "$p")" | head -1)
+  stub=$(stub_of "$(sentry_of "$p")")
   [ "$(proc_field "$stub" Uid | awk '{ print $1 }')" = $uid ] ||
     { kill "$p"; rm -rf "$dir"; fail "the stub runs as uid $(proc_field "$stub" Uid)"; return; }
   if ! as_user timeout -k 5 "$TIMEOUT" "$MS" checkpoint --image "$dir/img" "$id" \

@@ -153,7 +153,7 @@ stub_cpus() {
   "$MS" run "$ROOTFS" -- /bin/sh -c "$1" </dev/null >/dev/null 2>&1 &
   pid=$!
   sleep 0.5
-  stub=$(pgrep -P "$(sentry_of "$pid")" | head -1)
+  stub=$(stub_of "$(sentry_of "$pid")")
   cpus=$(allowed_cpus "/proc/$stub/status")
   kill "$pid"
   wait_gone "$pid" 5

@@ -67,6 +67,19 @@ sentry_of() {
   child=$(pgrep -P "$1" | head -1)
   echo "${child:-$1}"
 }
+# factory_of SENTRY: the Sentry's stub factory, the child whose children are the stubs.
+factory_of() {
+  local c
+  for c in $(pgrep -P "$1"); do
+    pgrep -P "$c" >/dev/null && { echo "$c"; return; }
+  done
+}
+# stub_of SENTRY: the host pid of the first stub (init's) of that Sentry.
+stub_of() {
+  local f
+  f=$(factory_of "$1")
+  [ -n "$f" ] && pgrep -P "$f" | head -1
+}
 skip() { why=$*; return 2; }
 
 # step TEXT: what the scenario is doing now, named in the report if it hangs there.

@@ -252,3 +252,21 @@ void platform_set_stub_hook(void (*hook)(void))
 {
 	(void)hook;
 }
+
+/* No stub is forked, so there is no factory to start. */
+int platform_start(void)
+{
+	return 0;
+}
+
+void platform_note_sigchld(pid_t tid)
+{
+	(void)tid;
+}
+
+/* No host thread ever reports here. */
+struct platform_thread *platform_thread_by_tid(pid_t tid)
+{
+	(void)tid;
+	return NULL;
+}

@@ -9,8 +9,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -94,12 +96,74 @@ static int kill_other_signal(void)
 	return kill(getpid(), 0) < 0 && errno == ENOSYS ? 0 : 1;
 }
 
+/* What only new stubs needed when they were forked from the locked Sentry: gone with the stub
+ * factory. */
+static int fork_call(void)
+{
+	long r = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (r == 0)
+		_exit(0);
+	return r < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int ptrace_seize(void)
+{
+	return ptrace(PTRACE_SEIZE, 1, 0, 0) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int setns_user(void)
+{
+	return setns(0, CLONE_NEWUSER) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int seccomp_filter(void)
+{
+	return syscall(SYS_seccomp, 1, 0, NULL) < 0 && errno == ENOSYS ? 0 : 1;
+}
+
+static int mmap_exec(void)
+{
+	return mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+			   MAP_FAILED &&
+		       errno == ENOSYS
+		   ? 0
+		   : 1;
+}
+
+static int mprotect_exec(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p != MAP_FAILED && mprotect(p, 4096, PROT_READ | PROT_EXEC) < 0 && errno == ENOSYS
+		   ? 0
+		   : 1;
+}
+
+static int mmap_writable(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p != MAP_FAILED && mprotect(p, 4096, PROT_READ) == 0 ? 0 : 1;
+}
+
 static void test_allowed_calls_run(void **state)
 {
 	(void)state;
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, getpid_call), DONE);
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, ptrace_interrupt), DONE);
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, open_create_excl), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, mmap_writable), DONE);
+}
+
+static void test_what_only_stubs_needed_kills(void **state)
+{
+	(void)state;
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, fork_call), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, ptrace_seize), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, setns_user), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, seccomp_filter), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, mmap_exec), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, mprotect_exec), KILLED);
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, fork_call), DONE);
+	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, mmap_exec), DONE);
 }
 
 static void test_anything_else_kills(void **state)
@@ -141,6 +205,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_allowed_calls_run),
 	    cmocka_unit_test(test_anything_else_kills),
+	    cmocka_unit_test(test_what_only_stubs_needed_kills),
 	    cmocka_unit_test(test_debug_mode_fails_with_enosys_and_goes_on),
 	    cmocka_unit_test(test_syscall_names_come_from_the_kernel_headers),
 	};

@@ -2,6 +2,7 @@
  * forked child: a call from anywhere but the syscall instruction is trapped (SIGSYS with a
  * handler), one from it passes only if the Sentry could have injected it. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ __asm__(".pushsection .text\n"
 extern const char test_gadget[];
 
 #define MEMFD 1000 /* no such descriptor here */
+#define FORK_FLAGS (CLONE_PTRACE | SIGCHLD)
 #define THREAD_FLAGS                                                                               \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
 
@@ -57,29 +59,62 @@ static void trapped(int sig)
 
 enum { ALLOWED = 0, TRAPPED = 42, KILLED = 128 + SIGSYS };
 
-/* Runs CALL in a child under the filter; what became of it. */
-static int under_filter(void (*call)(void))
+/* Which filters a child runs under: a stub's, the factory's, or a stub forked from the factory
+ * (the factory's with the stub's stacked on it). */
+enum which { STUB, FACTORY, STACKED };
+
+/* The only filter the factory's allows to be installed: the stub's, at this address. */
+static struct sock_fprog stub_prog;
+static struct sock_filter stub_f[STUB_MAX_FILTER];
+
+static int build(struct sock_filter *f, bool factory)
+{
+	struct stub_filter_spec spec = {
+	    .ip = (uint64_t)test_gadget + 2,
+	    .memfd = MEMFD,
+	    .thread_flags = THREAD_FLAGS,
+	    .fork_flags = factory ? FORK_FLAGS : 0,
+	    .stub_prog = factory ? (uint64_t)&stub_prog : 0,
+	};
+	return stub_filter_build(f, STUB_MAX_FILTER, &spec);
+}
+
+/* Runs CALL in a child under the filters WHICH; what became of it. */
+static int under(enum which which, void (*call)(void))
 {
 	struct sock_filter f[STUB_MAX_FILTER];
-	int n =
-	    stub_filter_build(f, STUB_MAX_FILTER, (uint64_t)test_gadget + 2, MEMFD, THREAD_FLAGS);
-	int st;
+	int n = build(which == STUB ? stub_f : f, which != STUB), st;
 
 	assert_true(n > 6);
+	if (which != STUB) {
+		int m = build(stub_f, false);
+		assert_true(m > 6);
+		stub_prog = (struct sock_fprog){.len = (unsigned short)m, .filter = stub_f};
+	}
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
+		struct sock_fprog prog = {.len = (unsigned short)n,
+					  .filter = which == STUB ? stub_f : f};
 		signal(SIGSYS, trapped);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
 			_exit(99);
+		/* As the Sentry does in a new stub: through the gadget, the factory's filter. */
+		if (which == STACKED &&
+		    via_gadget(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&stub_prog, 0, 0))
+			_exit(96);
 		call();
 		via_gadget(SYS_exit, 0, 0, 0, 0, 0);
 		_exit(98); /* not reached */
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int under_filter(void (*call)(void))
+{
+	return under(STUB, call);
 }
 
 static void nothing(void)
@@ -128,6 +163,28 @@ static void fork_via_gadget(void)
 	via_gadget(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 }
 
+/* The fork's child leaves at once; the parent goes on to exit through the gadget. */
+static void fork_and_leave_via_gadget(void)
+{
+	if (via_gadget(SYS_clone, FORK_FLAGS, 0, 0, 0, 0) == 0)
+		via_gadget(SYS_exit, 0, 0, 0, 0, 0);
+}
+
+static void setsid_via_gadget(void)
+{
+	via_gadget(SYS_setsid, 0, 0, 0, 0, 0);
+}
+
+static void install_stub_filter_via_gadget(void)
+{
+	via_gadget(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&stub_prog, 0, 0);
+}
+
+static void install_another_filter_via_gadget(void)
+{
+	via_gadget(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&stub_prog + 8, 0, 0);
+}
+
 static void exit_group_via_gadget(void)
 {
 	via_gadget(SYS_exit_group, 0, 0, 0, 0, 0);
@@ -158,12 +215,41 @@ static void test_other_calls_from_the_gadget_kill_the_stub(void **state)
 	assert_int_equal(under_filter(exit_group_via_gadget), KILLED);
 }
 
+static void test_the_factory_forks_and_installs_only_the_stub_filter(void **state)
+{
+	(void)state;
+	assert_int_equal(under(FACTORY, getpid_directly), TRAPPED);
+	assert_int_equal(under(FACTORY, fork_and_leave_via_gadget), ALLOWED);
+	assert_int_equal(under(FACTORY, install_stub_filter_via_gadget), ALLOWED);
+	assert_int_equal(under(FACTORY, setsid_via_gadget), ALLOWED);
+	assert_int_equal(under(FACTORY, fork_via_gadget), KILLED); /* untraced: other flags */
+	assert_int_equal(under(FACTORY, mmap_memfd_via_gadget), ALLOWED);
+	assert_int_equal(under(FACTORY, install_another_filter_via_gadget), KILLED);
+	assert_int_equal(under(FACTORY, getpid_via_gadget), KILLED);
+	assert_int_equal(under(FACTORY, mmap_anonymous_via_gadget), KILLED);
+}
+
+/* A stub forked from the factory holds both filters: the factory's extra calls are gone. */
+static void test_a_stub_of_the_factory_can_neither_fork_nor_refilter(void **state)
+{
+	(void)state;
+	assert_int_equal(under(STACKED, nothing), ALLOWED);
+	assert_int_equal(under(STACKED, mprotect_via_gadget), ALLOWED);
+	assert_int_equal(under(STACKED, mmap_memfd_via_gadget), ALLOWED);
+	assert_int_equal(under(STACKED, getpid_directly), TRAPPED);
+	assert_int_equal(under(STACKED, fork_via_gadget), KILLED);
+	assert_int_equal(under(STACKED, install_stub_filter_via_gadget), KILLED);
+	assert_int_equal(under(STACKED, setsid_via_gadget), KILLED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_call_from_elsewhere_is_trapped),
 	    cmocka_unit_test(test_injected_calls_pass),
 	    cmocka_unit_test(test_other_calls_from_the_gadget_kill_the_stub),
+	    cmocka_unit_test(test_the_factory_forks_and_installs_only_the_stub_filter),
+	    cmocka_unit_test(test_a_stub_of_the_factory_can_neither_fork_nor_refilter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,6 +109,9 @@ struct store {
  * data files. On failure either D's error or *ERR says why; store_close frees S either way. */
 int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump, struct store *s,
 		char **err);
+/* Whether S is in the golden form: no references, every chunk raw in pages.0 at its own memory
+ * offset, so that pages.0 is a sparse copy of the memory file. */
+bool store_is_mappable(const struct store *s);
 /* Opens the images S refers to and checks that each is the one named (its memory id). */
 int store_open_refs(struct store *s, char **err);
 void store_close(struct store *s);

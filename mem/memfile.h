@@ -59,6 +59,12 @@ struct memfile_save_opts {
 	struct memfile_parent *parent; /* checkpoint --parent: refer to its unchanged pages */
 	uint32_t codec;		       /* IMAGE_CODEC_* */
 	bool no_inline; /* data files however few the pages (tests of lazy restores) */
+	/* checkpoint --base: PARENT is a base to refer to whether or not writes were tracked
+	 * since it (where not, its pages are compared); the image is named by its content. */
+	bool base;
+	/* checkpoint --golden: the mappable form (every page raw in pages.0 at its own memory
+	 * offset, holes for the rest), named by its content. */
+	bool golden;
 };
 
 struct memfile_save_stats {
@@ -72,8 +78,11 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		 char **err);
 /* checkpoint --parent PATH: the parent's memory index, checked (a version 2 image whose data
  * files are all there). Its pages can only be referred to when write tracking knows every
- * change since it (memfile_parent_usable). On failure *ERR says why in one line. */
-int memfile_parent_open(const char *path, struct memfile_parent **out, char **err);
+ * change since it (memfile_parent_usable). With BASE (checkpoint --base) it must refer to no
+ * other image. DIRFD (taken over) is the image's directory, or -1 to open PATH. On failure
+ * *ERR says why in one line. */
+int memfile_parent_open(const char *path, int dirfd, bool base, struct memfile_parent **out,
+			char **err);
 bool memfile_parent_usable(const struct memfile_parent *p);
 void memfile_parent_close(struct memfile_parent *p);
 /* Leaves [OFF, OFF+LEN) out of the next memfile_save: its owner restores those pages itself

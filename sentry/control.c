@@ -218,8 +218,8 @@ static long long us_between(struct timespec a, struct timespec b)
 	return (b.tv_sec - a.tv_sec) * USEC_PER_SEC + (b.tv_nsec - a.tv_nsec) / NSEC_PER_USEC;
 }
 
-/* Reads into BUF (SIZE bytes) what there is, and the descriptor that came with it into *FD
- * (the first one; any other is closed). */
+/* Reads into BUF (SIZE bytes) what there is, and the descriptors that came with it into
+ * FD[0] and FD[1] (the first two; any other is closed). */
 static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
 {
 	union {
@@ -242,8 +242,10 @@ static ssize_t recv_with_fd(int sock, char *buf, size_t size, int *fd)
 		for (int i = 0; i < k; i++) {
 			int got;
 			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
+			if (fd[0] < 0)
+				fd[0] = got;
+			else if (fd[1] < 0)
+				fd[1] = got;
 			else
 				close(got);
 		}
@@ -262,12 +264,13 @@ static void serve_request(int fd)
 {
 	char req[2 * PATH_MAX + 64];
 	size_t got = 0;
-	int parent = -1;
+	int fds[2] = {-1, -1}, parent = -1;
 
 	while (got < sizeof(req) - 1 && !memchr(req, '\n', got)) {
 		if (wait_readable(fd, 2000) <= 0)
 			goto out;
-		ssize_t n = recv_with_fd(fd, req + got, sizeof(req) - 1 - got, &parent);
+		ssize_t n = recv_with_fd(fd, req + got, sizeof(req) - 1 - got, fds);
+		parent = fds[0];
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -290,7 +293,7 @@ static void serve_request(int fd)
 		goto out;
 	}
 	char *dir = req + off, *opt = strchr(dir, '\t');
-	struct checkpoint_opts co = {.force = force, .goes_on = leave};
+	struct checkpoint_opts co = {.force = force, .goes_on = leave, .base_fd = -1};
 	while (opt) {
 		*opt++ = 0;
 		char *next = strchr(opt, '\t');
@@ -304,6 +307,13 @@ static void serve_request(int fd)
 			}
 		} else if (!strncmp(opt, "parent=", 7) && opt[7] == '/') {
 			co.parent = opt + 7;
+		} else if (!strncmp(opt, "base=", 5) && opt[5] == '/') {
+			/* The base's directory is the request's second descriptor. */
+			co.parent = opt + 5;
+			co.base = true;
+			co.base_fd = fds[1];
+		} else if (!strcmp(opt, "golden=1")) {
+			co.golden = true;
 		} else {
 			reply(fd, "error bad request option\n");
 			goto out;
@@ -316,6 +326,10 @@ static void serve_request(int fd)
 	struct stat st;
 	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
 		reply(fd, "error the request came without its image's directory\n");
+		goto out;
+	}
+	if (co.base && (co.base_fd < 0 || fstat(co.base_fd, &st) || !S_ISDIR(st.st_mode))) {
+		reply(fd, "error the request came without its base image's directory\n");
 		goto out;
 	}
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
@@ -354,6 +368,8 @@ static void serve_request(int fd)
 out:
 	if (parent >= 0)
 		close(parent);
+	if (fds[1] >= 0)
+		close(fds[1]);
 }
 
 bool control_handle_event(void *ptr)
@@ -486,13 +502,14 @@ static int open_image_parent(const char *dir, char *abs, size_t size)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Sends LEN bytes of BUF on SOCK with descriptor FD. */
-static int send_with_fd(int sock, const char *buf, size_t len, int fd)
+/* Sends LEN bytes of BUF on SOCK with descriptor FD, and FD2 too unless it is -1. */
+static int send_with_fd(int sock, const char *buf, size_t len, int fd, int fd2)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} ctl;
+	int fds[2] = {fd, fd2}, nfds = fd2 >= 0 ? 2 : 1;
 	struct iovec iov = {(void *)buf, len};
 	struct msghdr msg = {.msg_iov = &iov,
 			     .msg_iovlen = 1,
@@ -503,8 +520,9 @@ static int send_with_fd(int sock, const char *buf, size_t len, int fd)
 	memset(&ctl, 0, sizeof(ctl));
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	ssize_t n;
 
 	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
@@ -537,14 +555,27 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
 		return 2;
 	}
+	/* The base is named by its real path (a delta's restore opens it by that name) and
+	 * handed over opened. */
+	int base = -1;
+	if (o->base) {
+		if (!realpath(o->base, pimage) ||
+		    (base = open(pimage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			fprintf(stderr, "minisentry: checkpoint: --base image '%s': %s\n", o->base,
+				strerror(errno));
+			return 1;
+		}
+	}
 	int parent = open_image_parent(dir, abs, sizeof(abs));
 	if (parent < 0) {
 		fprintf(stderr, "minisentry: checkpoint: image directory '%s': %s\n", dir,
 			strerror(-parent));
+		if (base >= 0)
+			close(base);
 		return 1;
 	}
 	/* The request is one line of tab-separated fields. */
-	if (strpbrk(abs, "\t\n") || (o->parent && strpbrk(pimage, "\t\n"))) {
+	if (strpbrk(abs, "\t\n") || ((o->parent || o->base) && strpbrk(pimage, "\t\n"))) {
 		fprintf(stderr,
 			"minisentry: checkpoint: an image path may not hold a tab or newline\n");
 		return 2;
@@ -565,6 +596,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 				"empty (--force replaces it)\n",
 				dir);
 			close(parent);
+			if (base >= 0)
+				close(base);
 			return 1;
 		}
 	}
@@ -577,6 +610,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 			name);
 		close(lfd);
 		close(parent);
+		if (base >= 0)
+			close(base);
 		return 1;
 	}
 	int fd = connect_to(path);
@@ -585,17 +620,22 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		if (lfd >= 0)
 			close(lfd);
 		close(parent);
+		if (base >= 0)
+			close(base);
 		return 1;
 	}
 	char req[2 * PATH_MAX + 64];
-	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s%s%s%s%s\n", o->leave_running, force,
-			 abs, o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
-			 o->parent ? "\tparent=" : "", o->parent ? pimage : "");
+	int n = snprintf(req, sizeof(req), "checkpoint %d %d %s%s%s%s%s%s\n", o->leave_running,
+			 force, abs, o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
+			 o->parent ? "\tparent="
+			 : o->base ? "\tbase="
+				   : "",
+			 o->parent || o->base ? pimage : "", o->golden ? "\tgolden=1" : "");
 	char resp[1024];
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
 	 * SIGPIPE to die of in silence. */
-	int err = send_with_fd(fd, req, n, parent);
+	int err = send_with_fd(fd, req, n, parent, base);
 	while (!err && got < sizeof(resp) - 1) {
 		ssize_t r = read(fd, resp + got, sizeof(resp) - 1 - got);
 		if (r < 0 && errno == EINTR)
@@ -608,6 +648,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	}
 	close(fd);
 	close(parent);
+	if (base >= 0)
+		close(base);
 	if (lfd >= 0)
 		close(lfd);
 	resp[got] = 0;
@@ -624,6 +666,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		       cpu / (double)USEC_PER_MSEC);
 		if (o->parent)
 			printf(", %llu pages in the parent", refs);
+		if (o->base)
+			printf(", %llu pages in the base", refs);
 		printf(", %llu unused /proc and /sys nodes evicted\n", evicted);
 		if (o->parent && note && resp[note])
 			fprintf(stderr, "minisentry: checkpoint: --parent %s\n", resp + note);

@@ -39,6 +39,8 @@ struct control_checkpoint_opts {
 	bool leave_running, force;
 	const char *codec;  /* "zlib", "zstd", or NULL for the default */
 	const char *parent; /* --parent IMAGE, or NULL */
+	const char *base;   /* --base IMAGE (a full image, usually --golden), or NULL */
+	bool golden;	    /* --golden: the mappable form, named by its content */
 };
 
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */

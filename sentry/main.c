@@ -72,8 +72,9 @@ static const char usage[] =
     "  --force               replace an existing image at DIR\n"
     "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
     "                        image (written or restored); restoring needs IMAGE too\n"
-    "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
-    "                        image (written or restored); restoring needs IMAGE too\n"
+    "  --golden              write the memory in the mappable form a --base and slots use\n"
+    "  --base IMAGE          save only the pages that differ from IMAGE (a full image,\n"
+    "                        usually --golden), whatever this sandbox was started from\n"
     "  --codec zlib|zstd     how the image is compressed (default zlib; zstd is faster and\n"
     "                        smaller, and needs a minisentry built with it to restore)\n"
     "\n"
@@ -307,6 +308,8 @@ static int cmd_checkpoint(int argc, char **argv)
 					     {"image", required_argument, NULL, 'i'},
 					     {"codec", required_argument, NULL, 'c'},
 					     {"parent", required_argument, NULL, 'P'},
+					     {"base", required_argument, NULL, 'B'},
+					     {"golden", no_argument, NULL, 'G'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct control_checkpoint_opts o = {0};
@@ -327,6 +330,12 @@ static int cmd_checkpoint(int argc, char **argv)
 			break;
 		case 'P':
 			o.parent = optarg;
+			break;
+		case 'B':
+			o.base = optarg;
+			break;
+		case 'G':
+			o.golden = true;
 			break;
 		case 'c':
 			if (!codec_by_name(optarg))
@@ -349,6 +358,8 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
+	if ((o.parent != NULL) + (o.base != NULL) + o.golden > 1)
+		return fail("checkpoint: --parent, --base and --golden exclude each other", NULL);
 	return control_checkpoint(argv[optind], image, &o);
 }
 

@@ -17,6 +17,9 @@ void *memfile_ptr(uint64_t off);
 int64_t memfile_alloc(uint64_t len);
 /* Returns a range to the allocator and punches it out, so it reads as zeros and frees memory. */
 void memfile_free(uint64_t off, uint64_t len);
+/* The frees that follow (until called with false) are of an address space whose writes were
+ * collected by write tracking: in a slot, they do not count as changes. */
+void memfile_free_harvested(bool on);
 /* Zeroes a range in place (madvise(DONTNEED) of private memory). */
 void memfile_zero(uint64_t off, uint64_t len);
 /* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
@@ -151,6 +154,38 @@ const char *memfile_track_why_not(void);
 /* The memory id of the image the last memfile_save wrote or memfile_load read; false when
  * there is none (a version 1 image). */
 bool memfile_image_id(uint8_t id[16]);
+
+/* Slots (mem/slots.c; docs/checkpoint.md, "Slots"). `minisentry slots`: N ready copies of
+ * golden image GOLDEN's memory in DIR (on a tmpfs). On failure *ERR says why in one line. */
+int memfile_slots_create(const char *golden, unsigned count, const char *dir, char **err);
+/* restore --slots DIR, before memfile_init: claims a ready slot (one a dead Sentry left is
+ * reset fully first); memfile_init then uses it as the memory file, and memfile_load
+ * overlays only what the image holds beyond the golden image. */
+int memfile_slot_claim(const char *dir, char **err);
+bool memfile_slot_active(void);
+/* The claimed slot's number (-1: none); *RECOVERED: a dead Sentry had left it. */
+int memfile_slot_index(bool *recovered);
+int memfile_slot_fd(void);
+/* The restore wrote [OFF, OFF+LEN) of the slot (not through tracked mappings). */
+void memfile_slot_written(uint64_t off, uint64_t len);
+struct memfile_slot_stats {
+	uint64_t pages; /* pages reset */
+	bool tracked;	/* by write tracking; else by comparison with the golden image */
+	bool recovered; /* the claim found the slot left by a dead Sentry */
+};
+/* When the sandbox has ended (no stub left): the slot is made the golden image again, only
+ * where the restore wrote and the guest dirtied when writes were tracked; memfile_slot_release
+ * then returns it to the pool. */
+int memfile_slot_reset(struct memfile_slot_stats *stats);
+void memfile_slot_release(void);
+/* The restore is about to write [OFF, OFF+LEN) of the memory file by other means than the
+ * memory section (a mapped file's clean pages): in a slot, zeroed first and reset later. */
+void memfile_restore_write(uint64_t off, uint64_t len);
+/* Write tracking since a slot was claimed, across bases. */
+void memfile_track_since_claim_start(void);
+bool memfile_track_since_claim_known(void);
+uint64_t memfile_track_since_claim_end(void);
+bool memfile_track_since_claim(uint64_t page);
 
 /* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
 int mobj_save(struct enc *e, const void *obj);

@@ -802,6 +802,12 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	size_t id_at = e->len;
 	enc_raw(e, id, sizeof(id));
 	enc_u32(e, CHUNK_PAGES);
+	/* In a slot, freed memory keeps its pages until it is used again (memfile_free). */
+	for (size_t i = 0; memfile_slot_active() && i < mf.nfree; i++)
+		if ((ret = memfile_save_skip(mf.free[i].off, mf.free[i].len))) {
+			ret = failf(err, ret, "cannot checkpoint: out of memory");
+			goto out;
+		}
 	if ((ret = make_items(j.compare ? NULL : j.parent, &j.items, &j.nitems, &bytes))) {
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
@@ -1131,6 +1137,12 @@ static int open_index(const char *path, int dirfd, struct image *img, struct sto
 	return ret;
 }
 
+int store_open_image(const char *path, struct image *img, struct store *st, char **err)
+{
+	*err = NULL;
+	return open_index(path, -1, img, st, err);
+}
+
 int store_open_refs(struct store *s, char **err)
 {
 	for (uint32_t i = 0; i < s->nimages; i++) {
@@ -1286,6 +1298,66 @@ static void load_worker(void *arg, int w)
 	chunk_reader_free(&r);
 }
 
+/* Into a claimed slot, which holds the golden image already: S must be that image or a delta
+ * of it. The delta's own chunks are read in place; the pages the golden image holds and S
+ * does not (zero now) are punched out; what S refers to is there. Every range written is
+ * remembered for the slot's reset. S keeps only its own chunks, for the loaders. */
+static int slot_overlay(struct store *s, const char *dir, char **err)
+{
+	const struct store *g = slot_golden_store();
+	char want[2 * ID_LEN + 1], has[2 * ID_LEN + 1];
+
+	hex_id(g->id, want);
+	if (!s->nimages && !memcmp(s->id, g->id, ID_LEN)) {
+		s->nch = 0; /* the golden image itself: the slot is it */
+		return 0;
+	}
+	if (s->nimages != 1 || memcmp(s->refs[0].id, g->id, ID_LEN)) {
+		if (s->nimages)
+			hex_id(s->refs[0].id, has);
+		return failf(
+		    err, -EINVAL,
+		    "image '%s' is not a delta of the slots' golden image (memory id %s)%s%s", dir,
+		    want, s->nimages ? ": its base is memory id " : "", s->nimages ? has : "");
+	}
+	uint64_t k = 0, nown = 0;
+	for (uint64_t i = 0; i < g->nch; i++) {
+		const struct chunk *gc = &g->ch[i];
+		uint64_t at = gc->mem_off, end = at + (uint64_t)gc->pages * MEMFILE_PAGE;
+		while (at < end) {
+			while (k < s->nch && s->ch[k].mem_off + s->ch[k].pages * MEMFILE_PAGE <= at)
+				k++;
+			uint64_t stop =
+			    k < s->nch && s->ch[k].mem_off < end ? s->ch[k].mem_off : end;
+			if (stop > at) {
+				/* The golden image's pages that are zero in S. */
+				fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
+					  stop - at);
+				memfile_slot_written(at, stop - at);
+				at = stop;
+				continue;
+			}
+			at = s->ch[k].mem_off + s->ch[k].pages * MEMFILE_PAGE;
+		}
+	}
+	for (uint64_t i = 0; i < s->nch; i++) {
+		const struct chunk *c = &s->ch[i];
+		uint64_t len = (uint64_t)c->pages * MEMFILE_PAGE;
+		if (c->how == HOW_REF) {
+			if (!chunk_holding(g, c->mem_off, len))
+				return failf(err, -EINVAL,
+					     "image '%s' is corrupt (memory at 0x%llx: a page it "
+					     "refers to is not in its base)",
+					     dir, (unsigned long long)c->mem_off);
+			continue;
+		}
+		memfile_slot_written(c->mem_off, len);
+		s->ch[nown++] = *c;
+	}
+	s->nch = nown;
+	return 0;
+}
+
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 {
 	struct store s;
@@ -1305,6 +1377,8 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 		memcpy(last_image.id, s.id, ID_LEN);
 		last_image.set = true;
 	}
+	if (!ret && memfile_slot_active())
+		ret = slot_overlay(&s, o->dir, err);
 	if (!ret && o->lazy) {
 		/* Inline chunks now (the section goes away after the load), the rest lazily. */
 		struct chunk_reader r;

@@ -14,6 +14,7 @@ struct kernel_restore_opts {
 	const char *rootfs; /* instead of the image's */
 	bool force;	    /* use a rootfs whose fingerprint differs */
 	bool lazy;	    /* start before the memory is loaded (mem/memfile.h) */
+	const char *slots;  /* restore --slots DIR: the memory file is a slot of that pool */
 };
 
 /* How to write an image. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/limits.h"
+#include "mem/memfile.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
@@ -32,6 +33,7 @@ static const char usage[] =
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
     "       minisentry inspect DIR\n"
+    "       minisentry slots --base GOLDEN --count N DIR\n"
     "       minisentry --help | --version\n"
     "\n"
     "Runs CMD (default /bin/sh) from the root filesystem directory ROOTFS in a sandbox whose\n"
@@ -84,6 +86,8 @@ static const char usage[] =
     "  --force               use a root filesystem that differs from the image's\n"
     "  --lazy                start the guest before its memory is loaded: pages arrive when\n"
     "                        first touched and in the background\n"
+    "  --slots DIR           use a ready slot of DIR (minisentry slots) as the memory: the\n"
+    "                        image is its golden image or a --base delta of it\n"
     "  --strace, --placement, --stats, --save-restore-test, --network, --pids,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
@@ -380,6 +384,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"lazy", no_argument, NULL, 'L'},
+	    {"slots", required_argument, NULL, 'O'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
@@ -412,6 +417,9 @@ static int cmd_restore(int argc, char **argv)
 		case 'L':
 			o.lazy = true;
 			break;
+		case 'O':
+			o.slots = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -430,11 +438,46 @@ static int cmd_restore(int argc, char **argv)
 	}
 	if (!image)
 		return fail("restore: missing --image DIR", NULL);
+	if (o.lazy && o.slots)
+		return fail("restore: --lazy and --slots exclude each other", NULL);
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
 	debug_from_env(&cfg);
 	int r = kernel_restore(&cfg, image, &o, delete_image);
 	return r >= 0 ? r : 1;
+}
+
+static int cmd_slots(int argc, char **argv)
+{
+	static const struct option opts[] = {{"base", required_argument, NULL, 'b'},
+					     {"count", required_argument, NULL, 'n'},
+					     {NULL, 0, NULL, 0}};
+	const char *base = NULL;
+	unsigned long count = 0;
+	char *end, *err = NULL;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c == 'b') {
+			base = optarg;
+		} else if (c == 'n') {
+			count = strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				return fail("slots: --count takes a number, got", optarg);
+		} else {
+			return fail("slots: unknown option or missing value", argv[optind - 1]);
+		}
+	}
+	if (!base || !count || optind != argc - 1)
+		return fail("slots: usage: minisentry slots --base GOLDEN --count N DIR", NULL);
+	if (memfile_slots_create(base, count, argv[optind], &err)) {
+		fprintf(stderr, "minisentry: slots: %s\n", err ? err : "cannot make the slots");
+		free(err);
+		return 1;
+	}
+	printf("%lu slots of %s in %s\n", count, base, argv[optind]);
+	return 0;
 }
 
 static int cmd_inspect(int argc, char **argv)
@@ -485,6 +528,8 @@ int main(int argc, char **argv)
 		return ended(cmd_restore(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "slots"))
+		return cmd_slots(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list")) {
 		if (argc != 2)
 			return fail("list: takes no arguments", NULL);

@@ -133,3 +133,162 @@ scenarios+=(
   delta_of_a_sandbox_not_from_the_golden_image
   bad_bases_and_deltas_are_refused_with_one_line
 )
+
+# --- slots -------------------------------------------------------------------------------------
+
+# slot_sums OUT: the checksums memfill printed, as one line.
+slot_sums() { sed -n 's/^sum //p' "$1" | tr '\n' ' '; }
+
+# slot_equals_golden SLOT: the slot file holds exactly the golden image's pages and nothing
+# beyond them.
+slot_equals_golden() {
+  python3 - "$1" "$WORK/golden/pages.0" <<'PY' || fail "$(basename "$1") is not the golden image again"
+import os, sys
+f = os.open(sys.argv[1], os.O_RDONLY); g = os.open(sys.argv[2], os.O_RDONLY)
+n = os.fstat(g).st_size
+if os.pread(f, n, 0) != os.pread(g, n, 0):
+    sys.exit(1)
+try:
+    os.lseek(f, n, os.SEEK_DATA)
+    sys.exit(1)
+except OSError:
+    pass
+PY
+}
+
+# A restore from a slot goes on exactly as a plain one, for the golden image itself and for a
+# delta; the slot is made the golden image again afterwards (by tracking when the Sentry may
+# track writes, by comparison when confined), and the slots are private.
+slot_restore_is_a_plain_restore() {
+  [ -d "$WORK/golden-delta" ] || skip "needs golden_image_and_delta_restore_whole" || return
+  local s=/dev/shm/minisentry-e2e-$$-slots want img mode got
+  rm -rf "$s"
+  ms slots --base "$WORK/golden" --count 2 "$s"
+  expect_status 0 || return
+  [ "$(stat -c %a "$s")" = 700 ] && [ "$(stat -c %a "$s/slot.0")" = 600 ] ||
+    { rm -rf "$s"; fail "slots are not private: $(stat -c '%a %n' "$s" "$s"/*)"; return 1; }
+  for img in "$WORK/golden" "$WORK/golden-delta"; do
+    ms restore --image "$img"
+    want=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+    for mode in "" --unsafe-no-confine; do
+      # shellcheck disable=SC2086
+      ms restore --stats $mode --image "$img" --slots "$s"
+      expect_status 0 || { why="slot restore $mode of $img: $why"; rm -rf "$s"; return 1; }
+      got=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+      [ "$got" = "$want" ] || { rm -rf "$s"; fail "slot restore $mode of $img: sums $got, want $want"; return 1; }
+      grep -q 'stats: slot: reset .* pages' <<<"$err" || { rm -rf "$s"; fail "no reset: $(err_hint)"; return 1; }
+    done
+  done
+  # Unconfined, writes are tracked: the reset follows them, not the slot's 8201 pages.
+  local pages
+  pages=$(sed -n 's/.*slot: reset \([0-9]*\) pages (tracked).*/\1/p' <<<"$err")
+  if [ -n "$pages" ] && [ "$pages" -ge 4000 ]; then
+    rm -rf "$s"
+    fail "a tracked reset of $pages pages for 4 MiB changed"
+    return 1
+  fi
+  slot_equals_golden "$s/slot.0" && slot_equals_golden "$s/slot.1" || { rm -rf "$s"; return 1; }
+  # An image that is not a delta of the slots' golden image is refused in one line.
+  local id="e2e-$$-slot-full" o=$WORK/slot-full.out full=$WORK/slot-full
+  rm -rf "$full"
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 3
+  local p=$bg_pid
+  wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
+  checkpoint "$id" "$full" || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
+  bg_status "$p"
+  ms restore --image "$full" --slots "$s"
+  expect_one_line_error || { rm -rf "$s"; return 1; }
+  grep -qF "not a delta of the slots' golden image" <<<"$err" || { rm -rf "$s"; fail "'$err'"; return 1; }
+  slot_equals_golden "$s/slot.0" || { rm -rf "$s"; return 1; }
+  rm -rf "$s"
+}
+
+# Two sandboxes restored at once from two slots of one pool: each keeps what it was given.
+two_slot_restores_at_once_keep_their_own_memory() {
+  local id="e2e-$$-slot-iso" o=$WORK/slot-iso.out g=$WORK/slot-iso-golden s=/dev/shm/minisentry-e2e-$$-iso
+  rm -rf "$g" "$s"
+  # The shell's variable lives in its heap: guest memory, in the slot.
+  # Its stdin stays open and empty, so that it waits in read when checkpointed.
+  { sleep "$TIMEOUT" | timeout -k 5 "$TIMEOUT" "$MS" run --id "$id" "$ROOTFS" -- \
+    /bin/sh -c 'echo ready; read x; sleep 2; echo "got $x"' >"$o" 2>"$o.err"; } &
+  local p=$!
+  wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
+  sleep 0.3
+  checkpoint "$id" "$g" --golden || { kill "$p" 2>/dev/null; return 1; }
+  pkill -P "$p" sleep 2>/dev/null
+  wait "$p" 2>/dev/null || true
+  ms slots --base "$g" --count 2 "$s"
+  expect_status 0 || return
+  local a b
+  echo first-sandbox-line | timeout -k 5 "$TIMEOUT" "$MS" restore --stats --image "$g" --slots "$s" >"$WORK/iso.a" 2>"$WORK/iso.a.err" &
+  a=$!
+  echo second-one | timeout -k 5 "$TIMEOUT" "$MS" restore --stats --image "$g" --slots "$s" >"$WORK/iso.b" 2>"$WORK/iso.b.err" &
+  b=$!
+  wait "$a"; local sa=$?
+  wait "$b"; local sb=$?
+  [ "$sa" -eq 0 ] && [ "$sb" -eq 0 ] || { rm -rf "$s"; fail "statuses $sa $sb: $(head -n1 "$WORK/iso.a.err") $(head -n1 "$WORK/iso.b.err")"; return 1; }
+  grep -qx 'got first-sandbox-line' "$WORK/iso.a" && grep -qx 'got second-one' "$WORK/iso.b" ||
+    { rm -rf "$s"; fail "outputs '$(tr '\n' '|' <"$WORK/iso.a")' and '$(tr '\n' '|' <"$WORK/iso.b")'"; return 1; }
+  local sl_a sl_b
+  sl_a=$(sed -n 's/.*claimed \(slot\.[0-9]*\).*/\1/p' "$WORK/iso.a.err")
+  sl_b=$(sed -n 's/.*claimed \(slot\.[0-9]*\).*/\1/p' "$WORK/iso.b.err")
+  [ -n "$sl_a" ] && [ "$sl_a" != "$sl_b" ] || { rm -rf "$s"; fail "slots '$sl_a' and '$sl_b'"; return 1; }
+  # A third while both are busy: refused in one line.
+  echo x | timeout -k 5 "$TIMEOUT" "$MS" restore --image "$g" --slots "$s" >"$WORK/iso.c" 2>"$WORK/iso.c.err" &
+  a=$!
+  echo y | timeout -k 5 "$TIMEOUT" "$MS" restore --image "$g" --slots "$s" >"$WORK/iso.d" 2>"$WORK/iso.d.err" &
+  b=$!
+  sleep 0.5
+  ms restore --image "$g" --slots "$s"
+  wait "$a" "$b"
+  expect_one_line_error || { rm -rf "$s"; return 1; }
+  grep -qF "all 2 slots are in use" <<<"$err" || { rm -rf "$s"; fail "'$err'"; return 1; }
+  rm -rf "$s"
+}
+
+# A slot whose Sentry was SIGKILLed (after its guest dirtied memory) is never handed out
+# dirty: the next claimer resets it fully, and its sandbox sees the golden memory.
+killed_sandboxs_slot_is_recovered_not_reused_dirty() {
+  [ -d "$WORK/golden" ] || skip "needs golden_image_and_delta_restore_whole" || return
+  local s=/dev/shm/minisentry-e2e-$$-kill o=$WORK/slot-kill.out
+  rm -rf "$s"
+  ms slots --base "$WORK/golden" --count 1 "$s"
+  expect_status 0 || return
+  ms restore --image "$WORK/golden"
+  local want
+  want=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+  # The golden sandbox rewrites 4 MiB, says ready2, and sleeps: killed there.
+  ms_bg "$o" restore --image "$WORK/golden" --slots "$s"
+  local p=$bg_pid
+  wait_line "$o" '^ready2$' || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
+  pkill -KILL -P "$p" 2>/dev/null
+  kill -KILL "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  # Every process of that sandbox is gone once its slot's lock is free: wait for that.
+  local i
+  for ((i = 0; i < 100; i++)); do
+    python3 -c "
+import fcntl, os, sys
+fd = os.open('$s/pool', os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 4136)
+except OSError:
+    sys.exit(1)
+" && break
+    sleep 0.1
+  done
+  ms restore --stats --image "$WORK/golden" --slots "$s"
+  expect_status 0 || { rm -rf "$s"; return 1; }
+  grep -q 'recovered' <<<"$err" || { rm -rf "$s"; fail "the claim did not recover the slot: $(err_hint)"; return 1; }
+  local got
+  got=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+  [ "$got" = "$want" ] || { rm -rf "$s"; fail "sums $got, want $want"; return 1; }
+  slot_equals_golden "$s/slot.0" || { rm -rf "$s"; return 1; }
+  rm -rf "$s"
+}
+
+scenarios+=(
+  slot_restore_is_a_plain_restore
+  two_slot_restores_at_once_keep_their_own_memory
+  killed_sandboxs_slot_is_recovered_not_reused_dirty
+)

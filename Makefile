@@ -158,7 +158,8 @@ fuzz-smoke: rootfs
 
 bench: $(BIN) rootfs
 	@fail=0; bash bench/run.sh ./minisentry $(ROOTFS) || fail=1; \
-	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; exit $$fail
+	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; \
+	bash bench/golden.sh ./minisentry $(ROOTFS) || fail=1; exit $$fail
 
 # Every C file in the tree is formatted by .clang-format; CI fails on drift (`make format` fixes it).
 # The includes keep to the layer rules of docs/layers.md (scripts/check-layers.sh).

@@ -19,6 +19,7 @@ struct memfile_state {
 	int fd;
 	char *base;
 	uint64_t bump; /* everything at and above is free */
+	uint64_t high; /* the highest bump yet: in a slot, freed pages may hold data up to it */
 	struct extent *free;
 	size_t nfree, capfree;
 };

@@ -73,6 +73,8 @@ int64_t memfile_alloc(uint64_t len)
 	if (mf.bump + len > MEMFILE_SIZE)
 		return -ENOMEM;
 	mf.bump += len;
+	if (mf.bump > mf.high)
+		mf.high = mf.bump;
 	if (memfile_slot_active())
 		memfile_zero(mf.bump - len, len);
 	else

@@ -366,7 +366,14 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 			while (q < end && item_dirty(j, it, q))
 				q += MEMFILE_PAGE;
 			/* Only where there is data: reading a hole through the mapping would fill
-			 * it with a page. */
+			 * it with a page. A compared item is data (and SEEK_HOLE walks all the data
+			 * that follows, which made a delta of a large guest quadratic). */
+			if (j->compare) {
+				if ((e = save_runs(j, w, ws, it, p, q)))
+					return e;
+				p = q;
+				continue;
+			}
 			for (uint64_t at = p; at < q && mf_next_data(at, q, &data, &stop);
 			     at = stop)
 				if ((e = save_runs(j, w, ws, it, data & ~(MEMFILE_PAGE - 1),
@@ -382,7 +389,7 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 			/* Not in the parent and unchanged: zero, unless something else saved it
 			 * then (clean file pages): look, where it is not a hole. */
 			uint64_t data, stop;
-			if (mf_next_data(p, p + MEMFILE_PAGE, &data, &stop) &&
+			if (!j->compare && mf_next_data(p, p + MEMFILE_PAGE, &data, &stop) &&
 			    (e = save_runs(j, w, ws, it, p, p + MEMFILE_PAGE)))
 				return e;
 			p += MEMFILE_PAGE;
@@ -968,6 +975,8 @@ static int read_allocator(struct dec *d, bool install, uint64_t *bump_out)
 	mf.free = fr;
 	mf.nfree = mf.capfree = nfree;
 	mf.bump = bump;
+	if (bump > mf.high)
+		mf.high = bump;
 	return 0;
 }
 

@@ -159,6 +159,9 @@ struct save_job {
 	/* --base where writes were not tracked since it: what is unchanged is found by comparing
 	 * with its pages (read through MAPS where raw). */
 	bool compare;
+	/* --base: the items are the file's data (SEEK_DATA over all of it, once), so no page
+	 * of them is looked up again: SEEK_HOLE walks all the data after where it starts. */
+	bool data_items;
 	const struct memfile_parent *mp;
 	/* --golden: every chunk raw in pages.0 at its own memory offset (files[0], shared). */
 	bool identity;
@@ -368,7 +371,7 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 			/* Only where there is data: reading a hole through the mapping would fill
 			 * it with a page. A compared item is data (and SEEK_HOLE walks all the data
 			 * that follows, which made a delta of a large guest quadratic). */
-			if (j->compare) {
+			if (j->data_items) {
 				if ((e = save_runs(j, w, ws, it, p, q)))
 					return e;
 				p = q;
@@ -389,7 +392,7 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 			/* Not in the parent and unchanged: zero, unless something else saved it
 			 * then (clean file pages): look, where it is not a hole. */
 			uint64_t data, stop;
-			if (!j->compare && mf_next_data(p, p + MEMFILE_PAGE, &data, &stop) &&
+			if ((j->data_items || mf_next_data(p, p + MEMFILE_PAGE, &data, &stop)) &&
 			    (e = save_runs(j, w, ws, it, p, p + MEMFILE_PAGE)))
 				return e;
 			p += MEMFILE_PAGE;
@@ -815,7 +818,8 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 			ret = failf(err, ret, "cannot checkpoint: out of memory");
 			goto out;
 		}
-	if ((ret = make_items(j.compare ? NULL : j.parent, &j.items, &j.nitems, &bytes))) {
+	j.data_items = o->base && parent;
+	if ((ret = make_items(j.data_items ? NULL : j.parent, &j.items, &j.nitems, &bytes))) {
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
 	}

@@ -99,15 +99,17 @@ tracked_delta() {
 }
 
 # restore_run IMAGE [OPTIONS]: restores IMAGE to its end; prints "first_instruction_ms
-# reset_ms" (reset "-" without a slot).
+# reset_ms memory_ms" (reset "-" without a slot; memory: the restore's memory part, a full load
+# or a slot's overlay).
 restore_run() {
-  local img=$1 rs rz
+  local img=$1 rs rz rm
   shift
   timeout -k 5 300 "$MS" restore --stats "$@" --image "$img" </dev/null >/dev/null 2>"$WORK/restore.err" ||
     { echo "bench: restore $* $img failed: $(head -n1 "$WORK/restore.err")" >&2; return 1; }
   rs=$(sed -n 's/.*stats: restore: wall \([0-9.]*\) ms.*/\1/p' "$WORK/restore.err")
   rz=$(sed -n 's/.*stats: slot: reset .* in \([0-9.]*\) ms.*/\1/p' "$WORK/restore.err")
-  echo "$rs ${rz:--}"
+  rm=$(sed -n 's/.*stats: restore: memory loaded in \([0-9.]*\) ms.*/\1/p' "$WORK/restore.err")
+  echo "$rs ${rz:--} ${rm:--}"
 }
 
 col() { awk -v f="$1" '$f != "-" { print $f }' "$2" | stats3; }
@@ -145,15 +147,17 @@ if [ -s "$WORK/ck.runs" ]; then
       esac
     done
   done
-  c=$(col 1 "$WORK/rs.plain")
-  printf "restore of the delta, plain (full copy + overlay): %s ms to the first instruction = %s GB/s\n" \
-    "$(fmt3 "$c" 1)" "$(awk -v p="$popmb" '{ printf "%.2f [%.2f–%.2f]", p / $1, p / $3, p / $2 }' <<<"$c")"
+  c=$(col 3 "$WORK/rs.plain")
+  printf "memory of a plain delta restore (full copy of the base + overlay): %s ms = %s GB/s (first instruction at %s ms)\n" \
+    "$(fmt3 "$c" 1)" "$(awk -v p="$popmb" '{ printf "%.2f [%.2f–%.2f]", p / $1, p / $3, p / $2 }' <<<"$c")" \
+    "$(fmt3 "$(col 1 "$WORK/rs.plain")" 1)"
   for mode in slot slot-unconfined; do
-    paste -d' ' <(awk '{ print $1 + $2 }' "$WORK/rs.$mode") >"$WORK/sum.$mode"
+    awk '{ print $3 + $2 }' "$WORK/rs.$mode" >"$WORK/sum.$mode"
     c=$(col 1 "$WORK/sum.$mode")
-    printf "restore of the delta, %s (overlay on the slot) + reset: %s ms (restore %s, reset %s) = %s GB/s\n" \
-      "$mode" "$(fmt3 "$c" 1)" "$(fmt3 "$(col 1 "$WORK/rs.$mode")" 1)" "$(fmt3 "$(col 2 "$WORK/rs.$mode")" 1)" \
-      "$(awk -v p="$popmb" '{ printf "%.2f [%.2f–%.2f]", p / $1, p / $3, p / $2 }' <<<"$c")"
+    printf "memory of a %s restore (overlay on the slot) + its reset: %s ms (overlay %s, reset %s) = %s GB/s (first instruction at %s ms)\n" \
+      "$mode" "$(fmt3 "$c" 1)" "$(fmt3 "$(col 3 "$WORK/rs.$mode")" 2)" "$(fmt3 "$(col 2 "$WORK/rs.$mode")" 1)" \
+      "$(awk -v p="$popmb" '{ printf "%.2f [%.2f–%.2f]", p / $1, p / $3, p / $2 }' <<<"$c")" \
+      "$(fmt3 "$(col 1 "$WORK/rs.$mode")" 1)"
   done
 fi
 

@@ -103,6 +103,9 @@ struct memfile_load_opts {
 /* Loads the section D into a freshly initialised memory file. On failure *ERR (malloc'd) says
  * what is wrong in one line, or is NULL when D's error does. */
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
+/* How long the last memfile_load took (the memory's part of a restore: a full load, or a
+ * slot's overlay), in ms. */
+double memfile_load_ms(void);
 /* Prints what the memory section D of IMG holds: chunks by kind, data files; *FILE_BYTES gets
  * the data files' size. */
 void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mem/internal.h"
@@ -1371,7 +1372,27 @@ static int slot_overlay(struct store *s, const char *dir, char **err)
 	return 0;
 }
 
+static double load_ms;
+
+double memfile_load_ms(void)
+{
+	return load_ms;
+}
+
+static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, char **err);
+
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int ret = memfile_load_timed(d, o, err);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	load_ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	return ret;
+}
+
+static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, char **err)
 {
 	struct store s;
 	uint64_t bump;

@@ -740,6 +740,8 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		if (i >= 0)
 			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s\n", i,
 				recovered ? " (recovered: a dead Sentry had left it)" : "");
+		fprintf(stderr, "minisentry: stats: restore: memory loaded in %.2f ms\n",
+			memfile_load_ms());
 	}
 	ret = serve(tty, &saved_tty);
 	slot_done(cfg);

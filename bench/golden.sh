@@ -66,7 +66,7 @@ make_images() {
   local mib=$1 pop=$2 dir=$3 id="bench-golden-$$-$RANDOM" ck g d f
   shift 3
   rm -rf "$dir" && mkdir -p "$dir"
-  timeout -k 5 600 "$MS" run "$@" --id "$id" "$ROOTFS" -- /usr/local/bin/sparsefill "$mib" "$pop" 8 20 6982 \
+  timeout -k 5 600 "$MS" run "$@" --id "$id" "$ROOTFS" -- /usr/local/bin/sparsefill "$mib" "$pop" 5 20 6982 \
     </dev/null >"$dir/run.out" 2>&1 &
   local pid=$!
   wait_for "$dir/run.out" '^ready$' 300 || { echo "bench: sparsefill did not get ready" >&2; kill "$pid"; return 1; }
@@ -98,17 +98,31 @@ tracked_delta() {
   echo "${f% *}"
 }
 
-# restore_run IMAGE [OPTIONS]: restores IMAGE to its end; prints "first_instruction_ms
-# reset_ms memory_ms" (reset "-" without a slot; memory: the restore's memory part, a full load
-# or a slot's overlay).
+# restore_run IMAGE [OPTIONS]: restores IMAGE; once it runs, stops it (SIGTERM reaches the
+# guest, the sandbox ends and a slot is reset); prints "first_instruction_ms reset_ms
+# memory_ms" (reset "-" without a slot; memory: the restore's memory part, a full load or a
+# slot's overlay).
 restore_run() {
-  local img=$1 rs rz rm
+  local img=$1 rs rz rm i
   shift
-  timeout -k 5 300 "$MS" restore --stats "$@" --image "$img" </dev/null >/dev/null 2>"$WORK/restore.err" ||
-    { echo "bench: restore $* $img failed: $(head -n1 "$WORK/restore.err")" >&2; return 1; }
+  : >"$WORK/restore.err"
+  timeout -k 5 300 "$MS" restore --stats "$@" --image "$img" </dev/null >/dev/null 2>"$WORK/restore.err" &
+  local pid=$!
+  for ((i = 0; i < 6000; i++)); do
+    grep -q 'memory loaded in' "$WORK/restore.err" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
   rs=$(sed -n 's/.*stats: restore: wall \([0-9.]*\) ms.*/\1/p' "$WORK/restore.err")
   rz=$(sed -n 's/.*stats: slot: reset .* in \([0-9.]*\) ms.*/\1/p' "$WORK/restore.err")
   rm=$(sed -n 's/.*stats: restore: memory loaded in \([0-9.]*\) ms.*/\1/p' "$WORK/restore.err")
+  [ -n "$rs" ] || { echo "bench: restore $* $img failed: $(head -n1 "$WORK/restore.err")" >&2; return 1; }
+  if [[ " $* " == *" --slots "* ]] && [ -z "$rz" ]; then
+    echo "bench: restore $* $img: no slot reset: $(tr '\n' '|' <"$WORK/restore.err")" >&2
+    return 1
+  fi
   echo "$rs ${rz:--} ${rm:--}"
 }
 

@@ -20,6 +20,7 @@ struct memfile_state {
 	int fd;
 	char *base;
 	uint64_t bump; /* everything at and above is free */
+	uint64_t high; /* the highest bump yet: in a slot, freed pages may hold data up to it */
 	struct extent *free;
 	size_t nfree, capfree;
 	uint64_t limit; /* --memory: the bounded file's size, 0 when unbounded */
@@ -117,6 +118,14 @@ struct store {
  * data files. On failure either D's error or *ERR says why; store_close frees S either way. */
 int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump, struct store *s,
 		char **err);
+/* Whether S is in the golden form: no references, every chunk raw in pages.0 at its own memory
+ * offset, so that pages.0 is a sparse copy of the memory file. */
+bool store_is_mappable(const struct store *s);
+/* Reads the version 2 image at PATH and its memory index (checked, data files open). */
+int store_open_image(const char *path, struct image *img, struct store *st, char **err);
+/* The golden image of the claimed slot (slots.c), or NULL. */
+const struct store *slot_golden_store(void);
+const uint8_t *memfile_slot_golden_id(void);
 /* Opens the images S refers to and checks that each is the one named (its memory id). */
 int store_open_refs(struct store *s, char **err);
 void store_close(struct store *s);

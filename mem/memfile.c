@@ -22,6 +22,14 @@
 
 struct memfile_state mf = {.fd = -1};
 
+/* Frees of an address space whose writes were collected (memfile_free_harvested). */
+static bool harvested;
+
+void memfile_free_harvested(bool on)
+{
+	harvested = on;
+}
+
 /* A fault on the memory file is the bounded tmpfs refusing a page. Inside memfile_guard: back
  * to it. Outside (an access no guard covers yet), the page, a hole, is replaced in the
  * Sentry's view by a private zero page so that the access completes, and memfile_settle puts
@@ -68,7 +76,8 @@ int memfile_settle(void)
 
 static int map_file(void)
 {
-	if (ftruncate(mf.fd, MEMFILE_SIZE))
+	/* A claimed slot is the memory file as it is: the golden image's pages, ready. */
+	if (!memfile_slot_active() && ftruncate(mf.fd, MEMFILE_SIZE))
 		return -errno;
 	mf.base =
 	    mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mf.fd, 0);
@@ -80,7 +89,8 @@ static int map_file(void)
 int memfile_init(void)
 {
 	workers_init();
-	mf.fd = memfd_create("minisentry-memory", MFD_CLOEXEC);
+	mf.fd = memfile_slot_active() ? memfile_slot_fd()
+				      : memfd_create("minisentry-memory", MFD_CLOEXEC);
 	if (mf.fd < 0)
 		return -errno;
 	return map_file();
@@ -184,7 +194,10 @@ int64_t memfile_alloc(uint64_t len)
 		if (e->len < len)
 			continue;
 		uint64_t off = e->off;
-		memfile_track_untracked(off, len);
+		if (memfile_slot_active())
+			memfile_zero(off, len);
+		else
+			memfile_track_untracked(off, len);
 		e->off += len;
 		e->len -= len;
 		if (e->len == 0) {
@@ -197,8 +210,21 @@ int64_t memfile_alloc(uint64_t len)
 	if (mf.bump + len > MEMFILE_SIZE)
 		return -ENOMEM;
 	mf.bump += len;
-	memfile_track_untracked(mf.bump - len, len);
+	if (mf.bump > mf.high)
+		mf.high = mf.bump;
+	if (memfile_slot_active())
+		memfile_zero(mf.bump - len, len);
+	else
+		memfile_track_untracked(mf.bump - len, len);
 	return mf.bump - len;
+}
+
+void memfile_restore_write(uint64_t off, uint64_t len)
+{
+	if (!memfile_slot_active())
+		return;
+	fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
+	memfile_slot_written(off, len);
 }
 
 void memfile_zero(uint64_t off, uint64_t len)
@@ -215,7 +241,14 @@ void memfile_free(uint64_t off, uint64_t len)
 
 	if (len == 0)
 		return;
-	memfile_zero(off, len);
+	/* A slot keeps freed pages as they are (a guest's exit would otherwise punch out all
+	 * of the golden image it ran on, and its reset copy it all back): memfile_alloc zeroes
+	 * them when they are used again. Only pages whose writes were not collected count as
+	 * changed. */
+	if (!memfile_slot_active())
+		memfile_zero(off, len);
+	else if (!harvested)
+		memfile_track_untracked(off, len);
 	while (i < mf.nfree && mf.free[i].off < off)
 		i++;
 	/* Merge with the neighbours where they touch. */

@@ -39,6 +39,9 @@ void *memfile_ptr(uint64_t off);
 int64_t memfile_alloc(uint64_t len);
 /* Returns a range to the allocator and punches it out, so it reads as zeros and frees memory. */
 void memfile_free(uint64_t off, uint64_t len);
+/* The frees that follow (until called with false) are of an address space whose writes were
+ * collected by write tracking: in a slot, they do not count as changes. */
+void memfile_free_harvested(bool on);
 /* Zeroes a range in place (madvise(DONTNEED) of private memory). */
 void memfile_zero(uint64_t off, uint64_t len);
 /* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
@@ -84,6 +87,12 @@ struct memfile_save_opts {
 	uint32_t codec;		       /* IMAGE_CODEC_* */
 	bool no_inline;	 /* data files however few the pages (tests of lazy restores) */
 	bool all_inline; /* every page inside the section however many (a signed image) */
+	/* checkpoint --base: PARENT is a base to refer to whether or not writes were tracked
+	 * since it (where not, its pages are compared); the image is named by its content. */
+	bool base;
+	/* checkpoint --golden: the mappable form (every page raw in pages.0 at its own memory
+	 * offset, holes for the rest), named by its content. */
+	bool golden;
 };
 
 struct memfile_save_stats {
@@ -97,8 +106,11 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		 char **err);
 /* checkpoint --parent PATH: the parent's memory index, checked (a version 2 image whose data
  * files are all there). Its pages can only be referred to when write tracking knows every
- * change since it (memfile_parent_usable). On failure *ERR says why in one line. */
-int memfile_parent_open(const char *path, struct memfile_parent **out, char **err);
+ * change since it (memfile_parent_usable). With BASE (checkpoint --base) it must refer to no
+ * other image. DIRFD (taken over) is the image's directory, or -1 to open PATH. On failure
+ * *ERR says why in one line. */
+int memfile_parent_open(const char *path, int dirfd, bool base, struct memfile_parent **out,
+			char **err);
 bool memfile_parent_usable(const struct memfile_parent *p);
 void memfile_parent_close(struct memfile_parent *p);
 /* Leaves [OFF, OFF+LEN) out of the next memfile_save: its owner restores those pages itself
@@ -116,6 +128,9 @@ struct memfile_load_opts {
 /* Loads the section D into a freshly initialised memory file. On failure *ERR (malloc'd) says
  * what is wrong in one line, or is NULL when D's error does. */
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
+/* How long the last memfile_load took (the memory's part of a restore: a full load, or a
+ * slot's overlay), in ms. */
+double memfile_load_ms(void);
 /* Prints what the memory section D of IMG holds: chunks by kind, data files; *FILE_BYTES gets
  * the data files' size. */
 void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,
@@ -167,6 +182,38 @@ const char *memfile_track_why_not(void);
 /* The memory id of the image the last memfile_save wrote or memfile_load read; false when
  * there is none (a version 1 image). */
 bool memfile_image_id(uint8_t id[16]);
+
+/* Slots (mem/slots.c; docs/checkpoint.md, "Slots"). `minisentry slots`: N ready copies of
+ * golden image GOLDEN's memory in DIR (on a tmpfs). On failure *ERR says why in one line. */
+int memfile_slots_create(const char *golden, unsigned count, const char *dir, char **err);
+/* restore --slots DIR, before memfile_init: claims a ready slot (one a dead Sentry left is
+ * reset fully first); memfile_init then uses it as the memory file, and memfile_load
+ * overlays only what the image holds beyond the golden image. */
+int memfile_slot_claim(const char *dir, char **err);
+bool memfile_slot_active(void);
+/* The claimed slot's number (-1: none); *RECOVERED: a dead Sentry had left it. */
+int memfile_slot_index(bool *recovered);
+int memfile_slot_fd(void);
+/* The restore wrote [OFF, OFF+LEN) of the slot (not through tracked mappings). */
+void memfile_slot_written(uint64_t off, uint64_t len);
+struct memfile_slot_stats {
+	uint64_t pages; /* pages reset */
+	bool tracked;	/* by write tracking; else by comparison with the golden image */
+	bool recovered; /* the claim found the slot left by a dead Sentry */
+};
+/* When the sandbox has ended (no stub left): the slot is made the golden image again, only
+ * where the restore wrote and the guest dirtied when writes were tracked; memfile_slot_release
+ * then returns it to the pool. */
+int memfile_slot_reset(struct memfile_slot_stats *stats);
+void memfile_slot_release(void);
+/* The restore is about to write [OFF, OFF+LEN) of the memory file by other means than the
+ * memory section (a mapped file's clean pages): in a slot, zeroed first and reset later. */
+void memfile_restore_write(uint64_t off, uint64_t len);
+/* Write tracking since a slot was claimed, across bases. */
+void memfile_track_since_claim_start(void);
+bool memfile_track_since_claim_known(void);
+uint64_t memfile_track_since_claim_end(void);
+bool memfile_track_since_claim(uint64_t page);
 
 /* CK_MOBJ: a memory object's range; its references are retaken by what loads after it. */
 int mobj_save(struct enc *e, const void *obj);

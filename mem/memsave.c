@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mem/internal.h"
@@ -43,7 +45,7 @@ static struct {
 	uint8_t id[ID_LEN];
 } last_image;
 
-static int open_index(const char *path, struct image *img, struct store *st, char **err);
+static int open_index(const char *path, int dirfd, struct image *img, struct store *st, char **err);
 
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -132,6 +134,7 @@ struct item {
 	uint64_t off, len;
 	struct chunk *ch;
 	uint32_t nch, cap;
+	uint64_t differs; /* --base by comparison: bit I, page I of the cell differs from it */
 };
 
 struct data_file {
@@ -144,6 +147,9 @@ struct memfile_parent {
 	char *path;
 	struct image img;
 	struct store st;
+	/* Its data files mapped (read-only): a comparison reads raw chunks where they lie. */
+	const uint8_t *map[MAX_FILES];
+	uint64_t maplen[MAX_FILES];
 };
 
 struct save_job {
@@ -151,6 +157,15 @@ struct save_job {
 	size_t nitems, next; /* next: the next item to take, shared */
 	uint32_t codec;
 	const struct store *parent; /* refer to its unchanged pages, or NULL */
+	/* --base where writes were not tracked since it: what is unchanged is found by comparing
+	 * with its pages (read through MAPS where raw). */
+	bool compare;
+	/* --base: the items are the file's data (SEEK_DATA over all of it, once), so no page
+	 * of them is looked up again: SEEK_HOLE walks all the data after where it starts. */
+	bool data_items;
+	const struct memfile_parent *mp;
+	/* --golden: every chunk raw in pages.0 at its own memory offset (files[0], shared). */
+	bool identity;
 	struct image_out *out;
 	struct data_file files[MAX_FILES]; /* one per worker, made on its first chunk */
 	uint32_t nfiles;		   /* made so far, shared */
@@ -172,6 +187,9 @@ struct worker_state {
 	struct compressor *c;
 	uint8_t *buf;
 	size_t cap;
+	struct chunk_reader rd; /* --base by comparison: the base's chunks that are not raw */
+	bool rd_ready;
+	uint8_t *cell;
 };
 
 /* Stores the LEN bytes of memory at OFF (a run of non-zero pages) as chunk CH, in worker W's
@@ -186,6 +204,15 @@ static int store_chunk(struct save_job *j, int w, struct worker_state *ws, uint6
 	int e;
 
 	*ch = (struct chunk){.mem_off = off, .pages = len / MEMFILE_PAGE, .how = HOW_RAW};
+	if (j->identity) {
+		/* The golden form: the data file is the memory file, with its holes. */
+		ch->crc = crc32c(0, src, len);
+		if ((e = pwrite_all(j->files[0].fd, src, len, off)))
+			return e;
+		ch->file_off = off;
+		ch->stored = len;
+		return 0;
+	}
 	if (!compress_looks_incompressible(src, len)) {
 		if (!ws->c && !(ws->c = compressor_new(j->codec)))
 			return -ENOMEM;
@@ -281,19 +308,76 @@ static uint64_t chunk_after(const struct store *s, uint64_t off)
  * are the parent's, referred to where it holds them (in its own files, or in the image its
  * reference names: references always point where the pages are), and zero where it does not
  * (it did not save them because they were). */
+static bool item_dirty(const struct save_job *j, const struct item *it, uint64_t p)
+{
+	if (j->compare)
+		return it->differs >> ((p % CHUNK_BYTES) / MEMFILE_PAGE) & 1;
+	return memfile_track_dirty(p / MEMFILE_PAGE);
+}
+
+/* --base without tracking: which pages of IT differ from the base's (zero where the base has
+ * no chunk). Raw chunks are compared in the base's mapped file, the others once read. */
+static int compare_item(struct save_job *j, struct worker_state *ws, struct item *it)
+{
+	const struct store *ps = j->parent;
+	uint64_t p = it->off, end = it->off + it->len, k = chunk_after(ps, p);
+
+	it->differs = 0;
+	for (; p < end; p += MEMFILE_PAGE) {
+		const uint8_t *now = (const uint8_t *)mf.base + p, *was = NULL;
+		while (k < ps->nch && ps->ch[k].mem_off + ps->ch[k].pages * MEMFILE_PAGE <= p)
+			k++;
+		if (k < ps->nch && ps->ch[k].mem_off <= p) {
+			const struct chunk *c = &ps->ch[k];
+			uint64_t in = p - c->mem_off;
+			if (c->how == HOW_RAW && j->mp->map[c->where])
+				was = j->mp->map[c->where] + c->file_off + in;
+			else {
+				if (!ws->rd_ready) {
+					if (chunk_reader_init(&ws->rd) ||
+					    !(ws->cell = malloc(CHUNK_BYTES)))
+						return -ENOMEM;
+					ws->rd_ready = true;
+				}
+				/* Read once per item: its pages are in one cell, so in few chunks.
+				 */
+				if (in == 0 || p == it->off) {
+					const char *why = store_read_chunk((struct store *)ps, c,
+									   &ws->rd, ws->cell);
+					if (why)
+						return -EIO;
+				}
+				was = ws->cell + in;
+			}
+		}
+		if (was ? memcmp(now, was, MEMFILE_PAGE) : !page_is_zero((const char *)now))
+			it->differs |= 1ULL << ((p % CHUNK_BYTES) / MEMFILE_PAGE);
+	}
+	return 0;
+}
+
 static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, struct item *it)
 {
 	const struct store *ps = j->parent;
 	uint64_t p = it->off, end = it->off + it->len, k = chunk_after(ps, p);
 	int e;
 
+	if (j->compare && (e = compare_item(j, ws, it)))
+		return e;
 	while (p < end) {
-		if (memfile_track_dirty(p / MEMFILE_PAGE)) {
+		if (item_dirty(j, it, p)) {
 			uint64_t q = p, data, stop;
-			while (q < end && memfile_track_dirty(q / MEMFILE_PAGE))
+			while (q < end && item_dirty(j, it, q))
 				q += MEMFILE_PAGE;
 			/* Only where there is data: reading a hole through the mapping would fill
-			 * it with a page. */
+			 * it with a page. A compared item is data (and SEEK_HOLE walks all the data
+			 * that follows, which made a delta of a large guest quadratic). */
+			if (j->data_items) {
+				if ((e = save_runs(j, w, ws, it, p, q)))
+					return e;
+				p = q;
+				continue;
+			}
 			for (uint64_t at = p; at < q && mf_next_data(at, q, &data, &stop);
 			     at = stop)
 				if ((e = save_runs(j, w, ws, it, data & ~(MEMFILE_PAGE - 1),
@@ -309,7 +393,7 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 			/* Not in the parent and unchanged: zero, unless something else saved it
 			 * then (clean file pages): look, where it is not a hole. */
 			uint64_t data, stop;
-			if (mf_next_data(p, p + MEMFILE_PAGE, &data, &stop) &&
+			if ((j->data_items || mf_next_data(p, p + MEMFILE_PAGE, &data, &stop)) &&
 			    (e = save_runs(j, w, ws, it, p, p + MEMFILE_PAGE)))
 				return e;
 			p += MEMFILE_PAGE;
@@ -319,7 +403,7 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 		uint64_t stop = pc->mem_off + pc->pages * MEMFILE_PAGE, q = p;
 		if (stop > end)
 			stop = end;
-		while (q < stop && !memfile_track_dirty(q / MEMFILE_PAGE))
+		while (q < stop && !item_dirty(j, it, q))
 			q += MEMFILE_PAGE;
 		struct chunk *ch = item_chunks(it);
 		if (!ch)
@@ -353,6 +437,9 @@ static void save_worker(void *arg, int w)
 	}
 	compressor_free(ws.c);
 	free(ws.buf);
+	if (ws.rd_ready)
+		chunk_reader_free(&ws.rd);
+	free(ws.cell);
 }
 
 static int add_extent(struct extent **v, size_t *n, size_t *cap, uint64_t off, uint64_t len)
@@ -550,24 +637,48 @@ static void save_inline(struct enc *e, const struct item *items, size_t n, uint6
 		}
 }
 
-int memfile_parent_open(const char *path, struct memfile_parent **out, char **err)
+int memfile_parent_open(const char *path, int dirfd, bool base, struct memfile_parent **out,
+			char **err)
 {
 	struct memfile_parent *p = calloc(1, sizeof(*p));
+	const char *opt = base ? "--base" : "--parent";
 	char *why = NULL;
 	int e;
 
 	*err = NULL;
 	if (!p || !(p->path = strdup(path))) {
 		free(p);
+		if (dirfd >= 0)
+			close(dirfd);
 		return failf(err, -ENOMEM, "out of memory");
 	}
 	p->img.dirfd = -1;
-	if ((e = open_index(path, &p->img, &p->st, &why))) {
-		failf(err, e, "cannot checkpoint: --parent: %s", why ? why : strerror(-e));
+	if ((e = open_index(path, dirfd, &p->img, &p->st, &why))) {
+		failf(err, e, "cannot checkpoint: %s: %s", opt, why ? why : strerror(-e));
 		free(why);
 		free(p->path);
 		free(p);
 		return e;
+	}
+	/* A delta names its base only: one level, so that a slot (a copy of the base) plus the
+	 * delta's own pages is the whole memory. */
+	if (base && p->st.nimages) {
+		failf(err, -EINVAL,
+		      "cannot checkpoint: --base: image '%s' refers to other images; a base must "
+		      "be a full image (checkpoint --golden)",
+		      path);
+		memfile_parent_close(p);
+		return -EINVAL;
+	}
+	/* Raw chunks are compared where they lie. A mapping that fails only costs reads. */
+	for (uint32_t i = 0; base && i < p->st.nfiles; i++) {
+		if (!p->st.sizes[i])
+			continue;
+		void *m = mmap(NULL, p->st.sizes[i], PROT_READ, MAP_SHARED, p->st.fds[i], 0);
+		if (m != MAP_FAILED) {
+			p->map[i] = m;
+			p->maplen[i] = p->st.sizes[i];
+		}
 	}
 	*out = p;
 	return 0;
@@ -582,6 +693,9 @@ void memfile_parent_close(struct memfile_parent *p)
 {
 	if (!p)
 		return;
+	for (int i = 0; i < MAX_FILES; i++)
+		if (p->map[i])
+			munmap((void *)p->map[i], p->maplen[i]);
 	store_close(&p->st);
 	image_free(&p->img);
 	free(p->path);
@@ -605,6 +719,59 @@ static void enc_images(struct enc *e, const struct memfile_parent *p)
 	}
 }
 
+/* An image named by its content (--golden, --base): a 128-bit hash of what the index says the
+ * memory is: the allocator, each chunk's place and the CRC-32C of its bytes, the images it
+ * refers to. Two lanes of a 64-bit multiply-xorshift mix. It tells a base from another one by
+ * accident (a re-made golden image, a copy of another); it is no defence against an image
+ * forged to collide (the image's MAC is). */
+struct content_hash {
+	uint64_t a, b;
+};
+
+static void hash_u64(struct content_hash *h, uint64_t v)
+{
+	h->a = (h->a ^ v) * 0x9e3779b97f4a7c15ULL;
+	h->a ^= h->a >> 29;
+	h->b = (h->b + v) * 0xbf58476d1ce4e5b9ULL;
+	h->b ^= h->b >> 31;
+}
+
+static void content_id(const struct item *items, size_t n, const struct memfile_parent *parent,
+		       uint8_t id[ID_LEN])
+{
+	struct content_hash h = {0x6d696e6973656e74ULL, 0x7279676f6c64656eULL};
+
+	hash_u64(&h, mf.bump);
+	for (size_t i = 0; i < mf.nfree; i++) {
+		hash_u64(&h, mf.free[i].off);
+		hash_u64(&h, mf.free[i].len);
+	}
+	if (parent) {
+		uint64_t w[2];
+		memcpy(w, parent->st.id, ID_LEN);
+		hash_u64(&h, w[0]);
+		hash_u64(&h, w[1]);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < items[i].nch; k++) {
+			const struct chunk *c = &items[i].ch[k];
+			hash_u64(&h, c->mem_off);
+			hash_u64(&h, (uint64_t)c->pages << 8 | (c->how == HOW_REF));
+			hash_u64(&h, c->crc);
+		}
+	/* A final avalanche (each lane through the other's value and a 64-bit finaliser), so
+	 * that close inputs give unrelated ids. */
+	uint64_t x = h.a ^ (h.b << 1 | h.b >> 63), y = h.b + h.a;
+	for (int r = 0; r < 2; r++) {
+		x = (x ^ x >> 33) * 0xff51afd7ed558ccdULL;
+		y = (y ^ y >> 33) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	h.a = x ^ x >> 33;
+	h.b = y ^ y >> 33;
+	memcpy(id, &h.a, 8);
+	memcpy(id + 8, &h.b, 8);
+}
+
 int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfile_save_stats *st,
 		 char **err)
 {
@@ -624,7 +791,14 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	 * base exact, whether or not this image uses it. */
 	memfile_track_harvest();
 	const struct memfile_parent *parent = memfile_parent_usable(o->parent) ? o->parent : NULL;
+	/* A base is used whatever tracking knows: where it does not, by comparison. */
+	if (!parent && o->base && o->parent) {
+		parent = o->parent;
+		j.compare = true;
+	}
+	j.mp = parent;
 	j.parent = parent ? &parent->st : NULL;
+	j.identity = o->golden;
 	enc_u64(e, mf.bump);
 	enc_u64(e, mf.nfree);
 	for (size_t i = 0; i < mf.nfree; i++) {
@@ -636,15 +810,35 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 		ret = failf(err, -EIO, "cannot checkpoint: no random bytes for the image's id");
 		goto out;
 	}
+	size_t id_at = e->len;
 	enc_raw(e, id, sizeof(id));
 	enc_u32(e, CHUNK_PAGES);
-	if ((ret = make_items(j.parent, &j.items, &j.nitems, &bytes))) {
+	/* In a slot, freed memory keeps its pages until it is used again (memfile_free). */
+	for (size_t i = 0; memfile_slot_active() && i < mf.nfree; i++)
+		if ((ret = memfile_save_skip(mf.free[i].off, mf.free[i].len))) {
+			ret = failf(err, ret, "cannot checkpoint: out of memory");
+			goto out;
+		}
+	j.data_items = o->base && parent;
+	if ((ret = make_items(j.data_items ? NULL : j.parent, &j.items, &j.nitems, &bytes))) {
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;
 	}
-	if (o->all_inline || (!o->no_inline && !parent && fits_inline(j.items, j.nitems, bytes))) {
+	if (o->all_inline ||
+	    (!o->no_inline && !parent && !o->golden && fits_inline(j.items, j.nitems, bytes))) {
 		save_inline(e, j.items, j.nitems, &st->pages);
 		goto out;
+	}
+	if (o->golden) {
+		char *why = NULL;
+		j.files[0].fd = image_create_file(j.out, "pages.0", &why);
+		free(why);
+		if (j.files[0].fd < 0) {
+			ret = failf(err, j.files[0].fd, "cannot checkpoint: pages.0: %s",
+				    strerror(-j.files[0].fd));
+			goto out;
+		}
+		j.nfiles = 1;
 	}
 	/* One thread per CPU, but none that would have less than a few chunks to do. */
 	int n = workers_count();
@@ -661,6 +855,13 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	for (int i = 0; i < MAX_FILES; i++)
 		if (j.files[i].fd >= 0)
 			sizes[j.files[i].no] = j.files[i].end;
+	if (o->golden)
+		for (size_t i = 0; i < j.nitems; i++)
+			for (uint32_t k = 0; k < j.items[i].nch; k++) {
+				const struct chunk *c = &j.items[i].ch[k];
+				if (c->file_off + c->stored > sizes[0])
+					sizes[0] = c->file_off + c->stored;
+			}
 	enc_u32(e, j.nfiles);
 	for (uint32_t i = 0; i < j.nfiles; i++) {
 		enc_u64(e, sizes[i]);
@@ -679,6 +880,11 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 			if (c->how == HOW_REF)
 				st->ref_pages += c->pages;
 		}
+	if (o->golden || o->base) {
+		content_id(j.items, j.nitems, parent, id);
+		if (enc_ok(e))
+			memcpy(e->buf + id_at, id, ID_LEN);
+	}
 out:
 	for (int i = 0; i < MAX_FILES; i++)
 		if (j.files[i].fd >= 0)
@@ -775,6 +981,8 @@ static int read_allocator(struct dec *d, bool install, uint64_t *bump_out)
 	mf.free = fr;
 	mf.nfree = mf.capfree = nfree;
 	mf.bump = bump;
+	if (bump > mf.high)
+		mf.high = bump;
 	return 0;
 }
 
@@ -898,6 +1106,16 @@ int store_parse(struct dec *d, const struct memfile_load_opts *o, uint64_t bump,
 	return 0;
 }
 
+bool store_is_mappable(const struct store *s)
+{
+	if (s->nimages || s->nfiles > 1)
+		return false;
+	for (uint64_t i = 0; i < s->nch; i++)
+		if (s->ch[i].how != HOW_RAW || s->ch[i].file_off != s->ch[i].mem_off)
+			return false;
+	return s->nfiles == 1 || s->nch == 0;
+}
+
 static void hex_id(const uint8_t id[ID_LEN], char out[2 * ID_LEN + 1])
 {
 	for (int i = 0; i < ID_LEN; i++)
@@ -905,14 +1123,14 @@ static void hex_id(const uint8_t id[ID_LEN], char out[2 * ID_LEN + 1])
 }
 
 /* Reads the version 2 image at PATH and its memory index into IMG and ST. */
-static int open_index(const char *path, struct image *img, struct store *st, char **err)
+static int open_index(const char *path, int dirfd, struct image *img, struct store *st, char **err)
 {
 	struct memfile_load_opts o = {.img = img, .dir = path};
 	uint64_t bump;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	if ((ret = image_read(path, img, err)))
+	if ((ret = dirfd >= 0 ? image_read_fd(dirfd, path, img, err) : image_read(path, img, err)))
 		return ret;
 	if (img->version < 2) {
 		image_free(img);
@@ -939,6 +1157,12 @@ static int open_index(const char *path, struct image *img, struct store *st, cha
 	return ret;
 }
 
+int store_open_image(const char *path, struct image *img, struct store *st, char **err)
+{
+	*err = NULL;
+	return open_index(path, -1, img, st, err);
+}
+
 int store_open_refs(struct store *s, char **err)
 {
 	for (uint32_t i = 0; i < s->nimages; i++) {
@@ -948,7 +1172,7 @@ int store_open_refs(struct store *s, char **err)
 		if (!(r->img = calloc(1, sizeof(*r->img))) || !(r->st = calloc(1, sizeof(*r->st))))
 			return failf(err, -ENOMEM, "out of memory");
 		r->img->dirfd = -1;
-		int e = open_index(r->path, r->img, r->st, &why);
+		int e = open_index(r->path, -1, r->img, r->st, &why);
 		if (!e && memcmp(r->st->id, r->id, ID_LEN))
 			e = failf(&why, -EINVAL, "it is another image");
 		if (e) {
@@ -1094,7 +1318,87 @@ static void load_worker(void *arg, int w)
 	chunk_reader_free(&r);
 }
 
+/* Into a claimed slot, which holds the golden image already: S must be that image or a delta
+ * of it. The delta's own chunks are read in place; the pages the golden image holds and S
+ * does not (zero now) are punched out; what S refers to is there. Every range written is
+ * remembered for the slot's reset. S keeps only its own chunks, for the loaders. */
+static int slot_overlay(struct store *s, const char *dir, char **err)
+{
+	const struct store *g = slot_golden_store();
+	char want[2 * ID_LEN + 1], has[2 * ID_LEN + 1];
+
+	hex_id(g->id, want);
+	if (!s->nimages && !memcmp(s->id, g->id, ID_LEN)) {
+		s->nch = 0; /* the golden image itself: the slot is it */
+		return 0;
+	}
+	if (s->nimages != 1 || memcmp(s->refs[0].id, g->id, ID_LEN)) {
+		if (s->nimages)
+			hex_id(s->refs[0].id, has);
+		return failf(
+		    err, -EINVAL,
+		    "image '%s' is not a delta of the slots' golden image (memory id %s)%s%s", dir,
+		    want, s->nimages ? ": its base is memory id " : "", s->nimages ? has : "");
+	}
+	uint64_t k = 0, nown = 0;
+	for (uint64_t i = 0; i < g->nch; i++) {
+		const struct chunk *gc = &g->ch[i];
+		uint64_t at = gc->mem_off, end = at + (uint64_t)gc->pages * MEMFILE_PAGE;
+		while (at < end) {
+			while (k < s->nch && s->ch[k].mem_off + s->ch[k].pages * MEMFILE_PAGE <= at)
+				k++;
+			uint64_t stop =
+			    k < s->nch && s->ch[k].mem_off < end ? s->ch[k].mem_off : end;
+			if (stop > at) {
+				/* The golden image's pages that are zero in S. */
+				fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
+					  stop - at);
+				memfile_slot_written(at, stop - at);
+				at = stop;
+				continue;
+			}
+			at = s->ch[k].mem_off + s->ch[k].pages * MEMFILE_PAGE;
+		}
+	}
+	for (uint64_t i = 0; i < s->nch; i++) {
+		const struct chunk *c = &s->ch[i];
+		uint64_t len = (uint64_t)c->pages * MEMFILE_PAGE;
+		if (c->how == HOW_REF) {
+			if (!chunk_holding(g, c->mem_off, len))
+				return failf(err, -EINVAL,
+					     "image '%s' is corrupt (memory at 0x%llx: a page it "
+					     "refers to is not in its base)",
+					     dir, (unsigned long long)c->mem_off);
+			continue;
+		}
+		memfile_slot_written(c->mem_off, len);
+		s->ch[nown++] = *c;
+	}
+	s->nch = nown;
+	return 0;
+}
+
+static double load_ms;
+
+double memfile_load_ms(void)
+{
+	return load_ms;
+}
+
+static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, char **err);
+
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int ret = memfile_load_timed(d, o, err);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	load_ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	return ret;
+}
+
+static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, char **err)
 {
 	struct store s;
 	uint64_t bump;
@@ -1128,6 +1432,8 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err)
 		memcpy(last_image.id, s.id, ID_LEN);
 		last_image.set = true;
 	}
+	if (!ret && memfile_slot_active())
+		ret = slot_overlay(&s, o->dir, err);
 	if (!ret && o->lazy) {
 		/* Inline chunks now (the section goes away after the load), the rest lazily. */
 		struct chunk_reader r;
@@ -1212,6 +1518,27 @@ void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FI
 			fprintf(out, "  %-16s %8llu chunks %10llu pages %12llu bytes stored\n",
 				names[h], (unsigned long long)n[h], (unsigned long long)pages[h],
 				(unsigned long long)stored[h]);
+	/* The golden form is recognised by its layout, which is all a slot needs of it. */
+	if (store_is_mappable(&s))
+		fprintf(out,
+			"  golden: mappable (pages.0 holds every page at its memory offset)\n");
+	if (s.nimages) {
+		uint64_t changed = 0, extents = 0, prev_end = UINT64_MAX;
+		for (uint64_t i = 0; i < s.nch; i++) {
+			const struct chunk *c = &s.ch[i];
+			if (c->how == HOW_REF)
+				continue;
+			changed += c->pages;
+			extents += c->mem_off != prev_end;
+			prev_end = c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE;
+		}
+		hex_id(s.refs[0].id, id);
+		fprintf(out,
+			"  delta: %llu changed pages in %llu extents, %llu pages from the base "
+			"%s\n",
+			(unsigned long long)changed, (unsigned long long)extents,
+			(unsigned long long)pages[HOW_REF], s.refs[0].path);
+	}
 	for (uint32_t i = 0; i < s.nfiles; i++) {
 		fprintf(out, "  data file pages.%u: %llu bytes\n", i,
 			(unsigned long long)s.sizes[i]);

@@ -91,6 +91,56 @@ static void mark(uint64_t off, uint64_t len)
 		tr.dirty[p / 64] |= 1ULL << (p % 64);
 }
 
+/* Since a slot was claimed (memfile_slot_claim): the pages changed, gathered at every base,
+ * and whether every change was seen. */
+static struct {
+	bool on, lost;
+	uint64_t *bits, words;
+} acc;
+
+static void gather(void)
+{
+	if (!acc.on || !tr.dirty)
+		return;
+	if (acc.words < tr.dirty_words) {
+		uint64_t *v = realloc(acc.bits, tr.dirty_words * sizeof(*v));
+		if (!v) {
+			acc.lost = true;
+			return;
+		}
+		memset(v + acc.words, 0, (tr.dirty_words - acc.words) * sizeof(*v));
+		acc.bits = v;
+		acc.words = tr.dirty_words;
+	}
+	for (uint64_t i = 0; i < tr.dirty_words; i++)
+		acc.bits[i] |= tr.dirty[i];
+}
+
+void memfile_track_since_claim_start(void)
+{
+	acc.on = true;
+}
+
+bool memfile_track_since_claim_known(void)
+{
+	if (!acc.on || !tr.on || acc.lost)
+		return false;
+	if (memfile_track_harvest())
+		return false;
+	gather();
+	return !acc.lost;
+}
+
+uint64_t memfile_track_since_claim_end(void)
+{
+	return acc.words * 64;
+}
+
+bool memfile_track_since_claim(uint64_t page)
+{
+	return page / 64 < acc.words && (acc.bits[page / 64] >> (page % 64) & 1);
+}
+
 void memfile_track_untracked(uint64_t off, uint64_t len)
 {
 	mark(off, len);
@@ -228,6 +278,8 @@ int memfile_track_begin(void)
 			return -ENOTSUP;
 		}
 		tr.on = true;
+	} else if (!tr.valid) {
+		acc.lost = true; /* a change since the last base went unseen */
 	}
 	tr.valid = true;
 	/* The part of the file allocated since the last base: watched from now on. */
@@ -332,6 +384,7 @@ void memfile_track_commit(const uint8_t id[ID_LEN])
 	if (!tr.on)
 		return;
 	memcpy(tr.base, id, ID_LEN);
+	gather();
 	if (tr.dirty)
 		memset(tr.dirty, 0, tr.dirty_words * sizeof(*tr.dirty));
 }

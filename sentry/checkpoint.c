@@ -6,6 +6,7 @@
 #include "sentry/confine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,17 +166,25 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		goto out;
 	/* A confined Sentry reaches no image by its path: the image is then a full one, and the
 	 * client says so (stats->note). */
-	bool parent_unreachable = o->parent && confine_active();
-	if (o->parent && !parent_unreachable && !o->key &&
-	    (ret = memfile_parent_open(o->parent, &parent, err)))
-		goto out;
+	bool parent_unreachable = o->parent && !o->base && confine_active();
+	if (o->parent && !parent_unreachable && !o->key) {
+		int fd = o->base ? fcntl(o->base_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		if (o->base && o->base_fd >= 0 && fd < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if ((ret = memfile_parent_open(o->parent, fd, o->base, &parent, err)))
+			goto out;
+	}
 	/* A signed image keeps its memory inside its sections, which the MAC covers: no data
 	 * file and no other image's pages that it would not. */
 	struct memfile_save_opts mo = {.out = out,
 				       .codec = img.codec,
 				       .no_inline = o->no_inline && !o->key,
 				       .all_inline = o->key != NULL,
-				       .parent = parent};
+				       .parent = parent,
+				       .base = o->base && !o->key,
+				       .golden = o->golden && !o->key};
 	if ((ret = memfile_save(&secs[SEC_MEMORY], &mo, &ms, err)))
 		goto out;
 	counts[SEC_MEMORY] = ms.pages;
@@ -198,13 +207,14 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		stats->bytes = ms.file_bytes;
 		stats->ref_pages = ms.ref_pages;
 		stats->note = NULL;
+		stats->delta = o->base && !o->key;
 		if (o->parent && o->key)
 			stats->note = "not used: a signed image holds all its memory itself";
 		else if (parent_unreachable)
 			stats->note =
 			    "not used: the confined Sentry cannot open it (a full image was "
 			    "written; --unsafe-no-confine runs allow it)";
-		else if (parent && !ms.ref_pages && ms.pages)
+		else if (parent && !o->base && !ms.ref_pages && ms.pages)
 			stats->note = memfile_track_why_not()
 					  ? "not used: writes cannot be tracked here"
 					  : "not used: it is not this sandbox's last image, or a "

@@ -25,6 +25,7 @@ struct kernel_restore_opts {
 	 * files). */
 	const struct kernel_bind *binds;
 	int nbinds;
+	const char *slots; /* restore --slots DIR: the memory file is a slot of that pool */
 };
 
 /* How to write an image. */
@@ -32,10 +33,16 @@ struct checkpoint_opts {
 	bool force;	    /* replace an existing image */
 	uint32_t codec;	    /* IMAGE_CODEC_* (state/compress.h); 0 for zlib */
 	const char *parent; /* an earlier image of this sandbox whose unchanged pages to refer to */
-	bool no_inline;	    /* pages in data files however few (to test lazy restores) */
-	bool goes_on;	    /* the sandbox runs on: track its writes for a later --parent */
+	/* checkpoint --base: PARENT is a full image to refer to by comparison where writes were
+	 * not tracked since it; its directory's descriptor (the client's: a confined Sentry
+	 * reaches no path), or -1 to open PARENT by its path. */
+	bool base;
+	int base_fd;
+	bool golden;	/* the mappable form (checkpoint --golden) */
+	bool no_inline; /* pages in data files however few (to test lazy restores) */
+	bool goes_on;	/* the sandbox runs on: track its writes for a later --parent */
 	/* --image-key: a MAC of the image made with KEY (KEY_LEN bytes); its memory is then kept
-	 * inside its sections (no data files, no --parent), which the MAC covers. */
+	 * inside its sections (no data files, no --parent or --base), which the MAC covers. */
 	const uint8_t *key;
 	size_t key_len;
 	/* The tag its temporary directories are named with (struct image's tag), so that the
@@ -49,6 +56,7 @@ struct checkpoint_stats {
 	uint64_t ref_pages; /* of which in the --parent's images */
 	uint64_t evicted;   /* unused /proc and /sys nodes freed before the save */
 	const char *note;   /* why --parent was not used, or NULL (static) */
+	bool delta;	    /* --base: the image refers to the base */
 };
 
 /* Tracks writes to guest memory from now on, against the image just written or restored (the

@@ -501,7 +501,8 @@ static bool serve_request(int fd)
 				     .goes_on = leave,
 				     .key = key_len ? key : NULL,
 				     .key_len = key_len,
-				     .tag = tag[0] ? tag : NULL};
+				     .tag = tag[0] ? tag : NULL,
+				     .base_fd = nfds > 1 ? fds[1] : -1};
 	while (opt) {
 		*opt++ = 0;
 		char *next = strchr(opt, '\t');
@@ -515,6 +516,13 @@ static bool serve_request(int fd)
 			}
 		} else if (!strncmp(opt, "parent=", 7) && opt[7] == '/') {
 			co.parent = opt + 7;
+		} else if (!strncmp(opt, "base=", 5) && opt[5] == '/') {
+			/* The base's directory is the request's second descriptor. */
+			co.parent = opt + 5;
+			co.base = true;
+			co.base_fd = fds[1];
+		} else if (!strcmp(opt, "golden=1")) {
+			co.golden = true;
 		} else {
 			reply(fd, "error bad request option\n");
 			goto out;
@@ -527,6 +535,10 @@ static bool serve_request(int fd)
 	struct stat st;
 	if (parent < 0 || fstat(parent, &st) || !S_ISDIR(st.st_mode)) {
 		reply(fd, "error the request came without its image's directory\n");
+		goto out;
+	}
+	if (co.base && (co.base_fd < 0 || fstat(co.base_fd, &st) || !S_ISDIR(st.st_mode))) {
+		reply(fd, "error the request came without its base image's directory\n");
 		goto out;
 	}
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
@@ -774,14 +786,27 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		fprintf(stderr, "minisentry: checkpoint: image path too long\n");
 		return 2;
 	}
+	/* The base is named by its real path (a delta's restore opens it by that name) and
+	 * handed over opened. */
+	int base = -1;
+	if (o->base) {
+		if (!realpath(o->base, pimage) ||
+		    (base = open(pimage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			fprintf(stderr, "minisentry: checkpoint: --base image '%s': %s\n", o->base,
+				strerror(errno));
+			return 1;
+		}
+	}
 	int parent = open_image_parent(dir, abs, sizeof(abs));
 	if (parent < 0) {
 		fprintf(stderr, "minisentry: checkpoint: image directory '%s': %s\n", dir,
 			strerror(-parent));
+		if (base >= 0)
+			close(base);
 		return 1;
 	}
 	/* The request is one line of tab-separated fields. */
-	if (strpbrk(abs, "\t\n") || (o->parent && strpbrk(pimage, "\t\n"))) {
+	if (strpbrk(abs, "\t\n") || ((o->parent || o->base) && strpbrk(pimage, "\t\n"))) {
 		fprintf(stderr,
 			"minisentry: checkpoint: an image path may not hold a tab or newline\n");
 		return 2;
@@ -802,6 +827,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 				"empty (--force replaces it)\n",
 				dir);
 			close(parent);
+			if (base >= 0)
+				close(base);
 			return 1;
 		}
 	}
@@ -815,6 +842,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 			name);
 		close(lfd);
 		close(parent);
+		if (base >= 0)
+			close(base);
 		return 1;
 	}
 	int fd = connect_to(path);
@@ -822,6 +851,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		fprintf(stderr, "minisentry: checkpoint: no running sandbox named '%s'\n", name);
 		unlock(lfd, locked, lock);
 		close(parent);
+		if (base >= 0)
+			close(base);
 		return 1;
 	}
 	/* The temporary directories' names: ours to clean up if the Sentry dies mid-way, and
@@ -836,14 +867,18 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 			 tag, o->key ? "key " : "");
 	for (size_t i = 0; o->key && i < o->key_len && i < IMAGE_KEY_MAX; i++)
 		n += snprintf(req + n, sizeof(req) - n, "%02x", o->key[i]);
-	n += snprintf(req + n, sizeof(req) - n, "%s%s%s%s%s%s\n", o->key ? " " : "", abs,
+	n += snprintf(req + n, sizeof(req) - n, "%s%s%s%s%s%s%s\n", o->key ? " " : "", abs,
 		      o->codec ? "\tcodec=" : "", o->codec ? o->codec : "",
-		      o->parent ? "\tparent=" : "", o->parent ? pimage : "");
+		      o->parent ? "\tparent="
+		      : o->base ? "\tbase="
+				: "",
+		      o->parent || o->base ? pimage : "", o->golden ? "\tgolden=1" : "");
 	char resp[1024];
 	size_t got = 0;
 	/* A Sentry that dies or drops the connection mid-request is an EPIPE to report, not a
 	 * SIGPIPE to die of in silence. */
-	int err = send_with_fds(fd, req, n, &parent, 1);
+	const int send_fds[2] = {parent, base};
+	int err = send_with_fds(fd, req, n, send_fds, base >= 0 ? 2 : 1);
 	while (!err && got < sizeof(resp) - 1) {
 		ssize_t r = read(fd, resp + got, sizeof(resp) - 1 - got);
 		if (r < 0 && errno == EINTR)
@@ -855,6 +890,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		got += r;
 	}
 	close(fd);
+	if (base >= 0)
+		close(base);
 	resp[got] = 0;
 	char *nl = strchr(resp, '\n');
 	if (nl)
@@ -877,6 +914,8 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		       cpu / (double)USEC_PER_MSEC);
 		if (o->parent)
 			printf(", %llu pages in the parent", refs);
+		if (o->base)
+			printf(", %llu pages in the base", refs);
 		printf(", %llu unused /proc and /sys nodes evicted\n", evicted);
 		if (o->parent && note && resp[note])
 			fprintf(stderr, "minisentry: checkpoint: --parent %s\n", resp + note);

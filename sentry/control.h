@@ -56,6 +56,8 @@ struct control_checkpoint_opts {
 	/* --image-key: a MAC made with KEY (KEY_LEN bytes, sent over the control socket). */
 	const uint8_t *key;
 	size_t key_len;
+	const char *base; /* --base IMAGE (a full image, usually --golden), or NULL */
+	bool golden;	  /* --golden: the mappable form, named by its content */
 };
 
 /* The CLI: `minisentry checkpoint` and `minisentry list`. Exit statuses. */

@@ -857,6 +857,30 @@ static void print_restore_stats(void)
 
 struct timespec kernel_main_start;
 
+/* The sandbox is over (no stub is left): its slot is reset and goes back to the pool. */
+static void slot_done(const struct kernel_config *cfg)
+{
+	struct memfile_slot_stats st;
+	struct timespec a, b;
+
+	if (!memfile_slot_active())
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int e = memfile_slot_reset(&st);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (e) {
+		/* Left in use: the next claimer resets it fully. */
+		fprintf(stderr, "minisentry: slot: cannot reset: %s (the next claim recovers it)\n",
+			strerror(-e));
+		return;
+	}
+	memfile_slot_release();
+	if (cfg->stats)
+		fprintf(stderr, "minisentry: stats: slot: reset %llu pages (%s) in %.2f ms\n",
+			(unsigned long long)st.pages, st.tracked ? "tracked" : "by comparison",
+			(b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
+}
+
 int kernel_restore(const struct kernel_config *cfg, const char *image,
 		   const struct kernel_restore_opts *o, bool delete_image)
 {
@@ -868,8 +892,16 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	kernel.cfg = *cfg;
 	if ((ret = confine_launch(&cfg->confine, cfg)))
 		return ret;
-	if ((ret = setup_kernel(cfg)))
+	/* A slot is claimed before the memory file is made: it is the memory file. */
+	if (o->slots && (ret = memfile_slot_claim(o->slots, &err))) {
+		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
+		free(err);
 		return ret;
+	}
+	if ((ret = setup_kernel(cfg))) {
+		slot_done(cfg);
+		return ret;
+	}
 	/* Before the lock only what needs the host's paths: the image's files read and checked
 	 * (and its MAC), the kernel record that names the rootfs and the bind mounts, and the
 	 * memory section (its data files and the images it refers to). Everything else an image
@@ -886,8 +918,10 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	}
 	if (!ret && (ret = confine_lock())) {
 		checkpoint_load_abort(r);
+		bind_restore_done();
 		kernel_teardown();
 		control_close();
+		slot_done(cfg);
 		return ret; /* the message is printed */
 	}
 	if (!ret)
@@ -900,6 +934,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		free(err);
 		kernel_teardown();
 		control_close();
+		slot_done(cfg);
 		return ret;
 	}
 	if (kernel.cfg.root_readonly)
@@ -915,9 +950,20 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 			strerror(-ret));
 		kernel_teardown();
 		control_close();
+		slot_done(cfg);
 		return ret;
 	}
-	if (cfg->stats)
+	if (cfg->stats) {
 		print_restore_stats();
-	return serve(tty, &saved_tty);
+		bool recovered;
+		int i = memfile_slot_index(&recovered);
+		if (i >= 0)
+			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s\n", i,
+				recovered ? " (recovered: a dead Sentry had left it)" : "");
+		fprintf(stderr, "minisentry: stats: restore: memory loaded in %.2f ms\n",
+			memfile_load_ms());
+	}
+	ret = serve(tty, &saved_tty);
+	slot_done(cfg);
+	return ret;
 }

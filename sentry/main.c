@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/limits.h"
+#include "mem/memfile.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
@@ -47,6 +48,7 @@ static const char usage[] =
     "       minisentry restore [options] --image DIR\n"
     "       minisentry list\n"
     "       minisentry inspect [--image-key FILE] DIR\n"
+    "       minisentry slots --base GOLDEN --count N DIR\n"
     "       minisentry [--root DIR] [--log FILE] [--log-format json] [--systemd-cgroup]\n"
     "                  create|start|state|kill|delete|run|ps|features ... (an OCI runtime,\n"
     "                  as runc: docs/oci.md)\n"
@@ -109,6 +111,9 @@ static const char usage[] =
     "  --force               replace an existing image at DIR\n"
     "  --parent IMAGE        save only the memory changed since IMAGE, this sandbox's last\n"
     "                        image (written or restored); restoring needs IMAGE too\n"
+    "  --golden              write the memory in the mappable form a --base and slots use\n"
+    "  --base IMAGE          save only the pages that differ from IMAGE (a full image,\n"
+    "                        usually --golden), whatever this sandbox was started from\n"
     "  --codec zlib|zstd     how the image is compressed (default zlib; zstd is faster and\n"
     "                        smaller, and needs a minisentry built with it to restore)\n"
     "  --image-key FILE      sign the image with an HMAC-SHA-256 keyed by FILE's bytes (16 to\n"
@@ -120,6 +125,8 @@ static const char usage[] =
     "  --force               use a root filesystem that differs from the image's\n"
     "  --lazy                start the guest before its memory is loaded: pages arrive when\n"
     "                        first touched and in the background\n"
+    "  --slots DIR           use a ready slot of DIR (minisentry slots) as the memory: the\n"
+    "                        image is its golden image or a --base delta of it\n"
     "  --mount ..., -v HOST:GUEST[:ro]\n"
     "                        the host path for the image's bind mount on GUEST (an image's\n"
     "                        own host paths are never opened: each bind mount is named again)\n"
@@ -607,6 +614,8 @@ static int cmd_checkpoint(int argc, char **argv)
 					     {"codec", required_argument, NULL, 'c'},
 					     {"parent", required_argument, NULL, 'P'},
 					     {"image-key", required_argument, NULL, OPT_IMAGE_KEY},
+					     {"base", required_argument, NULL, 'B'},
+					     {"golden", no_argument, NULL, 'G'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct control_checkpoint_opts o = {0};
@@ -629,6 +638,12 @@ static int cmd_checkpoint(int argc, char **argv)
 			break;
 		case 'P':
 			o.parent = optarg;
+			break;
+		case 'B':
+			o.base = optarg;
+			break;
+		case 'G':
+			o.golden = true;
 			break;
 		case 'c':
 			if (!codec_by_name(optarg))
@@ -654,6 +669,8 @@ static int cmd_checkpoint(int argc, char **argv)
 		return fail("checkpoint: missing --image DIR", NULL);
 	if (optind != argc - 1)
 		return fail("checkpoint: needs exactly one sandbox NAME", NULL);
+	if ((o.parent != NULL) + (o.base != NULL) + o.golden > 1)
+		return fail("checkpoint: --parent, --base and --golden exclude each other", NULL);
 	if (keyfile && (key_len = read_key("checkpoint", keyfile, key)) < 0)
 		return 1;
 	if (keyfile) {
@@ -685,6 +702,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"unsafe-no-confine", no_argument, NULL, OPT_UNSAFE_NO_CONFINE},
 	    {"debug-host-syscalls", optional_argument, NULL, OPT_DEBUG_HOST_SYSCALLS},
 	    {"lazy", no_argument, NULL, 'L'},
+	    {"slots", required_argument, NULL, 'O'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
@@ -737,6 +755,9 @@ static int cmd_restore(int argc, char **argv)
 			o.nbinds = ++cfg.nbinds;
 			break;
 		}
+		case 'O':
+			o.slots = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -755,11 +776,46 @@ static int cmd_restore(int argc, char **argv)
 	}
 	if (!image)
 		return fail("restore: missing --image DIR", NULL);
+	if (o.lazy && o.slots)
+		return fail("restore: --lazy and --slots exclude each other", NULL);
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
 	debug_from_env(&cfg);
 	int r = kernel_restore(&cfg, image, &o, delete_image);
 	return r >= 0 ? r : 1;
+}
+
+static int cmd_slots(int argc, char **argv)
+{
+	static const struct option opts[] = {{"base", required_argument, NULL, 'b'},
+					     {"count", required_argument, NULL, 'n'},
+					     {NULL, 0, NULL, 0}};
+	const char *base = NULL;
+	unsigned long count = 0;
+	char *end, *err = NULL;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c == 'b') {
+			base = optarg;
+		} else if (c == 'n') {
+			count = strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				return fail("slots: --count takes a number, got", optarg);
+		} else {
+			return fail("slots: unknown option or missing value", argv[optind - 1]);
+		}
+	}
+	if (!base || !count || optind != argc - 1)
+		return fail("slots: usage: minisentry slots --base GOLDEN --count N DIR", NULL);
+	if (memfile_slots_create(base, count, argv[optind], &err)) {
+		fprintf(stderr, "minisentry: slots: %s\n", err ? err : "cannot make the slots");
+		free(err);
+		return 1;
+	}
+	printf("%lu slots of %s in %s\n", count, base, argv[optind]);
+	return 0;
 }
 
 static int cmd_inspect(int argc, char **argv)
@@ -821,6 +877,8 @@ int main(int argc, char **argv)
 		return ended(cmd_restore(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "slots"))
+		return cmd_slots(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list")) {
 		if (argc != 2)
 			return fail("list: takes no arguments", NULL);

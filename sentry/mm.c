@@ -131,8 +131,10 @@ void mm_put(struct mm *mm)
 	if (mm->uffd >= 0)
 		close(mm->uffd);
 	free(mm->fresh);
+	memfile_free_harvested(mm->tracked);
 	for (size_t i = 0; i < mm->vmas.n; i++)
 		free_piece(&mm->vmas.v[i], NULL);
+	memfile_free_harvested(false);
 	vma_set_destroy(&mm->vmas);
 	free(mm);
 }
@@ -1102,6 +1104,7 @@ static void load_clean_runs(struct dec *d, const struct vma *v)
 			return;
 		}
 		next = first + n;
+		memfile_restore_write(v->mf_off + first * PAGE_SIZE, n * PAGE_SIZE);
 		ssize_t got =
 		    vfs_dentry_pread(v->dentry, memfile_ptr(v->mf_off + first * PAGE_SIZE),
 				     n * PAGE_SIZE, v->file_off + first * PAGE_SIZE);

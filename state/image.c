@@ -567,14 +567,25 @@ static uint64_t max_section_len(uint32_t codec, uint64_t stored)
 
 int image_read(const char *dir, struct image *img, char **err)
 {
-	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dirfd < 0) {
+		*err = NULL;
+		memset(img, 0, sizeof(*img));
+		img->dirfd = -1;
+		return fail(err, -errno, "image '%s': %s", dir, strerror(errno));
+	}
+	return image_read_fd(dirfd, dir, img, err);
+}
+
+int image_read_fd(int dirfd, const char *dir, struct image *img, char **err)
+{
 	struct compressor *c = NULL;
+	int ret;
 
 	*err = NULL;
 	memset(img, 0, sizeof(*img));
 	img->dirfd = -1;
-	if (dirfd < 0)
-		return fail(err, -errno, "image '%s': %s", dir, strerror(errno));
 	if ((ret = parse_header(dirfd, dir, img, err)))
 		goto out;
 	if (!(c = compressor_new(img->codec))) {

@@ -72,6 +72,9 @@ bool image_write_cleanup(int at, const char *dir, const char *tag);
  * stays open for image_open_file until image_free. On failure *ERR (malloc'd) says what is
  * wrong in one line. */
 int image_read(const char *dir, struct image *img, char **err);
+/* image_read of the image directory DIRFD (taken over: closed by image_free, or on failure),
+ * named DIR in messages: for a Sentry that reaches no path, given the directory's descriptor. */
+int image_read_fd(int dirfd, const char *dir, struct image *img, char **err);
 /* Opens data file NAME of an image read by image_read: a regular file (a symlink, FIFO or
  * device in its place is refused, and never blocks), its size in *SIZE. A descriptor, or a
  * negative errno with *ERR saying what is wrong in one line. */

@@ -454,6 +454,8 @@ source "$(dirname "$0")/filesystem.sh"
 source "$(dirname "$0")/procfs.sh"
 # shellcheck source=tests/e2e/checkpoint.sh
 source "$(dirname "$0")/checkpoint.sh"
+# shellcheck source=tests/e2e/golden.sh
+source "$(dirname "$0")/golden.sh"
 # shellcheck source=tests/e2e/holes.sh
 source "$(dirname "$0")/holes.sh"
 # shellcheck source=tests/e2e/network.sh

@@ -268,6 +268,33 @@ static void test_an_image_round_trips(void **state)
 	assert_int_equal(entries(base), 1);
 }
 
+/* image_read_fd: the image beneath a directory descriptor (a base image handed to a confined
+ * Sentry), read as by its path; the descriptor is the image's from then on. */
+static void test_an_image_is_read_by_its_directory_descriptor(void **state)
+{
+	uint8_t a[100] = {7}, b[3] = {1, 2, 3};
+	struct image img, back;
+	char dir[300], *err;
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "%s/byfd", base);
+	make_image(&img, a, sizeof(a), b, sizeof(b));
+	assert_int_equal(image_write(AT_FDCWD, dir, &img, false, &err), 0);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(image_read_fd(fd, "the base", &back, &err), 0);
+	assert_int_equal(back.dirfd, fd);
+	assert_memory_equal(image_find(&back, "alpha")->data, a, sizeof(a));
+	image_free(&back);
+	/* Not an image: refused, naming it as told, and the descriptor is closed. */
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_not_equal(image_read_fd(fd, "the base", &back, &err), 0);
+	assert_non_null(strstr(err, "the base"));
+	free(err);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+}
+
 static void test_a_full_directory_is_refused_unless_forced(void **state)
 {
 	uint8_t a[1] = {1}, b[1] = {2}, c[1] = {3};
@@ -788,6 +815,7 @@ int main(void)
 	    cmocka_unit_test(test_times_out_of_range_are_refused),
 	    cmocka_unit_test(test_references_are_saved_once_and_resolve_by_id),
 	    cmocka_unit_test(test_an_image_round_trips),
+	    cmocka_unit_test(test_an_image_is_read_by_its_directory_descriptor),
 	    cmocka_unit_test(test_a_full_directory_is_refused_unless_forced),
 	    cmocka_unit_test(test_a_forced_write_never_follows_links),
 	    cmocka_unit_test(test_every_flipped_byte_is_caught),

@@ -1,0 +1,508 @@
+/* Slots (docs/checkpoint.md, "Slots"): ready copies of a golden image's memory on a tmpfs, one of
+ * which a restore claims and uses as its memory file, overlays with the delta's pages, and
+ * resets to the golden image when the sandbox ends.
+ *
+ * DIR/pool holds the pool's header and one state byte per slot; DIR/slot.I is slot I, a sparse
+ * file equal to the golden image's pages.0 (the mappable form) up to the memory file's size.
+ * Claiming takes the next index from a shared cursor and an open-file-description lock on the
+ * slot's state byte: O(1) while the pool is not nearly exhausted, never a slot another holds,
+ * and the lock goes with a Sentry that dies. The state byte says READY or IN_USE: IN_USE under
+ * a lock nobody holds is a slot a dead Sentry left, reset fully before it is used again. */
+#include "mem/memfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "mem/internal.h"
+#include "state/image.h"
+
+#define POOL_MAGIC "MSSLOTS1"
+#define POOL_MAX 4096
+#define TMPFS_MAGIC_ 0x01021994
+
+enum { SLOT_READY = 1, SLOT_IN_USE = 2 };
+
+struct pool_hdr {
+	char magic[8];
+	uint32_t count, pad;
+	uint8_t golden_id[ID_LEN];
+	uint64_t cursor; /* the next slot to try, shared */
+	char golden[PATH_MAX];
+	uint8_t state[]; /* per slot */
+};
+
+static int failf(char **err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int failf(char **err, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*err)
+		return ret;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+	return ret;
+}
+
+/* The golden image: its index (the chunks are where its pages lie in pages.0, at their own
+ * offsets) and pages.0 mapped. */
+struct golden {
+	struct image img;
+	struct store st;
+	const uint8_t *map;
+	uint64_t len;
+};
+
+static void golden_close(struct golden *g)
+{
+	if (g->map)
+		munmap((void *)g->map, g->len);
+	g->map = NULL;
+	store_close(&g->st);
+	image_free(&g->img);
+}
+
+static int golden_open(const char *path, struct golden *g, char **err)
+{
+	char *why = NULL;
+	int e;
+
+	memset(g, 0, sizeof(*g));
+	g->img.dirfd = -1;
+	if ((e = store_open_image(path, &g->img, &g->st, &why))) {
+		failf(err, e, "%s", why ? why : strerror(-e));
+		free(why);
+		return e;
+	}
+	if (!store_is_mappable(&g->st)) {
+		golden_close(g);
+		return failf(err, -EINVAL,
+			     "image '%s' is not a golden image (checkpoint --golden writes one)",
+			     path);
+	}
+	g->len = g->st.nfiles ? g->st.sizes[0] : 0;
+	if (g->len) {
+		void *m = mmap(NULL, g->len, PROT_READ, MAP_SHARED, g->st.fds[0], 0);
+		if (m == MAP_FAILED) {
+			e = -errno;
+			golden_close(g);
+			return failf(err, e, "image '%s': cannot map pages.0: %s", path,
+				     strerror(-e));
+		}
+		g->map = m;
+	}
+	return 0;
+}
+
+/* Writes the golden pages of [OFF, OFF+LEN) into FD (a slot, whose range reads as zeros). */
+static int golden_fill(const struct golden *g, int fd, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len, lo = 0, hi = g->st.nch;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		const struct chunk *c = &g->st.ch[mid];
+		if (c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint64_t k = lo; k < g->st.nch && g->st.ch[k].mem_off < end; k++) {
+		const struct chunk *c = &g->st.ch[k];
+		uint64_t a = c->mem_off > off ? c->mem_off : off;
+		uint64_t b = c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE;
+		if (b > end)
+			b = end;
+		while (a < b) {
+			ssize_t n = pwrite(fd, g->map + a, b - a, a);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return n < 0 ? -errno : -EIO;
+			a += n;
+		}
+	}
+	return 0;
+}
+
+/* Makes slot FD equal to the golden image again in [OFF, OFF+LEN): zeros, then its pages. */
+static int slot_reset_range(const struct golden *g, int fd, uint64_t off, uint64_t len)
+{
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len))
+		return -errno;
+	return golden_fill(g, fd, off, len);
+}
+
+/* Everything (a slot a dead Sentry left: how far its memory reached is not known). */
+static int slot_reset_all(const struct golden *g, int fd)
+{
+	return slot_reset_range(g, fd, 0, MEMFILE_SIZE);
+}
+
+/* --- minisentry slots ---------------------------------------------------------------------- */
+
+int memfile_slots_create(const char *golden, unsigned count, const char *dir, char **err)
+{
+	char path[PATH_MAX + 32], real[PATH_MAX];
+	struct golden g;
+	struct statfs sf;
+	int e = 0, dfd = -1, pfd = -1;
+
+	*err = NULL;
+	if (count == 0 || count > POOL_MAX)
+		return failf(err, -EINVAL, "--count is 1 to %d", POOL_MAX);
+	if (!realpath(golden, real))
+		return failf(err, -errno, "image '%s': %s", golden, strerror(errno));
+	if ((e = golden_open(real, &g, err)))
+		return e;
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		e = failf(err, -errno, "'%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		e = failf(err, -errno, "'%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	/* Slots are memory: on a disk, every page the guest dirtied would be written back. */
+	if (fstatfs(dfd, &sf) || sf.f_type != TMPFS_MAGIC_) {
+		e = failf(err, -EINVAL, "'%s' is not on a tmpfs (use one under /dev/shm)", dir);
+		goto out;
+	}
+	if (fchmod(dfd, 0700)) {
+		e = failf(err, -errno, "'%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	pfd = openat(dfd, "pool", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (pfd < 0) {
+		e = failf(err, -errno, "'%s': %s", dir,
+			  errno == EEXIST ? "holds a pool already" : strerror(errno));
+		goto out;
+	}
+	size_t size = sizeof(struct pool_hdr) + count;
+	struct pool_hdr *h = calloc(1, size);
+	if (!h) {
+		e = failf(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(h->magic, POOL_MAGIC, 8);
+	h->count = count;
+	memcpy(h->golden_id, g.st.id, ID_LEN);
+	snprintf(h->golden, sizeof(h->golden), "%s", real);
+	for (unsigned i = 0; i < count; i++) {
+		snprintf(path, sizeof(path), "slot.%u", i);
+		int fd =
+		    openat(dfd, path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 || ftruncate(fd, MEMFILE_SIZE) || (e = golden_fill(&g, fd, 0, g.len))) {
+			e = failf(err, e ? e : -errno, "'%s/%s': %s", dir, path,
+				  strerror(e ? -e : errno));
+			if (fd >= 0)
+				close(fd);
+			free(h);
+			goto out;
+		}
+		close(fd);
+		h->state[i] = SLOT_READY;
+	}
+	/* The pool appears last: a claimer never sees slots half made. */
+	if (pwrite(pfd, h, size, 0) != (ssize_t)size)
+		e = failf(err, -EIO, "'%s/pool': cannot write", dir);
+	free(h);
+out:
+	if (e && pfd >= 0)
+		unlinkat(dfd, "pool", 0);
+	if (pfd >= 0)
+		close(pfd);
+	if (dfd >= 0)
+		close(dfd);
+	golden_close(&g);
+	return e;
+}
+
+/* --- the claimed slot ---------------------------------------------------------------------- */
+
+static struct {
+	bool active;
+	int pool_fd, fd;
+	struct pool_hdr *hdr;
+	size_t hdr_len;
+	unsigned index;
+	struct golden g;
+	bool recovered;
+	struct extent *written; /* what the restore wrote into the slot */
+	size_t nwritten, capwritten;
+	bool overflow; /* too much to remember: reset it all */
+} slot = {.pool_fd = -1, .fd = -1};
+
+static bool lock_byte(int fd, off_t at)
+{
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1};
+
+	return fcntl(fd, F_OFD_SETLK, &l) == 0;
+}
+
+int memfile_slot_claim(const char *dir, char **err)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	int e;
+
+	*err = NULL;
+	snprintf(path, sizeof(path), "%s/pool", dir);
+	slot.pool_fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (slot.pool_fd < 0)
+		return failf(err, -errno, "slots '%s': %s", dir,
+			     errno == ENOENT ? "no pool there (minisentry slots makes one)"
+					     : strerror(errno));
+	if (fstat(slot.pool_fd, &st) || st.st_size < (off_t)sizeof(struct pool_hdr) ||
+	    (st.st_mode & 077)) {
+		e = failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
+		goto fail;
+	}
+	slot.hdr_len = st.st_size;
+	slot.hdr = mmap(NULL, slot.hdr_len, PROT_READ | PROT_WRITE, MAP_SHARED, slot.pool_fd, 0);
+	if (slot.hdr == MAP_FAILED) {
+		slot.hdr = NULL;
+		e = failf(err, -errno, "slots '%s': %s", dir, strerror(errno));
+		goto fail;
+	}
+	struct pool_hdr *h = slot.hdr;
+	if (memcmp(h->magic, POOL_MAGIC, 8) || !h->count || h->count > POOL_MAX ||
+	    slot.hdr_len != sizeof(*h) + h->count || !memchr(h->golden, 0, sizeof(h->golden))) {
+		e = failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
+		goto fail;
+	}
+	char *why = NULL;
+	if ((e = golden_open(h->golden, &slot.g, &why))) {
+		failf(err, e, "slots '%s': golden image: %s", dir, why ? why : strerror(-e));
+		free(why);
+		goto fail;
+	}
+	if (memcmp(slot.g.st.id, h->golden_id, ID_LEN)) {
+		e = failf(err, -EINVAL,
+			  "slots '%s' were made from another golden image than '%s' is now", dir,
+			  h->golden);
+		goto fail;
+	}
+	/* The next slot in turn; one that another Sentry holds is passed over. */
+	uint32_t n = h->count;
+	bool got = false;
+	for (uint32_t tries = 0; tries < n && !got; tries++) {
+		slot.index = __atomic_fetch_add(&h->cursor, 1, __ATOMIC_RELAXED) % n;
+		got = lock_byte(slot.pool_fd, offsetof(struct pool_hdr, state) + slot.index);
+	}
+	if (!got) {
+		e = failf(err, -EBUSY, "slots '%s': all %u slots are in use", dir, n);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/slot.%u", dir, slot.index);
+	slot.fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (slot.fd < 0 || fstat(slot.fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != MEMFILE_SIZE) {
+		e = failf(err, -EINVAL, "slots '%s': slot.%u is missing or bad", dir, slot.index);
+		goto fail;
+	}
+	uint8_t *state = &h->state[slot.index];
+	if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != SLOT_READY) {
+		/* Left by a Sentry that died (its lock went with it): never used as it is. */
+		if ((e = slot_reset_all(&slot.g, slot.fd))) {
+			failf(err, e, "slots '%s': cannot recover slot.%u: %s", dir, slot.index,
+			      strerror(-e));
+			goto fail;
+		}
+		slot.recovered = true;
+	}
+	__atomic_store_n(state, SLOT_IN_USE, __ATOMIC_RELEASE);
+	slot.active = true;
+	memfile_track_since_claim_start();
+	return 0;
+fail:
+	memfile_slot_release();
+	return e;
+}
+
+int memfile_slot_index(bool *recovered)
+{
+	*recovered = slot.recovered;
+	return slot.active ? (int)slot.index : -1;
+}
+
+bool memfile_slot_active(void)
+{
+	return slot.active;
+}
+
+int memfile_slot_fd(void)
+{
+	return slot.fd;
+}
+
+void memfile_slot_written(uint64_t off, uint64_t len)
+{
+	if (!slot.active || slot.overflow || !len)
+		return;
+	if (slot.nwritten &&
+	    slot.written[slot.nwritten - 1].off + slot.written[slot.nwritten - 1].len == off) {
+		slot.written[slot.nwritten - 1].len += len;
+		return;
+	}
+	if (slot.nwritten == slot.capwritten) {
+		size_t cap = slot.capwritten ? 2 * slot.capwritten : 256;
+		struct extent *v = realloc(slot.written, cap * sizeof(*v));
+		if (!v) {
+			slot.overflow = true;
+			return;
+		}
+		slot.written = v;
+		slot.capwritten = cap;
+	}
+	slot.written[slot.nwritten++] = (struct extent){off, len};
+}
+
+const uint8_t *memfile_slot_golden_id(void)
+{
+	return slot.active ? slot.g.st.id : NULL;
+}
+
+const struct store *slot_golden_store(void)
+{
+	return slot.active ? &slot.g.st : NULL;
+}
+
+/* Punches out [AT, END) of the slot. SEEK_DATA would find its data, but from a hole that has
+ * no data after it, it walks the whole terabyte (most of a reset's time, measured); the
+ * range is bounded by the memory file's high-water mark instead. */
+static int punch_data(uint64_t at, uint64_t end)
+{
+	if (at < end &&
+	    fallocate(slot.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, end - at))
+		return -errno;
+	return 0;
+}
+
+/* 0, or a negative errno (-EIO for a file that ends early). */
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Without tracking: every page of the golden image's data compared with the slot and written
+ * back where it differs, and any other data in the slot punched out. Costs a read of the
+ * golden's data, not a write of it. Both are read with pread: through mappings, each of their
+ * pages would cost a fault (a second per 167 MiB on a loaded machine, against ~0.1 s). */
+static int slot_reset_by_comparison(void)
+{
+	const struct golden *g = &slot.g;
+	uint8_t *now = malloc(CHUNK_BYTES), *was = malloc(CHUNK_BYTES);
+	uint64_t at = 0;
+	int e = now && was ? 0 : -ENOMEM;
+
+	for (uint64_t k = 0; !e && k < g->st.nch; k++) {
+		const struct chunk *c = &g->st.ch[k];
+		uint64_t off = c->mem_off, len = (uint64_t)c->pages * MEMFILE_PAGE;
+		/* Between golden chunks the slot must be a hole. */
+		if (off > at && (e = punch_data(at, off)))
+			break;
+		if ((e = pread_all(slot.fd, now, len, off)) ||
+		    (e = pread_all(g->st.fds[0], was, len, off)))
+			break;
+		for (uint64_t i = 0; i < len && !e; i += MEMFILE_PAGE)
+			if (memcmp(now + i, was + i, MEMFILE_PAGE) &&
+			    pwrite(slot.fd, was + i, MEMFILE_PAGE, off + i) != MEMFILE_PAGE)
+				e = -EIO;
+		at = off + len;
+	}
+	free(now);
+	free(was);
+	uint64_t end = mf.high > g->len ? mf.high : g->len;
+	return e ? e : punch_data(at, end);
+}
+
+int memfile_slot_reset(struct memfile_slot_stats *stats)
+{
+	uint64_t pages = 0;
+	int e = 0;
+
+	if (!slot.active)
+		return 0;
+	bool tracked = memfile_track_since_claim_known();
+	if (stats)
+		*stats =
+		    (struct memfile_slot_stats){.recovered = slot.recovered, .tracked = tracked};
+	if (slot.overflow) {
+		e = slot_reset_all(&slot.g, slot.fd);
+		pages = MEMFILE_SIZE / MEMFILE_PAGE;
+	} else if (!tracked) {
+		for (size_t i = 0; i < slot.nwritten && !e; i++) {
+			e = slot_reset_range(&slot.g, slot.fd, slot.written[i].off,
+					     slot.written[i].len);
+			pages += slot.written[i].len / MEMFILE_PAGE;
+		}
+		if (!e)
+			e = slot_reset_by_comparison();
+	} else {
+		for (size_t i = 0; i < slot.nwritten && !e; i++) {
+			e = slot_reset_range(&slot.g, slot.fd, slot.written[i].off,
+					     slot.written[i].len);
+			pages += slot.written[i].len / MEMFILE_PAGE;
+		}
+		/* The pages the guest or the Sentry changed since the claim, in runs. */
+		uint64_t n = memfile_track_since_claim_end();
+		for (uint64_t p = 0; p < n && !e;) {
+			if (!memfile_track_since_claim(p)) {
+				p++;
+				continue;
+			}
+			uint64_t q = p;
+			while (q < n && memfile_track_since_claim(q))
+				q++;
+			e = slot_reset_range(&slot.g, slot.fd, p * MEMFILE_PAGE,
+					     (q - p) * MEMFILE_PAGE);
+			pages += q - p;
+			p = q;
+		}
+	}
+	if (stats)
+		stats->pages = pages;
+	return e;
+}
+
+void memfile_slot_release(void)
+{
+	if (slot.active && slot.hdr)
+		__atomic_store_n(&slot.hdr->state[slot.index], SLOT_READY, __ATOMIC_RELEASE);
+	slot.active = false;
+	if (slot.hdr)
+		munmap(slot.hdr, slot.hdr_len);
+	slot.hdr = NULL;
+	/* The lock goes with the pool's descriptor. */
+	if (slot.pool_fd >= 0)
+		close(slot.pool_fd);
+	slot.pool_fd = -1;
+	golden_close(&slot.g);
+	free(slot.written);
+	slot.written = NULL;
+	slot.nwritten = slot.capwritten = 0;
+}

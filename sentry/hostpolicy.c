@@ -227,8 +227,11 @@ static const struct rule rules[] = {
      * and write the image's data files (glibc's pthread_create, after clone3's ENOSYS), a
      * lazy restore's fault and loader threads, woken by an eventfd; userfaultfds for missing
      * pages and for write tracking, the stubs' taken with pidfd_getfd, driven by their own
-     * ioctls; the written pages found with PAGEMAP_SCAN on the memory file's mapping. */
+     * ioctls; the written pages found with PAGEMAP_SCAN on the memory file's mapping. A new
+     * thread registers its robust list and glibc's rseq area first thing. */
     ONE(clone, EQ(0, PTHREAD_FLAGS)),
+    ANY(set_robust_list),
+    ANY(rseq),
     ANY(futex),
     ANY(eventfd2),
     ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK)),

@@ -724,6 +724,9 @@ static int init_memory(const struct kernel_config *cfg)
 		limit = MEMORY_MIN;
 	limit &= ~(uint64_t)(PAGE_SIZE - 1);
 	confine_maps_ready();
+	/* A claimed slot is the memory file (the pool's tmpfs bounds it). */
+	if (memfile_slot_active())
+		return memfile_init();
 	err = memfile_init_bounded(limit);
 	if (err && !cfg->memory)
 		return memfile_init();

@@ -400,6 +400,11 @@ static int map_spec(const struct oci_spec *s, const char *bundle, const char *id
 	cfg->network = s->namespaces & OCI_NS_NETWORK ? NETWORK_LOOPBACK : NETWORK_HOST;
 	if (s->pids_limit > 0)
 		cfg->pids = s->pids_limit > PIDS_MAX ? PIDS_MAX : (int)s->pids_limit;
+	/* linux.resources.memory.limit bounds all the sandbox's memory, as --memory does (whose
+	 * least is MEMORY_MIN: a smaller limit gets that). */
+	if (s->memory_limit > 0)
+		cfg->memory =
+		    (uint64_t)s->memory_limit < MEMORY_MIN ? MEMORY_MIN : (uint64_t)s->memory_limit;
 	cfg->id = id;
 	/* The container's stderr is the application's: no notices of unimplemented syscalls. */
 	cfg->quiet = true;

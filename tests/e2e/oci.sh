@@ -73,6 +73,17 @@ oci_run_takes_process_user_env_cwd_hostname_rlimits_and_mounts() {
   [ "$(cat "$WORK/oci-data/f2")" = w ] || fail "the rw bind mount's write did not reach the host"
 }
 
+# linux.resources.memory.limit is the sandbox's memory bound: /proc/meminfo shows it, and a
+# process that wants more is killed by the sandbox's OOM killer.
+oci_memory_limit_bounds_the_sandbox() {
+  bundle memlim "$(config '["/bin/sh","-c","grep MemTotal: /proc/meminfo; dd if=/dev/zero of=/dev/null bs=100M count=1 2>/dev/null; echo survived"]')"
+  sed -i 's|"linux":{|"linux":{"resources":{"memory":{"limit":67108864}},|' "$WORK/memlim/config.json"
+  oci run --bundle "$WORK/memlim" memlim1
+  grep -qE '^MemTotal: +65536 kB$' <<<"$out" || fail "meminfo: $(out_hint)$(err_hint)" || return
+  grep -q '^survived$' <<<"$out" || fail "the shell did not go on after its child was killed: $(out_hint)" || return
+  grep -qi 'out of memory' <<<"$err" || fail "no OOM line on stderr$(err_hint)"
+}
+
 oci_readonly_root_refuses_writes_but_tmp_is_writable() {
   bundle ro "$(config '["/bin/sh","-c","echo x >/etc/new || echo refused; echo y >/tmp/ok && cat /tmp/ok"]' \
     ',"mounts":[{"destination":"/tmp","type":"tmpfs","source":"tmpfs"}]')"
@@ -262,6 +273,7 @@ oci_features_describes_the_runtime() {
 scenarios+=(
   oci_lifecycle_goes_created_running_stopped
   oci_run_takes_process_user_env_cwd_hostname_rlimits_and_mounts
+  oci_memory_limit_bounds_the_sandbox
   oci_readonly_root_refuses_writes_but_tmp_is_writable
   oci_kill_and_delete_of_a_running_container
   oci_console_socket_receives_the_terminal

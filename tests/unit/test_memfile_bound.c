@@ -85,16 +85,18 @@ static void test_pages_past_the_bound_go_through_the_oom_hook_guarded_or_not(voi
 	assert_int_equal(*(unsigned char *)memfile_ptr(area + 16 * MIB + 512 * 1024 - 1), 2);
 	assert_int_equal(memfile_settle(), 0); /* nothing left to do */
 	memfile_zero(area, 64 * MIB);
-	/* Beyond what the safety net holds, a fault outside a guard is still fatal. */
+	/* The net holds all one syscall may write (MAX_RW_COUNT): twice the bound written at
+	 * once outside a guard is held, not fatal (it killed the Sentry with room for 256
+	 * pages: a guest's 100 MiB read of /dev/zero past a 64 MiB bound). */
 	pid_t pid = fork();
 	if (pid == 0) {
 		memset(memfile_ptr(area), 1, 32 * MIB);
-		_exit(0);
+		_exit(*(unsigned char *)memfile_ptr(area + 32 * MIB - 1) == 1 ? 0 : 1);
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFSIGNALED(st));
-	assert_int_equal(WTERMSIG(st), SIGBUS);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 	memfile_zero(area, 64 * MIB);
 }
 

@@ -166,23 +166,75 @@ static void put_escaped_comm(struct kernfs_buf *b, const char *comm)
 	}
 }
 
+/* status's lines without printf ("LABEL:\tN\n", "LABEL:\t%016llx\n", "LABEL:\tA\tB\tC\tD\n"):
+ * a 10,000-process /proc/all/status is 40 of them per process. */
+static void num_line(struct kernfs_buf *b, const char *label, int64_t v)
+{
+	kernfs_buf_puts(b, label);
+	kernfs_buf_puts(b, ":\t");
+	kernfs_buf_i64(b, v);
+	kernfs_buf_putc(b, '\n');
+}
+
+static void hex_line(struct kernfs_buf *b, const char *label, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[17];
+
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		hex[i] = digits[v & 15];
+	hex[16] = '\n';
+	kernfs_buf_puts(b, label);
+	kernfs_buf_puts(b, ":\t");
+	kernfs_buf_write(b, hex, sizeof(hex));
+}
+
+static void ids_line(struct kernfs_buf *b, const char *label, unsigned int r, unsigned int e,
+		     unsigned int s, unsigned int fs)
+{
+	const unsigned int v[4] = {r, e, s, fs};
+
+	kernfs_buf_puts(b, label);
+	for (int i = 0; i < 4; i++) {
+		kernfs_buf_putc(b, '\t');
+		kernfs_buf_u64(b, v[i]);
+	}
+	kernfs_buf_putc(b, '\n');
+}
+
 void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int cpus)
 {
 	uint64_t rss = t->rss_pages << PAGE_SHIFT, rss_file = t->rss_file_pages << PAGE_SHIFT;
 	uint64_t nodes[MAX_NUMNODES / 64] = {1};
+	char umask[5] = {'0', (char)('0' + (t->umask >> 6 & 7)), (char)('0' + (t->umask >> 3 & 7)),
+			 (char)('0' + (t->umask & 7)), 0};
 
 	kernfs_buf_puts(b, "Name:\t");
 	put_escaped_comm(b, t->comm);
-	kernfs_buf_printf(b, "\nUmask:\t%04o\nState:\t%s\n", t->umask & 0777, state_name(t->state));
-	kernfs_buf_printf(b, "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n", t->pid,
-			  t->tid, t->ppid);
-	kernfs_buf_printf(b, "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n", t->uid, t->euid,
-			  t->suid, t->euid, t->gid, t->egid, t->sgid, t->egid);
+	kernfs_buf_puts(b, "\nUmask:\t");
+	kernfs_buf_puts(b, umask);
+	kernfs_buf_puts(b, "\nState:\t");
+	kernfs_buf_puts(b, state_name(t->state));
+	kernfs_buf_putc(b, '\n');
+	num_line(b, "Tgid", t->pid);
+	kernfs_buf_puts(b, "Ngid:\t0\n");
+	num_line(b, "Pid", t->tid);
+	num_line(b, "PPid", t->ppid);
+	kernfs_buf_puts(b, "TracerPid:\t0\n");
+	ids_line(b, "Uid:", t->uid, t->euid, t->suid, t->euid);
+	ids_line(b, "Gid:", t->gid, t->egid, t->sgid, t->egid);
 	kernfs_buf_puts(b, "FDSize:\t64\nGroups:\t");
-	for (int g = 0; g < t->ngroups && g < 32; g++)
-		kernfs_buf_printf(b, "%s%u", g ? " " : "", t->groups[g]);
-	kernfs_buf_printf(b, " \nNStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
-			  t->pid, t->tid, t->pgid, t->sid);
+	for (int g = 0; g < t->ngroups && g < 32; g++) {
+		if (g)
+			kernfs_buf_putc(b, ' ');
+		kernfs_buf_u64(b, t->groups[g]);
+	}
+	kernfs_buf_puts(b, " \n");
+	num_line(b, "NStgid", t->pid);
+	num_line(b, "NSpid", t->tid);
+	num_line(b, "NSpgid", t->pgid);
+	num_line(b, "NSsid", t->sid);
+	kernfs_buf_puts(b, "Kthread:\t0\n");
 	if (t->state != 'Z') {
 		kb_line(b, "VmPeak", t->vm_peak > t->vsize ? t->vm_peak : t->vsize);
 		kb_line(b, "VmSize", t->vsize);
@@ -203,21 +255,22 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 		kernfs_buf_puts(
 		    b, "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\n");
 	}
-	kernfs_buf_printf(b, "Threads:\t%d\nSigQ:\t0/%llu\n", t->nthreads,
-			  (unsigned long long)t->rlim[11].cur);
-	kernfs_buf_printf(b, "SigPnd:\t%016llx\nShdPnd:\t%016llx\nSigBlk:\t%016llx\n",
-			  (unsigned long long)t->sig_pending,
-			  (unsigned long long)t->sig_shared_pending,
-			  (unsigned long long)t->sig_blocked);
-	kernfs_buf_printf(b, "SigIgn:\t%016llx\nSigCgt:\t%016llx\n",
-			  (unsigned long long)t->sig_ignored, (unsigned long long)t->sig_caught);
-	kernfs_buf_printf(b, "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n",
-			  (unsigned long long)t->cap_inh, (unsigned long long)t->cap_prm,
-			  (unsigned long long)t->cap_eff);
-	kernfs_buf_printf(b, "CapBnd:\t%016llx\nCapAmb:\t%016llx\n", (unsigned long long)t->cap_bnd,
-			  (unsigned long long)t->cap_amb);
-	kernfs_buf_printf(b, "NoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n",
-			  t->no_new_privs ? 1 : 0);
+	num_line(b, "Threads", t->nthreads);
+	kernfs_buf_puts(b, "SigQ:\t0/");
+	kernfs_buf_u64(b, t->rlim[11].cur);
+	kernfs_buf_putc(b, '\n');
+	hex_line(b, "SigPnd", t->sig_pending);
+	hex_line(b, "ShdPnd", t->sig_shared_pending);
+	hex_line(b, "SigBlk", t->sig_blocked);
+	hex_line(b, "SigIgn", t->sig_ignored);
+	hex_line(b, "SigCgt", t->sig_caught);
+	hex_line(b, "CapInh", t->cap_inh);
+	hex_line(b, "CapPrm", t->cap_prm);
+	hex_line(b, "CapEff", t->cap_eff);
+	hex_line(b, "CapBnd", t->cap_bnd);
+	hex_line(b, "CapAmb", t->cap_amb);
+	num_line(b, "NoNewPrivs", t->no_new_privs ? 1 : 0);
+	kernfs_buf_puts(b, "Seccomp:\t0\nSeccomp_filters:\t0\n");
 	kernfs_buf_puts(b, "Speculation_Store_Bypass:\tthread vulnerable\n"
 			   "SpeculationIndirectBranch:\tconditional enabled\n");
 	kernfs_buf_puts(b, "Cpus_allowed:\t");
@@ -227,9 +280,8 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 	kernfs_buf_puts(b, "\nMems_allowed:\t");
 	kernfs_buf_bitmap(b, nodes, MAX_NUMNODES);
 	kernfs_buf_puts(b, "\nMems_allowed_list:\t0\n");
-	kernfs_buf_printf(b, "voluntary_ctxt_switches:\t%llu\nnonvoluntary_ctxt_switches:\t%llu\n",
-			  (unsigned long long)t->voluntary_ctxt,
-			  (unsigned long long)t->nonvoluntary_ctxt);
+	num_line(b, "voluntary_ctxt_switches", (int64_t)t->voluntary_ctxt);
+	num_line(b, "nonvoluntary_ctxt_switches", (int64_t)t->nonvoluntary_ctxt);
 }
 
 void procfs_fmt_io(struct kernfs_buf *b, const struct procinfo_task *t)

@@ -161,7 +161,7 @@ static struct task *task_list, *task_tail;
 static size_t task_n;
 
 /* Tasks by tid: what kill, wait and procfs look up constantly. */
-#define TID_BUCKETS 4096
+#define TID_BUCKETS 16384
 static struct task *tid_hash[TID_BUCKETS];
 
 static void hash_remove(struct task *t)

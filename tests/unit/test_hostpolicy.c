@@ -98,7 +98,7 @@ static int kill_other_signal(void)
 
 /* What only new stubs needed when they were forked from the locked Sentry: gone with the stub
  * factory. */
-static int fork_call(void)
+static __attribute__((unused)) int fork_call(void)
 {
 	long r = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (r == 0)
@@ -156,13 +156,18 @@ static void test_allowed_calls_run(void **state)
 static void test_what_only_stubs_needed_kills(void **state)
 {
 	(void)state;
+#ifndef __SANITIZE_ADDRESS__ /* a SAN=1 build lets LeakSanitizer clone its thread (hostpolicy.c)   \
+			      */
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, fork_call), KILLED);
+#endif
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, ptrace_seize), KILLED);
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, setns_user), KILLED);
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, seccomp_filter), KILLED);
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, mmap_exec), KILLED);
 	assert_int_equal(under_policy(CONFINE_DEBUG_OFF, mprotect_exec), KILLED);
+#ifndef __SANITIZE_ADDRESS__
 	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, fork_call), DONE);
+#endif
 	assert_int_equal(under_policy(CONFINE_DEBUG_TRAP, mmap_exec), DONE);
 }
 

@@ -41,6 +41,10 @@ extern struct memfile_state mf;
  * [*DATA, *STOP) (STOP capped at END). */
 bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop);
 
+/* All LEN bytes at OFF of FD read into BUF, or written from it (WRITE), through EINTR and short
+ * transfers: 0, -EIO for a file that ends early, or another negative errno. */
+int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write);
+
 /* Remembers the CPUs this process may use, before the Sentry pins itself to one. */
 void workers_init(void);
 /* How many threads a bounded phase (saving or loading memory) uses: the CPUs the process was

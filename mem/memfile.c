@@ -285,6 +285,23 @@ void memfile_free(uint64_t off, uint64_t len)
 	}
 }
 
+int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
 {
 	off_t d = lseek(mf.fd, at, SEEK_DATA);

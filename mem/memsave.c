@@ -47,41 +47,6 @@ static struct {
 
 static int open_index(const char *path, int dirfd, struct image *img, struct store *st, char **err);
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* 0, -EIO for a file that ends early, or another negative errno. */
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static bool page_is_zero(const char *p)
 {
 	static const char zero[MEMFILE_PAGE];
@@ -207,7 +172,7 @@ static int store_chunk(struct save_job *j, int w, struct worker_state *ws, uint6
 	if (j->identity) {
 		/* The golden form: the data file is the memory file, with its holes. */
 		ch->crc = crc32c(0, src, len);
-		if ((e = pwrite_all(j->files[0].fd, src, len, off)))
+		if ((e = mf_pio_all(j->files[0].fd, (void *)src, len, off, true)))
 			return e;
 		ch->file_off = off;
 		ch->stored = len;
@@ -244,7 +209,7 @@ static int store_chunk(struct save_job *j, int w, struct worker_state *ws, uint6
 	uint64_t at =
 	    ch->how == HOW_RAW ? (f->end + MEMFILE_PAGE - 1) & ~(MEMFILE_PAGE - 1) : f->end;
 	ch->crc = crc32c(0, data, stored);
-	if ((e = pwrite_all(f->fd, data, stored, at)))
+	if ((e = mf_pio_all(f->fd, (void *)data, stored, at, true)))
 		return e;
 	ch->file_off = at;
 	ch->stored = stored;
@@ -1241,14 +1206,14 @@ const char *store_read_chunk(struct store *s, const struct chunk *c, struct chun
 		memcpy(dst, c->inline_data, len);
 		return NULL;
 	case HOW_RAW:
-		if ((e = pread_all(s->fds[c->where], dst, len, c->file_off)))
+		if ((e = mf_pio_all(s->fds[c->where], dst, len, c->file_off, false)))
 			return e == -EIO ? "truncated" : "unreadable";
 		return crc32c(0, dst, len) == c->crc ? NULL : "corrupt (checksum mismatch)";
 	case HOW_PACKED: {
 		if (s->codec >= 3 ||
 		    (!r->z[s->codec] && !(r->z[s->codec] = compressor_new(s->codec))))
 			return "unreadable (out of memory)";
-		if ((e = pread_all(s->fds[c->where], r->buf, c->stored, c->file_off)))
+		if ((e = mf_pio_all(s->fds[c->where], r->buf, c->stored, c->file_off, false)))
 			return e == -EIO ? "truncated" : "unreadable";
 		if (crc32c(0, r->buf, c->stored) != c->crc)
 			return "corrupt (checksum mismatch)";

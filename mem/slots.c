@@ -390,24 +390,6 @@ static int punch_data(uint64_t at, uint64_t end)
 	return 0;
 }
 
-/* 0, or a negative errno (-EIO for a file that ends early). */
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Without tracking: every page of the golden image's data compared with the slot and written
  * back where it differs, and any other data in the slot punched out. Costs a read of the
  * golden's data, not a write of it. Both are read with pread: through mappings, each of their
@@ -425,8 +407,8 @@ static int slot_reset_by_comparison(void)
 		/* Between golden chunks the slot must be a hole. */
 		if (off > at && (e = punch_data(at, off)))
 			break;
-		if ((e = pread_all(slot.fd, now, len, off)) ||
-		    (e = pread_all(g->st.fds[0], was, len, off)))
+		if ((e = mf_pio_all(slot.fd, now, len, off, false)) ||
+		    (e = mf_pio_all(g->st.fds[0], was, len, off, false)))
 			break;
 		for (uint64_t i = 0; i < len && !e; i += MEMFILE_PAGE)
 			if (memcmp(now + i, was + i, MEMFILE_PAGE) &&

@@ -21,12 +21,24 @@ enum platform_placement {
 	PLACEMENT_AUTO,	 /* on the Sentry's CPU while it makes syscalls, spread when it computes */
 };
 
+/* How guest syscalls are intercepted (docs/platform.md). */
+enum platform_kind {
+	PLATFORM_PTRACE,  /* every syscall a PTRACE_SYSEMU stop of the stub thread */
+	PLATFORM_SECCOMP, /* a seccomp SIGSYS handled in the stub, answered through shared memory */
+};
+
+/* The host signal that stops a running thread of the seccomp platform. */
+#define PLATFORM_SIGPARK SIGUSR2
+
+struct platform_systrap_stub;
+
 /* A stub process: one guest address space, shared by its host threads. */
 struct platform_stub {
 	pid_t pid;
 	int threads; /* platform_threads not yet released */
 	bool killed;
 	struct platform_stub *next, **pprev; /* in the list of all stubs */
+	struct platform_systrap_stub *sys;   /* the seccomp platform's: its areas, its pidfd */
 };
 
 /* One host thread running guest code. */
@@ -51,11 +63,28 @@ struct platform_thread {
 	bool watched;
 	struct platform_thread *w_prev, *w_next;
 	bool exited;
+	/* The seccomp platform's: its area (the Sentry's view), the area's slot in the stub,
+	 * whether its last event was a syscall, its place in its stub's list of threads. */
+	bool systrap;
+	bool at_syscall;
+	uint64_t interrupted_ns; /* when it was sent PLATFORM_SIGPARK, until it stops */
+	int local;
+	struct systrap_area *area;
+	struct platform_thread *sib_next, **sib_pprev;
 };
 
 /* Stubs keep the memory file open as descriptor MEMFD. Maps the stub page into the Sentry,
  * where every later fork inherits it. Returns 0 or a negative errno. */
-int platform_init(int memfd, enum platform_placement placement);
+int platform_init(int memfd, enum platform_placement placement, enum platform_kind kind);
+/* The seccomp platform: descriptors for the Sentry's event loop to wait on, edge-triggered
+ * (a guest thread may have an event: platform_wait finds it; nothing to read), and
+ * level-triggered (a stub died: call platform_take_fd_events). -1 and -1 under ptrace,
+ * whose events come with SIGCHLD. */
+int platform_event_fd(void);
+int platform_exit_fd(void);
+void platform_take_fd_events(void);
+/* "ptrace" or "seccomp". */
+const char *platform_name(void);
 
 /* HOOK runs in the stub factory after the Sentry has seized it and before the stub page runs:
  * the Sentry's way to give stubs their own credentials (sentry/confine.c), which every stub

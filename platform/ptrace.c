@@ -5,6 +5,8 @@
  * from the gadget, reach the host. */
 #include "platform/platform.h"
 #include "platform/stub.h"
+#include "platform/internal.h"
+#include "platform/systrap.h"
 
 #include <cpuid.h>
 #include <elf.h>
@@ -30,23 +32,11 @@
 
 #include "common/units.h"
 
-#define PAGE 4096UL
-#define STUB_LEN (2 * PAGE)
 /* Below every randomised region of a 47-bit address space (stack, mmap base, PIE): a fixed
  * address, so a restored sandbox finds its stub where the saved one was. */
 #define STUB_PREFERRED_BASE 0x7e0000000000UL
 
-static struct {
-	uintptr_t stub_base;
-	uintptr_t user_top;
-	int memfd;
-	enum platform_placement placement;
-	int sentry_cpu, guest_cpu;
-	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
-	size_t fpstate_size;
-	void (*stub_hook)(void);
-	struct platform_thread *factory; /* NULL before platform_start and once killed */
-} plat;
+struct platform_state plat;
 
 void platform_set_stub_hook(void (*hook)(void))
 {
@@ -109,9 +99,14 @@ static int build_filters(struct stub_params *p)
 {
 	struct stub_filter_spec spec = {
 	    .ip = plat.stub_base + STUB_GADGET_OFFSET + 2, /* seccomp sees the next insn */
+	    .ip2 = STUB_CODE_ADDR(stub_systrap_gadget) + 2,
 	    .memfd = plat.memfd,
 	    .thread_flags = STUB_THREAD_FLAGS,
+	    .sysfd = -1,
+	    .doorbell = -1,
+	    .systrap_thread_flags = SYSTRAP_THREAD_FLAGS,
 	};
+	systrap_stub_filter_fds(&spec.sysfd, &spec.doorbell);
 	int n = stub_filter_build(p->stub_filter, STUB_MAX_FILTER, &spec);
 
 	if (n < 0)
@@ -134,9 +129,11 @@ static int map_stub_page(void)
 
 	/* Step lower if something of the Sentry already sits there. */
 	for (int tries = 0; tries < 64 && m == MAP_FAILED; tries++, base -= 0x100000000UL)
-		m = mmap((void *)base, STUB_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		m = mmap((void *)base, STUB_LEN, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 	if (m == MAP_FAILED)
+		return -errno;
+	if (mprotect(m, STUB_PAGES_LEN, PROT_READ | PROT_WRITE))
 		return -errno;
 	plat.stub_base = (uintptr_t)m;
 	memcpy(m, stub_code_begin, stub_code_end - stub_code_begin);
@@ -185,10 +182,12 @@ static void choose_cpus(void)
 	pin_to(plat.sentry_cpu);
 }
 
-int platform_init(int memfd, enum platform_placement placement)
+int platform_init(int memfd, enum platform_placement placement, enum platform_kind kind)
 {
 	unsigned int a, b, c, d;
+	int err;
 
+	plat.kind = kind;
 	plat.memfd = memfd;
 	plat.placement = placement;
 	plat.user_top = detect_user_top();
@@ -196,6 +195,8 @@ int platform_init(int memfd, enum platform_placement placement)
 	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b > plat.fpstate_size)
 		plat.fpstate_size = b;
 	choose_cpus();
+	if (kind == PLATFORM_SECCOMP && (err = systrap_init()))
+		return err;
 	return map_stub_page();
 }
 
@@ -209,6 +210,24 @@ static void unregister_rseq(void)
 		return;
 	if (syscall(SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) != 0)
 		syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG);
+}
+
+/* Closes every descriptor but the NKEEP in KEEP. */
+static void close_all_but(int *keep, int nkeep)
+{
+	for (int i = 1; i < nkeep; i++) /* sorted: there are at most a few */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int x = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = x;
+		}
+	unsigned int from = 0;
+	for (int i = 0; i < nkeep; i++) {
+		if ((unsigned int)keep[i] > from)
+			syscall(SYS_close_range, from, keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
 }
 
 /* The stub factory, a fork of the Sentry made at start-up (platform_start). It waits on GO_FD
@@ -235,9 +254,10 @@ static __attribute__((noreturn)) void factory_child(int go_fd)
 	if (plat.stub_hook)
 		plat.stub_hook();
 	unregister_rseq();
-	if (plat.memfd > 0)
-		syscall(SYS_close_range, 0, plat.memfd - 1, 0);
-	syscall(SYS_close_range, plat.memfd + 1, ~0U, 0);
+	int keep[4] = {plat.memfd}, nkeep = 1;
+	if (plat.kind == PLATFORM_SECCOMP)
+		systrap_factory_prepare(keep, &nkeep);
+	close_all_but(keep, nkeep);
 	__asm__ volatile("jmp *%0" ::"r"(plat.stub_base + STUB_ENTRY_OFFSET),
 			 "D"(plat.stub_base + PAGE)
 			 : "memory");
@@ -291,12 +311,16 @@ static void hash_add(struct platform_thread *t)
 
 static void hash_del(struct platform_thread *t)
 {
-	for (struct platform_thread **pp = &tid_hash[(unsigned)t->tid % TID_BUCKETS]; *pp;
-	     pp = &(*pp)->hash_next)
-		if (*pp == t) {
-			*pp = t->hash_next;
-			return;
-		}
+	/* A thread killed from outside has had its tid forgotten (-1): look everywhere. */
+	unsigned int from = t->tid >= 0 ? (unsigned)t->tid % TID_BUCKETS : 0;
+	unsigned int to = t->tid >= 0 ? from + 1 : TID_BUCKETS;
+
+	for (unsigned int b = from; b < to; b++)
+		for (struct platform_thread **pp = &tid_hash[b]; *pp; pp = &(*pp)->hash_next)
+			if (*pp == t) {
+				*pp = t->hash_next;
+				return;
+			}
 }
 
 static struct platform_thread *thread_by_tid(pid_t tid)
@@ -442,7 +466,7 @@ int platform_stub_new(struct platform_thread **out)
 
 	if (!plat.factory)
 		return -ESRCH;
-	if ((pid = platform_inject(plat.factory, SYS_clone, fork_args)) < 0)
+	if ((pid = ptrace_inject(plat.factory, SYS_clone, fork_args)) < 0)
 		return (int)pid;
 	if (waitpid((pid_t)pid, &st, __WALL) != pid || !WIFSTOPPED(st)) {
 		r = -ECHILD;
@@ -459,8 +483,12 @@ int platform_stub_new(struct platform_thread **out)
 	t->tid = t->host_pid = (pid_t)pid;
 	t->stub = stub;
 	const long none[6] = {0};
-	r = platform_inject(t, SYS_setsid, none);
-	if (r < 0 || (r = platform_inject(t, SYS_seccomp, filter_args)) != 0) {
+	const long pdeath[6] = {PR_SET_PDEATHSIG, SIGKILL};
+	r = ptrace_inject(t, SYS_setsid, none);
+	/* Detached from, a stub of the seccomp platform dies with the factory instead. */
+	if (r >= 0 && plat.kind == PLATFORM_SECCOMP)
+		r = ptrace_inject(t, SYS_prctl, pdeath);
+	if (r < 0 || (r = ptrace_inject(t, SYS_seccomp, filter_args)) != 0) {
 		free(t);
 		free(stub);
 		r = r < 0 ? r : -EIO;
@@ -474,6 +502,10 @@ int platform_stub_new(struct platform_thread **out)
 	if (all_stubs)
 		all_stubs->pprev = &stub->next;
 	all_stubs = stub;
+	if (plat.kind == PLATFORM_SECCOMP && (r = systrap_adopt(t)) != 0) {
+		platform_thread_release(t);
+		return (int)r;
+	}
 	*out = t;
 	return 0;
 out_kill:
@@ -650,6 +682,9 @@ void platform_thread_stopped(struct platform_thread *t)
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
 {
+	if (parent->systrap)
+		return systrap_thread_new(parent, out);
+
 	const long args[6] = {STUB_THREAD_FLAGS, 0, 0, 0, 0, 0};
 	struct platform_thread *t;
 	int st;
@@ -705,6 +740,10 @@ void platform_thread_release(struct platform_thread *t)
 {
 	if (!t)
 		return;
+	if (t->systrap) {
+		systrap_thread_release(t);
+		return;
+	}
 	look_dequeue(t);
 	unwatch(t);
 	hash_del(t);
@@ -726,16 +765,22 @@ void platform_thread_release(struct platform_thread *t)
 
 int platform_get_regs(struct platform_thread *t, struct user_regs_struct *regs)
 {
+	if (t->systrap)
+		return systrap_get_regs(t, regs);
 	return ptrace(PTRACE_GETREGS, t->tid, 0, regs) ? -errno : 0;
 }
 
 int platform_set_regs(struct platform_thread *t, const struct user_regs_struct *regs)
 {
+	if (t->systrap)
+		return systrap_set_regs(t, regs);
 	return ptrace(PTRACE_SETREGS, t->tid, 0, regs) ? -errno : 0;
 }
 
 int platform_get_fpstate(struct platform_thread *t, void *buf, size_t len)
 {
+	if (t->systrap)
+		return systrap_get_fpstate(t, buf, len);
 	struct iovec iov = {buf, len};
 
 	return ptrace(PTRACE_GETREGSET, t->tid, NT_X86_XSTATE, &iov) ? -errno : 0;
@@ -743,6 +788,8 @@ int platform_get_fpstate(struct platform_thread *t, void *buf, size_t len)
 
 int platform_set_fpstate(struct platform_thread *t, const void *buf, size_t len)
 {
+	if (t->systrap)
+		return systrap_set_fpstate(t, buf, len);
 	struct iovec iov = {(void *)buf, len};
 
 	return ptrace(PTRACE_SETREGSET, t->tid, NT_X86_XSTATE, &iov) ? -errno : 0;
@@ -750,10 +797,19 @@ int platform_set_fpstate(struct platform_thread *t, const void *buf, size_t len)
 
 int platform_get_siginfo(struct platform_thread *t, siginfo_t *si)
 {
+	if (t->systrap)
+		return systrap_get_siginfo(t, si);
 	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, si) ? -errno : 0;
 }
 
 long platform_inject(struct platform_thread *t, long nr, const long args[6])
+{
+	if (t->systrap)
+		return systrap_inject(t, nr, args);
+	return ptrace_inject(t, nr, args);
+}
+
+long ptrace_inject(struct platform_thread *t, long nr, const long args[6])
 {
 	struct user_regs_struct saved, r;
 	long ret;
@@ -885,6 +941,8 @@ static int wait_any(struct platform_event *ev, bool block)
 
 int platform_wait(struct platform_event *ev, bool block)
 {
+	if (plat.kind == PLATFORM_SECCOMP)
+		return systrap_wait(ev, block);
 	if (block)
 		return wait_any(ev, true);
 	if (wait_candidates(ev) == 0)
@@ -899,6 +957,8 @@ int platform_wait(struct platform_event *ev, bool block)
 
 int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc)
 {
+	if (t->systrap)
+		return systrap_syscall_info(t, sc);
 	struct __ptrace_syscall_info info;
 
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) < 0)
@@ -916,6 +976,8 @@ int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc
 
 int platform_set_return(struct platform_thread *t, long ret)
 {
+	if (t->systrap)
+		return systrap_set_return(t, ret);
 	return ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rax), ret) ? -errno
 											    : 0;
 }
@@ -929,6 +991,8 @@ int platform_resume(struct platform_thread *t, int sig)
 		if (!t->spread)
 			look_enqueue(t);
 	}
+	if (t->systrap)
+		return sig ? -EINVAL : systrap_resume(t);
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
 }
 
@@ -940,12 +1004,18 @@ void platform_continue_stray(pid_t tid)
 
 int platform_interrupt(struct platform_thread *t)
 {
+	if (t->systrap)
+		return systrap_interrupt(t);
 	watch(t);
 	return ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) ? -errno : 0;
 }
 
 void platform_kill(struct platform_thread *t)
 {
+	if (t->systrap) {
+		systrap_kill(t);
+		return;
+	}
 	kill(t->host_pid, SIGKILL);
 	t->stub->killed = true;
 }
@@ -962,4 +1032,46 @@ void platform_kill_all(void)
 		free(plat.factory);
 		plat.factory = NULL;
 	}
+}
+
+void plat_watch(struct platform_thread *t)
+{
+	watch(t);
+}
+
+struct platform_thread *plat_first_watched(void)
+{
+	return watched.head;
+}
+
+void plat_unwatch(struct platform_thread *t)
+{
+	unwatch(t);
+}
+
+void plat_look_dequeue(struct platform_thread *t)
+{
+	look_dequeue(t);
+}
+
+void plat_hash_add(struct platform_thread *t)
+{
+	hash_add(t);
+}
+
+void plat_hash_del(struct platform_thread *t)
+{
+	hash_del(t);
+}
+
+uint64_t plat_now_ns(void)
+{
+	return now_ns();
+}
+
+void plat_stub_unlink(struct platform_stub *stub)
+{
+	*stub->pprev = stub->next;
+	if (stub->next)
+		stub->next->pprev = stub->pprev;
 }

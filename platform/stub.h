@@ -32,8 +32,13 @@ extern const char stub_code_begin[], stub_code_end[];
 /* What the stubs' seccomp filter admits beyond its prefix: the calls the Sentry injects. */
 struct stub_filter_spec {
 	uint64_t ip;		    /* the address after the gadget's syscall instruction */
+	uint64_t ip2;		    /* and after the seccomp platform's (stub_systrap_gadget) */
 	int memfd;		    /* the one descriptor mmap may name */
 	unsigned long thread_flags; /* the clone flags of a stub thread */
+	/* The seccomp platform (-1 and 0 under ptrace): the areas' memory file, the doorbell
+	 * the handler writes, and the clone flags of a thread it makes itself. */
+	int sysfd, doorbell;
+	unsigned long systrap_thread_flags;
 	/* The factory's filter only (0 in a stub's): the clone flags of a new stub, and where
 	 * the stub's own struct sock_fprog lies (the only filter it may install). */
 	unsigned long fork_flags;

@@ -10,29 +10,35 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define PREFIX_LEN 6
 
 int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_filter_spec *spec)
 {
-	const uint64_t ip = spec->ip;
-	/* seccomp sees the address after the syscall instruction. */
+	const uint64_t ip = spec->ip, ip2 = spec->ip2 ? spec->ip2 : spec->ip;
+	/* seccomp sees the address after the syscall instruction; both gadgets lie in the one
+	 * code page, so their high halves are the same. */
 	const struct sock_filter prefix[PREFIX_LEN] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 1, 0),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip2, 0, 2),
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		     offsetof(struct seccomp_data, instruction_pointer) + 4),
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 1, 0),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 	};
+	if ((ip >> 32) != (ip2 >> 32))
+		return -EINVAL;
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int err, fd = -1;
 
@@ -61,6 +67,28 @@ int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_fil
 		 SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY))) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 0)))
 		goto out;
+	/* The seccomp platform's handler (docs/security.md): its thread areas are slots of its
+	 * own memory file, it rings the Sentry's doorbell and waits on a futex in its area,
+	 * returns with rt_sigreturn, and makes its threads itself (their tid cleared in the
+	 * area at exit), each taking its area as its signal stack with every signal unblocked. */
+	if (spec->sysfd >= 0 &&
+	    ((err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2,
+				     SCMP_A3(SCMP_CMP_EQ, MAP_SHARED | MAP_FIXED),
+				     SCMP_A4(SCMP_CMP_EQ, (uint64_t)spec->sysfd))) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 2,
+				     SCMP_A0(SCMP_CMP_EQ, (uint64_t)spec->doorbell),
+				     SCMP_A2(SCMP_CMP_EQ, 8))) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 1,
+				     SCMP_A1(SCMP_CMP_EQ, FUTEX_WAIT))) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(futex), 1,
+				     SCMP_A1(SCMP_CMP_EQ, FUTEX_WAKE))) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigreturn), 0)) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sigaltstack), 0)) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigprocmask), 0)) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(set_tid_address), 0)) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_EQ, spec->systrap_thread_flags)))))
+		goto out;
 	/* The factory: a new stub is a fork of it, traced from its birth (CLONE_PTRACE), which
 	 * the Sentry makes a session of its own and in which it then installs the stubs'
 	 * filter, the one filter this allows: a stub can neither fork nor install another. */
@@ -68,6 +96,11 @@ int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_fil
 	    ((err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_EQ, spec->fork_flags))) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsid), 0)) ||
+	     /* A stub dies with the factory, which dies with the Sentry (EXITKILL): the
+	      * seccomp platform detaches from its stubs. */
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 2,
+				     SCMP_A0(SCMP_CMP_EQ, PR_SET_PDEATHSIG),
+				     SCMP_A1(SCMP_CMP_EQ, SIGKILL))) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 3,
 				     SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
 				     SCMP_A1(SCMP_CMP_EQ, 0),

@@ -7,6 +7,7 @@
  * forwards. Anything else kills the Sentry. */
 #include "sentry/confine.h"
 
+#include "platform/platform.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -171,6 +172,8 @@ static const struct rule rules[] = {
     ANY(rt_sigreturn),
     ONE(kill, EQ(1, SIGKILL)),
     ONE(tgkill, EQ(0, 1)),
+    /* The seccomp platform stops a running guest thread with this signal. */
+    ONE(tgkill, EQ(2, PLATFORM_SIGPARK)),
     /* Stubs: traced from their birth (the factory was seized before the lock), driven,
      * waited for. */
     ANY(wait4),
@@ -188,6 +191,7 @@ static const struct rule rules[] = {
     ONE(ptrace, EQ(0, PTRACE_PEEKUSER)),
     ONE(ptrace, EQ(0, PTRACE_POKEUSER)),
     ONE(ptrace, EQ(0, PTRACE_GET_SYSCALL_INFO)),
+    ONE(ptrace, EQ(0, PTRACE_DETACH)), /* the seccomp platform lets a new stub go */
     /* Its own capability sets, read (--selftest-confinement checks they are empty). */
     ANY(capget),
     ONE(prctl, EQ(0, PR_CAPBSET_READ)),

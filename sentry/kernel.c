@@ -52,6 +52,8 @@ struct kernel kernel;
 static const int forwarded[] = {SIGINT, SIGQUIT, SIGTSTP, SIGWINCH, SIGTERM, SIGHUP};
 static sigset_t host_sigs;
 static int host_sigfd = -1;
+/* The platform's descriptors in the loop's epoll set. */
+static int platform_fd_tag, platform_exit_tag;
 
 static void act_on_host_signal(int sig)
 {
@@ -282,7 +284,7 @@ static void wait_for_work(bool block)
 {
 	struct epoll_event evs[16];
 
-	if (!sched_needs_events() && !control_active()) {
+	if (!sched_needs_events() && !control_active() && platform_event_fd() < 0) {
 		/* The fast path: only a guest stop (SIGCHLD) or a host signal can wake anyone. */
 		siginfo_t si;
 		if (!block)
@@ -299,6 +301,10 @@ static void wait_for_work(bool block)
 	for (int i = 0; i < n; i++) {
 		if (evs[i].data.ptr == &host_sigfd)
 			take_host_signals();
+		else if (evs[i].data.ptr == &platform_fd_tag)
+			; /* a guest thread's event: the loop's platform_wait finds it */
+		else if (evs[i].data.ptr == &platform_exit_tag)
+			platform_take_fd_events();
 		else if (!control_handle_event(evs[i].data.ptr))
 			sched_handle_event(evs[i].data.ptr, evs[i].events);
 	}
@@ -369,6 +375,13 @@ static int setup_events(void)
 	struct epoll_event e = {.events = EPOLLIN, .data.ptr = &host_sigfd};
 	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, host_sigfd, &e))
 		return -errno;
+	if (platform_event_fd() >= 0) {
+		struct epoll_event d = {.events = EPOLLIN | EPOLLET, .data.ptr = &platform_fd_tag};
+		e.data.ptr = &platform_exit_tag;
+		if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, platform_event_fd(), &d) ||
+		    epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, platform_exit_fd(), &e))
+			return -errno;
+	}
 	int err = sched_init(kernel.epfd);
 	if (err)
 		return err;
@@ -389,6 +402,13 @@ static void start_placement_tick(void)
 	if (kernel.cfg.placement != PLACEMENT_AUTO)
 		return;
 	setitimer(ITIMER_REAL, &every, NULL);
+}
+
+enum platform_kind kernel_default_platform(void)
+{
+	const char *p = getenv("MINISENTRY_PLATFORM");
+
+	return p && !strcmp(p, "seccomp") ? PLATFORM_SECCOMP : PLATFORM_PTRACE;
 }
 
 void kernel_stop_placement_tick(void)
@@ -756,7 +776,8 @@ static int setup_kernel(const struct kernel_config *cfg)
 	timerfd_register_kind();
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */
-	if ((err = platform_init(memfile_fd(), cfg->placement)) || (err = setup_events())) {
+	if ((err = platform_init(memfile_fd(), cfg->placement, cfg->platform)) ||
+	    (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}

@@ -47,6 +47,7 @@ struct kernel_config {
 	bool eager_kernfs; /* build /proc and /sys whole at start (for comparisons) */
 	bool stats;	   /* print the synthetic filesystems' inode counts at exit */
 	enum platform_placement placement;
+	enum platform_kind platform; /* --platform */
 	/* The checkpoint-test syscall (tests/conformance/check.h's maybe_save) checkpoints,
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
 	bool save_restore_test;
@@ -145,6 +146,10 @@ void kernel_retry_syscall(struct task *t);
 void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);
+
+/* The platform when --platform is not given: MINISENTRY_PLATFORM (ptrace or seccomp) if set,
+ * else ptrace. */
+enum platform_kind kernel_default_platform(void);
 
 /* Stops --placement auto's periodic look at running threads (before the Sentry execs). */
 void kernel_stop_placement_tick(void);

@@ -80,6 +80,8 @@ static const char usage[] =
     " (default: the host's)\n"
     "  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
     "                        they make syscalls, on any CPU while they compute), same, other\n"
+    "  --platform P          how guest syscalls are caught: ptrace (default) or seccomp (a\n"
+    "                        SIGSYS handled in the guest's address space, no ptrace stop)\n"
     "  --eager-kernfs        build /proc and /sys whole at start instead of on demand\n"
     "  --stats               at exit, print the inode and dentry counts of /proc and /sys;\n"
     "                        at each checkpoint, what eviction freed\n"
@@ -213,6 +215,16 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		} else {
 			snprintf(msg, sizeof(msg), "%s: --placement is same, other or auto, got",
 				 cmd);
+			return fail(msg, optarg);
+		}
+		return 0;
+	case 'K':
+		if (!strcmp(optarg, "ptrace")) {
+			cfg->platform = PLATFORM_PTRACE;
+		} else if (!strcmp(optarg, "seccomp")) {
+			cfg->platform = PLATFORM_SECCOMP;
+		} else {
+			snprintf(msg, sizeof(msg), "%s: --platform is ptrace or seccomp, got", cmd);
 			return fail(msg, optarg);
 		}
 		return 0;
@@ -466,6 +478,7 @@ static int cmd_run(int argc, char **argv)
 	    {"cwd", required_argument, NULL, 'c'},
 	    {"cpus", required_argument, NULL, 'n'},
 	    {"placement", required_argument, NULL, 'p'},
+	    {"platform", required_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"eager-kernfs", no_argument, NULL, 'E'},
 	    {"stats", no_argument, NULL, 'S'},
@@ -487,7 +500,8 @@ static int cmd_run(int argc, char **argv)
 	    /* Tests only: the locked Sentry tries what a compromised one would. */
 	    {"selftest-confinement", required_argument, NULL, OPT_SELFTEST_CONFINEMENT},
 	    {NULL, 0, NULL, 0}};
-	struct kernel_config cfg = {.cpus = 0, .placement = PLACEMENT_AUTO};
+	struct kernel_config cfg = {
+	    .cpus = 0, .placement = PLACEMENT_AUTO, .platform = kernel_default_platform()};
 	struct kernel_bind binds[argc];
 	char *extra[argc], **env;
 	int nextra = 0, c;
@@ -689,6 +703,7 @@ static int cmd_restore(int argc, char **argv)
 	    {"force", no_argument, NULL, 'f'},
 	    {"strace", no_argument, NULL, 's'},
 	    {"placement", required_argument, NULL, 'p'},
+	    {"platform", required_argument, NULL, 'K'},
 	    {"stats", no_argument, NULL, 'S'},
 	    {"save-restore-test", optional_argument, NULL, 'T'},
 	    {"delete-image", no_argument, NULL, 'D'},
@@ -705,7 +720,8 @@ static int cmd_restore(int argc, char **argv)
 	    {"slots", required_argument, NULL, 'O'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
-	struct kernel_config cfg = {.placement = PLACEMENT_AUTO};
+	struct kernel_config cfg = {.placement = PLACEMENT_AUTO,
+				    .platform = kernel_default_platform()};
 	struct kernel_restore_opts o = {0};
 	struct kernel_bind binds[argc];
 	static uint8_t key[IMAGE_KEY_MAX];

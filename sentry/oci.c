@@ -393,6 +393,7 @@ static int map_spec(const struct oci_spec *s, const char *bundle, const char *id
 	cfg->hostname = s->hostname;
 	cfg->root_readonly = s->root_readonly;
 	cfg->placement = PLACEMENT_AUTO;
+	cfg->platform = kernel_default_platform();
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	cfg->cpus = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
 	/* Without a network namespace of its own, a container shares the host's (podman

@@ -474,6 +474,8 @@ source "$(dirname "$0")/engines.sh"
 source "$(dirname "$0")/stress.sh"
 # shellcheck source=tests/e2e/faults.sh
 source "$(dirname "$0")/faults.sh"
+# shellcheck source=tests/e2e/platforms.sh
+source "$(dirname "$0")/platforms.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 
 # One scenario, in the bash the loop below started for it: its verdict is the exit status,

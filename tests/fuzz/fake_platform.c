@@ -30,11 +30,11 @@ static size_t fpstate_size = 512 + 64;
 static struct platform_stub *all_stubs;
 static int next_fake_pid = FAKE_PID_BASE;
 
-int platform_init(int memfd, enum platform_placement placement)
+int platform_init(int memfd, enum platform_placement placement, enum platform_kind kind)
 {
 	unsigned int a, b, c, d;
 
-	(void)memfd, (void)placement;
+	(void)memfd, (void)placement, (void)kind;
 	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b > fpstate_size)
 		fpstate_size = b;
 	if (fpstate_size > sizeof(((struct fake_thread *)0)->fp))
@@ -269,4 +269,23 @@ struct platform_thread *platform_thread_by_tid(pid_t tid)
 {
 	(void)tid;
 	return NULL;
+}
+
+int platform_event_fd(void)
+{
+	return -1;
+}
+
+int platform_exit_fd(void)
+{
+	return -1;
+}
+
+void platform_take_fd_events(void)
+{
+}
+
+const char *platform_name(void)
+{
+	return "fake";
 }

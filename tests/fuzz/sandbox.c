@@ -63,7 +63,7 @@ void fuzz_kernel_init(void)
 	timerfd_register_kind();
 	if ((err = memfile_init()))
 		die("memory file", err);
-	if ((err = platform_init(memfile_fd(), PLACEMENT_SAME)))
+	if ((err = platform_init(memfile_fd(), PLACEMENT_SAME, PLATFORM_PTRACE)))
 		die("platform", err);
 	if ((kernel.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		die("epoll", errno);

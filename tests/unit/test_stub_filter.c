@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,10 +28,24 @@ __asm__(".pushsection .text\n"
 	"test_gadget:\n"
 	"	syscall\n"
 	"	ret\n"
+	/* And the seccomp platform's, a few bytes on (the filter wants both in one page). */
+	".balign 16\n"
+	".globl test_gadget2\n"
+	"test_gadget2:\n"
+	"	syscall\n"
+	"	ret\n"
 	".popsection\n");
-extern const char test_gadget[];
+extern const char test_gadget[], test_gadget2[];
 
 #define MEMFD 1000 /* no such descriptor here */
+#define SYSFD 1001
+#define DOORBELL 1002
+#define SYSTRAP_FLAGS                                                                              \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |        \
+	 CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)
+
+/* Whether the filters are built for the seccomp platform (its descriptors and rows). */
+static bool systrap;
 #define FORK_FLAGS (CLONE_PTRACE | SIGCHLD)
 #define THREAD_FLAGS                                                                               \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
@@ -46,6 +61,18 @@ static long via_gadget(long nr, long a0, long a1, long a2, long a3, long a4)
 	__asm__ volatile("sub $128, %%rsp\n\tcall test_gadget\n\tadd $128, %%rsp"
 			 : "=a"(ret)
 			 : "a"(nr), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static long via_gadget2(long nr, long a0, long a1, long a2, long a3)
+{
+	register long r10 __asm__("r10") = a3;
+	long ret;
+
+	__asm__ volatile("sub $128, %%rsp\n\tcall test_gadget2\n\tadd $128, %%rsp"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a0), "S"(a1), "d"(a2), "r"(r10)
 			 : "rcx", "r11", "memory");
 	return ret;
 }
@@ -71,7 +98,11 @@ static int build(struct sock_filter *f, bool factory)
 {
 	struct stub_filter_spec spec = {
 	    .ip = (uint64_t)test_gadget + 2,
+	    .ip2 = (uint64_t)test_gadget2 + 2,
 	    .memfd = MEMFD,
+	    .sysfd = systrap ? SYSFD : -1,
+	    .doorbell = systrap ? DOORBELL : -1,
+	    .systrap_thread_flags = SYSTRAP_FLAGS,
 	    .thread_flags = THREAD_FLAGS,
 	    .fork_flags = factory ? FORK_FLAGS : 0,
 	    .stub_prog = factory ? (uint64_t)&stub_prog : 0,
@@ -190,6 +221,59 @@ static void exit_group_via_gadget(void)
 	via_gadget(SYS_exit_group, 0, 0, 0, 0, 0);
 }
 
+static const char eight[8];
+static int word;
+
+static void ring_doorbell_via_gadget2(void)
+{
+	/* Allowed through; no such descriptor here: EBADF. */
+	if (via_gadget2(SYS_write, DOORBELL, (long)eight, 8, 0) != -EBADF)
+		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+static void ring_doorbell_short_via_gadget2(void)
+{
+	via_gadget2(SYS_write, DOORBELL, (long)eight, 4, 0);
+}
+
+static void write_stdout_via_gadget2(void)
+{
+	via_gadget2(SYS_write, 1, (long)eight, 8, 0);
+}
+
+static void futex_wake_via_gadget2(void)
+{
+	via_gadget2(SYS_futex, (long)&word, FUTEX_WAKE, 1, 0);
+}
+
+static void futex_requeue_via_gadget2(void)
+{
+	via_gadget2(SYS_futex, (long)&word, FUTEX_CMP_REQUEUE, 1, 0);
+}
+
+static void sigaltstack_via_gadget2(void)
+{
+	stack_t old;
+
+	via_gadget2(SYS_sigaltstack, 0, (long)&old, 0, 0);
+}
+
+static void mmap_sysfd_via_gadget(void)
+{
+	if (via_gadget(SYS_mmap, 0x10000, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, SYSFD) != -EBADF)
+		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+static void pdeathsig_via_gadget(void)
+{
+	via_gadget(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+}
+
+static void getpid_via_gadget2(void)
+{
+	via_gadget2(SYS_getpid, 0, 0, 0, 0);
+}
+
 static void test_a_call_from_elsewhere_is_trapped(void **state)
 {
 	(void)state;
@@ -242,6 +326,29 @@ static void test_a_stub_of_the_factory_can_neither_fork_nor_refilter(void **stat
 	assert_int_equal(under(STACKED, setsid_via_gadget), KILLED);
 }
 
+/* The seccomp platform's handler: its doorbell, its futex, its signal stack, its areas'
+ * memory file, from either gadget; nothing of it when the filter is built for ptrace. */
+static void test_the_seccomp_platform_rows(void **state)
+{
+	(void)state;
+	systrap = true;
+	assert_int_equal(under_filter(ring_doorbell_via_gadget2), ALLOWED);
+	assert_int_equal(under_filter(futex_wake_via_gadget2), ALLOWED);
+	assert_int_equal(under_filter(sigaltstack_via_gadget2), ALLOWED);
+	assert_int_equal(under_filter(mmap_sysfd_via_gadget), ALLOWED);
+	assert_int_equal(under_filter(ring_doorbell_short_via_gadget2), KILLED);
+	assert_int_equal(under_filter(write_stdout_via_gadget2), KILLED);
+	assert_int_equal(under_filter(futex_requeue_via_gadget2), KILLED);
+	assert_int_equal(under_filter(getpid_via_gadget2), KILLED);
+	assert_int_equal(under(FACTORY, pdeathsig_via_gadget), ALLOWED);
+	assert_int_equal(under(STACKED, pdeathsig_via_gadget), KILLED);
+	assert_int_equal(under(STACKED, ring_doorbell_via_gadget2), ALLOWED);
+	systrap = false;
+	assert_int_equal(under_filter(ring_doorbell_via_gadget2), KILLED);
+	assert_int_equal(under_filter(mmap_sysfd_via_gadget), KILLED);
+	assert_int_equal(under_filter(futex_wake_via_gadget2), KILLED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +357,7 @@ int main(void)
 	    cmocka_unit_test(test_other_calls_from_the_gadget_kill_the_stub),
 	    cmocka_unit_test(test_the_factory_forks_and_installs_only_the_stub_filter),
 	    cmocka_unit_test(test_a_stub_of_the_factory_can_neither_fork_nor_refilter),
+	    cmocka_unit_test(test_the_seccomp_platform_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,76 @@
+/* Private to platform/: what the ptrace platform (ptrace.c) and the seccomp platform
+ * (systrap.c) share. Both make stubs the same way, from the factory by ptrace; the seccomp
+ * platform then detaches from each new stub and drives it through its threads' areas. */
+#ifndef PLATFORM_INTERNAL_H
+#define PLATFORM_INTERNAL_H
+
+#include <sched.h>
+
+#include "platform/platform.h"
+
+struct platform_state {
+	enum platform_kind kind;
+	uintptr_t stub_base;
+	uintptr_t user_top;
+	int memfd;
+	enum platform_placement placement;
+	int sentry_cpu, guest_cpu;
+	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
+	size_t fpstate_size;
+	void (*stub_hook)(void);
+	struct platform_thread *factory; /* NULL before platform_start and once killed */
+};
+
+extern struct platform_state plat;
+
+#define PAGE 4096UL
+/* The stub's code and parameter pages, then the seccomp platform's thread areas: the whole
+ * range is kept from guests under either platform, so an image taken under one restores
+ * under the other. */
+#define STUB_PAGES_LEN (2 * PAGE)
+#define SYSTRAP_AREAS_OFF (64 * 1024UL)
+#define SYSTRAP_MAX_LOCAL 4096 /* threads of one stub at once */
+#define STUB_LEN (SYSTRAP_AREAS_OFF + SYSTRAP_MAX_LOCAL * 16384UL)
+
+/* A thread the seccomp platform's handler makes (in the handler, so no ptrace here): its tid
+ * is written into its area at its start and cleared at its exit. */
+#define SYSTRAP_THREAD_FLAGS                                                                       \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |        \
+	 CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)
+
+/* The address of stub code symbol SYM in every stub. */
+#define STUB_CODE_ADDR(sym) (plat.stub_base + (uintptr_t)((sym)-stub_code_begin))
+
+/* ptrace.c: an injection by ptrace into stopped thread T (the factory, a new stub), the list
+ * of threads that can have an event, and the tid table. */
+long ptrace_inject(struct platform_thread *t, long nr, const long args[6]);
+void plat_watch(struct platform_thread *t);
+struct platform_thread *plat_first_watched(void);
+void plat_unwatch(struct platform_thread *t);
+void plat_look_dequeue(struct platform_thread *t);
+void plat_hash_del(struct platform_thread *t);
+void plat_hash_add(struct platform_thread *t);
+void plat_stub_unlink(struct platform_stub *stub);
+uint64_t plat_now_ns(void);
+
+/* systrap.c */
+int systrap_init(void);
+void systrap_factory_prepare(int *keep, int *nkeep);
+int systrap_adopt(struct platform_thread *t);
+int systrap_thread_new(struct platform_thread *parent, struct platform_thread **out);
+void systrap_thread_release(struct platform_thread *t);
+long systrap_inject(struct platform_thread *t, long nr, const long args[6]);
+int systrap_wait(struct platform_event *ev, bool block);
+int systrap_syscall_info(struct platform_thread *t, struct platform_syscall *sc);
+int systrap_set_return(struct platform_thread *t, long ret);
+int systrap_resume(struct platform_thread *t);
+int systrap_interrupt(struct platform_thread *t);
+int systrap_get_regs(struct platform_thread *t, struct user_regs_struct *regs);
+int systrap_set_regs(struct platform_thread *t, const struct user_regs_struct *regs);
+int systrap_get_fpstate(struct platform_thread *t, void *buf, size_t len);
+int systrap_set_fpstate(struct platform_thread *t, const void *buf, size_t len);
+int systrap_get_siginfo(struct platform_thread *t, siginfo_t *si);
+void systrap_kill(struct platform_thread *t);
+int systrap_stub_filter_fds(int *sysfd, int *doorbell);
+
+#endif

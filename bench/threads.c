@@ -1,5 +1,5 @@
-/* threads: syscall throughput of several syscall-heavy threads. THREADS threads (argv[2],
- * default 1) each make N raw getpid syscalls (argv[1] split between them, default 200000);
+/* threads: syscall throughput of several syscall-heavy threads. THREADS threads (argv[1],
+ * default 1) make N raw getpid syscalls between them (argv[2], default 200000);
  * prints the total syscalls per second as the first word of its only line, so bench/run.sh can
  * compare platforms and placements. */
 #include <pthread.h>
@@ -29,12 +29,12 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 200000;
-	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	int threads = argc > 1 ? atoi(argv[1]) : 1;
+	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 200000;
 	pthread_t tid[64];
 
 	if (n <= 0 || threads < 1 || threads > 64) {
-		fprintf(stderr, "usage: threads [N > 0] [THREADS 1..64]\n");
+		fprintf(stderr, "usage: threads [THREADS 1..64] [N > 0]\n");
 		return 2;
 	}
 	per_thread = n / threads;

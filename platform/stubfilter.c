@@ -85,7 +85,6 @@ int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_fil
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigreturn), 0)) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sigaltstack), 0)) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigprocmask), 0)) ||
-	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(set_tid_address), 0)) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_EQ, spec->systrap_thread_flags)))))
 		goto out;

@@ -158,6 +158,14 @@ void systrap_factory_prepare(int *keep, int *nkeep)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (syscall(SYS_rt_sigaction, sigs[i], &sa, NULL, 8))
 			_exit(126);
+	/* What every stub's first thread inherits: its signal stack in area 0 (which the Sentry
+	 * maps in each stub) and the shared page. */
+	stack_t ss = {.ss_sp = (void *)(local_addr(0) + SYSTRAP_STACK_OFF),
+		      .ss_size = SYSTRAP_STACK_LEN};
+	if (sigaltstack(&ss, NULL) ||
+	    mmap((void *)(plat.stub_base + SYSTRAP_GLOBAL_OFF), PAGE, PROT_READ,
+		 MAP_SHARED | MAP_FIXED, st.sysfd, 0) == MAP_FAILED)
+		_exit(126);
 	keep[(*nkeep)++] = st.sysfd;
 	keep[(*nkeep)++] = st.doorbell;
 }
@@ -221,30 +229,45 @@ static void set_state(struct systrap_area *a, uint32_t s)
 		futex(&a->state, FUTEX_WAKE, 1, NULL);
 }
 
+static void take_events(int timeout);
+
+/* How long the Sentry waits for a stub to do what it asked: it never takes this long unless
+ * the guest tampered with its stub. */
+#define WAIT_NS (5 * 1000000000ULL)
+
 /* Waits until area A leaves state FROM (a call made) or, with FROM = SYSTRAP_RUNNING, until
  * it posts an event: a new thread's first. The handler wakes the futex after a call; an event
- * rings the doorbell instead, so that wait looks every few hundred microseconds. Gives up
- * after a few seconds or when the stub is gone. */
+ * rings the doorbell instead, once the Sentry says it may sleep. Gives up after a few seconds
+ * or when the stub is gone. */
 static int wait_area(struct systrap_area *a, uint32_t from, struct platform_systrap_stub *s)
 {
 	const struct timespec slice = {0, 200000};
+	uint64_t deadline = 0;
 
-	for (int i = 0; i < 25000; i++) {
-		uint32_t cur = __atomic_load_n(&a->state, __ATOMIC_ACQUIRE);
-		if (cur != from)
+	for (int i = 0;; i++) {
+		if (__atomic_load_n(&a->state, __ATOMIC_ACQUIRE) != from)
 			return 0;
 		if (i < 50) {
 			__builtin_ia32_pause();
+			continue;
+		}
+		if (!deadline)
+			deadline = plat_now_ns() + WAIT_NS;
+		else if (plat_now_ns() > deadline)
+			return -ETIMEDOUT;
+		if (s && (i & 15) == 0 && !stub_alive(s))
+			return -ESRCH;
+		if (from == SYSTRAP_RUNNING) {
+			__atomic_store_n(&st.global->sentry_sleeping, 1, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&a->state, __ATOMIC_SEQ_CST) == from)
+				take_events(1);
 			continue;
 		}
 		__atomic_store_n(&a->sentry_waiting, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&a->state, __ATOMIC_SEQ_CST) == from)
 			futex(&a->state, FUTEX_WAIT, from, &slice);
 		__atomic_store_n(&a->sentry_waiting, 0, __ATOMIC_RELAXED);
-		if (s && (i & 63) == 0 && !stub_alive(s))
-			return -ESRCH;
 	}
-	return -ETIMEDOUT;
 }
 
 long systrap_inject(struct platform_thread *t, long nr, const long args[6])
@@ -309,30 +332,13 @@ int systrap_adopt(struct platform_thread *t)
 	area_init(a);
 	a->tid = t->tid;
 	uintptr_t area = local_addr(0);
-	/* A stack_t for sigaltstack, in the control block's spare room. */
-	stack_t *ss = (stack_t *)((char *)a + 1024);
-	ss->ss_sp = (void *)(area + SYSTRAP_STACK_OFF);
-	ss->ss_flags = 0;
-	ss->ss_size = SYSTRAP_STACK_LEN;
 	const long map[6] = {(long)area,
 			     SYSTRAP_AREA,
 			     PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_FIXED,
 			     st.sysfd,
 			     (long)slot * SYSTRAP_AREA};
-	const long alt[6] = {(long)(area + 1024), 0};
-	const long tidaddr[6] = {(long)(area + offsetof(struct systrap_area, tid))};
-	const long gmap[6] = {(long)(plat.stub_base + SYSTRAP_GLOBAL_OFF),
-			      PAGE,
-			      PROT_READ,
-			      MAP_SHARED | MAP_FIXED,
-			      st.sysfd,
-			      0};
-	if ((r = ptrace_inject(t, SYS_mmap, map)) != (long)area ||
-	    (r = ptrace_inject(t, SYS_mmap, gmap)) != (long)(plat.stub_base + SYSTRAP_GLOBAL_OFF))
-		return r < 0 ? (int)r : -EIO;
-	if ((r = ptrace_inject(t, SYS_sigaltstack, alt)) ||
-	    (r = ptrace_inject(t, SYS_set_tid_address, tidaddr)) < 0)
+	if ((r = ptrace_inject(t, SYS_mmap, map)) != (long)area)
 		return r < 0 ? (int)r : -EIO;
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs))
 		return -errno;

@@ -85,6 +85,8 @@ int platform_exit_fd(void);
 void platform_take_fd_events(void);
 /* "ptrace" or "seccomp". */
 const char *platform_name(void);
+/* Whether this host can run the seccomp platform (its handler needs FSGSBASE). */
+bool platform_seccomp_supported(void);
 
 /* HOOK runs in the stub factory after the Sentry has seized it and before the stub page runs:
  * the Sentry's way to give stubs their own credentials (sentry/confine.c), which every stub

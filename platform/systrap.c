@@ -92,11 +92,16 @@ int systrap_stub_filter_fds(int *sysfd, int *doorbell)
 	return 0;
 }
 
+/* The handler reads and loads the guest's fs and gs bases itself, which needs the FSGSBASE
+ * instructions (Linux 5.9 and an Ivy Bridge or later CPU). */
+bool platform_seccomp_supported(void)
+{
+	return getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE;
+}
+
 int systrap_init(void)
 {
-	/* The handler reads and loads the guest's fs and gs bases itself, which needs the
-	 * FSGSBASE instructions (Linux 5.9 and an Ivy Bridge or later CPU). */
-	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
+	if (!platform_seccomp_supported())
 		return -ENOTSUP;
 	st.sysfd = memfd_create("minisentry-areas", MFD_CLOEXEC);
 	if (st.sysfd < 0)

@@ -42,6 +42,9 @@
 
 struct kernel kernel;
 
+/* The platform a sandbox gets when neither --platform nor MINISENTRY_PLATFORM says. */
+#define DEFAULT_PLATFORM PLATFORM_PTRACE
+
 /* Host signals the Sentry acts on: SIGCHLD (a guest thread stopped), SIGALRM (the placement
  * tick) and the ones sent to minisentry itself: terminal signals go on to the guest's
  * foreground process group; SIGTERM and SIGHUP end the sandbox. All of them stay blocked for
@@ -408,7 +411,13 @@ enum platform_kind kernel_default_platform(void)
 {
 	const char *p = getenv("MINISENTRY_PLATFORM");
 
-	return p && !strcmp(p, "seccomp") ? PLATFORM_SECCOMP : PLATFORM_PTRACE;
+	if (p && !strcmp(p, "ptrace"))
+		return PLATFORM_PTRACE;
+	if (p && !strcmp(p, "seccomp"))
+		return PLATFORM_SECCOMP;
+	if (DEFAULT_PLATFORM == PLATFORM_SECCOMP && !platform_seccomp_supported())
+		return PLATFORM_PTRACE; /* the one every x86_64 Linux can run */
+	return DEFAULT_PLATFORM;
 }
 
 void kernel_stop_placement_tick(void)
@@ -776,6 +785,11 @@ static int setup_kernel(const struct kernel_config *cfg)
 	timerfd_register_kind();
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */
+	if (cfg->platform == PLATFORM_SECCOMP && !platform_seccomp_supported()) {
+		fprintf(stderr, "minisentry: --platform seccomp needs the FSGSBASE instructions "
+				"(Linux 5.9 or later on such a CPU); use --platform ptrace\n");
+		return -ENOTSUP;
+	}
 	if ((err = platform_init(memfile_fd(), cfg->placement, cfg->platform)) ||
 	    (err = setup_events())) {
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));

@@ -289,3 +289,8 @@ const char *platform_name(void)
 {
 	return "fake";
 }
+
+bool platform_seccomp_supported(void)
+{
+	return false;
+}

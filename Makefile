@@ -103,7 +103,7 @@ conformance: $(BIN) rootfs
 # The suite under the platform that is not the default (docs/platform.md): make test runs its
 # sandbox mode (the rest of the suite runs under the default one, and tests/e2e/platforms.sh
 # under both); CONFORMANCE_MODES widens it.
-OTHER_PLATFORM := $(if $(filter seccomp,$(MINISENTRY_PLATFORM)),ptrace,seccomp)
+OTHER_PLATFORM := $(if $(filter ptrace,$(MINISENTRY_PLATFORM)),seccomp,ptrace)
 conformance-other-platform: $(BIN) rootfs
 	@echo "conformance under --platform $(OTHER_PLATFORM):"
 	@CONFORMANCE_MODES="$${CONFORMANCE_MODES:-sandbox}" MINISENTRY_PLATFORM=$(OTHER_PLATFORM) \

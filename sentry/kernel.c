@@ -42,8 +42,9 @@
 
 struct kernel kernel;
 
-/* The platform a sandbox gets when neither --platform nor MINISENTRY_PLATFORM says. */
-#define DEFAULT_PLATFORM PLATFORM_PTRACE
+/* The platform a sandbox gets when neither --platform nor MINISENTRY_PLATFORM says: the
+ * faster one (docs/platform.md, "Which is the default"), where the host can run it. */
+#define DEFAULT_PLATFORM PLATFORM_SECCOMP
 
 /* Host signals the Sentry acts on: SIGCHLD (a guest thread stopped), SIGALRM (the placement
  * tick) and the ones sent to minisentry itself: terminal signals go on to the guest's

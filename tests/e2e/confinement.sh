@@ -47,10 +47,15 @@ debug_host_syscalls_names_each_refused_call() {
 
 # Seen from the host: no capability in any set, no_new_privs, a seccomp filter, namespaces of
 # its own and an empty root for the Sentry; the same for a stub, which runs as nobody when we
-# are root.
+# are root. Under each platform.
 sentry_and_stubs_hold_no_privilege_seen_from_the_host() {
-  local pid sentry factory stub ns f p
-  "$MS" run "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 5' </dev/null >"$WORK/priv.out" 2>&1 &
+  no_privilege_under ptrace && no_privilege_under seccomp
+}
+
+no_privilege_under() {
+  local platform=$1 pid sentry factory stub ns f p
+  step "--platform $platform"
+  "$MS" run --platform "$platform" "$ROOTFS" -- /bin/sh -c 'echo ready; sleep 5' </dev/null >"$WORK/priv.out" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q ready "$WORK/priv.out" && break; sleep 0.05; done
   sentry=$(sentry_of "$pid")
@@ -63,7 +68,7 @@ sentry_and_stubs_hold_no_privilege_seen_from_the_host() {
   # The stub factory holds what every stub inherits; a stub is traced by the Sentry from birth
   # (the seccomp platform lets it go once set up: then nothing traces it).
   local tracer=$sentry
-  [ "${MINISENTRY_PLATFORM:-}" = seccomp ] && tracer=0
+  [ "$platform" = seccomp ] && tracer=0
   if [ -z "$bad" ] && [ "$(proc_field "$stub" TracerPid)" != "$tracer" ]; then
     bad="the stub is traced by '$(proc_field "$stub" TracerPid)', not $tracer"
   fi
@@ -86,7 +91,7 @@ sentry_and_stubs_hold_no_privilege_seen_from_the_host() {
   fi
   kill "$pid"
   wait_bounded "$pid"
-  [ -z "$bad" ] || fail "$bad"
+  [ -z "$bad" ] || fail "--platform $platform: $bad"
 }
 
 # An ordinary user runs a sandbox (unprivileged user namespaces) and checkpoints and restores

@@ -149,65 +149,11 @@ echo "| minisentry --placement other | $N_SANDBOX | $(fmt "$gp_other") | $(ratio
 for row in "${peer_rows[@]}"; do echo "$row"; done
 echo
 
-# The two platforms side by side (docs/platform.md): one intercepted syscall with the guest on
-# the Sentry's CPU, on another one and where auto puts it; then what a guest does most, under
-# the default placement. Medians of BENCH_PLATFORM_RUNS (5).
-PLAT_RUNS=${BENCH_PLATFORM_RUNS:-5}
-native_of() { # native_of PROG MODE N: the native figure, as the tables below take it
-  if [ "$(id -u)" -eq 0 ]; then getpid_ns "$3" chroot "$ROOTFS" /opt/bench/"$1" $2
-  else getpid_ns "$3" "$build/$1" $2; fi
-}
-saved=$RUNS
-RUNS=$PLAT_RUNS
-echo "### the platforms side by side (median of $PLAT_RUNS runs)"
-echo
-echo "| operation | unit | native | ptrace | seccomp | ptrace / native | seccomp / native |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-plat_rows=(
-  "getpid::--placement same:getpid on the Sentry's CPU:ns:$N_SANDBOX"
-  "getpid::--placement other:getpid on another CPU:ns:$N_SANDBOX"
-  "getpid::--placement auto:getpid, auto placement:ns:$N_SANDBOX"
-  "files:open:--placement auto:open + close of /etc/passwd:µs:2000"
-  "procs:fork:--placement auto:fork + exit + wait:µs:300"
-  "procs:exec:--placement auto:fork + exec /bin/true + wait:µs:100"
-)
-for row in "${plat_rows[@]}"; do
-  IFS=: read -r prog mode place label unit n <<<"$row"
-  v_native=$(native_of "$prog" "$mode" "$([ "$prog" = getpid ] && echo "$N_NATIVE" || echo $((n * 10)))") || bad=1
-  v_pt=$(getpid_ns "$n" "$MS" run --platform ptrace $place "$ROOTFS" -- /opt/bench/"$prog" $mode) || bad=1
-  v_sc=$(getpid_ns "$n" "$MS" run --platform seccomp $place "$ROOTFS" -- /opt/bench/"$prog" $mode) || bad=1
-  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_pt") | $(fmt "$v_sc") | $(ratio "$v_pt" "$v_native") | $(ratio "$v_sc" "$v_native") |"
-  [ "$label" = "getpid on the Sentry's CPU" ] && sc_getpid_same=$v_sc
-  [ "$label" = "getpid on another CPU" ] && sc_getpid_other=$v_sc
-done
-RUNS=$saved
-START_SAVED=$START_RUNS
-START_RUNS=$PLAT_RUNS
-t_pt=$(wall_ms "$MS" run --platform ptrace "$ROOTFS" -- /bin/true) || bad=1
-t_sc=$(wall_ms "$MS" run --platform seccomp "$ROOTFS" -- /bin/true) || bad=1
-START_RUNS=$START_SAVED
-echo "| run /bin/true | ms | - | $(fmt "$t_pt") | $(fmt "$t_sc") | - | - |"
-echo
-
-# Syscall-heavy threads (bench/threads.c): total getpid calls per second of 1, 2, 4 and 8
-# threads, on each platform and placement (higher is better).
-RUNS=$PLAT_RUNS
-echo "### syscalls per second of N syscall-heavy threads (median of $PLAT_RUNS runs)"
-echo
-echo "| threads | native | ptrace same | ptrace other | ptrace auto | seccomp same | seccomp other | seccomp auto |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-for t in 1 2 4 8; do
-  line="| $t | $(fmt "$(native_of threads "$t" 2000000)")"
-  for p in ptrace seccomp; do
-    for place in same other auto; do
-      v=$(getpid_ns 40000 "$MS" run --platform $p --placement $place "$ROOTFS" -- /opt/bench/threads "$t") || bad=1
-      line+=" | $(fmt "$v")"
-    done
-  done
-  echo "$line |"
-done
-RUNS=$saved
-echo
+# The two platforms side by side, and syscall-heavy threads (bench/platforms.sh, which also
+# runs alone).
+BENCH_SOURCED=1
+# shellcheck source=bench/platforms.sh
+source "$repo/bench/platforms.sh"
 
 t_native=$(wall_ms "${native_true[@]}") || bad=1
 t_auto=$(wall_ms "$MS" run --placement auto "$ROOTFS" -- /bin/true) || bad=1

@@ -153,8 +153,13 @@ stub_cpus() {
   "$MS" run "$ROOTFS" -- /bin/sh -c "$1" </dev/null >/dev/null 2>&1 &
   pid=$!
   sleep 0.5
-  stub=$(stub_of "$(sentry_of "$pid")")
-  cpus=$(allowed_cpus "/proc/$stub/status")
+  # A stub that just ended (a finished cat's) may still be listed: look again.
+  for _ in 1 2 3 4 5; do
+    stub=$(stub_of "$(sentry_of "$pid")")
+    cpus=$(allowed_cpus "/proc/$stub/status" 2>/dev/null)
+    [ -n "$cpus" ] && break
+    sleep 0.1
+  done
   kill "$pid"
   wait_gone "$pid" 5
 }

@@ -130,7 +130,7 @@ const char *confine_srt_name(void)
 
 void confine_srt_restart(void)
 {
-	char *argv[16 + 2 * kernel.cfg.nbinds];
+	char *argv[CONTROL_RESTORE_ARGV_MAX(kernel.cfg.nbinds)];
 
 	fflush(NULL);
 	if (conf.active) {
@@ -140,7 +140,8 @@ void confine_srt_restart(void)
 		_exit(0);
 	}
 	/* Not confined: this process is its own launcher. */
-	control_restore_argv(&kernel.cfg, conf.srt_image, argv, 16 + 2 * kernel.cfg.nbinds);
+	control_restore_argv(&kernel.cfg, conf.srt_image, argv,
+			     CONTROL_RESTORE_ARGV_MAX(kernel.cfg.nbinds));
 	closefrom(3);
 	kernel_stop_placement_tick(); /* an interval timer outlives exec */
 	execv("/proc/self/exe", argv);

@@ -613,7 +613,7 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 {
 	int n = 0;
 
-	if (max < 14 + 2 * cfg->nbinds)
+	if (max < CONTROL_RESTORE_ARGV_MAX(cfg->nbinds))
 		return -ENOSPC;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
@@ -623,6 +623,12 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 	argv[n++] = "--delete-image";
 	if (cfg->strace)
 		argv[n++] = "--strace";
+	/* The restored Sentry goes on writing the trace where this one stopped. */
+	if (cfg->strace_file) {
+		argv[n++] = "--strace-output";
+		argv[n++] = (char *)cfg->strace_file;
+		argv[n++] = "--strace-append";
+	}
 	static char pids[32];
 	if (cfg->pids > 0) {
 		snprintf(pids, sizeof(pids), "--pids=%d", cfg->pids);

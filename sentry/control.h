@@ -30,7 +30,8 @@ void control_forget(const char *name, unsigned long long ino);
  * sandbox then ends with status 125). */
 long control_save_restore_test(struct task *t);
 /* The command line that restores the save-restore test's IMAGE with CFG's options, into ARGV
- * (room for MAX entries, at least 14 + 2 per bind mount). */
+ * (room for MAX entries, at least CONTROL_RESTORE_ARGV_MAX(number of bind mounts)). */
+#define CONTROL_RESTORE_ARGV_MAX(nbinds) (20 + 2 * (nbinds))
 struct kernel_config;
 int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max);
 /* Removes image directory DIR (the save-restore test's own images). */

@@ -790,13 +790,27 @@ static int serve(bool tty, const struct termios *saved_tty)
 	return kernel.exit_status;
 }
 
+/* --strace -o FILE, opened in the Sentry once it holds only its own descriptors and while it
+ * can still reach host paths (between confine_launch and confine_lock). 0, or the usage
+ * error's status 2 with one line said: FILE is the user's mistake, not the guest's. */
+static int open_trace(const struct kernel_config *cfg, const char *cmd)
+{
+	int err;
+
+	if (!cfg->strace_file || !(err = strace_open(cfg->strace_file, cfg->strace_append)))
+		return 0;
+	fprintf(stderr, "minisentry: %s: --strace -o '%s': %s\n", cmd, cfg->strace_file,
+		strerror(-err));
+	return 2;
+}
+
 int kernel_run(const struct kernel_config *cfg)
 {
 	int err;
 	struct task *init;
 
 	kernel.cfg = *cfg;
-	if ((err = confine_launch(&cfg->confine, cfg)))
+	if ((err = confine_launch(&cfg->confine, cfg)) || (err = open_trace(cfg, "run")))
 		return err;
 	kernel.next_pid = 2;
 	kernel.boot_mono = mono_now();
@@ -893,7 +907,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	int ret;
 
 	kernel.cfg = *cfg;
-	if ((ret = confine_launch(&cfg->confine, cfg)))
+	if ((ret = confine_launch(&cfg->confine, cfg)) || (ret = open_trace(cfg, "restore")))
 		return ret;
 	/* A slot is claimed before the memory file is made: it is the memory file. */
 	if (o->slots && (ret = memfile_slot_claim(o->slots, &err))) {

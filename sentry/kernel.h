@@ -44,8 +44,11 @@ struct kernel_config {
 	const char *cwd;
 	int cpus;
 	bool strace;
-	bool eager_kernfs; /* build /proc and /sys whole at start (for comparisons) */
-	bool stats;	   /* print the synthetic filesystems' inode counts at exit */
+	const char *strace_file; /* --strace -o: the trace's host file (NULL: stderr) */
+	bool strace_append;	 /* add to STRACE_FILE instead of emptying it (the
+				  * save-restore test's restarts) */
+	bool eager_kernfs;	 /* build /proc and /sys whole at start (for comparisons) */
+	bool stats;		 /* print the synthetic filesystems' inode counts at exit */
 	enum platform_placement placement;
 	/* The checkpoint-test syscall (tests/conformance/check.h's maybe_save) checkpoints,
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
@@ -117,7 +120,8 @@ struct kernel_spawn {
 int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size);
 
 /* Sets up the sandbox and runs it until init exits; returns run's exit status, or a negative
- * errno before the guest started (the message is already printed). */
+ * errno before the guest started (the message is already printed), or 2 when the --strace -o
+ * file cannot be opened (said too). */
 int kernel_run(const struct kernel_config *cfg);
 
 struct kernel_restore_opts;

@@ -54,7 +54,12 @@ struct kernel_config {
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
 	bool save_restore_test;
 	bool save_restore_lazy; /* --save-restore-test=lazy: the restores are lazy */
-	const char *id;		/* --id: the name the control socket is reached by, or NULL */
+	/* --save-restore-test=slots: the first checkpoint is a golden image, restored through
+	 * a pool of one slot made for it; every later one a delta against it, restored through
+	 * that pool (docs/checkpoint.md, "The save-restore test"). */
+	bool save_restore_slots;
+	const char *srt_slots; /* that pool's directory, once the sandbox runs from it */
+	const char *id;	       /* --id: the name the control socket is reached by, or NULL */
 	enum kernel_network network;
 	struct confine_opts confine;
 	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
@@ -132,6 +137,9 @@ extern struct timespec kernel_main_start;
  * image once it is loaded (the save-restore test's own images). */
 int kernel_restore(const struct kernel_config *cfg, const char *image,
 		   const struct kernel_restore_opts *o, bool delete_image);
+/* The sandbox restored from a slot is over (no stub is left): its slot is reset and goes back
+ * to the pool (nothing without a slot). */
+void kernel_slot_done(void);
 
 struct enc;
 struct dec;

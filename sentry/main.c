@@ -98,9 +98,10 @@ static const char usage[] =
     "                        may hold (K, M, G suffixes; at least 16M); past it the OOM killer\n"
     "                        kills the largest process (default: half the host's RAM)\n"
 
-    "  --save-restore-test[=lazy]\n"
+    "  --save-restore-test[=lazy|=slots]\n"
     "                        the test syscall of tests/conformance/check.h checkpoints and\n"
-    "                        restores the whole sandbox\n"
+    "                        restores the whole sandbox (=lazy: restores with --lazy;\n"
+    "                        =slots: a golden image, then deltas, each through a slot)\n"
     "  --debug-host-syscalls[=log]\n"
     "                        a host syscall the Sentry's seccomp allowlist lacks is named on\n"
     "                        stderr and fails with ENOSYS (=log: runs, logged by the kernel)\n"
@@ -241,12 +242,14 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		return 0;
 	case 'T':
 		cfg->save_restore_test = true;
-		if (optarg && strcmp(optarg, "lazy")) {
+		if (optarg && strcmp(optarg, "lazy") && strcmp(optarg, "slots")) {
 			snprintf(msg, sizeof(msg),
-				 "%s: --save-restore-test takes =lazy or nothing, got", cmd);
+				 "%s: --save-restore-test takes =lazy, =slots or nothing, got",
+				 cmd);
 			return fail(msg, optarg);
 		}
-		cfg->save_restore_lazy = optarg != NULL;
+		cfg->save_restore_lazy = optarg && !strcmp(optarg, "lazy");
+		cfg->save_restore_slots = optarg && !strcmp(optarg, "slots");
 		return 0;
 	case 'P': {
 		char *end;
@@ -801,6 +804,13 @@ static int cmd_restore(int argc, char **argv)
 		return fail("restore: -o FILE is where --strace writes: add --strace", NULL);
 	if (o.lazy && o.slots)
 		return fail("restore: --lazy and --slots exclude each other", NULL);
+	/* The save-restore test's slots variant: its pool, made for its golden image at the
+	 * first restore, stays the one its later deltas are restored through. */
+	if (cfg.save_restore_slots && o.slots) {
+		if (control_srt_make_pool(image, o.slots))
+			return 1;
+		cfg.srt_slots = o.slots;
+	}
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
 	debug_from_env(&cfg);

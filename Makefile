@@ -3,6 +3,8 @@
 #   make rootfs     build alpine-rootfs/
 #   make run        install deps, build, build the rootfs and run a short demo
 #   make test       install deps, build, and run unit, conformance and e2e suites
+#   make conformance-slots  every conformance program restored through golden slots (make
+#                   test runs a fixed quick subset of them)
 #   make bench      benchmarks (medians, ratios against native)
 #   make bench-seed seed 000's checkpoint matrix in full (n = 16, significance tests)
 #   make errno-matrix  the man pages' error cases, Linux against the sandbox, pair by pair
@@ -50,7 +52,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 
 ROOTFS  ?= alpine-rootfs
 
-.PHONY: all deps rootfs run test lint unit conformance conformance-other-platform e2e bench bench-seed clean format fuzz \
+.PHONY: all deps rootfs run test lint unit conformance conformance-slots conformance-other-platform e2e bench bench-seed clean format fuzz \
 	fuzz-build fuzz-smoke install uninstall stress errno-matrix
 all: $(BIN)
 
@@ -97,8 +99,22 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 unit: $(UNIT_BINS)
 	@bash tests/unit/run.sh $(UNIT_BINS)
 
+# The suite in its four modes (natively, sandboxed, save-restore, lazy save-restore), then the
+# slots mode (--save-restore-test=slots: a golden image at check.h's early point, restored
+# through a slot; each maybe_save a delta against it, restored through that slot, whose reset
+# is checked at every claim) on a fixed quick subset: the programs about memory, mappings,
+# files, threads, signals and timers. The whole suite in the slots mode takes about two
+# minutes more: `make conformance-slots` runs it.
+CONFORMANCE_SLOTS_QUICK := t_brk t_mmap_anon t_mremap t_mprotect t_madvise t_fork_cow \
+	t_mmap_file t_fs_mmap t_fs_rw t_fs_locks t_pipe t_pthreads t_futex t_signal_handler \
+	t_sigaltstack t_signalfd t_posix_timer t_timerfd t_alarm
 conformance: $(BIN) rootfs
-	@bash tests/conformance/run.sh ./$(BIN) $(ROOTFS)
+	@fail=0; bash tests/conformance/run.sh ./$(BIN) $(ROOTFS) || fail=1; \
+	CONFORMANCE_MODES=save-restore-slots bash tests/conformance/run.sh ./$(BIN) $(ROOTFS) \
+		$(CONFORMANCE_SLOTS_QUICK) || fail=1; exit $$fail
+
+conformance-slots: $(BIN) rootfs
+	@CONFORMANCE_MODES=save-restore-slots bash tests/conformance/run.sh ./$(BIN) $(ROOTFS)
 
 # The suite under the platform that is not the default (docs/platform.md): make test runs its
 # sandbox mode (the rest of the suite runs under the default one, and tests/e2e/platforms.sh

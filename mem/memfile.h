@@ -194,6 +194,11 @@ bool memfile_slot_active(void);
 /* The claimed slot's number (-1: none); *RECOVERED: a dead Sentry had left it. */
 int memfile_slot_index(bool *recovered);
 int memfile_slot_fd(void);
+/* The claimed slot's golden image: its path, as its pool names it, and its directory's
+ * descriptor (NULL and -1 without a slot): what a later checkpoint --base of it needs in a
+ * Sentry that reaches no path. */
+const char *memfile_slot_golden_path(void);
+int memfile_slot_golden_dirfd(void);
 /* The restore wrote [OFF, OFF+LEN) of the slot (not through tracked mappings). */
 void memfile_slot_written(uint64_t off, uint64_t len);
 struct memfile_slot_stats {
@@ -205,6 +210,10 @@ struct memfile_slot_stats {
  * where the restore wrote and the guest dirtied when writes were tracked; memfile_slot_release
  * then returns it to the pool. */
 int memfile_slot_reset(struct memfile_slot_stats *stats);
+/* Whether the claimed slot is exactly its golden image (the save-restore test's slots
+ * variant checks every claim: a reset that missed a page shows there); 0, or why not in *ERR.
+ * A read of the golden image's data and of the slot's. */
+int memfile_slot_check(char **err);
 void memfile_slot_release(void);
 /* The restore is about to write [OFF, OFF+LEN) of the memory file by other means than the
  * memory section (a mapped file's clean pages): in a slot, zeroed first and reset later. */

@@ -347,6 +347,16 @@ int memfile_slot_fd(void)
 	return slot.fd;
 }
 
+const char *memfile_slot_golden_path(void)
+{
+	return slot.active ? slot.hdr->golden : NULL;
+}
+
+int memfile_slot_golden_dirfd(void)
+{
+	return slot.active ? slot.g.img.dirfd : -1;
+}
+
 void memfile_slot_written(uint64_t off, uint64_t len)
 {
 	if (!slot.active || slot.overflow || !len)
@@ -420,6 +430,71 @@ static int slot_reset_by_comparison(void)
 	free(was);
 	uint64_t end = mf.high > g->len ? mf.high : g->len;
 	return e ? e : punch_data(at, end);
+}
+
+/* Whether [AT, END) of the slot reads as zeros: its data found with SEEK_DATA (cheap on a
+ * tmpfs, however sparse), read. The first page that is not in *BAD. */
+static int slot_zero_between(uint64_t at, uint64_t end, uint8_t *buf, uint64_t *bad)
+{
+	static const uint8_t zero[MEMFILE_PAGE];
+
+	while (at < end) {
+		off_t d = lseek(slot.fd, (off_t)at, SEEK_DATA);
+		if (d < 0)
+			return errno == ENXIO ? 0 : -errno;
+		if ((uint64_t)d >= end)
+			return 0;
+		off_t h = lseek(slot.fd, d, SEEK_HOLE);
+		uint64_t stop = h < 0 || (uint64_t)h > end ? end : (uint64_t)h;
+		for (uint64_t a = (uint64_t)d & ~(uint64_t)(MEMFILE_PAGE - 1); a < stop;) {
+			uint64_t n = stop - a < CHUNK_BYTES ? stop - a : CHUNK_BYTES;
+			int e = mf_pio_all(slot.fd, buf, n, a, false);
+			if (e)
+				return e;
+			for (uint64_t i = 0; i < n; i += MEMFILE_PAGE)
+				if (memcmp(buf + i, zero, MEMFILE_PAGE)) {
+					*bad = a + i;
+					return 0;
+				}
+			a += n;
+		}
+		at = stop;
+	}
+	return 0;
+}
+
+int memfile_slot_check(char **err)
+{
+	const struct golden *g = &slot.g;
+	uint8_t *now = malloc(CHUNK_BYTES), *was = malloc(CHUNK_BYTES);
+	uint64_t at = 0, bad = UINT64_MAX;
+	int e = now && was ? 0 : -ENOMEM;
+
+	*err = NULL;
+	for (uint64_t k = 0; !e && bad == UINT64_MAX && k < g->st.nch; k++) {
+		const struct chunk *c = &g->st.ch[k];
+		uint64_t off = c->mem_off, len = (uint64_t)c->pages * MEMFILE_PAGE;
+		if ((e = slot_zero_between(at, off, now, &bad)) || bad != UINT64_MAX ||
+		    (e = mf_pio_all(slot.fd, now, len, off, false)) ||
+		    (e = mf_pio_all(g->st.fds[0], was, len, off, false)))
+			break;
+		for (uint64_t i = 0; i < len && bad == UINT64_MAX; i += MEMFILE_PAGE)
+			if (memcmp(now + i, was + i, MEMFILE_PAGE))
+				bad = off + i;
+		at = off + len;
+	}
+	if (!e && bad == UINT64_MAX)
+		e = slot_zero_between(at, MEMFILE_SIZE, now, &bad);
+	free(now);
+	free(was);
+	if (e)
+		return failf(err, e, "cannot read slot.%u: %s", slot.index, strerror(-e));
+	if (bad != UINT64_MAX)
+		return failf(err, -EINVAL,
+			     "slot.%u is not its golden image when claimed: the page at %#llx "
+			     "differs",
+			     slot.index, (unsigned long long)bad);
+	return 0;
 }
 
 int memfile_slot_reset(struct memfile_slot_stats *stats)

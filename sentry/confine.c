@@ -5,8 +5,10 @@
  * page. Nothing here is undone: after confine_lock the Sentry cannot get any of it back. */
 #include "sentry/confine.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <grp.h>
 #include <linux/securebits.h>
 #include <sched.h>
@@ -20,6 +22,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +65,7 @@ static struct {
 	char rootfs_path[32];
 	int srt_dirfd;
 	char srt_name[64];
+	char *srt_dir; /* the directory SRT_DIRFD is, its links resolved */
 	char *srt_image;
 } conf = {
     .userns_fd = -1, .rootfs_fd = -1, .srt_dirfd = -1, .link = {.restart_fd = -1, .maps_fd = -1}};
@@ -99,21 +103,28 @@ static int drop_caps(void)
 
 /* --- the save-restore test's image directory ----------------------------------------------- */
 
-static int srt_open(void)
+/* $TMPDIR (or /tmp). The slots variant keeps its pool beside its images, and slots are
+ * memory: there it is /dev/shm unless $TMPDIR is a tmpfs. */
+static int srt_open(bool slots)
 {
 	const char *tmp = getenv("TMPDIR");
 	unsigned int rnd = 0;
+	struct statfs sf;
 
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
-	conf.srt_dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (conf.srt_dirfd < 0)
+	if (slots && (statfs(tmp, &sf) || sf.f_type != TMPFS_MAGIC))
+		tmp = "/dev/shm";
+	if (!(conf.srt_dir = realpath(tmp, NULL)))
 		return fail(errno, tmp);
+	conf.srt_dirfd = open(conf.srt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (conf.srt_dirfd < 0)
+		return fail(errno, conf.srt_dir);
 	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
 		rnd = (unsigned int)getpid();
 	snprintf(conf.srt_name, sizeof(conf.srt_name), "minisentry-srt.%d.%08x", (int)getpid(),
 		 rnd);
-	if (asprintf(&conf.srt_image, "%s/%s", tmp, conf.srt_name) < 0)
+	if (asprintf(&conf.srt_image, "%s/%s", conf.srt_dir, conf.srt_name) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -128,9 +139,34 @@ const char *confine_srt_name(void)
 	return conf.srt_name;
 }
 
+void confine_srt_remove(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (!slash || !conf.srt_dir || conf.srt_dirfd < 0 ||
+	    strlen(conf.srt_dir) != (size_t)(slash - path) ||
+	    strncmp(conf.srt_dir, path, slash - path) || !slash[1] || !strcmp(slash + 1, "..") ||
+	    !strcmp(slash + 1, "."))
+		return;
+	fd = openat(conf.srt_dirfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(fd, de->d_name, 0);
+	closedir(d);
+	unlinkat(conf.srt_dirfd, slash + 1, AT_REMOVEDIR);
+}
+
 void confine_srt_restart(void)
 {
-	char *argv[16 + 2 * kernel.cfg.nbinds];
+	char *argv[CONTROL_RESTORE_ARGV_MAX(kernel.cfg.nbinds)];
 
 	fflush(NULL);
 	if (conf.active) {
@@ -140,7 +176,8 @@ void confine_srt_restart(void)
 		_exit(0);
 	}
 	/* Not confined: this process is its own launcher. */
-	control_restore_argv(&kernel.cfg, conf.srt_image, argv, 16 + 2 * kernel.cfg.nbinds);
+	control_restore_argv(&kernel.cfg, conf.srt_image, argv,
+			     CONTROL_RESTORE_ARGV_MAX(kernel.cfg.nbinds));
 	closefrom(3);
 	kernel_stop_placement_tick(); /* an interval timer outlives exec */
 	execv("/proc/self/exe", argv);
@@ -231,7 +268,7 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 	int err;
 
 	conf.opts = *o;
-	if (cfg->save_restore_test && (err = srt_open()))
+	if (cfg->save_restore_test && (err = srt_open(cfg->save_restore_slots)))
 		return err;
 	if (o->unsafe_off)
 		return 0;

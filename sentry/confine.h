@@ -63,6 +63,9 @@ int confine_lock(void);
  * (never returns). */
 int confine_srt_dirfd(void);
 const char *confine_srt_name(void);
+/* Removes directory PATH and the files in it, if it lies in that directory (the slots
+ * variant's golden image and pool, once its chain ends); else nothing. */
+void confine_srt_remove(const char *path);
 void confine_srt_restart(void) __attribute__((noreturn));
 
 /* The control socket's inode, told to the launcher, which removes the socket file once the

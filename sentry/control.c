@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/units.h"
+#include "mem/memfile.h"
 #include "sentry/checkpoint.h"
 #include "sentry/confine.h"
 #include "sentry/kernel.h"
@@ -613,16 +614,38 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 {
 	int n = 0;
 
-	if (max < 14 + 2 * cfg->nbinds)
+	if (max < CONTROL_RESTORE_ARGV_MAX(cfg->nbinds))
 		return -ENOSPC;
 	argv[n++] = "minisentry";
 	argv[n++] = "restore";
-	argv[n++] = cfg->save_restore_lazy ? "--save-restore-test=lazy" : "--save-restore-test";
+	argv[n++] = cfg->save_restore_lazy    ? "--save-restore-test=lazy"
+		    : cfg->save_restore_slots ? "--save-restore-test=slots"
+					      : "--save-restore-test";
 	if (cfg->save_restore_lazy)
 		argv[n++] = "--lazy";
-	argv[n++] = "--delete-image";
+	if (cfg->save_restore_slots && !cfg->srt_slots) {
+		/* IMAGE is the golden image: kept, and restored through a new pool beside it. */
+		char *pool;
+		if (asprintf(&pool, "%s" SRT_POOL_SUFFIX, image) < 0)
+			return -ENOMEM;
+		argv[n++] = "--slots";
+		argv[n++] = pool;
+	} else {
+		if (cfg->save_restore_slots) {
+			/* IMAGE is a delta of the pool's golden image. */
+			argv[n++] = "--slots";
+			argv[n++] = (char *)cfg->srt_slots;
+		}
+		argv[n++] = "--delete-image";
+	}
 	if (cfg->strace)
 		argv[n++] = "--strace";
+	/* The restored Sentry goes on writing the trace where this one stopped. */
+	if (cfg->strace_file) {
+		argv[n++] = "--strace-output";
+		argv[n++] = (char *)cfg->strace_file;
+		argv[n++] = "--strace-append";
+	}
 	static char pids[32];
 	if (cfg->pids > 0) {
 		snprintf(pids, sizeof(pids), "--pids=%d", cfg->pids);
@@ -654,15 +677,54 @@ int control_restore_argv(const struct kernel_config *cfg, const char *image, cha
 	return 0;
 }
 
+int control_srt_make_pool(const char *image, const char *dir)
+{
+	char pool[PATH_MAX + 8], *err = NULL;
+
+	snprintf(pool, sizeof(pool), "%s/pool", dir);
+	if (access(pool, F_OK) == 0)
+		return 0;
+	if (!memfile_slots_create(image, 1, dir, &err))
+		return 0;
+	fprintf(stderr, "minisentry: save-restore test: slots: %s\n",
+		err ? err : "cannot make them");
+	free(err);
+	return 1;
+}
+
+void control_srt_slots_remove(const char *dir)
+{
+	size_t n = strlen(dir), s = strlen(SRT_POOL_SUFFIX);
+	char *golden;
+
+	confine_srt_remove(dir);
+	if (n > s && !strcmp(dir + n - s, SRT_POOL_SUFFIX) && (golden = strndup(dir, n - s))) {
+		confine_srt_remove(golden);
+		free(golden);
+	}
+}
+
 long control_save_restore_test(struct task *t)
 {
+	bool slots = kernel.cfg.save_restore_slots;
 	char *err = NULL;
 
+	/* check.h's early point: a golden image to start the slots variant's chain from; no
+	 * other variant saves there, nor a sandbox that runs from a slot already. */
+	if (t->sc.args[0] == SAVE_RESTORE_TEST_EARLY && (!slots || memfile_slot_active()))
+		return 0;
 	int r = kernel_quiesce();
 	if (!r) {
 		task_save_set_caller(t, 0);
-		/* A lazy restore of a small image would load nothing lazily: data files always. */
-		struct checkpoint_opts co = {.no_inline = kernel.cfg.save_restore_lazy};
+		/* A lazy restore of a small image would load nothing lazily: data files always.
+		 * The slots variant writes its golden image first, then deltas against it. */
+		struct checkpoint_opts co = {.no_inline = kernel.cfg.save_restore_lazy,
+					     .golden = slots && !memfile_slot_active(),
+					     .base = slots && memfile_slot_active(),
+					     .parent = memfile_slot_golden_path(),
+					     .base_fd = memfile_slot_golden_dirfd()};
+		if (!co.base)
+			co.parent = NULL;
 		r = checkpoint_save(confine_srt_dirfd(), confine_srt_name(), &co, NULL, &err);
 		task_save_set_caller(NULL, 0);
 	}
@@ -673,9 +735,11 @@ long control_save_restore_test(struct task *t)
 		kernel.exit_status = 125;
 		return -ENOSYS;
 	}
-	/* The old sandbox goes entirely (its stubs die), and a new Sentry started by the same
-	 * command (so the exit status reaches whoever started us) restores it. */
+	/* The old sandbox goes entirely (its stubs die; its slot is reset for the restore to
+	 * claim), and a new Sentry started by the same command (so the exit status reaches
+	 * whoever started us) restores it. */
 	kernel_teardown();
+	kernel_slot_done();
 	confine_srt_restart();
 }
 

@@ -10,8 +10,13 @@
 
 struct task;
 
-/* The syscall number of tests/conformance/check.h's maybe_save(): never valid on Linux. */
+/* The syscall number of tests/conformance/check.h's maybe_save(): never valid on Linux. Its
+ * first argument is 0, or SAVE_RESTORE_TEST_EARLY from check.h's constructor: an early point
+ * (before main) where only the slots variant checkpoints, its golden image. */
 #define SAVE_RESTORE_TEST_SYSCALL (-1 - 0x5a5)
+#define SAVE_RESTORE_TEST_EARLY 0x5a5601d
+/* The slots variant's pool lies beside its golden image, named for it with this suffix. */
+#define SRT_POOL_SUFFIX ".slots"
 
 /* Listens on NAME's socket, watched by epoll set EPFD. Prints the error itself. */
 int control_listen(const char *name, int epfd);
@@ -30,11 +35,17 @@ void control_forget(const char *name, unsigned long long ino);
  * sandbox then ends with status 125). */
 long control_save_restore_test(struct task *t);
 /* The command line that restores the save-restore test's IMAGE with CFG's options, into ARGV
- * (room for MAX entries, at least 14 + 2 per bind mount). */
+ * (room for MAX entries, at least CONTROL_RESTORE_ARGV_MAX(number of bind mounts)). */
+#define CONTROL_RESTORE_ARGV_MAX(nbinds) (20 + 2 * (nbinds))
 struct kernel_config;
 int control_restore_argv(const struct kernel_config *cfg, const char *image, char **argv, int max);
 /* Removes image directory DIR (the save-restore test's own images). */
 void control_remove_image(const char *dir);
+/* The slots variant: before the restore of golden image IMAGE through pool DIR, the pool
+ * (of one slot) is made if it is not there; 0, or 1 with the reason said. Once the chain
+ * ends, the pool and its golden image go (control_srt_slots_remove, in the last Sentry). */
+int control_srt_make_pool(const char *image, const char *dir);
+void control_srt_slots_remove(const char *dir);
 
 /* A process of sandbox-started-with-exec TGID ended with wait status STATUS: its exec client
  * gets the exit status (kernel_exit_group calls it for every process that ends). */

@@ -826,13 +826,27 @@ static int serve(bool tty, const struct termios *saved_tty)
 	return kernel.exit_status;
 }
 
+/* --strace -o FILE, opened in the Sentry once it holds only its own descriptors and while it
+ * can still reach host paths (between confine_launch and confine_lock). 0, or the usage
+ * error's status 2 with one line said: FILE is the user's mistake, not the guest's. */
+static int open_trace(const struct kernel_config *cfg, const char *cmd)
+{
+	int err;
+
+	if (!cfg->strace_file || !(err = strace_open(cfg->strace_file, cfg->strace_append)))
+		return 0;
+	fprintf(stderr, "minisentry: %s: --strace -o '%s': %s\n", cmd, cfg->strace_file,
+		strerror(-err));
+	return 2;
+}
+
 int kernel_run(const struct kernel_config *cfg)
 {
 	int err;
 	struct task *init;
 
 	kernel.cfg = *cfg;
-	if ((err = confine_launch(&cfg->confine, cfg)))
+	if ((err = confine_launch(&cfg->confine, cfg)) || (err = open_trace(cfg, "run")))
 		return err;
 	kernel.next_pid = 2;
 	kernel.boot_mono = mono_now();
@@ -896,8 +910,7 @@ static void print_restore_stats(void)
 
 struct timespec kernel_main_start;
 
-/* The sandbox is over (no stub is left): its slot is reset and goes back to the pool. */
-static void slot_done(const struct kernel_config *cfg)
+void kernel_slot_done(void)
 {
 	struct memfile_slot_stats st;
 	struct timespec a, b;
@@ -914,7 +927,7 @@ static void slot_done(const struct kernel_config *cfg)
 		return;
 	}
 	memfile_slot_release();
-	if (cfg->stats)
+	if (kernel.cfg.stats)
 		fprintf(stderr, "minisentry: stats: slot: reset %llu pages (%s) in %.2f ms\n",
 			(unsigned long long)st.pages, st.tracked ? "tracked" : "by comparison",
 			(b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
@@ -929,16 +942,18 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	int ret;
 
 	kernel.cfg = *cfg;
-	if ((ret = confine_launch(&cfg->confine, cfg)))
+	if ((ret = confine_launch(&cfg->confine, cfg)) || (ret = open_trace(cfg, "restore")))
 		return ret;
 	/* A slot is claimed before the memory file is made: it is the memory file. */
-	if (o->slots && (ret = memfile_slot_claim(o->slots, &err))) {
+	if (o->slots && ((ret = memfile_slot_claim(o->slots, &err)) ||
+			 (cfg->save_restore_slots && (ret = memfile_slot_check(&err))))) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
 		free(err);
-		return ret;
+		return ret; /* a slot that failed its check stays in use: the next claim resets it
+			     */
 	}
 	if ((ret = setup_kernel(cfg))) {
-		slot_done(cfg);
+		kernel_slot_done();
 		return ret;
 	}
 	/* Before the lock only what needs the host's paths: the image's files read and checked
@@ -960,7 +975,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		bind_restore_done();
 		kernel_teardown();
 		control_close();
-		slot_done(cfg);
+		kernel_slot_done();
 		return ret; /* the message is printed */
 	}
 	if (!ret)
@@ -973,7 +988,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		free(err);
 		kernel_teardown();
 		control_close();
-		slot_done(cfg);
+		kernel_slot_done();
 		return ret;
 	}
 	if (kernel.cfg.root_readonly)
@@ -989,7 +1004,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 			strerror(-ret));
 		kernel_teardown();
 		control_close();
-		slot_done(cfg);
+		kernel_slot_done();
 		return ret;
 	}
 	if (cfg->stats) {
@@ -1003,6 +1018,9 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 			memfile_load_ms());
 	}
 	ret = serve(tty, &saved_tty);
-	slot_done(cfg);
+	kernel_slot_done();
+	/* The save-restore test's chain ends here: its golden image and pool go. */
+	if (cfg->save_restore_slots && cfg->srt_slots)
+		control_srt_slots_remove(cfg->srt_slots);
 	return ret;
 }

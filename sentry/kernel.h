@@ -44,15 +44,23 @@ struct kernel_config {
 	const char *cwd;
 	int cpus;
 	bool strace;
-	bool eager_kernfs; /* build /proc and /sys whole at start (for comparisons) */
-	bool stats;	   /* print the synthetic filesystems' inode counts at exit */
+	const char *strace_file; /* --strace -o: the trace's host file (NULL: stderr) */
+	bool strace_append;	 /* add to STRACE_FILE instead of emptying it (the
+				  * save-restore test's restarts) */
+	bool eager_kernfs;	 /* build /proc and /sys whole at start (for comparisons) */
+	bool stats;		 /* print the synthetic filesystems' inode counts at exit */
 	enum platform_placement placement;
 	enum platform_kind platform; /* --platform */
 	/* The checkpoint-test syscall (tests/conformance/check.h's maybe_save) checkpoints,
 	 * tears down and restores the whole sandbox (DESIGN.md §8). */
 	bool save_restore_test;
 	bool save_restore_lazy; /* --save-restore-test=lazy: the restores are lazy */
-	const char *id;		/* --id: the name the control socket is reached by, or NULL */
+	/* --save-restore-test=slots: the first checkpoint is a golden image, restored through
+	 * a pool of one slot made for it; every later one a delta against it, restored through
+	 * that pool (docs/checkpoint.md, "The save-restore test"). */
+	bool save_restore_slots;
+	const char *srt_slots; /* that pool's directory, once the sandbox runs from it */
+	const char *id;	       /* --id: the name the control socket is reached by, or NULL */
 	enum kernel_network network;
 	struct confine_opts confine;
 	int pids; /* --pids: the most tasks at once; 0 for DEFAULT_PIDS */
@@ -118,7 +126,8 @@ struct kernel_spawn {
 int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size);
 
 /* Sets up the sandbox and runs it until init exits; returns run's exit status, or a negative
- * errno before the guest started (the message is already printed). */
+ * errno before the guest started (the message is already printed), or 2 when the --strace -o
+ * file cannot be opened (said too). */
 int kernel_run(const struct kernel_config *cfg);
 
 struct kernel_restore_opts;
@@ -129,6 +138,9 @@ extern struct timespec kernel_main_start;
  * image once it is loaded (the save-restore test's own images). */
 int kernel_restore(const struct kernel_config *cfg, const char *image,
 		   const struct kernel_restore_opts *o, bool delete_image);
+/* The sandbox restored from a slot is over (no stub is left): its slot is reset and goes back
+ * to the pool (nothing without a slot). */
+void kernel_slot_done(void);
 
 struct enc;
 struct dec;

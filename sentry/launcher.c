@@ -232,8 +232,8 @@ static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
 		control_forget(cfg->id, notes.sock_ino);
 	if (notes.restart && cfg->save_restore_test && srt_image && WIFEXITED(st) &&
 	    WEXITSTATUS(st) == 0) {
-		char *argv[16 + 2 * cfg->nbinds];
-		control_restore_argv(cfg, srt_image, argv, 16 + 2 * cfg->nbinds);
+		char *argv[CONTROL_RESTORE_ARGV_MAX(cfg->nbinds)];
+		control_restore_argv(cfg, srt_image, argv, CONTROL_RESTORE_ARGV_MAX(cfg->nbinds));
 		/* A SIGIO of the link may be pending, and a pending signal outlives exec: ignoring
 		 * it discards it. */
 		signal(SIGIO, SIG_IGN);
@@ -302,8 +302,15 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		close(notes[0]);
 		return err;
 	}
-	if (write(go[1], "g", 1) != 1) {
-		/* It is gone already: its status says how. */
+	if (write(go[1], "g", 1) != 1 && errno == EPIPE) {
+		/* It is gone already (it refused its options before it needed the maps): its
+		 * status says how. The write's own SIGPIPE waits, blocked, and would be passed on
+		 * as the command's: it is not, so it is taken here. */
+		sigset_t pipe_only;
+		struct timespec now = {0, 0};
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
+		sigtimedwait(&pipe_only, NULL, &now);
 	}
 	close(go[1]);
 	wait_for(pid, notes[0], cfg, srt_image, &orig);

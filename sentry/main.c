@@ -40,6 +40,7 @@ enum {
 	OPT_EXPORT_UPPER,
 	OPT_UPPER,
 	OPT_IMAGE_KEY,
+	OPT_STRACE_APPEND,
 };
 
 static const char usage[] =
@@ -59,6 +60,9 @@ static const char usage[] =
     "\n"
     "run options:\n"
     "  --strace              print every guest syscall and its result on stderr\n"
+    "  -o, --strace-output FILE\n"
+    "                        with --strace: write the trace to FILE (made or emptied)\n"
+    "                        instead of stderr\n"
     "  --env K=V             set an environment variable for CMD (repeatable); CMD gets\n"
     "                        the caller's environment with these changes\n"
     "  --clear-env           start from a clean environment instead: PATH and HOME (and\n"
@@ -97,9 +101,10 @@ static const char usage[] =
     "                        may hold (K, M, G suffixes; at least 16M); past it the OOM killer\n"
     "                        kills the largest process (default: half the host's RAM)\n"
 
-    "  --save-restore-test[=lazy]\n"
+    "  --save-restore-test[=lazy|=slots]\n"
     "                        the test syscall of tests/conformance/check.h checkpoints and\n"
-    "                        restores the whole sandbox\n"
+    "                        restores the whole sandbox (=lazy: restores with --lazy;\n"
+    "                        =slots: a golden image, then deltas, each through a slot)\n"
     "  --debug-host-syscalls[=log]\n"
     "                        a host syscall the Sentry's seccomp allowlist lacks is named on\n"
     "                        stderr and fails with ENOSYS (=log: runs, logged by the kernel)\n"
@@ -134,7 +139,7 @@ static const char usage[] =
     "                        the host path for the image's bind mount on GUEST (an image's\n"
     "                        own host paths are never opened: each bind mount is named again)\n"
     "  --image-key FILE      refuse the image unless it carries a MAC made with this key\n"
-    "  --strace, --placement, --stats, --save-restore-test, --network, --pids, --quiet,\n"
+    "  --strace, -o, --placement, --stats, --save-restore-test, --network, --pids, --quiet,\n"
     "  --memory,\n"
     "  --debug-host-syscalls, --unsafe-no-confine as for run\n";
 
@@ -206,6 +211,16 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 	case 's':
 		cfg->strace = true;
 		return 0;
+	case 'o':
+		if (!*optarg) {
+			snprintf(msg, sizeof(msg), "%s: -o needs a FILE for --strace", cmd);
+			return fail(msg, NULL);
+		}
+		cfg->strace_file = optarg;
+		return 0;
+	case OPT_STRACE_APPEND:
+		cfg->strace_append = true;
+		return 0;
 	case 'p':
 		if (!strcmp(optarg, "same")) {
 			cfg->placement = PLACEMENT_SAME;
@@ -240,12 +255,14 @@ static int common_option(int c, const char *cmd, struct kernel_config *cfg)
 		return 0;
 	case 'T':
 		cfg->save_restore_test = true;
-		if (optarg && strcmp(optarg, "lazy")) {
+		if (optarg && strcmp(optarg, "lazy") && strcmp(optarg, "slots")) {
 			snprintf(msg, sizeof(msg),
-				 "%s: --save-restore-test takes =lazy or nothing, got", cmd);
+				 "%s: --save-restore-test takes =lazy, =slots or nothing, got",
+				 cmd);
 			return fail(msg, optarg);
 		}
-		cfg->save_restore_lazy = optarg != NULL;
+		cfg->save_restore_lazy = optarg && !strcmp(optarg, "lazy");
+		cfg->save_restore_slots = optarg && !strcmp(optarg, "slots");
 		return 0;
 	case 'P': {
 		char *end;
@@ -475,6 +492,9 @@ static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"strace", no_argument, NULL, 's'},
+	    {"strace-output", required_argument, NULL, 'o'},
+	    /* The save-restore test's restarts: the trace goes on in the same file. */
+	    {"strace-append", no_argument, NULL, OPT_STRACE_APPEND},
 	    {"env", required_argument, NULL, 'e'},
 	    {"cwd", required_argument, NULL, 'c'},
 	    {"cpus", required_argument, NULL, 'n'},
@@ -513,7 +533,7 @@ static int cmd_run(int argc, char **argv)
 	opterr = 0;
 	cfg.binds = binds;
 	/* '+': options stop at ROOTFS, so the guest command keeps its own options. */
-	while ((c = getopt_long(argc, argv, "+qv:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+qv:o:", opts, NULL)) != -1) {
 		int r = common_option(c, "run", &cfg);
 		if (r >= 0) {
 			if (r)
@@ -593,6 +613,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (cfg.upper && cfg.export_upper)
 		return fail("run: --upper and --export-upper are one or the other", NULL);
+	if (cfg.strace_file && !cfg.strace)
+		return fail("run: -o FILE is where --strace writes: add --strace", NULL);
 	if (optind >= argc)
 		return fail("run: missing ROOTFS (see minisentry --help)", NULL);
 	cfg.rootfs = argv[optind++];
@@ -703,6 +725,8 @@ static int cmd_restore(int argc, char **argv)
 	    {"rootfs", required_argument, NULL, 'r'},
 	    {"force", no_argument, NULL, 'f'},
 	    {"strace", no_argument, NULL, 's'},
+	    {"strace-output", required_argument, NULL, 'o'},
+	    {"strace-append", no_argument, NULL, OPT_STRACE_APPEND},
 	    {"placement", required_argument, NULL, 'p'},
 	    {"platform", required_argument, NULL, 'K'},
 	    {"stats", no_argument, NULL, 'S'},
@@ -732,7 +756,7 @@ static int cmd_restore(int argc, char **argv)
 
 	opterr = 0;
 	o.binds = cfg.binds = binds;
-	while ((c = getopt_long(argc, argv, "+qv:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+qv:o:", opts, NULL)) != -1) {
 		int r = common_option(c, "restore", &cfg);
 		if (r >= 0) {
 			if (r)
@@ -793,8 +817,17 @@ static int cmd_restore(int argc, char **argv)
 	}
 	if (!image)
 		return fail("restore: missing --image DIR", NULL);
+	if (cfg.strace_file && !cfg.strace)
+		return fail("restore: -o FILE is where --strace writes: add --strace", NULL);
 	if (o.lazy && o.slots)
 		return fail("restore: --lazy and --slots exclude each other", NULL);
+	/* The save-restore test's slots variant: its pool, made for its golden image at the
+	 * first restore, stays the one its later deltas are restored through. */
+	if (cfg.save_restore_slots && o.slots) {
+		if (control_srt_make_pool(image, o.slots))
+			return 1;
+		cfg.srt_slots = o.slots;
+	}
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
 	debug_from_env(&cfg);

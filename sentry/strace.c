@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
@@ -26,6 +27,25 @@ static FILE *output;
 void strace_set_output(FILE *out)
 {
 	output = out;
+}
+
+int strace_open(const char *path, bool append)
+{
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | (append ? O_APPEND : O_TRUNC), 0666);
+	FILE *f;
+
+	if (fd < 0)
+		return -errno;
+	if (!(f = fdopen(fd, "a"))) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	/* A line at a time: what a killed Sentry traced is in the file, and `tail -f` follows. */
+	setvbuf(f, NULL, _IOLBF, 0);
+	strace_set_output(f);
+	return 0;
 }
 
 static FILE *out_stream(void)

@@ -54,12 +54,15 @@ const char *syscall_unsupported_now(void);
  * arguments may not survive it: an execve's argv), STRACE_PRINT prints it with its result,
  * STRACE_SIGNAL a signal taken by T (`--- SIGCHLD {...} ---`), STRACE_EXIT the end of T's
  * process (`+++ exited with N +++`). Lines carry `[pid N]` only while there is more than
- * one task. Output goes to stderr, or to STRACE_SET_OUTPUT's stream. */
+ * one task. Output goes to stderr, or to STRACE_SET_OUTPUT's stream. STRACE_OPEN sends it to
+ * the host file PATH (--strace -o), made if missing, emptied unless APPEND: it must be called
+ * before confine_lock, which leaves the Sentry no host path to open; 0 or a negative errno. */
 void strace_enter(struct task *t);
 void strace_print(struct task *t, long ret);
 void strace_signal(struct task *t, const void *siginfo);
 void strace_exit(struct task *t, int status);
 void strace_set_output(FILE *out);
+int strace_open(const char *path, bool append);
 
 /* docs/syscalls.md, written from the table (`minisentry --syscall-table`). */
 void syscall_table_markdown(FILE *out);

@@ -24,6 +24,8 @@
  * tears down and restores the sandbox before returning.
  */
 #define CHECK_SAVE_SYSCALL (-1 - 0x5a5)
+/* Its argument at the early point below (any other save point passes 0). */
+#define CHECK_SAVE_EARLY 0x5a5601d
 
 static int check_failures;
 
@@ -93,13 +95,28 @@ static inline int in_sandbox(void)
 static inline void maybe_save_(const char *file, int line)
 {
 	int saved = errno;
-	long r = syscall(CHECK_SAVE_SYSCALL);
+	long r = syscall(CHECK_SAVE_SYSCALL, 0L);
 
 	if (r != 0 && conf_mode_is("save-restore")) {
 		check_failures++;
 		dprintf(1, "%s:%d: FAIL: maybe_save() took no checkpoint: %s\n", file, line,
 			strerror(errno));
 	}
+	errno = saved;
+}
+
+/*
+ * The early point, before main: `--save-restore-test=slots` takes its golden image here and
+ * restores it through a slot, so that every maybe_save() after it is a delta against it with
+ * what main has done since (restored through that slot too); the other variants do nothing
+ * here.
+ */
+__attribute__((constructor)) static void check_early_point_(void)
+{
+	int saved = errno;
+
+	if (conf_mode_is("save-restore"))
+		syscall(CHECK_SAVE_SYSCALL, CHECK_SAVE_EARLY);
 	errno = saved;
 }
 

@@ -14,7 +14,11 @@
 # or says `conformance: no-save REASON` (it has no state worth saving); one that does neither
 # fails. Environment knobs:
 #   CONFORMANCE_MODES          modes to run (default "native sandbox save-restore
-#                              save-restore-lazy": the last restores with --lazy)
+#                              save-restore-lazy": the last restores with --lazy); also
+#                              save-restore-slots: check.h's early point writes a golden image
+#                              restored through a slot, each maybe_save() a delta against it
+#                              restored through that slot (`make conformance-slots`; `make
+#                              conformance` runs it on a quick subset)
 #   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
 #   CONFORMANCE_TIMEOUT        seconds one run may take (default 20); a run that hangs is
 #                              killed and reported as a FAIL
@@ -168,7 +172,7 @@ for bin in "${bins[@]}"; do
 				     chroot "$rootfs" "$guest" "${test_args[@]}")
 			fi
 			;;
-		sandbox | save-restore | save-restore-lazy)
+		sandbox | save-restore | save-restore-lazy | save-restore-slots)
 			cmd=("$minisentry" run --clear-env "${sandbox_flags[@]}")
 			# Each maybe_save() checkpoints the whole sandbox, tears it down and restores it;
 			# save-restore-lazy restores with --lazy (the guest runs on while its pages
@@ -179,6 +183,14 @@ for bin in "${bins[@]}"; do
 				# dumpable, in another user namespace, and it holds no capability), so
 				# restore --lazy refuses to run confined: this mode runs unconfined.
 				cmd+=(--save-restore-test=lazy --unsafe-no-confine)
+				run_env=("${test_env[@]}" "CONF_MODE=save-restore")
+			fi
+			# save-restore-slots: check.h's early point (before main) writes a golden
+			# image, restored through a pool of one slot made for it; each maybe_save()
+			# then writes a delta against it, restored through that slot (reset in
+			# between). Confined: deltas and resets by comparison with the golden image.
+			if [ "$mode" = save-restore-slots ]; then
+				cmd+=(--save-restore-test=slots)
 				run_env=("${test_env[@]}" "CONF_MODE=save-restore")
 			fi
 			for kv in "${run_env[@]}"; do
@@ -194,8 +206,20 @@ for bin in "${bins[@]}"; do
 		# stdout (and stderr) is a pipe, as t_ioctl expects; stdin is /dev/null. The reader
 		# has a limit too: a process the test left behind (natively, in a session of its
 		# own) may hold the pipe open.
+		# The slots variant's images and pool go to a directory of the run's own on a tmpfs,
+		# which must be empty again when the run ends (its last Sentry removes them).
+		srt_tmp=""
+		if [ "$mode" = save-restore-slots ]; then
+			srt_tmp=$(mktemp -d /dev/shm/minisentry-conformance.XXXXXX)
+			cmd=(env "TMPDIR=$srt_tmp" "${cmd[@]}")
+		fi
 		timeout -k 5 "$limit" "${cmd[@]}" </dev/null 2>&1 | timeout -k 5 $((limit + 10)) cat >"$out"
 		rc=${PIPESTATUS[0]} reader=${PIPESTATUS[1]}
+		left=""
+		if [ -n "$srt_tmp" ]; then
+			left=$(ls -A "$srt_tmp" | tr '\n' ' ')
+			rm -rf "$srt_tmp"
+		fi
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			report FAIL "$bin" "$mode" "hung: no exit within ${limit}s (killed): $(last_lines "$out")"
 		elif [ "$reader" -ne 0 ]; then
@@ -207,6 +231,8 @@ for bin in "${bins[@]}"; do
 			report FAIL "$bin" "$mode" "exit $rc, expected $expect: $(last_lines "$out")"
 		elif grep -q FAIL "$out" || ! grep -qx "ok $name" "$out"; then
 			report FAIL "$bin" "$mode" "$(last_lines "$out")"
+		elif [ -n "$left" ]; then
+			report FAIL "$bin" "$mode" "its golden image or pool was left behind: $left"
 		else
 			report PASS "$bin" "$mode"
 		fi

@@ -3,8 +3,8 @@
  * effective uids are neither the target's real nor saved uid gets EPERM (signal 0 too), from
  * kill, tkill, tgkill and rt_sigqueueinfo, and for a process group with no process it may
  * signal; SIGCONT to its own session is allowed; a matching real uid is enough (seteuid away
- * from root still signals root); a process may always signal itself.
- * conformance: no-save (permission checks leave nothing behind)
+ * from root still signals root); a process may always signal itself. The checks follow a save
+ * point: they are of the ids, process group and session the restore gave back.
  */
 #include "check.h"
 #include <signal.h>
@@ -16,6 +16,7 @@ static int ordinary(pid_t root_pid)
 
 	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 		return 1;
+	maybe_save(); /* an unprivileged process beside root's */
 	errno = 0;
 	if (kill(root_pid, 0) != -1 || errno != EPERM)
 		return 2;
@@ -50,6 +51,7 @@ static int seteuid_only(pid_t root_pid)
 {
 	if (seteuid(65534))
 		return 1;
+	maybe_save(); /* real and saved uid 0, effective 65534 */
 	if (kill(root_pid, 0) != 0)
 		return 2;
 	return 0;

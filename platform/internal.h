@@ -71,6 +71,8 @@ int systrap_get_fpstate(struct platform_thread *t, void *buf, size_t len);
 int systrap_set_fpstate(struct platform_thread *t, const void *buf, size_t len);
 int systrap_get_siginfo(struct platform_thread *t, siginfo_t *si);
 void systrap_kill(struct platform_thread *t);
+/* At the end of the sandbox: what stubs let go of still hold. */
+void systrap_teardown(void);
 int systrap_stub_filter_fds(int *sysfd, int *doorbell);
 
 #endif

@@ -1032,6 +1032,8 @@ void platform_kill_all(void)
 		free(plat.factory);
 		plat.factory = NULL;
 	}
+	if (plat.kind == PLATFORM_SECCOMP)
+		systrap_teardown();
 }
 
 void plat_watch(struct platform_thread *t)

@@ -57,7 +57,12 @@ struct platform_systrap_stub {
 	bool *used; /* whether a live thread has it */
 	int nlocal;
 	struct platform_thread *threads; /* its threads not yet released */
+	/* Let go of (its last thread released) and not yet gone: in the dying list. */
+	struct platform_systrap_stub *dying_next, **dying_pprev;
 };
+
+/* Stubs let go of whose processes are not yet gone: a teardown frees what they hold. */
+static struct platform_systrap_stub *dying;
 
 static struct {
 	int sysfd, doorbell, ep;
@@ -235,6 +240,7 @@ static void set_state(struct systrap_area *a, uint32_t s)
 }
 
 static void take_events(int timeout);
+static void stub_dispose(struct platform_systrap_stub *s);
 
 /* How long the Sentry waits for a stub to do what it asked: it never takes this long unless
  * the guest tampered with its stub. */
@@ -320,19 +326,23 @@ int systrap_adopt(struct platform_thread *t)
 	struct platform_systrap_stub *s = calloc(1, sizeof(*s));
 	struct user_regs_struct regs;
 	long r;
+	int err;
 
 	if (!s)
 		return -ENOMEM;
 	s->pidfd = -1;
-	t->stub->sys = s;
-	int slot = slot_alloc();
 	s->slots = malloc(sizeof(*s->slots));
 	s->used = malloc(sizeof(*s->used));
-	if (slot < 0 || !s->slots || !s->used)
-		return slot < 0 ? slot : -ENOMEM;
-	s->slots[0] = slot;
+	if (!s->slots || !s->used) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	s->slots[0] = slot_alloc();
 	s->used[0] = true;
 	s->nlocal = 1;
+	if ((err = s->slots[0]) < 0)
+		goto out_free;
+	int slot = s->slots[0];
 	struct systrap_area *a = slot_area(slot);
 	area_init(a);
 	a->tid = t->tid;
@@ -343,31 +353,34 @@ int systrap_adopt(struct platform_thread *t)
 			     MAP_SHARED | MAP_FIXED,
 			     st.sysfd,
 			     (long)slot * SYSTRAP_AREA};
-	if ((r = ptrace_inject(t, SYS_mmap, map)) != (long)area)
-		return r < 0 ? (int)r : -EIO;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs))
-		return -errno;
+	if ((r = ptrace_inject(t, SYS_mmap, map)) != (long)area) {
+		err = r < 0 ? (int)r : -EIO;
+		goto out_free;
+	}
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs)) {
+		err = -errno;
+		goto out_free;
+	}
 	regs.rip = STUB_CODE_ADDR(stub_systrap_park);
 	regs.rsp = area + SYSTRAP_AREA;
 	regs.orig_rax = -1;
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &regs))
-		return -errno;
 	s->pidfd = (int)syscall(SYS_pidfd_open, t->host_pid, 0);
-	if (s->pidfd < 0)
-		return -errno;
-	if (ptrace(PTRACE_DETACH, t->tid, 0, 0))
-		return -errno;
+	struct epoll_event e = {.events = EPOLLIN, .data.ptr = s};
+	if (s->pidfd < 0 || epoll_ctl(st.ep, EPOLL_CTL_ADD, s->pidfd, &e) ||
+	    ptrace(PTRACE_SETREGS, t->tid, 0, &regs) || ptrace(PTRACE_DETACH, t->tid, 0, 0)) {
+		err = -errno;
+		goto out_free;
+	}
+	/* Ours from here: whatever happens, releasing the thread lets go of the stub. */
+	t->stub->sys = s;
 	plat_unwatch(t);
 	thread_link(t, 0);
-	int err = wait_area(a, SYSTRAP_RUNNING, s);
-	if (err)
+	if ((err = wait_area(a, SYSTRAP_RUNNING, s)))
 		return err;
-	if (a->sig != SIGTRAP)
-		return -EIO;
-	struct epoll_event e = {.events = EPOLLIN, .data.ptr = s};
-	if (epoll_ctl(st.ep, EPOLL_CTL_ADD, s->pidfd, &e))
-		return -errno;
-	return 0;
+	return a->sig == SIGTRAP ? 0 : -EIO;
+out_free:
+	stub_dispose(s);
+	return err;
 }
 
 int systrap_thread_new(struct platform_thread *parent, struct platform_thread **out)
@@ -457,6 +470,11 @@ int systrap_thread_new(struct platform_thread *parent, struct platform_thread **
 /* A stub whose process is gone or going: its slots come back once it is gone. */
 static void stub_dispose(struct platform_systrap_stub *s)
 {
+	if (s->dying_pprev) {
+		*s->dying_pprev = s->dying_next;
+		if (s->dying_next)
+			s->dying_next->dying_pprev = s->dying_pprev;
+	}
 	for (int i = 0; i < s->nlocal; i++)
 		slot_free(s->slots[i]);
 	if (s->pidfd >= 0) {
@@ -485,6 +503,11 @@ void systrap_thread_release(struct platform_thread *t)
 			/* Its slots are free once the process is gone: the pidfd says when. */
 			s->threads = NULL;
 			s->dead = true;
+			s->dying_next = dying;
+			s->dying_pprev = &dying;
+			if (dying)
+				dying->dying_pprev = &s->dying_next;
+			dying = s;
 		} else if (s) {
 			stub_dispose(s);
 		}
@@ -539,6 +562,18 @@ static void take_events(int timeout)
 		for (struct platform_thread *t = s->threads; t; t = t->sib_next)
 			queue_exit(t->tid);
 	}
+}
+
+void systrap_teardown(void)
+{
+	while (dying)
+		stub_dispose(dying);
+	free(st.free_slots);
+	free(st.exits);
+	st.free_slots = NULL;
+	st.exits = NULL;
+	st.nfree = 0;
+	st.nexits = st.cap_exits = 0;
 }
 
 void platform_take_fd_events(void)

@@ -648,7 +648,7 @@ static bool any_elsewhere(void)
  * code jumped to the stub's gadget to call rt_sigprocmask or rt_sigreturn with a mask of its
  * own): a blocking wait, a checkpoint's, would never end, so its process is killed. Only a
  * guest that tampers with its stub gets there. */
-#define DEAF_NS (3 * 1000000000ULL)
+#define DEAF_NS (10 * 1000000000ULL)
 
 static void kill_the_deaf(void)
 {

@@ -146,8 +146,8 @@ void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);
 
-/* Stops --placement auto's periodic look at running threads (before the Sentry execs). */
-void kernel_stop_placement_tick(void);
+/* Stops the tick (placement, clocks) before the Sentry execs: an interval timer outlives exec. */
+void kernel_stop_tick(void);
 /* sys_sched.c: every visible CPU in T's affinity mask; the CPU time of T's process. */
 void sched_default_affinity(struct task *t);
 struct timespec process_cpu_time(struct task *t);

@@ -3,7 +3,7 @@
  * and the Sentry read them with the same function (vclock_read), so the two agree exactly.
  * The lines are re-drawn against the host's clocks at most PERIOD_NS apart: each new line
  * starts where the old one is at that instant (a reader never sees time step back) and its
- * slope is the TSC's rate measured over the last half minute or so, bent by at most
+ * slope is the TSC's rate measured over the last few seconds, bent by at most
  * MAX_SLEW_PPM so that any distance to the host's clock is gone within about SLEW_NS. The
  * host's wall clock is followed as an offset from monotonic time, so a step of the host's
  * realtime clock reaches the guests at the next re-draw. In syscall mode the guest's clocks
@@ -18,13 +18,13 @@
 #include "common/units.h"
 #include "vdso/vclock.h"
 
-#define MIN_BASELINE_NS NSEC_PER_MSEC	   /* the first rate is measured over this at least */
-#define PERIOD_NS (250 * NSEC_PER_MSEC)	   /* the lines are re-drawn at least this often */
-#define SLEW_NS NSEC_PER_SEC		   /* a distance to the host's clock is gone in this */
-#define MAX_SLEW_PPM 500		   /* a line is at most this much faster or slower */
-#define STEP_NS (10 * NSEC_PER_MSEC)	   /* farther than this, a line jumps (forward) */
-#define RATE_WINDOW_NS (32 * NSEC_PER_SEC) /* the rate's baseline: one to two of these */
-#define WALL_STEP_NS (10 * NSEC_PER_USEC)  /* the host's wall clock going back this far */
+#define MIN_BASELINE_NS NSEC_PER_MSEC	  /* the first rate is measured over this at least */
+#define PERIOD_NS (250 * NSEC_PER_MSEC)	  /* the lines are re-drawn at least this often */
+#define SLEW_NS NSEC_PER_SEC		  /* a distance to the host's clock is gone in this */
+#define MAX_SLEW_PPM 500		  /* a line is at most this much faster or slower */
+#define STEP_NS (10 * NSEC_PER_MSEC)	  /* farther than this, a line jumps (forward) */
+#define RATE_WINDOW_NS (4 * NSEC_PER_SEC) /* the rate's baseline: one to two of these */
+#define WALL_STEP_NS (10 * NSEC_PER_USEC) /* a step of the host's wall clock we follow */
 
 static uint64_t host_rdtsc(void)
 {
@@ -191,11 +191,12 @@ static struct vclock_line steer(int64_t g, int64_t target, uint64_t mult, int64_
 	return (struct vclock_line){(uint64_t)g, (uint64_t)((__int128)mult - adj)};
 }
 
-/* Follows the host's offset CUR to NOW: forward at once, back only when the host stepped (a
- * read's jitter must not make a guest clock step back). */
+/* Follows the host's offset CUR to NOW, a new measure of it, only when the host stepped its
+ * clock (or the first measure was that far off): the measures differ by the time between two
+ * reads, and following that would make the guest's clock step back and forth. */
 static void follow(int64_t *cur, int64_t now, bool first)
 {
-	if (first || now > *cur || now < *cur - WALL_STEP_NS)
+	if (first || llabs(now - *cur) > WALL_STEP_NS)
 		*cur = now;
 }
 
@@ -295,7 +296,11 @@ static void redraw(void)
 
 void clock_tick(void)
 {
-	if (!ck.tsc || (ck.due && ck.src.tsc() < ck.due))
+	if (!ck.tsc)
+		return;
+	/* Not due, unless the TSC went back past the lines' base (a host suspend reset it). */
+	uint64_t now = ck.src.tsc();
+	if (ck.due && now < ck.due && now >= ck.page->base_tsc)
 		return;
 	/* Before the first line, the cheap check: is there a baseline yet? */
 	if (!ck.due && host_ns(CLOCK_MONOTONIC) - mid(ck.ref.mono) < MIN_BASELINE_NS)

@@ -796,6 +796,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 /* Runs the sandbox until init exits, then takes it down. */
 static int serve(bool tty, const struct termios *saved_tty)
 {
+	clock_tick();
 	start_tick();
 	loop();
 	kernel_stop_tick();
@@ -860,6 +861,7 @@ int kernel_run(const struct kernel_config *cfg)
 		kernel_teardown();
 		return err;
 	}
+	clock_tick(); /* the guests' clocks take the TSC before the first guest instruction */
 	kernel_resume(init);
 	return serve(tty, &saved_tty);
 }

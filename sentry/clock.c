@@ -11,6 +11,7 @@
 #include "sentry/clock.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -43,10 +44,14 @@ struct ref {
 	struct sample mono, raw;
 };
 
-static struct vclock_page own_page;
+static struct vclock_page unmapped_page; /* the page when no guest maps one (tests) */
 
+/* The page the guests map is as writable to a hostile guest as any memory of its sandbox (its
+ * stub may map any of the memory file): the Sentry never reads it back. It draws the lines in
+ * a copy of its own, OWN, which its own clock reads use, and publishes them to PAGE. */
 static struct {
 	struct vclock_page *page;
+	struct vclock_page own;
 	struct clock_source src;
 	bool tsc;	    /* TSC mode is possible here */
 	const char *why;    /* why not */
@@ -57,7 +62,7 @@ static struct {
 	uint64_t redraws, jumps;
 	int64_t worst; /* the largest distance a re-draw found to the host's clock, ns */
 } ck = {
-    .page = &own_page,
+    .page = &unmapped_page,
     .src = {host_rdtsc, clock_gettime, true},
 };
 
@@ -149,18 +154,21 @@ static int64_t carry(int64_t v, uint64_t at, uint64_t to, uint64_t mult)
 	return v - (int64_t)(((unsigned __int128)(at - to) * mult) >> VCLOCK_SHIFT);
 }
 
-/* The page is written between these two: readers that overlap retry or take the syscall. The
- * fence makes the odd count visible before the writer reads the TSC, so a reader that used
- * the old lines read its TSC before the new lines' base. */
-static void write_begin(struct vclock_page *p)
+/* The lines change between these two, and reach the page at the end: readers that overlap
+ * retry or take the syscall. The fence makes the odd count visible before the writer reads the
+ * TSC, so a reader that used the old lines read its TSC before the new lines' base. */
+static void write_begin(void)
 {
-	__atomic_store_n(&p->seq, p->seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ck.page->seq, ++ck.own.seq, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-static void write_end(struct vclock_page *p)
+static void write_end(void)
 {
-	__atomic_store_n(&p->seq, p->seq + 1, __ATOMIC_RELEASE);
+	const size_t at = offsetof(struct vclock_page, mode);
+
+	memcpy((char *)ck.page + at, (const char *)&ck.own + at, sizeof(ck.own) - at);
+	__atomic_store_n(&ck.page->seq, ++ck.own.seq, __ATOMIC_RELEASE);
 }
 
 /* The line that goes on from G, the old line's value at the new base, towards TARGET, the
@@ -204,7 +212,7 @@ static void follow(int64_t *cur, int64_t now, bool first)
  * trusted): the host's clocks plus an offset that keeps guest time from stepping back. */
 static void lose_tsc(void)
 {
-	struct vclock_page *p = ck.page;
+	struct vclock_page *p = &ck.own;
 	uint64_t c = ck.src.tsc();
 
 	if (p->mode == VCLOCK_MODE_TSC) {
@@ -216,9 +224,9 @@ static void lose_tsc(void)
 		if (gr - hr > ck.off)
 			ck.off = gr - hr;
 	}
-	write_begin(p);
+	write_begin();
 	p->mode = VCLOCK_MODE_SYSCALL;
-	write_end(p);
+	write_end();
 	ck.ref = (struct ref){take(CLOCK_MONOTONIC), take(CLOCK_MONOTONIC_RAW)};
 	ck.cand = (struct ref){{0, 0, 0}, {0, 0, 0}};
 	ck.due = 0;
@@ -227,7 +235,7 @@ static void lose_tsc(void)
 /* Re-draws both lines through the TSC against the host's clocks now. */
 static void redraw(void)
 {
-	struct vclock_page *p = ck.page;
+	struct vclock_page *p = &ck.own;
 	struct ref now = {take(CLOCK_MONOTONIC), take(CLOCK_MONOTONIC_RAW)};
 	uint64_t mm, mr;
 
@@ -248,7 +256,7 @@ static void redraw(void)
 	int64_t tai = host_offset(CLOCK_TAI) - wall;
 	tai = (tai + NSEC_PER_SEC / 2) / NSEC_PER_SEC * NSEC_PER_SEC; /* whole seconds */
 
-	write_begin(p);
+	write_begin();
 	uint64_t c = ck.src.tsc();
 	int64_t tm = carry(mid(now.mono), now.mono.tsc, c, mm) + ck.off;
 	int64_t tr = carry(mid(now.raw), now.raw.tsc, c, mr) + ck.off;
@@ -276,7 +284,7 @@ static void redraw(void)
 	p->boot_off = ck.boot;
 	p->tai_off = p->real_off + tai;
 	p->mode = VCLOCK_MODE_TSC;
-	write_end(p);
+	write_end();
 	ck.redraws++;
 
 	/* The rate's baseline: from a reference at least RATE_WINDOW_NS old once there is one,
@@ -300,7 +308,7 @@ void clock_tick(void)
 		return;
 	/* Not due, unless the TSC went back past the lines' base (a host suspend reset it). */
 	uint64_t now = ck.src.tsc();
-	if (ck.due && now < ck.due && now >= ck.page->base_tsc)
+	if (ck.due && now < ck.due && now >= ck.own.base_tsc)
 		return;
 	/* Before the first line, the cheap check: is there a baseline yet? */
 	if (!ck.due && host_ns(CLOCK_MONOTONIC) - mid(ck.ref.mono) < MIN_BASELINE_NS)
@@ -353,7 +361,7 @@ void clock_init(struct vclock_page *page)
 {
 	uint32_t seq = 0;
 
-	ck.page = page ? page : &own_page;
+	ck.page = page ? page : &unmapped_page;
 	ck.why = ck.src.tsc == host_rdtsc ? host_tsc_unusable()
 		 : ck.src.tsc_usable	  ? NULL
 					  : "the test said so";
@@ -362,11 +370,14 @@ void clock_init(struct vclock_page *page)
 	 * reads of the count, must see it change across the restore and read again. */
 	if (getrandom(&seq, sizeof(seq), 0) != sizeof(seq))
 		seq = 0;
+	memset(&ck.own, 0, sizeof(ck.own));
+	ck.own.seq = seq & ~1u;
+	ck.own.mode = VCLOCK_MODE_SYSCALL;
+	ck.own.coarse_res = (uint64_t)host_res(CLOCK_MONOTONIC_COARSE);
+	ck.own.hres_res = (uint64_t)host_res(CLOCK_MONOTONIC);
 	memset(ck.page, 0, sizeof(*ck.page));
-	ck.page->seq = seq & ~1u;
-	ck.page->mode = VCLOCK_MODE_SYSCALL;
-	ck.page->coarse_res = (uint64_t)host_res(CLOCK_MONOTONIC_COARSE);
-	ck.page->hres_res = (uint64_t)host_res(CLOCK_MONOTONIC);
+	write_begin();
+	write_end();
 	ck.ref = (struct ref){take(CLOCK_MONOTONIC), take(CLOCK_MONOTONIC_RAW)};
 	ck.cand = (struct ref){{0, 0, 0}, {0, 0, 0}};
 	ck.due = 0;
@@ -381,7 +392,7 @@ static int guest_ns(clockid_t clk, int64_t *ns)
 		clk = CLOCK_REALTIME;
 	if (clk == CLOCK_BOOTTIME_ALARM)
 		clk = CLOCK_BOOTTIME;
-	if (!vclock_read(ck.page, clk, ck.src.tsc, ns))
+	if (!vclock_read(&ck.own, clk, ck.src.tsc, ns))
 		return 0;
 	struct timespec ts;
 	if (ck.src.host(clk, &ts))
@@ -417,14 +428,12 @@ int clock_now(clockid_t clk, struct timespec *ts)
 
 void mono_continue_from(struct timespec guest_now)
 {
-	struct vclock_page *p = ck.page;
-
 	ck.off = ts_ns(guest_now) - host_ns(CLOCK_MONOTONIC);
 	/* Lines drawn before are of another clock: the next re-draw starts afresh. */
-	if (p->mode == VCLOCK_MODE_TSC) {
-		write_begin(p);
-		p->mode = VCLOCK_MODE_SYSCALL;
-		write_end(p);
+	if (ck.own.mode == VCLOCK_MODE_TSC) {
+		write_begin();
+		ck.own.mode = VCLOCK_MODE_SYSCALL;
+		write_end();
 		ck.due = 0;
 	}
 }
@@ -439,7 +448,7 @@ int64_t clock_host_offset(void)
 
 void clock_print_stats(FILE *f)
 {
-	const struct vclock_page *p = ck.page;
+	const struct vclock_page *p = &ck.own;
 
 	if (p->mode != VCLOCK_MODE_TSC) {
 		fprintf(f, "minisentry: stats: clock: syscall mode (%s)\n",

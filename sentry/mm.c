@@ -30,6 +30,13 @@ static bool sentry_pages(const struct vma *v)
 {
 	return v->flags & (VMA_RESERVED | VMA_VDSO);
 }
+
+/* The vDSO's clock page, [vvar]: like Linux's (a VM_PFNMAP mapping without VM_MAYWRITE or
+ * VM_MAYEXEC), never writable nor executable, and no MADV_DONTNEED or MADV_FREE. */
+static bool clock_page(const struct vma *v)
+{
+	return (v->flags & (VMA_VDSO | VMA_NO_WRITE)) == (VMA_VDSO | VMA_NO_WRITE);
+}
 static void split_ref(struct vma *piece);
 static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end);
 
@@ -642,11 +649,17 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 		return -ENOMEM;
 	if (!vma_range_covered(&mm->vmas, addr, addr + len))
 		return -ENOMEM;
-	/* A shared mapping of a file opened read-only never becomes writable. */
-	for (uintptr_t at = addr; (prot & PROT_WRITE) && at < addr + len;
-	     at = vma_find(&mm->vmas, at)->end)
-		if (vma_find(&mm->vmas, at)->flags & VMA_NO_WRITE)
+	/* A shared mapping of a file opened read-only never becomes writable; the vDSO's clock
+	 * page neither writable nor executable (Linux's [vvar] has neither VM_MAYWRITE nor
+	 * VM_MAYEXEC). */
+	for (uintptr_t at = addr; (prot & (PROT_WRITE | PROT_EXEC)) && at < addr + len;
+	     at = vma_find(&mm->vmas, at)->end) {
+		const struct vma *v = vma_find(&mm->vmas, at);
+		if ((prot & PROT_WRITE) && (v->flags & VMA_NO_WRITE))
 			return -EACCES;
+		if ((prot & PROT_EXEC) && clock_page(v))
+			return -EACCES;
+	}
 	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
 		return err;
 	if ((prot & PROT_WRITE) &&
@@ -810,6 +823,11 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 		return 0;
 	if (!vma_range_covered(&mm->vmas, addr, addr + len))
 		return -ENOMEM;
+	for (uintptr_t at = addr;
+	     (advice == MADV_DONTNEED || advice == MADV_FREE) && at < addr + len;
+	     at = vma_find(&mm->vmas, at)->end)
+		if (clock_page(vma_find(&mm->vmas, at)))
+			return -EINVAL;
 	if (advice != MADV_DONTNEED)
 		return 0;
 	for (uintptr_t at = addr; at < addr + len;) {

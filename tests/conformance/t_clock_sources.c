@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -205,6 +206,35 @@ static void check_vdso(void)
 	CHECK(cpu1 < CPU_SETSIZE && cpu2 < CPU_SETSIZE);
 }
 
+/* What may be done to the mappings, as Linux allows it: [vvar] is never writable nor
+ * executable and takes no MADV_DONTNEED; [vdso] cannot grow, and MADV_DONTNEED leaves it
+ * working; it may be made writable and written (a breakpoint), which changes only this
+ * process's copy. */
+static void check_vdso_mappings(void)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct special vdso = {0}, vvar = {0};
+	struct timespec ts;
+
+	if (!eh || !find_mapping(" [vdso]", &vdso) || !find_mapping(" [vvar]", &vvar))
+		return; /* check_vdso said so */
+	cgt_fn cgt = (cgt_fn)vdso_sym(eh, "__vdso_clock_gettime");
+	size_t len = vdso.end - vdso.start;
+	CHECK_ERR(mprotect((void *)vvar.start, 4096, PROT_READ | PROT_WRITE), EACCES);
+	CHECK_ERR(mprotect((void *)vvar.start, 4096, PROT_READ | PROT_EXEC), EACCES);
+	CHECK(mremap((void *)vdso.start, len, 2 * len, 0) == MAP_FAILED && errno == EFAULT);
+	CHECK(mremap((void *)vdso.start, len, 2 * len, MREMAP_MAYMOVE) == MAP_FAILED &&
+	      errno == EFAULT);
+	CHECK_ERR(madvise((void *)vvar.start, 4096, MADV_DONTNEED), EINVAL);
+	CHECK_EQ(madvise((void *)vdso.start, len, MADV_DONTNEED), 0);
+	CHECK_EQ(cgt(CLOCK_MONOTONIC, &ts), 0);
+	CHECK_EQ(mprotect((void *)vdso.start, len, PROT_READ | PROT_WRITE | PROT_EXEC), 0);
+	((volatile char *)vdso.start)[EI_PAD + 1] ^= 0; /* a write: this process's own copy */
+	CHECK_EQ(mprotect((void *)vdso.start, len, PROT_READ | PROT_EXEC), 0);
+	CHECK_EQ(cgt(CLOCK_MONOTONIC, &ts), 0);
+	CHECK_EQ(clock_gettime(CLOCK_REALTIME, &ts), 0);
+}
+
 /* A forked child has the vDSO where its parent has it; an exec'd program has one of its own. */
 static void check_vdso_across_fork_and_exec(const char *self)
 {
@@ -303,6 +333,7 @@ int main(int argc, char **argv)
 
 	check_vdso();
 	check_vdso_across_fork_and_exec(argv[0]);
+	check_vdso_mappings();
 
 	/* Across a checkpoint, monotonic and boot time read through libc go on forward, and the
 	 * vDSO is where it was. */

@@ -74,6 +74,32 @@ $(BUILD)/sentry/syscall.o $(BUILD)/sentry/hostpolicy.o: $(BUILD)/gen/syscall_nam
 $(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The guests' vDSO (vdso/, docs/platform.md): a shared object of its own, without libc or
+# sanitizers, one read-and-execute segment (vdso.lds) exporting the names and version of
+# vdso.map; scripts/check-vdso.sh refuses one with relocations or anything writable. It is
+# embedded in minisentry as the bytes of gen/vdso_image.h.
+VDSO_CFLAGS  := -std=gnu11 -O2 -Wall -Wextra -Werror -I. -fPIC -ffreestanding -fno-builtin \
+		-fno-stack-protector -fvisibility=hidden -fasynchronous-unwind-tables
+VDSO_LDFLAGS := -nostdlib -shared -Wl,-T,vdso/vdso.lds -Wl,--version-script=vdso/vdso.map \
+		-Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both -Wl,--eh-frame-hdr \
+		-Wl,--no-undefined -Wl,-z,max-page-size=4096 -Wl,-z,norelro -Wl,--build-id=none
+VDSO_DEPS    := vdso/vdso.c vdso/vclock.h vdso/vdso.lds vdso/vdso.map scripts/check-vdso.sh
+
+%/vdso/vdso.so: $(VDSO_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(VDSO_CFLAGS) $(VDSO_LDFLAGS) vdso/vdso.c -o $@.tmp
+	@bash scripts/check-vdso.sh $@.tmp
+	@mv -f $@.tmp $@
+
+%/gen/vdso_image.h: %/vdso/vdso.so
+	@mkdir -p $(dir $@)
+	@{ echo '/* Generated from $< by the Makefile: the guests'"'"' vDSO. */'; \
+	  echo 'static const unsigned char vdso_image[] __attribute__((aligned(4096))) = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } > $@.tmp
+	@mv -f $@.tmp $@
+$(BUILD)/sentry/vdso.o: $(BUILD)/gen/vdso_image.h
+.SECONDARY: $(BUILD)/vdso/vdso.so
+
 -include $(DEPS)
 
 deps:
@@ -174,6 +200,8 @@ $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_BUILD)/gen -MMD -MP -c $< -o $@
 $(FUZZ_OBJS): | $(FUZZ_BUILD)/gen/syscall_names.h
+$(FUZZ_BUILD)/sentry/vdso.o: $(FUZZ_BUILD)/gen/vdso_image.h
+.SECONDARY: $(FUZZ_BUILD)/vdso/vdso.so
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@

@@ -11,6 +11,10 @@
 /* Virtual size only: a sparse file and a MAP_NORESERVE view. */
 #define MEMFILE_SIZE (1ULL << 40)
 #define MEMFILE_PAGE 4096ULL
+/* The top of the file is the Sentry's own (memfile_reserved); allocations and images end below
+ * it. */
+#define MEMFILE_RESERVED (64 * MEMFILE_PAGE)
+#define MEMFILE_USABLE (MEMFILE_SIZE - MEMFILE_RESERVED)
 
 struct extent {
 	uint64_t off, len;

@@ -207,7 +207,7 @@ int64_t memfile_alloc(uint64_t len)
 		}
 		return off;
 	}
-	if (mf.bump + len > MEMFILE_SIZE)
+	if (mf.bump + len > MEMFILE_USABLE)
 		return -ENOMEM;
 	mf.bump += len;
 	if (mf.bump > mf.high)
@@ -217,6 +217,17 @@ int64_t memfile_alloc(uint64_t len)
 	else
 		memfile_track_untracked(mf.bump - len, len);
 	return mf.bump - len;
+}
+
+void memfile_reserved(uint64_t *off, uint64_t *len)
+{
+	*off = MEMFILE_USABLE;
+	*len = MEMFILE_RESERVED;
+}
+
+bool memfile_is_reserved(uint64_t off)
+{
+	return off >= MEMFILE_USABLE && off < MEMFILE_SIZE;
 }
 
 void memfile_restore_write(uint64_t off, uint64_t len)

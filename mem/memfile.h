@@ -35,6 +35,11 @@ void memfile_set_full_hook(bool (*hook)(void));
 int memfile_settle(void);
 /* The Sentry's view of byte OFF of the file. */
 void *memfile_ptr(uint64_t off);
+/* The pages at the top of the file that the Sentry keeps for itself (the guests' vDSO,
+ * sentry/vdso.c): no allocation reaches them, no image holds them and no write to them is
+ * tracked; they are at the same offset in every Sentry, restored ones too. */
+void memfile_reserved(uint64_t *off, uint64_t *len);
+bool memfile_is_reserved(uint64_t off);
 /* Allocates LEN bytes (a page multiple) of zeroed file; returns the offset, or -ENOMEM. */
 int64_t memfile_alloc(uint64_t len);
 /* Returns a range to the allocator and punches it out, so it reads as zeros and frees memory. */

@@ -915,7 +915,7 @@ void store_close(struct store *s)
  * else only checked (the bump in *BUMP). */
 static int read_allocator(struct dec *d, bool install, uint64_t *bump_out)
 {
-	uint64_t bump = dec_max(d, MEMFILE_SIZE, "memory size");
+	uint64_t bump = dec_max(d, MEMFILE_USABLE, "memory size");
 	uint64_t nfree = dec_max(d, bump / MEMFILE_PAGE, "free list");
 	uint64_t prev_end = 0;
 

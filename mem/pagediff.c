@@ -74,7 +74,9 @@ static void mark(uint64_t off, uint64_t len)
 {
 	uint64_t first = off / MEMFILE_PAGE, last = (off + len + MEMFILE_PAGE - 1) / MEMFILE_PAGE;
 
-	if (!tr.on || !len)
+	/* The reserved pages are in no image: nothing to know of them (and a bitmap reaching the
+	 * top of the file would be large). */
+	if (!tr.on || !len || off >= MEMFILE_USABLE)
 		return;
 	if (last > tr.dirty_words * 64) {
 		uint64_t n = (last / 64 + 1) * 2;

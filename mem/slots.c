@@ -541,6 +541,9 @@ int memfile_slot_reset(struct memfile_slot_stats *stats)
 			p = q;
 		}
 	}
+	/* The Sentry's reserved pages (the guests' vDSO) are no part of the golden image. */
+	if (!e && !slot.overflow)
+		e = punch_data(MEMFILE_USABLE, MEMFILE_SIZE);
 	if (stats)
 		stats->pages = pages;
 	return e;

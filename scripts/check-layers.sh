@@ -11,8 +11,10 @@ cd "${1:-$(dirname "${BASH_SOURCE[0]}")/..}"
 # What each subsystem may include besides itself. The Sentry is the top and may include every
 # public header; state/ is the leaf every subsystem saves its objects with; mem/ saves its
 # memory objects with the codec, so it reaches state/ and nothing else.
+# vdso/ is the guests' vDSO, built on its own without libc: it includes nothing of the tree,
+# and the Sentry reads the clock page through its vclock.h.
 declare -A may_include=(
-  [sentry]="platform vfs mem fs-proc fs-sys state oci"
+  [sentry]="platform vfs mem fs-proc fs-sys state oci vdso"
   [fs-proc]="vfs mem state"
   [fs-sys]="vfs mem state"
   [vfs]="mem state"
@@ -20,6 +22,7 @@ declare -A may_include=(
   [mem]="state"
   [state]=""
   [oci]=""
+  [vdso]=""
 )
 
 # Each subsystem's public face: the headers other subsystems may include. Every other header
@@ -36,9 +39,10 @@ declare -A public=(
   [fs-sys]="sysfs.h"
   [state]="codec.h image.h compress.h mac.h"
   [oci]="json.h spec.h"
+  [vdso]="vclock.h"
 )
 
-subsystems=(sentry platform vfs mem fs-proc fs-sys state oci)
+subsystems=(sentry platform vfs mem fs-proc fs-sys state oci vdso)
 is_subsystem() {
   local s
   for s in "${subsystems[@]}"; do [ "$s" = "$1" ] && return 0; done

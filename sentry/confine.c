@@ -179,7 +179,7 @@ void confine_srt_restart(void)
 	control_restore_argv(&kernel.cfg, conf.srt_image, argv,
 			     CONTROL_RESTORE_ARGV_MAX(kernel.cfg.nbinds));
 	closefrom(3);
-	kernel_stop_placement_tick(); /* an interval timer outlives exec */
+	kernel_stop_tick(); /* an interval timer outlives exec */
 	execv("/proc/self/exe", argv);
 	fprintf(stderr, "minisentry: save-restore test: cannot restart: %s\n", strerror(errno));
 	_exit(125);

@@ -28,6 +28,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/vdso.h"
 #include "vfs/vfs.h"
 
 #define PIE_BASE 0x555555554000UL /* where Linux puts a PIE without randomisation */
@@ -174,7 +175,7 @@ static int count_strings(char *const v[], size_t *bytes)
 }
 
 static int build_stack(struct task *t, struct image *exe, struct image *interp, const char *path,
-		       char *const argv[], char *const envp[], uintptr_t sp_shift,
+		       char *const argv[], char *const envp[], uintptr_t sp_shift, uintptr_t vdso,
 		       uintptr_t *sp_out)
 {
 	struct mm *mm = t->mm;
@@ -204,7 +205,10 @@ static int build_stack(struct task *t, struct image *exe, struct image *interp, 
 	uintptr_t random = push_bytes(&sb, rnd, sizeof(rnd));
 	__get_cpuid(1, &eax, &ebx, &ecx, &edx);
 
+	/* Linux's order: the architecture's entries (the vDSO) first. Without a vDSO the entry
+	 * says 0, which libcs take as none. */
 	uint64_t auxv[][2] = {
+	    {vdso ? AT_SYSINFO_EHDR : AT_IGNORE, vdso},
 	    {AT_HWCAP, edx},
 	    {AT_PAGESZ, PAGE_SIZE},
 	    {AT_CLKTCK, 100},
@@ -366,6 +370,12 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		goto out_mm;
 	if (interp.file && ((err = place_dyn(mm, &interp, 0)) || (err = map_image(mm, &interp))))
 		goto out_mm;
+	/* Below the interpreter (or the program), as Linux maps it after them. */
+	long vdso = vdso_map(mm);
+	if (vdso < 0) {
+		err = (int)vdso;
+		goto out_mm;
+	}
 	mm->brk_start = mm->brk = PAGE_UP(exe.bias + exe.info.hi);
 	if (rnd.brk) {
 		if (exe.info.type == ET_DYN && !exe.info.has_interp)
@@ -379,8 +389,8 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		err = (int)r;
 		goto out_mm;
 	}
-	if ((err =
-		 build_stack(t, &exe, interp.file ? &interp : NULL, path, argv, envp, rnd.sp, &sp)))
+	if ((err = build_stack(t, &exe, interp.file ? &interp : NULL, path, argv, envp, rnd.sp,
+			       (uintptr_t)vdso, &sp)))
 		goto out_mm;
 
 	struct user_regs_struct regs;

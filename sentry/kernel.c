@@ -23,6 +23,7 @@
 #include "common/units.h"
 #include "sentry/bind.h"
 #include "sentry/upper.h"
+#include "sentry/vdso.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -46,13 +47,13 @@ struct kernel kernel;
  * faster one (docs/platform.md, "Which is the default"), where the host can run it. */
 #define DEFAULT_PLATFORM PLATFORM_SECCOMP
 
-/* Host signals the Sentry acts on: SIGCHLD (a guest thread stopped), SIGALRM (the placement
- * tick) and the ones sent to minisentry itself: terminal signals go on to the guest's
- * foreground process group; SIGTERM and SIGHUP end the sandbox. All of them stay blocked for
- * the Sentry's whole life and are taken only at the loop's wait point (wait_for_work), from
- * the signalfd or by sigwaitinfo. So a signal that comes while the loop is busy waits, pending,
- * until the next look; it can never slip in between a check and a wait, and no other wait of
- * the Sentry (an injection's waitpid, an image write) is ever cut short by EINTR. */
+/* Host signals the Sentry acts on: SIGCHLD (a guest thread stopped), SIGALRM (the tick) and the
+ * ones sent to minisentry itself: terminal signals go on to the guest's foreground process group;
+ * SIGTERM and SIGHUP end the sandbox. All of them stay blocked for the Sentry's whole life and are
+ * taken only at the loop's wait point (wait_for_work), from the signalfd or by sigwaitinfo. So a
+ * signal that comes while the loop is busy waits, pending, until the next look; it can never slip
+ * in between a check and a wait, and no other wait of the Sentry (an injection's waitpid, an image
+ * write) is ever cut short by EINTR. */
 static const int forwarded[] = {SIGINT, SIGQUIT, SIGTSTP, SIGWINCH, SIGTERM, SIGHUP};
 static sigset_t host_sigs;
 static int host_sigfd = -1;
@@ -65,7 +66,9 @@ static void act_on_host_signal(int sig)
 	case SIGCHLD:
 		return; /* a guest stop: the loop's platform_wait takes it */
 	case SIGALRM:
-		platform_placement_tick();
+		if (kernel.cfg.placement == PLACEMENT_AUTO)
+			platform_placement_tick();
+		clock_tick();
 		return;
 	case SIGTERM:
 	case SIGHUP:
@@ -288,6 +291,7 @@ static void wait_for_work(bool block)
 {
 	struct epoll_event evs[16];
 
+	clock_tick(); /* a TSC read when nothing is due */
 	if (!sched_needs_events() && !control_active() && platform_event_fd() < 0) {
 		/* The fast path: only a guest stop (SIGCHLD) or a host signal can wake anyone. */
 		siginfo_t si;
@@ -393,18 +397,20 @@ static int setup_events(void)
 	return 0;
 }
 
-/* --placement auto looks at running guest threads every PLACEMENT_TICK_US: the loop may sit
- * in its wait for as long as every thread computes, and it is exactly then that a computing
- * thread should leave the Sentry's CPU. The interval timer's SIGALRM is a host signal like the
- * others: the wait point takes it and runs platform_placement_tick. */
+/* The tick: --placement auto looks at running guest threads every PLACEMENT_TICK_US, and the
+ * guests' clocks are re-drawn on it (clock_tick; CLOCK_TICK_US apart at most without auto).
+ * The loop may sit in its wait for as long as every thread computes, and it is exactly then
+ * that a computing thread should leave the Sentry's CPU, and that a guest reading the time
+ * through its vDSO makes no syscall. The interval timer's SIGALRM is a host signal like the
+ * others: the wait point takes it. */
 #define PLACEMENT_TICK_US 5000
+#define CLOCK_TICK_US 100000
 
-static void start_placement_tick(void)
+static void start_tick(void)
 {
-	struct itimerval every = {{0, PLACEMENT_TICK_US}, {0, PLACEMENT_TICK_US}};
+	long us = kernel.cfg.placement == PLACEMENT_AUTO ? PLACEMENT_TICK_US : CLOCK_TICK_US;
+	struct itimerval every = {{0, us}, {0, us}};
 
-	if (kernel.cfg.placement != PLACEMENT_AUTO)
-		return;
 	setitimer(ITIMER_REAL, &every, NULL);
 }
 
@@ -421,7 +427,7 @@ enum platform_kind kernel_default_platform(void)
 	return DEFAULT_PLATFORM;
 }
 
-void kernel_stop_placement_tick(void)
+void kernel_stop_tick(void)
 {
 	struct itimerval off = {{0, 0}, {0, 0}};
 
@@ -668,6 +674,7 @@ static void print_kernfs_stats(void)
 
 	/* The Sentry's peak resident size: what a sandbox of many processes costs it. */
 	fprintf(stderr, "minisentry: stats: sentry: peak rss %ld KiB\n", self_status_kib("VmHWM:"));
+	clock_print_stats(stderr);
 
 	if (proc_root && kernfs_stats(proc_root, &st) == 0)
 		fprintf(stderr,
@@ -771,6 +778,15 @@ static int init_memory(const struct kernel_config *cfg)
 	return 0;
 }
 
+/* File times are the guest's realtime (vfs_set_clock). */
+static struct timespec realtime_now(void)
+{
+	struct timespec ts;
+
+	clock_now(CLOCK_REALTIME, &ts);
+	return ts;
+}
+
 /* What every sandbox needs before its first task: the memory file, the platform, the event
  * loop's descriptors, and the control socket when it has a name. */
 static int setup_kernel(const struct kernel_config *cfg)
@@ -786,6 +802,11 @@ static int setup_kernel(const struct kernel_config *cfg)
 	timerfd_register_kind();
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */
+	if ((err = vdso_init())) {
+		fprintf(stderr, "minisentry: cannot set up the guests' vDSO: %s\n", strerror(-err));
+		return err;
+	}
+	vfs_set_clock(realtime_now);
 	if (cfg->platform == PLATFORM_SECCOMP && !platform_seccomp_supported()) {
 		fprintf(stderr, "minisentry: --platform seccomp needs the FSGSBASE instructions "
 				"(Linux 5.9 or later on such a CPU); use --platform ptrace\n");
@@ -811,9 +832,10 @@ static int setup_kernel(const struct kernel_config *cfg)
 /* Runs the sandbox until init exits, then takes it down. */
 static int serve(bool tty, const struct termios *saved_tty)
 {
-	start_placement_tick();
+	clock_tick();
+	start_tick();
 	loop();
-	kernel_stop_placement_tick();
+	kernel_stop_tick();
 	kernel_teardown();
 	if (upper_save() && !kernel.exit_status)
 		kernel.exit_status = 1;
@@ -889,6 +911,7 @@ int kernel_run(const struct kernel_config *cfg)
 		kernel_teardown();
 		return err;
 	}
+	clock_tick(); /* the guests' clocks take the TSC before the first guest instruction */
 	kernel_resume(init);
 	return serve(tty, &saved_tty);
 }

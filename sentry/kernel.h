@@ -160,11 +160,11 @@ void kernel_interrupt_syscall(struct task *t);
 void kernel_resume(struct task *t);
 
 /* The platform when --platform is not given: MINISENTRY_PLATFORM (ptrace or seccomp) if set,
- * else ptrace. */
+ * else seccomp where the host can run it. */
 enum platform_kind kernel_default_platform(void);
 
-/* Stops --placement auto's periodic look at running threads (before the Sentry execs). */
-void kernel_stop_placement_tick(void);
+/* Stops the tick (placement, clocks) before the Sentry execs: an interval timer outlives exec. */
+void kernel_stop_tick(void);
 /* sys_sched.c: every visible CPU in T's affinity mask; the CPU time of T's process. */
 void sched_default_affinity(struct task *t);
 struct timespec process_cpu_time(struct task *t);

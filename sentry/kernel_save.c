@@ -24,6 +24,7 @@
 #include "sentry/filecache.h"
 #include "sentry/sched.h"
 #include "sentry/task.h"
+#include "sentry/vdso.h"
 #include "state/codec.h"
 #include "vfs/save.h"
 #include "vfs/vfs.h"
@@ -291,6 +292,8 @@ int kernel_ckpt_save(struct enc *e)
 	enc_u64(e, nbinds);
 	vfs_mounts_foreach(save_bind, e);
 	enc_bool(e, vfs_overlay_is_rdonly());
+	/* Which vDSO the guests' pointers into [vdso] are for (mms section). */
+	enc_u64(e, vdso_id());
 	return 0;
 }
 
@@ -348,6 +351,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 		return err;
 	if (dec_ok(d))
 		kernel.cfg.root_readonly = dec_bool(d);
+	if (dec_ok(d))
+		vdso_set_image_id(dec_u64(d));
 	size_t ndeps = 0;
 	struct rootfs_dep *deps = dec_ok(d) ? load_deps(d, &ndeps) : NULL;
 	if (!deps)

@@ -14,6 +14,7 @@
 
 #include "platform/platform.h"
 #include "sentry/filecache.h"
+#include "sentry/vdso.h"
 #include "mem/memfile.h"
 #include "vfs/vfs.h"
 #include "state/codec.h"
@@ -23,6 +24,19 @@
 #define MMAP_GAP (128UL << 20)
 
 static int install(struct mm *mm, const struct vma *v);
+
+/* The stub page, or the vDSO's pages: the Sentry's, in no image, watched by no one. */
+static bool sentry_pages(const struct vma *v)
+{
+	return v->flags & (VMA_RESERVED | VMA_VDSO);
+}
+
+/* The vDSO's clock page, [vvar]: like Linux's (a VM_PFNMAP mapping without VM_MAYWRITE or
+ * VM_MAYEXEC), never writable nor executable, and no MADV_DONTNEED or MADV_FREE. */
+static bool clock_page(const struct vma *v)
+{
+	return (v->flags & (VMA_VDSO | VMA_NO_WRITE)) == (VMA_VDSO | VMA_NO_WRITE);
+}
 static void split_ref(struct vma *piece);
 static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end);
 
@@ -226,7 +240,7 @@ static int fill_from_file(struct vfs_file *file, uint64_t mf, off_t off, size_t 
 static void track_mapped(struct mm *mm, const struct vma *v)
 {
 	memfile_track_untracked(v->mf_off, v->end - v->start);
-	if (!mm->tracked)
+	if (!mm->tracked || sentry_pages(v))
 		return;
 	if (mm->nfresh == mm->capfresh) {
 		size_t cap = mm->capfresh ? 2 * mm->capfresh : 16;
@@ -252,7 +266,7 @@ int mm_track(struct mm *mm, struct platform_thread *stopped)
 		return -ENOMEM;
 	for (size_t i = 0; i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
-		if (!(v->flags & VMA_RESERVED))
+		if (!sentry_pages(v))
 			r[n++] =
 			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
 	}
@@ -425,7 +439,7 @@ static int break_cow(struct mm *mm, uintptr_t start, uintptr_t end)
 			mobj_put(v->mobj);
 			v->mobj = copy;
 			v->mf_off = copy->off;
-			v->flags |= VMA_HOST_REMAP;
+			v->flags = (v->flags | VMA_HOST_REMAP) & ~VMA_VDSO; /* the process's own */
 		}
 		v->flags = (v->flags & ~VMA_COW) | VMA_HOST_STALE;
 		changed = true;
@@ -453,6 +467,34 @@ bool mm_write_fault(struct mm *mm, uintptr_t addr, bool *resolved)
 	}
 	/* Another thread broke it meanwhile: the write goes through on the retry. */
 	return !(v->flags & VMA_HOST_STALE);
+}
+
+long mm_map_pages(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
+		  uint64_t mf_off, const char *name)
+{
+	if (!len || (addr | len) & (PAGE_SIZE - 1) || !valid_range(mm, addr, len) ||
+	    touches_reserved(mm, addr, addr + len) || !vma_range_free(&mm->vmas, addr, addr + len))
+		return -EINVAL;
+	struct vma v = {
+	    .start = addr,
+	    .end = addr + len,
+	    .prot = prot,
+	    .flags = flags,
+	    .mobj = mobj_get(mo),
+	    .mf_off = mf_off,
+	};
+	snprintf(v.name, sizeof(v.name), "%s", name);
+	int err = install(mm, &v);
+	if (err) {
+		mobj_put(mo);
+		return err;
+	}
+	return addr;
+}
+
+uintptr_t mm_find_free(struct mm *mm, size_t len)
+{
+	return vma_find_gap(&mm->vmas, len, MMAP_MIN_ADDR, mm->mmap_base);
 }
 
 long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
@@ -607,11 +649,17 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 		return -ENOMEM;
 	if (!vma_range_covered(&mm->vmas, addr, addr + len))
 		return -ENOMEM;
-	/* A shared mapping of a file opened read-only never becomes writable. */
-	for (uintptr_t at = addr; (prot & PROT_WRITE) && at < addr + len;
-	     at = vma_find(&mm->vmas, at)->end)
-		if (vma_find(&mm->vmas, at)->flags & VMA_NO_WRITE)
+	/* A shared mapping of a file opened read-only never becomes writable; the vDSO's clock
+	 * page neither writable nor executable (Linux's [vvar] has neither VM_MAYWRITE nor
+	 * VM_MAYEXEC). */
+	for (uintptr_t at = addr; (prot & (PROT_WRITE | PROT_EXEC)) && at < addr + len;
+	     at = vma_find(&mm->vmas, at)->end) {
+		const struct vma *v = vma_find(&mm->vmas, at);
+		if ((prot & PROT_WRITE) && (v->flags & VMA_NO_WRITE))
 			return -EACCES;
+		if ((prot & PROT_EXEC) && clock_page(v))
+			return -EACCES;
+	}
 	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
 		return err;
 	if ((prot & PROT_WRITE) &&
@@ -697,8 +745,11 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 	if (old + old_len < old || touches_reserved(mm, old, old + old_len) ||
 	    !vma_range_covered(&mm->vmas, old, old + old_len))
 		return -EFAULT;
-	/* Growth takes the attributes of the last piece. */
+	/* Growth takes the attributes of the last piece. The vDSO's mappings do not grow
+	 * (VM_DONTEXPAND in Linux). */
 	struct vma last = *vma_find(&mm->vmas, old + old_len - 1);
+	if (new_len > old_len && (last.flags & VMA_VDSO))
+		return -EFAULT;
 
 	if (flags & MREMAP_FIXED) {
 		if (!valid_range(mm, new_addr, new_len) ||
@@ -772,14 +823,26 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 		return 0;
 	if (!vma_range_covered(&mm->vmas, addr, addr + len))
 		return -ENOMEM;
+	for (uintptr_t at = addr;
+	     (advice == MADV_DONTNEED || advice == MADV_FREE) && at < addr + len;
+	     at = vma_find(&mm->vmas, at)->end)
+		if (clock_page(vma_find(&mm->vmas, at)))
+			return -EINVAL;
 	if (advice != MADV_DONTNEED)
 		return 0;
-	int err = break_cow(mm, addr, addr + len); /* the zeros are this address space's own */
-	if (err)
-		return err;
 	for (uintptr_t at = addr; at < addr + len;) {
 		struct vma *v = vma_find(&mm->vmas, at);
 		uintptr_t end = v->end < addr + len ? v->end : addr + len;
+		/* The vDSO's pages read back as they are, as Linux's special mappings fault their
+		 * pages in again. */
+		if (v->flags & VMA_VDSO) {
+			at = end;
+			continue;
+		}
+		int err = break_cow(mm, at, end); /* the zeros are this address space's own */
+		if (err)
+			return err;
+		v = vma_find(&mm->vmas, at);
 		/* Private pages read back as zeros (file-backed ones too: their file copy is gone
 		 * with them; a later issue re-reads the file). Shared ones keep their data. */
 		if (!(v->flags & MAP_SHARED) && !(v->flags & VMA_RESERVED))
@@ -1133,12 +1196,14 @@ int mm_save(struct enc *e, const void *obj)
 		const struct vma *v = &mm->vmas.v[i];
 		if (v->flags & VMA_RESERVED)
 			continue;
+		/* The vDSO's pages are "the vDSO" at an offset in them, never memory. */
+		bool vdso = v->flags & VMA_VDSO;
 		enc_u64(e, v->start);
 		enc_u64(e, v->end);
-		enc_ref(e, CK_MOBJ, v->mobj);
+		enc_ref(e, CK_MOBJ, vdso ? NULL : v->mobj);
 		enc_u32(e, v->prot);
 		enc_u32(e, v->flags);
-		enc_u64(e, v->mf_off);
+		enc_u64(e, vdso ? vdso_vma_offset(v) : v->mf_off);
 		enc_u64(e, v->file_off);
 		enc_u64(e, v->ino);
 		enc_u64(e, v->dev);
@@ -1149,6 +1214,26 @@ int mm_save(struct enc *e, const void *obj)
 			return err;
 	}
 	return enc_ok(e) ? 0 : -ENOMEM;
+}
+
+/* A VMA saved as "the vDSO" (V's mf_off is its offset in the vDSO's pages): it maps the
+ * restoring Sentry's, copy-on-write, the clock page never writable, whatever the image says. */
+static int bind_vdso(struct dec *d, struct vma *v)
+{
+	int err = vdso_vma_bind(v, v->mf_off);
+
+	if (err == -ENOEXEC)
+		return dec_fail(d,
+				"the image's processes use the vDSO of another minisentry build: "
+				"restore it with the minisentry that took it");
+	if (err)
+		return dec_fail(d, "bad vDSO mapping");
+	v->flags = (v->flags & ~MAP_SHARED) | MAP_PRIVATE | VMA_COW;
+	if (v->mf_off - v->mobj->off < PAGE_SIZE) {
+		v->flags |= VMA_NO_WRITE;
+		v->prot &= ~PROT_WRITE;
+	}
+	return 0;
 }
 
 /* A lazily restored address space: its mappings of the memory file go to the loader, which
@@ -1165,7 +1250,7 @@ static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
 	}
 	for (size_t i = 0; i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
-		if (!(v->flags & VMA_RESERVED))
+		if (!sentry_pages(v))
 			r[n++] =
 			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
 	}
@@ -1233,11 +1318,18 @@ void *mm_load(struct dec *d)
 		v.flags &= ~(VMA_HOST_STALE | VMA_HOST_REMAP); /* mapped afresh below */
 		if (!dec_ok(d))
 			break;
-		if (!v.mobj || v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||
-		    v.end > mm->task_size || (v.flags & VMA_RESERVED) || v.mf_off < v.mobj->off ||
-		    v.mf_off - v.mobj->off > v.mobj->len ||
-		    v.end - v.start > v.mobj->len - (v.mf_off - v.mobj->off) ||
+		if (v.start % PAGE_SIZE || v.end % PAGE_SIZE || v.end <= v.start ||
+		    v.end > mm->task_size || (v.flags & VMA_RESERVED) ||
 		    !vma_range_free(&mm->vmas, v.start, v.end)) {
+			dec_fail(d, "bad VMA");
+			break;
+		}
+		if ((v.flags & VMA_VDSO) && !v.mobj && !v.dentry) {
+			if (bind_vdso(d, &v))
+				break;
+		} else if (!v.mobj || (v.flags & VMA_VDSO) || v.mf_off < v.mobj->off ||
+			   v.mf_off - v.mobj->off > v.mobj->len ||
+			   v.end - v.start > v.mobj->len - (v.mf_off - v.mobj->off)) {
 			dec_fail(d, "bad VMA");
 			break;
 		}

@@ -73,6 +73,14 @@ long mm_map(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, stru
  * the memory file: tmpfs and the overlay's upper layer); takes its own reference on MO. */
 long mm_map_mobj(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
 		 uint64_t mf_off, off_t file_off, uint64_t ino, uint64_t file_size);
+/* Maps LEN bytes of memory object MO from memory-file offset MF_OFF at ADDR, which must be
+ * free, with PROT and FLAGS (MAP_PRIVATE or MAP_SHARED and VMA_* flags, kept as they are) and
+ * NAME: pages the Sentry provides (the vDSO's). Takes its own reference on MO. */
+long mm_map_pages(struct mm *mm, uintptr_t addr, size_t len, int prot, int flags, struct mobj *mo,
+		  uint64_t mf_off, const char *name);
+/* The highest LEN free bytes of MM's mmap area, where a mapping without a hint goes; 0 if
+ * none. */
+uintptr_t mm_find_free(struct mm *mm, size_t len);
 /* The file whose pages MO holds is now SIZE bytes: MM's shared mappings of it fault with SIGBUS
  * past its last page and stop doing so below it. The host follows at once when VIA_STOPPED
  * (mm->via is a stopped thread), else at mm_sync_host, before a thread of MM runs again. */

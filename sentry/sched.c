@@ -39,10 +39,8 @@ static struct {
 	struct timespec armed;
 } sched = {.timerfd = -1};
 
-/* Guest monotonic time is the host's plus an offset, set at a restore so that it goes on
- * from the checkpoint's (DESIGN.md §4). Every deadline the Sentry keeps is in guest time; only
- * arming the host timerfd converts back. */
-static int64_t mono_offset_ns;
+/* Every deadline the Sentry keeps is in guest monotonic time (clock.h), which a restore
+ * continues from the checkpoint's; only arming the host timerfd converts back. */
 
 /* A + NS, through ts_add: A may be a guest's deadline, too far off for nanoseconds. */
 static struct timespec ts_add_ns(struct timespec a, int64_t ns)
@@ -54,39 +52,6 @@ static struct timespec ts_add_ns(struct timespec a, int64_t ns)
 		d.tv_nsec += NSEC_PER_SEC;
 	}
 	return ts_add(a, d);
-}
-
-struct timespec mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts_add_ns(ts, mono_offset_ns);
-}
-
-void mono_continue_from(struct timespec guest_now)
-{
-	struct timespec host;
-
-	mono_offset_ns = 0;
-	clock_gettime(CLOCK_MONOTONIC, &host);
-	mono_offset_ns = ((int64_t)guest_now.tv_sec - host.tv_sec) * NSEC_PER_SEC +
-			 (guest_now.tv_nsec - host.tv_nsec);
-}
-
-int clock_now(clockid_t clk, struct timespec *ts)
-{
-	if (clock_gettime(clk, ts))
-		return -errno;
-	switch (clk) {
-	case CLOCK_MONOTONIC:
-	case CLOCK_MONOTONIC_RAW:
-	case CLOCK_MONOTONIC_COARSE:
-	case CLOCK_BOOTTIME:
-	case CLOCK_BOOTTIME_ALARM:
-		*ts = ts_add_ns(*ts, mono_offset_ns);
-	}
-	return 0;
 }
 
 /* Guest timeouts arrive here as the guest gave them (nanosleep of 2^63-1 seconds is valid):
@@ -412,8 +377,11 @@ void sched_arm_timer(void)
 	if (ts_cmp(earliest, sched.armed) == 0)
 		return;
 	struct itimerspec its = {.it_value = earliest};
-	if (any && mono_offset_ns) {
-		its.it_value = ts_add_ns(earliest, -mono_offset_ns);
+	if (any) {
+		/* A host timer may fire a little before guest time gets there (the guest's
+		 * clock is steered towards the host's, not on it): expire_deadlines finds nothing
+		 * due then, and the timer is armed again. */
+		its.it_value = ts_add_ns(earliest, -clock_host_offset());
 		if (its.it_value.tv_sec < 0 || ts_is_zero(its.it_value))
 			its.it_value = (struct timespec){0, 1};
 	}

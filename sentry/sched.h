@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "sentry/clock.h"
+
 struct task;
 struct waitq;
 
@@ -56,12 +58,8 @@ bool sched_handle_event(void *ptr, uint32_t events);
 /* Arms the timer for the earliest deadline. */
 void sched_arm_timer(void);
 
-/* Monotonic time helpers. mono_now is the guest's monotonic clock, which the Sentry's deadlines
- * use; clock_now reads clock CLK as the guest sees it. */
-struct timespec mono_now(void);
-int clock_now(clockid_t clk, struct timespec *ts);
-/* At a restore: the guest's monotonic clock reads GUEST_NOW now and goes on from there. */
-void mono_continue_from(struct timespec guest_now);
+/* Time helpers. The guest's clocks (mono_now, which the Sentry's deadlines use, and clock_now)
+ * are sentry/clock.h's. */
 struct timespec ts_add(struct timespec a, struct timespec b);
 int ts_cmp(struct timespec a, struct timespec b);
 struct timespec ts_sub(struct timespec a, struct timespec b); /* clamped at zero */

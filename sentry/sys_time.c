@@ -1,5 +1,7 @@
-/* Clocks. Guest clocks are the host's; monotonic and boottime carry an offset (zero until a
- * restore sets it) so that they never go backwards across a checkpoint. */
+/* The clock syscalls: the guest's clocks (sentry/clock.h), read with the arithmetic the vDSO
+ * uses, so that a syscall and a vDSO read never disagree; and sleeps. A guest that reads its
+ * clocks through syscalls (no vDSO, or one not calibrated yet) gives the clocks a chance to
+ * re-draw their lines too. */
 #include <errno.h>
 #include <sys/time.h>
 #include <time.h>
@@ -50,7 +52,10 @@ static int guest_clock(struct task *t, clockid_t id, struct timespec *ts)
 long sys_clock_gettime(struct task *t, const unsigned long *a)
 {
 	struct timespec ts;
-	int err = guest_clock(t, arg_int(a, 0), &ts);
+	int err;
+
+	clock_tick();
+	err = guest_clock(t, arg_int(a, 0), &ts);
 
 	if (err)
 		return err;
@@ -71,10 +76,12 @@ long sys_clock_getres(struct task *t, const unsigned long *a)
 
 long sys_gettimeofday(struct task *t, const unsigned long *a)
 {
-	struct timeval tv;
+	struct timespec now;
 	struct timezone tz = {0, 0};
 
-	gettimeofday(&tv, NULL);
+	clock_tick();
+	clock_now(CLOCK_REALTIME, &now);
+	struct timeval tv = {now.tv_sec, now.tv_nsec / NSEC_PER_USEC};
 	if (a[0] && copy_out(t->mm, a[0], &tv, sizeof(tv)))
 		return -EFAULT;
 	if (a[1] && copy_out(t->mm, a[1], &tz, sizeof(tz)))
@@ -82,9 +89,14 @@ long sys_gettimeofday(struct task *t, const unsigned long *a)
 	return 0;
 }
 
+/* The coarse clock's seconds, as Linux's time() (and the vDSO's). */
 long sys_time(struct task *t, const unsigned long *a)
 {
-	time_t now = time(NULL);
+	struct timespec ts;
+
+	clock_tick();
+	clock_now(CLOCK_REALTIME_COARSE, &ts);
+	time_t now = ts.tv_sec;
 
 	if (a[0] && copy_out(t->mm, a[0], &now, sizeof(now)))
 		return -EFAULT;

@@ -798,7 +798,7 @@ static int timerfd_save(struct enc *e, struct vfs_file *f)
 	enc_bool(e, tf->abs_realtime);
 	if (tf->abs_realtime) {
 		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
+		clock_now(CLOCK_REALTIME, &now);
 		enc_ts(e, ts_add(now, left));
 	} else {
 		enc_ts(e, left);
@@ -813,7 +813,7 @@ static void timerfd_arm_realtime(struct timerfd *tf, struct timespec at, struct 
 	struct timespec now;
 	int64_t at_ns = ts_ns(at), now_ns, iv = ts_ns(interval);
 
-	clock_gettime(CLOCK_REALTIME, &now);
+	clock_now(CLOCK_REALTIME, &now);
 	now_ns = ts_ns(now);
 	if (at_ns <= now_ns) {
 		if (!iv) {

@@ -21,6 +21,9 @@
  * write"). */
 #define VMA_COW 0x20000000
 #define VMA_HOST_REMAP 0x40000000 /* with VMA_HOST_STALE: the host maps another range now */
+/* Maps the vDSO's pages (sentry/vdso.c), [vvar] or [vdso], always copy-on-write; cleared when
+ * a write gives the process its own copy. A checkpoint saves such a VMA as "the vDSO". */
+#define VMA_VDSO 0x400000
 
 struct mobj;
 struct vfs_dentry;

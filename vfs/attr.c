@@ -54,10 +54,19 @@ ssize_t vfs_readlink(struct vfs_dentry *d, char *buf, size_t size)
 	return d->inode->ops->readlink(d->inode, buf, size);
 }
 
+static struct timespec (*clock_hook)(void);
+
+void vfs_set_clock(struct timespec (*now)(void))
+{
+	clock_hook = now;
+}
+
 struct timespec vfs_now(void)
 {
 	struct timespec ts;
 
+	if (clock_hook)
+		return clock_hook();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts;
 }

@@ -913,7 +913,7 @@ int kernfs_new(const char *fs_type, unsigned long magic, const struct kernfs_ent
 	fs->eager = eager;
 	fs->priv = priv;
 	fs->priv_release = priv_release;
-	clock_gettime(CLOCK_REALTIME, &fs->built);
+	fs->built = vfs_now();
 	fs->refs = 1; /* ours, while the root is built */
 	err = node_new(fs, NULL, root_entry, "/", NULL, root_entry->arg, 0, priv, &n);
 	if (!err) {

@@ -227,7 +227,7 @@ static struct pipe *pipe_alloc(void)
 	}
 	p->cap = PIPE_DEFAULT;
 	p->ino = next_ino++;
-	clock_gettime(CLOCK_REALTIME, &p->created);
+	p->created = vfs_now();
 	return p;
 }
 

@@ -185,7 +185,7 @@ int vfs_synth_new(const char *fs_type, mode_t perm, const struct vfs_synth_node 
 	}
 	fs->dev = vfs_anon_dev_new();
 	fs->next_ino = 1;
-	clock_gettime(CLOCK_REALTIME, &fs->built);
+	fs->built = vfs_now();
 
 	fs->refs = 1; /* ours, while the root is built */
 	err = synth_inode_new(fs, &root_node, 1, &si);

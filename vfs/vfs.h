@@ -399,6 +399,9 @@ int vfs_permission(struct vfs_dentry *d, const struct vfs_cred *cred, int mask);
  * upper layer, memfd) changes size to SIZE — truncate, a write or fallocate past the end — so
  * the kernel can make shared mappings of it fault past the new end, as Linux does. */
 void vfs_set_resize_hook(void (*hook)(struct mobj *mo, uint64_t size));
+/* NOW gives the guest's CLOCK_REALTIME, which file times are taken from (the host's until it is
+ * set), so that a file written after a clock read is never older than it. */
+void vfs_set_clock(struct timespec (*now)(void));
 
 /* For a MAP_SHARED mapping of [OFF, OFF+LEN) of F (OFF page-aligned): the memory-file object
  * holding the file's pages (*MOBJ, a new reference the caller puts) and the memory-file offset

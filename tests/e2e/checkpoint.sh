@@ -428,13 +428,16 @@ restore_refuses_exactly_a_changed_file_the_image_depends_on() {
 # Every kind of damage to an image is one line of error and no sandbox.
 bad_images_are_refused_with_one_line() {
   [ -d "$WORK/leave-img" ] || skip "needs leave_running_keeps_the_sandbox_going_and_list_shows_it" || return
-  local f bad=$WORK/bad-img size
+  local f bad=$WORK/bad-img size byte
   for f in "$WORK/leave-img"/*; do
     rm -rf "$bad"
     cp -a "$WORK/leave-img" "$bad"
     size=$(stat -c %s "$bad/${f##*/}")
-    # A flipped byte in the middle of every file.
-    printf '\x5a' | dd of="$bad/${f##*/}" bs=1 seek=$((size / 2)) conv=notrunc status=none
+    # A flipped byte in the middle of every file: changed, whatever it was (writing a fixed
+    # value left the file as it was when the byte already held it, one time in 256).
+    byte=$(od -An -tu1 -j $((size / 2)) -N 1 "$bad/${f##*/}" | tr -d ' ')
+    printf "\\x$(printf %02x $((byte ^ 0x5a)))" |
+      dd of="$bad/${f##*/}" bs=1 seek=$((size / 2)) conv=notrunc status=none
     ms restore --image "$bad"
     expect_one_line_error || { why="${f##*/} flipped: $why"; return 1; }
     # And each file cut short.

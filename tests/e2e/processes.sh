@@ -229,10 +229,10 @@ terminal_stdin_is_a_tty_by_name() {
   [ "$(sed -n 6p <<<"$out")" = "not a tty" ] || fail "/dev/null is '$(sed -n 6p <<<"$out")'"
 }
 
-# ASLR as a user sees it: each exec of busybox gets its own stack and heap; `setarch -R`
+# ASLR as a user sees it: each exec of busybox gets its own stack, heap and vDSO; `setarch -R`
 # (busybox's linux64 -R: personality ADDR_NO_RANDOMIZE) gives every exec below it the same.
 layout_is_randomised_per_exec_unless_setarch_R() {
-  local maps='grep -E "\[(stack|heap)\]" /proc/self/maps | tr "\n" " "'
+  local maps='grep -E "\[(stack|heap|vdso|vvar)\]" /proc/self/maps | tr "\n" " "'
   ms run "$ROOTFS" -- /bin/sh -c "$maps; echo; $maps"
   expect_status 0 || return
   [ "$(sed -n 1p <<<"$out")" != "$(sed -n 2p <<<"$out")" ] || fail "the same layout twice: $(out_hint)" || return
@@ -242,9 +242,37 @@ layout_is_randomised_per_exec_unless_setarch_R() {
     fail "setarch -R: two layouts: $(out_hint)"
 }
 
+# Clock reads after the sandbox's start (here `date`, after a sleep) go through the vDSO and
+# make no syscall, as natively: --strace shows none. With MINISENTRY_VDSO_CLOCK=syscall (what a
+# host without a usable TSC gets) every read is the syscall, and the time is the same.
+clock_reads_make_no_syscall_unless_the_vdso_is_told_to() {
+  local clock_calls='/^\[pid [0-9]+\] clock_nanosleep.* = 0$/ { after = 1; next }
+    after && /(^|\] )(clock_gettime|gettimeofday|time)\(/ { n++ } END { print n + 0 }'
+  ms run --stats "$ROOTFS" -- /bin/true
+  expect_status 0 || return
+  grep -q 'clock: tsc mode' <<<"$err" || skip "no TSC clock on this host: $(grep 'clock:' <<<"$err")" || return
+  ms run --strace "$ROOTFS" -- /bin/sh -c 'sleep 0.05; date +%s'
+  expect_status 0 || return
+  local now
+  now=$(date +%s)
+  [ "$out" -ge $((now - 5)) ] && [ "$out" -le "$now" ] || fail "date says $(out_hint), the host $now" || return
+  [ "$(awk "$clock_calls" "$WORK/err")" = 0 ] ||
+    fail "clock syscalls after the start: $(grep -E 'clock_gettime|gettimeofday|time\(' "$WORK/err" | tail -n 2 | tr '\n' '|')" || return
+  step "minisentry run with MINISENTRY_VDSO_CLOCK=syscall"
+  MINISENTRY_VDSO_CLOCK=syscall ms run --strace --stats "$ROOTFS" -- /bin/sh -c 'sleep 0.05; date +%s'
+  expect_status 0 || return
+  now=$(date +%s)
+  [ "$(tail -n 1 <<<"$out")" -ge $((now - 5)) ] && [ "$(tail -n 1 <<<"$out")" -le "$now" ] ||
+    fail "syscall mode: date says $(out_hint), the host $now" || return
+  grep -q 'clock: syscall mode (MINISENTRY_VDSO_CLOCK=syscall)' "$WORK/err" ||
+    fail "syscall mode: --stats does not say so" || return
+  [ "$(awk "$clock_calls" "$WORK/err")" -ge 1 ] || fail "syscall mode: no clock syscall after the start"
+}
+
 scenarios+=(
   terminal_stdin_is_a_tty_by_name
   layout_is_randomised_per_exec_unless_setarch_R
+  clock_reads_make_no_syscall_unless_the_vdso_is_told_to
   dev_stdin_reads_the_sandbox_stdin
   pipeline_of_two_commands
   whole_file_through_a_pipe_and_dev_stdout

@@ -22,6 +22,7 @@
 #include "sentry/signal.h"
 #include "sentry/task.h"
 #include "sentry/timer.h"
+#include "sentry/vdso.h"
 #include "state/codec.h"
 #include "state/image.h"
 #include "vfs/vfs.h"
@@ -63,6 +64,8 @@ void fuzz_kernel_init(void)
 	timerfd_register_kind();
 	if ((err = memfile_init()))
 		die("memory file", err);
+	if ((err = vdso_init()))
+		die("vdso", err);
 	if ((err = platform_init(memfile_fd(), PLACEMENT_SAME, PLATFORM_PTRACE)))
 		die("platform", err);
 	if ((kernel.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)

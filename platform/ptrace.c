@@ -279,7 +279,7 @@ static struct platform_stub *all_stubs;
  * for a thread whose SIGCHLD merged with another's. Every event, however found, is matched to
  * its thread by tid. */
 #define TID_BUCKETS 4096
-#define SCAN_INTERVAL_NS 1000000000ULL
+#define SCAN_INTERVAL_NS ((uint64_t)NSEC_PER_SEC)
 
 static struct platform_thread *tid_hash[TID_BUCKETS];
 

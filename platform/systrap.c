@@ -14,6 +14,7 @@
  * Nothing in the area is trusted: the guest can write it (it is in its address space), so
  * every pointer read from it is checked to lie inside the area, and a thread that lies about
  * its state only confuses itself. */
+#include "common/units.h"
 #include "platform/internal.h"
 #include "platform/stub.h"
 #include "platform/systrap.h"
@@ -244,7 +245,7 @@ static void stub_dispose(struct platform_systrap_stub *s);
 
 /* How long the Sentry waits for a stub to do what it asked: it never takes this long unless
  * the guest tampered with its stub. */
-#define WAIT_NS (5 * 1000000000ULL)
+#define WAIT_NS (5 * (uint64_t)NSEC_PER_SEC)
 
 /* Waits until area A leaves state FROM (a call made) or, with FROM = SYSTRAP_RUNNING, until
  * it posts an event: a new thread's first. The handler wakes the futex after a call; an event
@@ -648,7 +649,7 @@ static bool any_elsewhere(void)
  * code jumped to the stub's gadget to call rt_sigprocmask or rt_sigreturn with a mask of its
  * own): a blocking wait, a checkpoint's, would never end, so its process is killed. Only a
  * guest that tampers with its stub gets there. */
-#define DEAF_NS (10 * 1000000000ULL)
+#define DEAF_NS (10 * (uint64_t)NSEC_PER_SEC)
 
 static void kill_the_deaf(void)
 {

@@ -170,7 +170,12 @@ static void choose_cpus(void)
 		CPU_ZERO(&plat.all_cpus);
 		CPU_SET(plat.sentry_cpu, &plat.all_cpus);
 	}
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && plat.placement == PLACEMENT_OTHER) {
+	/* Under the seccomp platform a thread that makes syscalls is best on another CPU than the
+	 * Sentry's: both spin instead of switching (docs/platform.md, "Placement"), so auto keeps
+	 * it there, as other does. */
+	bool elsewhere = plat.placement == PLACEMENT_OTHER ||
+			 (plat.placement == PLACEMENT_AUTO && plat.kind == PLATFORM_SECCOMP);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && elsewhere) {
 		for (int c = 1; c < CPU_SETSIZE; c++) {
 			int cand = (plat.sentry_cpu + c) % CPU_SETSIZE;
 			if (CPU_ISSET(cand, &set)) {
@@ -628,7 +633,7 @@ static void set_spread(struct platform_thread *t, bool spread)
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
-	CPU_SET(plat.sentry_cpu, &one);
+	CPU_SET(plat.guest_cpu, &one); /* the Sentry's, but under seccomp */
 	sched_setaffinity(t->tid, sizeof(cpu_set_t), spread ? &plat.all_cpus : &one);
 	t->spread = spread;
 	t->short_runs = 0;

@@ -461,7 +461,7 @@ int systrap_thread_new(struct platform_thread *parent, struct platform_thread **
 	if (parent->spread) {
 		cpu_set_t one;
 		CPU_ZERO(&one);
-		CPU_SET(plat.sentry_cpu, &one);
+		CPU_SET(plat.guest_cpu, &one);
 		sched_setaffinity(t->tid, sizeof(one), &one);
 	}
 	*out = t;
@@ -638,7 +638,7 @@ static unsigned char *frame_fpstate(struct platform_thread *t, size_t *len)
 static bool any_elsewhere(void)
 {
 	for (struct platform_thread *t = plat_first_watched(); t; t = t->w_next)
-		if (t->spread || plat.placement == PLACEMENT_OTHER)
+		if (t->spread || plat.guest_cpu != plat.sentry_cpu)
 			return true;
 	return false;
 }

@@ -1428,6 +1428,23 @@ struct target {
 	bool container;
 };
 
+/* A container just started may not have its sandbox listening yet (runc's cgroup is there at
+ * once): waits up to START_TIMEOUT_MS, while its process lives, for the sandbox at PATH to
+ * answer. */
+static void wait_listening(const struct ctr *c, const char *path)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (control_frozen(path) < 0 && ctr_alive(c)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    START_TIMEOUT_MS)
+			return;
+		usleep(20000);
+	}
+}
+
 static int find_target(const char *id, struct target *t)
 {
 	char state[PATH_MAX];
@@ -1445,6 +1462,8 @@ static int find_target(const char *id, struct target *t)
 			snprintf(t->path, sizeof(t->path), "%s", c.control);
 		else
 			control_socket_path(id, t->path, sizeof(t->path));
+		if (!strcmp(t->status, "running"))
+			wait_listening(&c, t->path);
 		ctr_free(&c);
 		return 0;
 	}

@@ -287,33 +287,33 @@ oci_pause_stops_a_counter_and_resume_lets_it_go_on() {
   [ "$status" -eq 0 ] || fail "start: $err" || return
   wait_count "$WORK/pz/log" 5 || { oci delete --force pz1; return 1; }
   oci pause pz1
-  [ "$status" -eq 0 ] || { oci delete --force pz1; fail "pause: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "pause: $status $err"; oci delete --force pz1; return 1; }
   local st a b
   state_status pz1
-  [ "$st" = paused ] || { oci delete --force pz1; fail "state after pause: '$st'"; return 1; }
+  [ "$st" = paused ] || { fail "state after pause: '$st'"; oci delete --force pz1; return 1; }
   a=$(counter_lines "$WORK/pz/log")
   sleep 1
   b=$(counter_lines "$WORK/pz/log")
-  [ "$a" = "$b" ] || { oci delete --force pz1; fail "the counter went on while paused: $a, then $b"; return 1; }
+  [ "$a" = "$b" ] || { fail "the counter went on while paused: $a, then $b"; oci delete --force pz1; return 1; }
   oci pause pz1
-  [ "$status" -ne 0 ] && grep -q "it is paused" <<<"$err" || { oci delete --force pz1; fail "a second pause: $status $err"; return 1; }
+  [ "$status" -ne 0 ] && grep -q "it is paused" <<<"$err" || { fail "a second pause: $status $err"; oci delete --force pz1; return 1; }
   oci exec pz1 /bin/true
-  [ "$status" -ne 0 ] && grep -q "paused" <<<"$err" || { oci delete --force pz1; fail "exec in a paused container: $status $err"; return 1; }
+  [ "$status" -ne 0 ] && grep -q "paused" <<<"$err" || { fail "exec in a paused container: $status $err"; oci delete --force pz1; return 1; }
   oci delete pz1
-  [ "$status" -ne 0 ] && grep -q "paused" <<<"$err" || { oci delete --force pz1; fail "delete of a paused container: $status $err"; return 1; }
+  [ "$status" -ne 0 ] && grep -q "paused" <<<"$err" || { fail "delete of a paused container: $status $err"; oci delete --force pz1; return 1; }
   oci resume pz1
-  [ "$status" -eq 0 ] || { oci delete --force pz1; fail "resume: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "resume: $status $err"; oci delete --force pz1; return 1; }
   state_status pz1
-  [ "$st" = running ] || { oci delete --force pz1; fail "state after resume: '$st'"; return 1; }
+  [ "$st" = running ] || { fail "state after resume: '$st'"; oci delete --force pz1; return 1; }
   wait_count "$WORK/pz/log" $((b + 5)) || { oci delete --force pz1; return 1; }
   oci resume pz1
-  [ "$status" -ne 0 ] && grep -q "not paused" <<<"$err" || { oci delete --force pz1; fail "resume of a running container: $status $err"; return 1; }
+  [ "$status" -ne 0 ] && grep -q "not paused" <<<"$err" || { fail "resume of a running container: $status $err"; oci delete --force pz1; return 1; }
   # A TERM to a paused container takes effect at resume.
   oci pause pz1 && oci kill pz1 TERM
-  [ "$status" -eq 0 ] || { oci delete --force pz1; fail "kill of a paused container: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "kill of a paused container: $status $err"; oci delete --force pz1; return 1; }
   sleep 0.5
   state_status pz1
-  [ "$st" = paused ] || { oci delete --force pz1; fail "after kill TERM while paused: '$st'"; return 1; }
+  [ "$st" = paused ] || { fail "after kill TERM while paused: '$st'"; oci delete --force pz1; return 1; }
   oci resume pz1
   local i
   for ((i = 0; i < 50; i++)); do
@@ -321,11 +321,11 @@ oci_pause_stops_a_counter_and_resume_lets_it_go_on() {
     [ "$st" = stopped ] && break
     sleep 0.1
   done
-  [ "$st" = stopped ] || { oci delete --force pz1; fail "the TERM was not acted on at resume: '$st'"; return 1; }
+  [ "$st" = stopped ] || { fail "the TERM was not acted on at resume: '$st'"; oci delete --force pz1; return 1; }
   oci delete pz1
   # delete --force of a paused one.
   oci create --bundle "$WORK/pz" pz2 && oci start pz2 && oci pause pz2
-  [ "$status" -eq 0 ] || { oci delete --force pz2; fail "pause pz2: $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "pause pz2: status $status$(err_hint)"; oci delete --force pz2; return 1; }
   oci delete --force pz2
   expect_status 0 || return
   oci state pz2
@@ -340,7 +340,7 @@ oci_checkpoint_of_a_paused_container_restores_running() {
   oci create --bundle "$WORK/pzc" pzc1 && oci start pzc1 || { fail "start: $err"; return; }
   wait_count "$WORK/pzc/log" 3 || { oci delete --force pzc1; return 1; }
   oci pause pzc1 && oci checkpoint --image-path "$WORK/pzc-img" pzc1
-  [ "$status" -eq 0 ] || { oci delete --force pzc1; fail "checkpoint of a paused container: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "checkpoint of a paused container: $status $err"; oci delete --force pzc1; return 1; }
   oci delete pzc1
   local n
   n=$(counter_lines "$WORK/pzc/log")
@@ -365,24 +365,24 @@ oci_update_changes_memory_and_pids_limits_live() {
     grep -qE '^MemTotal: +65536 kB$' <<<"$out" && break
     sleep 0.1
   done
-  grep -qE '^MemTotal: +65536 kB$' <<<"$out" || { oci delete --force upd1; fail "before: $(out_hint)$(err_hint)"; return 1; }
+  grep -qE '^MemTotal: +65536 kB$' <<<"$out" || { fail "before: $(out_hint)$(err_hint)"; oci delete --force upd1; return 1; }
   oci update --memory 128m upd1
-  [ "$status" -eq 0 ] || { oci delete --force upd1; fail "update --memory: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "update --memory: $status $err"; oci delete --force upd1; return 1; }
   oci exec upd1 /bin/sh -c 'grep MemTotal: /proc/meminfo'
-  grep -qE '^MemTotal: +131072 kB$' <<<"$out" || { oci delete --force upd1; fail "after update --memory: $(out_hint)"; return 1; }
+  grep -qE '^MemTotal: +131072 kB$' <<<"$out" || { fail "after update --memory: $(out_hint)"; oci delete --force upd1; return 1; }
   # The guest holds 40 MiB in a tmpfs file: a 32 MiB bound is refused, 96 MiB is taken.
   oci exec upd1 /bin/sh -c 'dd if=/dev/zero of=/tmp/fill bs=1M count=40 2>/dev/null; echo filled'
-  [ "$out" = filled ] || { oci delete --force upd1; fail "fill: $(out_hint)$(err_hint)"; return 1; }
+  [ "$out" = filled ] || { fail "fill: $(out_hint)$(err_hint)"; oci delete --force upd1; return 1; }
   printf '{"memory":{"limit":33554432,"swap":67108864}}' >"$WORK/upd-res.json"
   oci update --resources "$WORK/upd-res.json" upd1
   [ "$status" -ne 0 ] && grep -q "more than 32 MiB" <<<"$err" && [ "$(grep -c '' <<<"$err")" = 1 ] ||
-    { oci delete --force upd1; fail "a bound below the guest's use: $status $err"; return 1; }
+    { fail "a bound below the guest's use: $status $err"; oci delete --force upd1; return 1; }
   printf '{"memory":{"limit":100663296,"swap":201326592},"cpu":{"shares":0},"pids":{"limit":4}}' >"$WORK/upd-res.json"
   oci update -r "$WORK/upd-res.json" upd1
-  [ "$status" -eq 0 ] || { oci delete --force upd1; fail "update -r: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "update -r: $status $err"; oci delete --force upd1; return 1; }
   oci exec upd1 /bin/sh -c 'grep MemTotal: /proc/meminfo; for i in 1 2 3; do sleep 1 & done; wait'
   grep -qE '^MemTotal: +98304 kB$' <<<"$out" && grep -q "can't fork" <<<"$err" ||
-    { oci delete --force upd1; fail "after update -r: $(out_hint)$(err_hint)"; return 1; }
+    { fail "after update -r: $(out_hint)$(err_hint)"; oci delete --force upd1; return 1; }
   # What a sandbox cannot change, from an option or from the file (stdin here).
   oci update --cpu-share 512 upd1
   local e1=$status m1=$err
@@ -405,7 +405,7 @@ oci_events_prints_stats_and_oom_events_as_json() {
   sed -i 's|"linux":{|"linux":{"resources":{"memory":{"limit":33554432},"pids":{"limit":50}},|' "$WORK/evs/config.json"
   oci create --bundle "$WORK/evs" evs1 && oci start evs1 || { fail "start: $err"; return; }
   oci events --stats evs1
-  [ "$status" -eq 0 ] || { oci delete --force evs1; fail "events --stats: $status $err"; return 1; }
+  [ "$status" -eq 0 ] || { fail "events --stats: $status $err"; oci delete --force evs1; return 1; }
   python3 -c '
 import json, sys
 e = json.loads(sys.stdin.read())
@@ -414,7 +414,7 @@ d = e["data"]
 assert d["cpu"]["usage"]["total"] > 0 and d["cpu"]["usage"]["total"] == d["cpu"]["usage"]["kernel"] + d["cpu"]["usage"]["user"], d["cpu"]
 assert d["memory"]["usage"]["limit"] == 33554432 and 0 < d["memory"]["usage"]["usage"] < 33554432, d["memory"]
 assert d["pids"]["limit"] == 50 and d["pids"]["current"] >= 1, d["pids"]
-' <<<"$out" 2>"$WORK/py.err" || { oci delete --force evs1; fail "events --stats: $(tail -n1 "$WORK/py.err"): $(out_hint)"; return 1; }
+' <<<"$out" 2>"$WORK/py.err" || { fail "events --stats: $(tail -n1 "$WORK/py.err"): $(out_hint)"; oci delete --force evs1; return 1; }
   oci events --interval 300ms evs1
   local st=$status o=$out e=$err
   oci delete --force evs1
@@ -435,22 +435,23 @@ named_sandbox_pauses_resumes_and_updates() {
   local id="e2e-$$-named"
   rm -f "$WORK/named.log"
   ms_bg "$WORK/named.out" run --id "$id" -v "$WORK:/out" "$ROOTFS" -- /bin/sh -c 'i=0; while :; do echo $i >>/out/named.log; i=$((i+1)); sleep 0.02; done'
+  # Once paused, a failure ends it with SIGKILL: a TERM would wait for a resume.
   local p=$bg_pid a b
   wait_count "$WORK/named.log" 5 || { kill "$p"; return 1; }
   ms pause "$id"
   [ "$status" -eq 0 ] || { kill "$p"; fail "pause: $err"; return 1; }
   ms list
-  grep -qE "^$id +[0-9]+ +paused " <<<"$out" || { kill "$p"; fail "list: $(out_hint)"; return 1; }
+  grep -qE "^$id +[0-9]+ +paused " <<<"$out" || { kill -KILL "$p"; fail "list: $(out_hint)"; return 1; }
   a=$(counter_lines "$WORK/named.log")
   sleep 1
   b=$(counter_lines "$WORK/named.log")
-  [ "$a" = "$b" ] || { kill "$p"; fail "counted on while paused: $a, $b"; return 1; }
+  [ "$a" = "$b" ] || { kill -KILL "$p"; fail "counted on while paused: $a, $b"; return 1; }
   ms update --pids-limit 100 "$id"
-  [ "$status" -eq 0 ] || { kill "$p"; fail "update of a paused sandbox: $err"; return 1; }
+  [ "$status" -eq 0 ] || { kill -KILL "$p"; fail "update of a paused sandbox: $err"; return 1; }
   ms events --stats "$id"
-  grep -q '"pids":{"current":[0-9]*,"limit":100}' <<<"$out" || { kill "$p"; fail "events --stats: $(out_hint)"; return 1; }
+  grep -q '"pids":{"current":[0-9]*,"limit":100}' <<<"$out" || { kill -KILL "$p"; fail "events --stats: $(out_hint)"; return 1; }
   ms resume "$id"
-  [ "$status" -eq 0 ] || { kill "$p"; fail "resume: $err"; return 1; }
+  [ "$status" -eq 0 ] || { kill -KILL "$p"; fail "resume: $err"; return 1; }
   wait_count "$WORK/named.log" $((b + 5)) || { kill "$p"; return 1; }
   kill "$p"
   wait_gone "$p" "$TIMEOUT" || return

@@ -2,7 +2,8 @@
 # Container start-to-exit time of /bin/true under podman with each OCI runtime there is — runc,
 # crun and minisentry — from `podman run --rm` to its exit, medians of BENCH_ENGINE_RUNS (10)
 # runs after one warm-up, on a private copy of the rootfs (podman writes into a --rootfs tree).
-# Prints a table; skips (exit 0) with a line when podman cannot run here.
+# Prints a table; skips (exit 0) with a line when podman cannot run here. A peer runtime that
+# is installed but cannot run on this host gets a row saying so, with its error.
 # Usage: bench/engines.sh MINISENTRY ROOTFS
 set -uo pipefail
 
@@ -50,8 +51,15 @@ for rt in runc crun minisentry; do
     continue
   fi
   if ! one "$path" >/dev/null; then
-    printf '%-12s %14s\n' "$rt" "fails: $(head -c 60 "$WORK/err" | tr '\n' ' ')"
-    [ "$rt" = minisentry ] && bad=1
+    if [ "$rt" = minisentry ]; then
+      printf '%-12s %14s\n' "$rt" "fails: $(head -c 60 "$WORK/err" | tr '\n' ' ')"
+      bad=1
+    else
+      # A peer that cannot run on this host (crun with hybrid cgroups): its own reason,
+      # without podman's prefix ("Error: OCI runtime error: /usr/bin/crun: ").
+      printf '%-12s %s\n' "$rt" "$rt: not runnable here ($(head -n1 "$WORK/err" |
+        sed -e 's/^Error: //' -e 's/^OCI runtime error: //' -e "s|^$path: ||" | cut -c1-100))"
+    fi
     continue
   fi
   times=()

@@ -28,6 +28,7 @@ struct memfile_state {
 	struct extent *free;
 	size_t nfree, capfree;
 	uint64_t limit; /* --memory: the bounded file's size, 0 when unbounded */
+	int reconf_fd;	/* the bounded tmpfs's reconfiguration context, or -1 */
 	bool (*full_hook)(void);
 	sigjmp_buf *guard; /* the memfile_guard running, if any */
 	/* Pages the bounded file had no room for, touched outside a guard: private pages stand

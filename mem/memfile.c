@@ -14,13 +14,14 @@
 #include <linux/mount.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mem/internal.h"
 #include "state/codec.h"
 
-struct memfile_state mf = {.fd = -1};
+struct memfile_state mf = {.fd = -1, .reconf_fd = -1};
 
 /* Frees of an address space whose writes were collected (memfile_free_harvested). */
 static bool harvested;
@@ -98,7 +99,9 @@ int memfile_init(void)
 
 /* A tmpfs of LIMIT bytes, mounted nowhere (fsopen/fsmount): only the file keeps it alive. It
  * must allow exec (guest code is mapped from the file); nothing can be reached through it but
- * the one unnamed file. */
+ * the one unnamed file. Its reconfiguration context (fspick) is made now, while we may: it is
+ * what lets the bound change later (memfile_reconf_fd), and none can be made once the Sentry
+ * has dropped its capabilities. */
 static int bounded_file(uint64_t limit)
 {
 	char size[32];
@@ -119,6 +122,9 @@ static int bounded_file(uint64_t limit)
 	if (mnt < 0)
 		return -errno;
 	fd = openat(mnt, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 && mf.reconf_fd < 0)
+		mf.reconf_fd =
+		    (int)syscall(SYS_fspick, mnt, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
 	close(mnt);
 	return fd < 0 ? -errno : fd;
 }
@@ -142,6 +148,20 @@ int memfile_init_bounded(uint64_t limit)
 
 uint64_t memfile_limit(void)
 {
+	return mf.limit;
+}
+
+int memfile_reconf_fd(void)
+{
+	return mf.limit ? mf.reconf_fd : -1;
+}
+
+uint64_t memfile_limit_reread(void)
+{
+	struct statfs sf;
+
+	if (mf.limit && fstatfs(mf.fd, &sf) == 0 && sf.f_blocks > 0)
+		mf.limit = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
 	return mf.limit;
 }
 

@@ -19,6 +19,16 @@ int memfile_init_bounded(uint64_t limit);
 /* The bound (0: none) and the bytes of guest memory in use now (pages the file holds). */
 uint64_t memfile_limit(void);
 uint64_t memfile_used(void);
+/* The bound may change while the sandbox runs (the OCI runtime's `update`): this is the bounded
+ * tmpfs's reconfiguration context (an fspick descriptor), or -1 when the file is not bounded
+ * by a tmpfs of its own. Setting its "size" takes CAP_SYS_ADMIN over the user namespace the
+ * tmpfs was made in, which a confined Sentry no longer has: the descriptor is handed to a
+ * client that has it (the sandbox's owner). One failed reconfiguration spends it (the kernel
+ * will not reuse a failed context), so only a size the file can take should be asked for. */
+int memfile_reconf_fd(void);
+/* Reads the bound back from the file's filesystem after a change: the new bound (or the old
+ * one if it cannot be read). */
+uint64_t memfile_limit_reread(void);
 int memfile_fd(void);
 
 /* The accounting point for the Sentry's own accesses to guest memory. Runs FN(ARG), which

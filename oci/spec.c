@@ -392,6 +392,118 @@ int oci_process_parse(const char *text, size_t len, struct oci_spec *s, char *er
 	return parse_process(s->doc, s, err, size);
 }
 
+/* --- update's resources ------------------------------------------------------------------ */
+
+/* Members of a resources object that a sandbox cannot honour: an integer other than 0, a
+ * non-empty string, array or object, or true, asks for something; 0, "", [], {}, false and
+ * null ask for nothing (engines send whole objects with zeros for what they leave alone). */
+static const struct {
+	const char *object, *member; /* member NULL: the object itself */
+	const char *lacks;	     /* what the sandbox has none of */
+} unsupported[] = {
+    {"memory", "reservation", "soft memory limit"},
+    {"memory", "kernel", "kernel memory accounting"},
+    {"memory", "kernelTCP", "kernel memory accounting"},
+    {"memory", "swappiness", "swap"},
+    {"memory", "disableOOMKiller", "way to turn its OOM killer off"},
+    {"cpu", "shares", "CPU controller"},
+    {"cpu", "quota", "CPU controller"},
+    {"cpu", "burst", "CPU controller"},
+    {"cpu", "period", "CPU controller"},
+    {"cpu", "realtimeRuntime", "CPU controller"},
+    {"cpu", "realtimePeriod", "CPU controller"},
+    {"cpu", "cpus", "CPU controller"},
+    {"cpu", "mems", "CPU controller"},
+    {"cpu", "idle", "CPU controller"},
+    {"blockIO", "weight", "block devices"},
+    {"blockIO", "leafWeight", "block devices"},
+    {"blockIO", "weightDevice", "block devices"},
+    {"blockIO", "throttleReadBpsDevice", "block devices"},
+    {"blockIO", "throttleWriteBpsDevice", "block devices"},
+    {"blockIO", "throttleReadIOPSDevice", "block devices"},
+    {"blockIO", "throttleWriteIOPSDevice", "block devices"},
+    {"network", "classID", "traffic classes"},
+    {"network", "priorities", "traffic classes"},
+    {"hugepageLimits", NULL, "huge pages"},
+    {"rdma", NULL, "RDMA devices"},
+    {"unified", NULL, "cgroup files"},
+};
+
+static bool asks_for_something(const struct json *v)
+{
+	switch (v->type) {
+	case JSON_NULL:
+		return false;
+	case JSON_BOOL:
+		return v->b;
+	case JSON_NUMBER:
+		return v->num != 0;
+	case JSON_STRING:
+	case JSON_ARRAY:
+	case JSON_OBJECT:
+		return v->len > 0;
+	}
+	return true;
+}
+
+/* Member KEY of OBJ (at NAME in messages), an integer or null, into *OUT (0 when absent). */
+static int resource_int(const struct json *obj, const char *key, const char *name, int64_t *out,
+			char *err, size_t size)
+{
+	const struct json *v = json_get(obj, key);
+
+	*out = 0;
+	if (!v || json_is(v, JSON_NULL))
+		return 0;
+	if (!json_int(v, out))
+		return bad(err, size, "%s must be an integer", name);
+	return 0;
+}
+
+int oci_resources_parse(const char *text, size_t len, struct oci_resources *r, char *err,
+			size_t size)
+{
+	char jerr[200];
+	struct json *doc = json_parse(text, len, jerr, sizeof(jerr));
+	const struct json *mem, *pids;
+	int ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (!doc)
+		return bad(err, size, "resources: %s", jerr);
+	if (!json_is(doc, JSON_OBJECT)) {
+		bad(err, size, "resources: not an object");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
+		const struct json *v = json_get(doc, unsupported[i].object);
+		if (v && unsupported[i].member)
+			v = json_get(v, unsupported[i].member);
+		if (v && asks_for_something(v)) {
+			bad(err, size, "%s%s%s cannot be changed: the sandbox has no %s",
+			    unsupported[i].object, unsupported[i].member ? "." : "",
+			    unsupported[i].member ? unsupported[i].member : "",
+			    unsupported[i].lacks);
+			goto out;
+		}
+	}
+	mem = json_get(doc, "memory");
+	pids = json_get(doc, "pids");
+	if ((mem && !json_is(mem, JSON_OBJECT) && !json_is(mem, JSON_NULL)) ||
+	    (pids && !json_is(pids, JSON_OBJECT) && !json_is(pids, JSON_NULL))) {
+		bad(err, size, "resources: memory and pids must be objects");
+		goto out;
+	}
+	if (resource_int(mem, "limit", "memory.limit", &r->memory, err, size) ||
+	    resource_int(mem, "swap", "memory.swap", &r->swap, err, size) ||
+	    resource_int(pids, "limit", "pids.limit", &r->pids, err, size))
+		goto out;
+	ret = 0;
+out:
+	json_free(doc);
+	return ret;
+}
+
 int oci_spec_load(const char *bundle, struct oci_spec *s, char *err, size_t size)
 {
 	char path[PATH_MAX], rerr[128];

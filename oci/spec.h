@@ -90,6 +90,20 @@ int oci_process_parse(const char *text, size_t len, struct oci_spec *s, char *er
 int oci_spec_load(const char *bundle, struct oci_spec *s, char *err, size_t errsize);
 void oci_spec_free(struct oci_spec *s);
 
+/* What `update` asks of a running container (a linux.resources object, runc's `update -r`):
+ * 0 leaves a limit as it is, a negative value removes it, a positive one sets it. */
+struct oci_resources {
+	int64_t memory; /* memory.limit, bytes */
+	int64_t swap;	/* memory.swap: memory and swap together, bytes */
+	int64_t pids;	/* pids.limit */
+};
+/* Parses TEXT (LEN bytes) as a resources object into R. 0, or -1 with the reason in ERR: a
+ * malformed member, or one asking for what a sandbox cannot change (CPU shares, quotas and
+ * sets, block I/O weights, a soft memory limit...), named. Unknown members are ignored, and so
+ * are devices (as in config.json). */
+int oci_resources_parse(const char *text, size_t len, struct oci_resources *r, char *err,
+			size_t errsize);
+
 /* The RLIMIT_* number of NAME ("RLIMIT_NOFILE"), or -1. */
 int oci_rlimit_number(const char *name);
 

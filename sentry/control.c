@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -26,11 +27,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "common/units.h"
 #include "mem/memfile.h"
 #include "sentry/checkpoint.h"
 #include "sentry/confine.h"
+#include "sentry/freeze.h"
 #include "sentry/kernel.h"
+#include "sentry/mm.h"
+#include "sentry/resources.h"
 #include "sentry/task.h"
 #include "state/compress.h"
 #include "state/image.h"
@@ -123,10 +128,12 @@ static int wait_readable(int fd, int timeout_ms)
 }
 
 /* What a Sentry says of itself when pinged: the host pid of the process its caller waits on
- * (its launcher, or itself when not confined) and when the sandbox started (realtime). */
+ * (its launcher, or itself when not confined), when the sandbox started (realtime) and whether
+ * it is paused. */
 struct ping_info {
 	long pid;
 	long long started;
+	int frozen;
 };
 
 /* True if a Sentry answers on PATH (filling *INFO, if not NULL, when it says). */
@@ -145,7 +152,8 @@ static bool ping_info(const char *path, struct ping_info *info)
 	ok = n >= 2 && !memcmp(buf, "ok", 2);
 	if (ok && info) {
 		buf[n] = 0;
-		if (sscanf(buf, "ok %ld %lld", &info->pid, &info->started) != 2)
+		info->frozen = 0;
+		if (sscanf(buf, "ok %ld %lld %d", &info->pid, &info->started, &info->frozen) < 2)
 			info->pid = info->started = -1;
 	}
 	return ok;
@@ -408,6 +416,11 @@ void control_exec_exited(pid_t tgid, int status)
 	}
 }
 
+/* The OCI runtime's requests (pause, resume, stats, events, update), at the end of the file. */
+static bool serve_runtime_request(int fd, const char *req, bool *keep);
+static bool watcher_event(void *ptr);
+static int send_with_fds(int sock, const char *buf, size_t len, const int *fds, int n);
+
 /* The request's room: a path, a key in hex and the rest. */
 #define REQ_MAX (PATH_MAX + 2 * IMAGE_KEY_MAX + 64)
 
@@ -480,14 +493,17 @@ static bool serve_request(int fd)
 		goto out;
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
-		reply(fd, "ok %d %lld\n", confine_active() ? confine_launcher_pid() : (int)getpid(),
-		      (long long)kernel.boot_real.tv_sec);
+		reply(fd, "ok %d %lld %d\n",
+		      confine_active() ? confine_launcher_pid() : (int)getpid(),
+		      (long long)kernel.boot_real.tv_sec, kernel_frozen());
 		goto out;
 	}
 	if (!strncmp(req, "exec ", 5)) {
 		keep = serve_exec(fd, req, nl + 1, got - (size_t)(nl + 1 - req), fds, nfds);
 		goto out;
 	}
+	if (serve_runtime_request(fd, req, &keep))
+		goto out;
 	parent = nfds ? fds[0] : -1;
 	int leave, force, off = 0;
 	const char *dir = req;
@@ -586,6 +602,8 @@ out:
 
 bool control_handle_event(void *ptr)
 {
+	if (watcher_event(ptr))
+		return true;
 	if (ptr != &ctl)
 		return false;
 	int fd = accept4(ctl.fd, NULL, NULL, SOCK_CLOEXEC);
@@ -1053,8 +1071,8 @@ static void list_dir(const char *dir, bool *header)
 		char pid[24] = "-";
 		if (info.pid > 0)
 			snprintf(pid, sizeof(pid), "%ld", info.pid);
-		printf("%-24.*s %8s %-8s %6s %s\n", (int)(n - 5), de->d_name, pid, "running", when,
-		       owner);
+		printf("%-24.*s %8s %-8s %6s %s\n", (int)(n - 5), de->d_name, pid,
+		       info.frozen > 0 ? "paused" : "running", when, owner);
 	}
 	closedir(d);
 }
@@ -1159,4 +1177,338 @@ int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *
 	close(fd);
 	fprintf(stderr, "minisentry: exec: %s\n", strerror(err));
 	return 1;
+}
+
+/* --- the OCI runtime's pause, resume, events and update ------------------------------------- */
+
+/* Requests, one line each, with their answers (or "error MESSAGE"):
+ *   "pause", "resume"     "ok": the guest is frozen, or runs again (sentry/freeze.c)
+ *   "stats"               "ok frozen=F tasks=N pids_limit=N memory_used=B memory_limit=B
+ *                         oom_kills=N cpu_user_ns=N cpu_kernel_ns=N" (struct kernel_usage)
+ *   "events"              "ok", then a line per event ("oom") while the connection lasts
+ *   "update pids N"       "ok": the --pids bound is N
+ *   "update memory B"     "reconf" with the memory file's reconfiguration context (SCM_RIGHTS),
+ *                         the guest stopped meanwhile; the client sets the size B and answers
+ *                         "done ERRNO"; then "ok BYTES", the bound now. */
+
+/* Connections that asked for events, each until it hangs up: epoll reports that with the
+ * slot as its data, and anything a watcher sends ends it too (it only listens). */
+#define WATCHERS_MAX 16
+static int watchers[WATCHERS_MAX] = {[0 ... WATCHERS_MAX - 1] = -1};
+#define UPDATE_WAIT_MS 10000
+
+static void watcher_drop(int i)
+{
+	epoll_ctl(kernel.epfd, EPOLL_CTL_DEL, watchers[i], NULL);
+	close(watchers[i]);
+	watchers[i] = -1;
+}
+
+static bool watcher_event(void *ptr)
+{
+	int *w = ptr;
+
+	if (w < watchers || w >= watchers + WATCHERS_MAX)
+		return false;
+	if (*w >= 0)
+		watcher_drop((int)(w - watchers));
+	return true;
+}
+
+void control_notify(const char *event)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%s\n", event);
+
+	/* Never waits (the connection does not block): a watcher that does not read loses its
+	 * connection, not the Sentry's time. A gone one is EPIPE, SIGPIPE being ignored. */
+	for (int i = 0; i < WATCHERS_MAX; i++)
+		if (watchers[i] >= 0 && write(watchers[i], line, (size_t)n) != n)
+			watcher_drop(i);
+}
+
+/* S is all decimal digits, at most 19 of them, as *V. */
+static bool parse_count(const char *s, uint64_t *v)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0 || n > 19 || s[n])
+		return false;
+	*v = strtoull(s, NULL, 10);
+	return true;
+}
+
+static bool add_watcher(int fd)
+{
+	for (int i = 0; i < WATCHERS_MAX; i++) {
+		if (watchers[i] >= 0)
+			continue;
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = &watchers[i]};
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ||
+		    epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, fd, &ev))
+			return false;
+		watchers[i] = fd;
+		return true;
+	}
+	return false;
+}
+
+/* The new memory bound BYTES, set by the client (it alone may resize the memory file's tmpfs)
+ * while no guest thread runs, so that what the guest uses cannot grow past the new bound
+ * between the check and the resize (a failed resize would spend the context for good). */
+static void update_memory(int fd, uint64_t bytes)
+{
+	int rfd = memfile_reconf_fd(), err;
+	char line[64];
+	size_t got = 0;
+
+	if (rfd < 0) {
+		reply(fd, "error the memory bound of this sandbox cannot change while it runs (its "
+			  "memory is not a tmpfs of its own)\n");
+		return;
+	}
+	if (bytes < MEMORY_MIN || bytes % PAGE_SIZE) {
+		reply(fd, "error bad memory bound\n");
+		return;
+	}
+	if ((err = kernel_quiesce())) {
+		reply(fd, "error cannot stop the guest: %s\n", strerror(-err));
+		kernel_unquiesce();
+		return;
+	}
+	uint64_t used = memfile_used();
+	if (used > bytes) {
+		reply(fd,
+		      "error the sandbox uses %llu MiB, more than %llu MiB: a bound below its use "
+		      "is refused\n",
+		      (unsigned long long)(used >> 20), (unsigned long long)(bytes >> 20));
+		goto out;
+	}
+	if (send_with_fds(fd, "reconf\n", 7, &rfd, 1))
+		goto out;
+	while (got < sizeof(line) - 1 && !memchr(line, '\n', got)) {
+		if (wait_readable(fd, UPDATE_WAIT_MS) <= 0)
+			break;
+		ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	line[got] = 0;
+	int e = -1, off = 0;
+	uint64_t now = memfile_limit_reread(); /* whatever the client said or did */
+	if (sscanf(line, "done %d%n", &e, &off) != 1 || line[off] != '\n' || e < 0)
+		reply(fd, "error bad answer\n");
+	else if (e)
+		reply(fd, "error cannot resize the sandbox's memory: %s\n", strerror(e));
+	else
+		reply(fd, "ok %llu\n", (unsigned long long)now);
+out:
+	kernel_unquiesce();
+}
+
+/* REQ, one of the requests above: served (true), *KEEP set when the connection stays (events);
+ * false if REQ is none of them. */
+static bool serve_runtime_request(int fd, const char *req, bool *keep)
+{
+	uint64_t n;
+	int err;
+
+	if (!strcmp(req, "pause") || !strcmp(req, "resume")) {
+		if (req[0] == 'r')
+			kernel_thaw();
+		else if ((err = kernel_freeze()))
+			return reply(fd, "error cannot stop the guest: %s\n", strerror(-err)), true;
+		reply(fd, "ok\n");
+	} else if (!strcmp(req, "stats")) {
+		struct kernel_usage u;
+		kernel_usage(&u);
+		reply(fd,
+		      "ok frozen=%d tasks=%llu pids_limit=%llu memory_used=%llu memory_limit=%llu "
+		      "oom_kills=%llu cpu_user_ns=%llu cpu_kernel_ns=%llu\n",
+		      u.frozen, (unsigned long long)u.tasks, (unsigned long long)u.pids_limit,
+		      (unsigned long long)u.memory_used, (unsigned long long)u.memory_limit,
+		      (unsigned long long)u.oom_kills, (unsigned long long)u.cpu_user_ns,
+		      (unsigned long long)u.cpu_kernel_ns);
+	} else if (!strcmp(req, "events")) {
+		if (!add_watcher(fd))
+			return reply(fd, "error too many watchers of this sandbox's events\n"),
+			       true;
+		reply(fd, "ok\n");
+		*keep = true;
+	} else if (!strncmp(req, "update pids ", 12) && parse_count(req + 12, &n)) {
+		if (kernel_set_pids(n))
+			reply(fd, "error the pids limit is 1 to %d\n", PIDS_MAX);
+		else
+			reply(fd, "ok\n");
+	} else if (!strncmp(req, "update memory ", 14) && parse_count(req + 14, &n)) {
+		update_memory(fd, n);
+	} else if (!strncmp(req, "update ", 7)) {
+		reply(fd, "error bad request\n");
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The client: REQ sent to the sandbox at PATH, its one-line answer into RESP (the line's end
+ * cut); the connection if KEEP (else closed), or -1 with ERR saying why. */
+static int ask(const char *path, const char *req, char *resp, size_t size, bool keep, char *err,
+	       size_t esize)
+{
+	int fd = connect_to(path), e;
+	size_t got = 0;
+
+	if (fd < 0) {
+		snprintf(err, esize, "the sandbox is not running (%s)", strerror(-fd));
+		return -1;
+	}
+	if ((e = send_all(fd, req, strlen(req)))) {
+		snprintf(err, esize, "the sandbox dropped the request: %s", strerror(e));
+		close(fd);
+		return -1;
+	}
+	/* One byte at a time: what follows the line (events) is the caller's. */
+	while (got < size - 1) {
+		if (wait_readable(fd, UPDATE_WAIT_MS) <= 0)
+			break;
+		ssize_t n = read(fd, resp + got, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || resp[got] == '\n')
+			break;
+		got++;
+	}
+	resp[got] = 0;
+	if (strncmp(resp, "ok", 2) || (resp[2] && resp[2] != ' ')) {
+		snprintf(err, esize, "%s",
+			 !strncmp(resp, "error ", 6) ? resp + 6
+			 : got			     ? "the sandbox gave a bad answer"
+						     : "the sandbox did not answer");
+		close(fd);
+		return -1;
+	}
+	if (!keep) {
+		close(fd);
+		return 0;
+	}
+	return fd;
+}
+
+int control_freeze(const char *path, bool freeze, char *err, size_t esize)
+{
+	char resp[256];
+
+	return ask(path, freeze ? "pause\n" : "resume\n", resp, sizeof(resp), false, err, esize);
+}
+
+int control_frozen(const char *path)
+{
+	struct ping_info info;
+
+	return ping_info(path, &info) ? info.frozen : -1;
+}
+
+int control_stats(const char *path, struct kernel_usage *u, char *err, size_t esize)
+{
+	char resp[512];
+	int frozen = 0, off = 0;
+
+	if (ask(path, "stats\n", resp, sizeof(resp), false, err, esize) < 0)
+		return -1;
+	*u = (struct kernel_usage){0};
+	if (sscanf(resp,
+		   "ok frozen=%d tasks=%" SCNu64 " pids_limit=%" SCNu64 " memory_used=%" SCNu64
+		   " memory_limit=%" SCNu64 " oom_kills=%" SCNu64 " cpu_user_ns=%" SCNu64
+		   " cpu_kernel_ns=%" SCNu64 "%n",
+		   &frozen, &u->tasks, &u->pids_limit, &u->memory_used, &u->memory_limit,
+		   &u->oom_kills, &u->cpu_user_ns, &u->cpu_kernel_ns, &off) != 8 ||
+	    resp[off]) {
+		snprintf(err, esize, "the sandbox gave bad statistics");
+		return -1;
+	}
+	u->frozen = frozen;
+	return 0;
+}
+
+int control_events(const char *path, char *err, size_t esize)
+{
+	char resp[256];
+
+	return ask(path, "events\n", resp, sizeof(resp), true, err, esize);
+}
+
+int control_set_pids(const char *path, uint64_t n, char *err, size_t esize)
+{
+	char req[64], resp[256];
+
+	snprintf(req, sizeof(req), "update pids %" PRIu64 "\n", n);
+	return ask(path, req, resp, sizeof(resp), false, err, esize);
+}
+
+int control_set_memory(const char *path, uint64_t bytes, uint64_t *now, char *err, size_t esize)
+{
+	char req[64], resp[256], size[32], done[32];
+	int fd, rfd = -1, nfds = 0, off = 0;
+	size_t got = 0;
+
+	snprintf(req, sizeof(req), "update memory %" PRIu64 "\n", bytes);
+	if ((fd = connect_to(path)) < 0) {
+		snprintf(err, esize, "the sandbox is not running (%s)", strerror(-fd));
+		return -1;
+	}
+	int e = send_all(fd, req, strlen(req));
+	/* "reconf" with the context, or the answer at once. */
+	while (!e && got < sizeof(resp) - 1 && !memchr(resp, '\n', got)) {
+		if (wait_readable(fd, UPDATE_WAIT_MS) <= 0)
+			break;
+		ssize_t n = recv_with_fds(fd, resp + got, sizeof(resp) - 1 - got, &rfd, 1, &nfds);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	resp[got] = 0;
+	if (!strcmp(resp, "reconf\n") && nfds == 1) {
+		/* Takes CAP_SYS_ADMIN over the sandbox's user namespace: its owner's. */
+		snprintf(size, sizeof(size), "%" PRIu64, bytes);
+		int r = 0;
+		if (fsconfig(rfd, FSCONFIG_SET_STRING, "size", size, 0) ||
+		    fsconfig(rfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0))
+			r = errno;
+		close(rfd);
+		rfd = -1;
+		snprintf(done, sizeof(done), "done %d\n", r);
+		got = 0;
+		if (!(e = send_all(fd, done, strlen(done))))
+			while (got < sizeof(resp) - 1 && !memchr(resp, '\n', got)) {
+				if (wait_readable(fd, UPDATE_WAIT_MS) <= 0)
+					break;
+				ssize_t n = read(fd, resp + got, sizeof(resp) - 1 - got);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0)
+					break;
+				got += (size_t)n;
+			}
+		resp[got] = 0;
+	}
+	if (rfd >= 0)
+		close(rfd);
+	close(fd);
+	char *nl = strchr(resp, '\n');
+	if (nl)
+		*nl = 0;
+	if (sscanf(resp, "ok %" SCNu64 "%n", now, &off) == 1 && !resp[off])
+		return 0;
+	snprintf(err, esize, "%s",
+		 !strncmp(resp, "error ", 6) ? resp + 6
+		 : e			     ? strerror(e)
+		 : got			     ? "the sandbox gave a bad answer"
+					     : "the sandbox did not answer");
+	return -1;
 }

@@ -77,4 +77,20 @@ int control_list(void);
 /* The socket path of NAME into BUF; false if NAME is not a valid sandbox name. */
 bool control_socket_path(const char *name, char *buf, size_t size);
 
+/* The OCI runtime's pause, resume, events and update, as clients of the sandbox whose control
+ * socket is PATH: 0, or -1 with ERR (ESIZE bytes) saying why in one line. */
+int control_freeze(const char *path, bool freeze, char *err, size_t esize);
+/* 1 if the sandbox at PATH is paused, 0 if it runs, -1 if it does not answer. */
+int control_frozen(const char *path);
+struct kernel_usage;
+int control_stats(const char *path, struct kernel_usage *u, char *err, size_t esize);
+/* A connection on which the sandbox writes a line per event ("oom") until it ends, or -1. */
+int control_events(const char *path, char *err, size_t esize);
+/* The --pids bound N, and the memory bound BYTES (a page multiple, at least MEMORY_MIN; the
+ * bound now in *NOW): they take effect at once. */
+int control_set_pids(const char *path, uint64_t n, char *err, size_t esize);
+int control_set_memory(const char *path, uint64_t bytes, uint64_t *now, char *err, size_t esize);
+/* In the Sentry: EVENT happened ("oom"); every connection that asked for events is told. */
+void control_notify(const char *event);
+
 #endif

@@ -227,6 +227,11 @@ static const struct rule rules[] = {
      * root as ROOTFS there are many beneath it), and there is no network in its namespace. */
     ANY(accept4),
     ANY(recvmsg),
+    /* And one descriptor back on an accepted connection: the memory file's reconfiguration
+     * context, for the client of an `update` that may resize it (sentry/control.c). A stream
+     * connection has its peer: sendmsg reaches no other socket through it; the Sentry holds
+     * no datagram socket of its own (it makes none). */
+    ANY(sendmsg),
     /* Checkpoint and restore of memory (mem/, docs/checkpoint.md): worker threads that read
      * and write the image's data files (glibc's pthread_create, after clone3's ENOSYS), a
      * lazy restore's fault and loader threads, woken by an eventfd; userfaultfds for missing
@@ -266,7 +271,6 @@ static const struct rule host_network_rules[] = {
     ANY(shutdown),
     ANY(setsockopt),
     ANY(getsockopt),
-    ANY(sendmsg),
     ANY(sendto),
     ANY(recvfrom),
     ONE(ioctl, EQ(1, SIOCATMARK)),

@@ -72,6 +72,10 @@ static void act_on_host_signal(int sig)
 		return;
 	case SIGTERM:
 	case SIGHUP:
+		if (kernel.frozen) {
+			kernel.thaw_signal = sig; /* as a paused container's init gets it: later */
+			return;
+		}
 		kernel.done = true;
 		kernel.exit_status = 128 + sig;
 		return;
@@ -134,6 +138,8 @@ void kernel_resume(struct task *t)
 		t->parked = true; /* SIGCONT resumes it */
 		return;
 	}
+	if (kernel.frozen)
+		return; /* held: the thaw resumes it (sentry/freeze.c) */
 	if (t->mm && t->mm->host_stale) {
 		t->mm->via = t->pt;
 		mm_sync_host(t->mm);

@@ -108,6 +108,8 @@ struct kernel {
 	int exit_status;	    /* minisentry run's exit status once init is gone */
 	struct timespec boot_mono, boot_real; /* when the sandbox started */
 	uint64_t forks;
+	bool frozen;	 /* paused (sentry/freeze.c): kernel_resume lets no task run */
+	int thaw_signal; /* SIGTERM or SIGHUP that came while frozen: acted on at the thaw */
 };
 
 extern struct kernel kernel;

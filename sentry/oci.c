@@ -8,6 +8,7 @@
  * what is refused. */
 #include "sentry/oci.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +37,7 @@
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "sentry/resources.h"
 
 #define OCI_VERSION "1.0.2"
 #define FIFO_NAME "exec.fifo"
@@ -201,6 +204,9 @@ static const char *ctr_status(const struct ctr *c)
 		return "stopped";
 	if (ctr_path(c->id, FIFO_NAME, fifo, sizeof(fifo)) == 0 && stat(fifo, &st) == 0)
 		return "created";
+	/* Paused is the Sentry's to say (runc reads its cgroup's freezer). */
+	if (c->control[0] && control_frozen(c->control) == 1)
+		return "paused";
 	return "running";
 }
 
@@ -687,7 +693,14 @@ static int start(const struct ctr *c)
 
 /* --- the commands -------------------------------------------------------------------------- */
 
-enum { OPT_BUNDLE = 0x200, OPT_PID_FILE, OPT_CONSOLE, OPT_IGNORED_FLAG, OPT_IGNORED_VALUE };
+enum {
+	OPT_BUNDLE = 0x200,
+	OPT_PID_FILE,
+	OPT_CONSOLE,
+	OPT_IGNORED_FLAG,
+	OPT_IGNORED_VALUE,
+	OPT_IGNORE_PAUSED
+};
 
 /* Options of create and run; runc's others are accepted and mean nothing here. */
 static const struct option create_opts[] = {
@@ -900,10 +913,10 @@ static int cmd_delete(int argc, char **argv)
 	}
 	const char *status = ctr_status(&c);
 	/* A created container never ran: deleting it ends its waiting process. */
-	if (!strcmp(status, "running") && !force) {
+	if ((!strcmp(status, "running") || !strcmp(status, "paused")) && !force) {
 		ctr_free(&c);
-		return oci_fail("cannot delete container %s that is running (--force kills it)",
-				argv[i]);
+		return oci_fail("cannot delete container %s that is %s (--force kills it)", argv[i],
+				status);
 	}
 	if (strcmp(status, "stopped")) {
 		kill(c.pid, SIGKILL);
@@ -1017,10 +1030,10 @@ static int cmd_exec(int argc, char **argv)
 	    {"apparmor", required_argument, NULL, OPT_IGNORED_VALUE},
 	    {"process-label", required_argument, NULL, OPT_IGNORED_VALUE},
 	    {"no-new-privs", no_argument, NULL, OPT_IGNORED_FLAG},
-	    {"ignore-paused", no_argument, NULL, OPT_IGNORED_FLAG},
+	    {"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
 	    {NULL, 0, NULL, 0}};
 	const char *process = NULL, *console = NULL, *cwd = NULL, *pid_file = NULL, *user = NULL;
-	bool tty = false, detach = false;
+	bool tty = false, detach = false, ignore_paused = false;
 	char **env = calloc((size_t)argc + 1, sizeof(char *)), err[512];
 	int nenv = 0, c;
 	struct oci_spec ps = {0};
@@ -1057,6 +1070,9 @@ static int cmd_exec(int argc, char **argv)
 			break;
 		case OPT_PID_FILE:
 			pid_file = optarg;
+			break;
+		case OPT_IGNORE_PAUSED:
+			ignore_paused = true;
 			break;
 		case OPT_IGNORED_FLAG:
 		case OPT_IGNORED_VALUE:
@@ -1105,7 +1121,14 @@ static int cmd_exec(int argc, char **argv)
 		return oci_fail("exec: the working directory must be absolute, got %s", cwd), 2;
 	if (ctr_load(id, &ctr))
 		return 1;
-	if (strcmp(ctr_status(&ctr), "running") || !ctr.control[0]) {
+	const char *status = ctr_status(&ctr);
+	/* In a paused container (--ignore-paused) the process starts frozen, as with runc. */
+	if (!strcmp(status, "paused") && !ignore_paused) {
+		ctr_free(&ctr);
+		return oci_fail("cannot exec in a paused container (use --ignore-paused to "
+				"override)");
+	}
+	if ((strcmp(status, "running") && strcmp(status, "paused")) || !ctr.control[0]) {
 		ctr_free(&ctr);
 		return oci_fail("cannot exec in a container that is not running");
 	}
@@ -1235,7 +1258,8 @@ static int cmd_checkpoint(int argc, char **argv)
 		return oci_fail("checkpoint needs a container id"), 2;
 	if (ctr_load(id, &c))
 		return 1;
-	if (strcmp(ctr_status(&c), "running")) {
+	/* A paused one too: its image is of the guest as it was stopped. */
+	if (strcmp(ctr_status(&c), "running") && strcmp(ctr_status(&c), "paused")) {
 		ctr_free(&c);
 		return oci_fail("cannot checkpoint a container that is not running");
 	}
@@ -1395,6 +1419,381 @@ fail:
 	return 1;
 }
 
+/* --- pause, resume, update, events --------------------------------------------------------- */
+
+/* What pause, resume, update and events act on: container ID's sandbox, or else the sandbox
+ * named ID (`minisentry run --id ID`). */
+struct target {
+	char path[PATH_MAX]; /* its control socket */
+	char status[16];     /* "running", "paused", or a container's other statuses */
+	bool container;
+};
+
+/* A container just started may not have its sandbox listening yet (runc's cgroup is there at
+ * once): waits up to START_TIMEOUT_MS, while its process lives, for the sandbox at PATH to
+ * answer. */
+static void wait_listening(const struct ctr *c, const char *path)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (control_frozen(path) < 0 && ctr_alive(c)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    START_TIMEOUT_MS)
+			return;
+		usleep(20000);
+	}
+}
+
+static int find_target(const char *id, struct target *t)
+{
+	char state[PATH_MAX];
+	struct ctr c;
+
+	memset(t, 0, sizeof(*t));
+	if (!valid_id(id))
+		return oci_fail("'%s' is not a valid container id", id);
+	if (ctr_path(id, STATE_NAME, state, sizeof(state)) == 0 && access(state, F_OK) == 0) {
+		if (ctr_load(id, &c))
+			return 1;
+		t->container = true;
+		snprintf(t->status, sizeof(t->status), "%s", ctr_status(&c));
+		if (c.control[0])
+			snprintf(t->path, sizeof(t->path), "%s", c.control);
+		else
+			control_socket_path(id, t->path, sizeof(t->path));
+		if (!strcmp(t->status, "running"))
+			wait_listening(&c, t->path);
+		ctr_free(&c);
+		return 0;
+	}
+	control_socket_path(id, t->path, sizeof(t->path));
+	int frozen = control_frozen(t->path);
+	if (frozen < 0)
+		return oci_fail("container %s does not exist (nor a running sandbox of that name)",
+				id);
+	snprintf(t->status, sizeof(t->status), "%s", frozen ? "paused" : "running");
+	return 0;
+}
+
+/* pause (RESUME false) and resume: the guest stops as a checkpoint stops it, and goes on. */
+static int cmd_freeze(int argc, char **argv, bool resume)
+{
+	const char *cmd = resume ? "resume" : "pause";
+	struct target t;
+	char err[512];
+	int i = one_id(argc, argv, cmd, NULL);
+
+	if (i < 0)
+		return 2;
+	if (find_target(argv[i], &t))
+		return 1;
+	if (strcmp(t.status, resume ? "paused" : "running"))
+		return oci_fail("cannot %s %s: it is %s%s", cmd, argv[i], t.status,
+				resume ? ", not paused" : "");
+	if (control_freeze(t.path, !resume, err, sizeof(err)))
+		return oci_fail("%s %s: %s", cmd, argv[i], err);
+	return 0;
+}
+
+/* A size as runc takes one: bytes, or a number (a fraction allowed) with k, m, g, t or p
+ * (binary units, an optional b after it); -1 for no limit. False if S is none. */
+static bool parse_size(const char *s, int64_t *out)
+{
+	static const char units[] = "kmgtp";
+	const char *u;
+	char *end;
+	double v;
+
+	if (!strcmp(s, "-1")) {
+		*out = -1;
+		return true;
+	}
+	errno = 0;
+	if (!*s || !strchr("0123456789.", *s) || ((v = strtod(s, &end)), errno) || end == s)
+		return false;
+	if (*end && (u = strchr(units, tolower((unsigned char)*end)))) {
+		for (int k = 0; k <= u - units; k++)
+			v *= 1024;
+		end++;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || v >= 9.2e18)
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+/* runc's update options that ask for what a sandbox cannot change while it runs (nor at all). */
+static const char *const update_refused[] = {"--cpu-period",	     "--cpu-quota",
+					     "--cpu-share",	     "--cpu-rt-period",
+					     "--cpu-rt-runtime",     "--cpuset-cpus",
+					     "--cpuset-mems",	     "--blkio-weight",
+					     "--kernel-memory",	     "--kernel-memory-tcp",
+					     "--memory-reservation", "--l3-cache-schema",
+					     "--mem-bw-schema",	     NULL};
+
+/* update: the memory bound (linux.resources.memory.limit, --memory) and the pids bound
+ * (pids.limit, --pids) of a running sandbox change at once; what a sandbox cannot change is
+ * refused in one line, and nothing is changed then. */
+static int cmd_update(int argc, char **argv)
+{
+	struct oci_resources r = {0};
+	const char *file = NULL, *id = NULL, *v;
+	char err[512];
+	struct target t;
+	bool flags = false;
+
+	for (int i = 1; i < argc; i++) {
+		if ((v = option_value("--resources", argc, argv, &i)) ||
+		    (v = option_value("-r", argc, argv, &i))) {
+			file = v;
+		} else if ((v = option_value("--memory", argc, argv, &i))) {
+			if (!parse_size(v, &r.memory))
+				return oci_fail("update: --memory '%s' is not a size", v), 2;
+			flags = true;
+		} else if ((v = option_value("--memory-swap", argc, argv, &i))) {
+			if (!parse_size(v, &r.swap))
+				return oci_fail("update: --memory-swap '%s' is not a size", v), 2;
+			flags = true;
+		} else if ((v = option_value("--pids-limit", argc, argv, &i))) {
+			char *end;
+			errno = 0;
+			r.pids = strtoll(v, &end, 10);
+			if (!*v || *end || errno)
+				return oci_fail("update: --pids-limit '%s' is not a number", v), 2;
+			flags = true;
+		} else if (option_in(update_refused, argc, argv, &i, true)) {
+			return oci_fail("update: %s cannot be changed: the sandbox has no such "
+					"controller",
+					argv[i][0] == '-' ? argv[i] : argv[i - 1]);
+		} else if (argv[i][0] != '-' && !id) {
+			id = argv[i];
+		} else {
+			return oci_fail("update: unexpected %s", argv[i]), 2;
+		}
+	}
+	if (!id)
+		return oci_fail("update needs a container id"), 2;
+	/* As runc: with a resources file, the other options are ignored. */
+	if (file) {
+		char *text = NULL, rerr[128];
+		size_t len = 0;
+		if (!strcmp(file, "-")) {
+			FILE *mem = open_memstream(&text, &len);
+			char buf[4096];
+			size_t n, total = 0;
+			/* One byte past the parser's most is enough for it to refuse. */
+			while (mem && total <= JSON_MAX_SIZE &&
+			       (n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
+				fwrite(buf, 1, n, mem);
+				total += n;
+			}
+			if (!mem || fclose(mem))
+				return oci_fail("update: cannot read the resources from stdin");
+		} else if (json_read_file(file, &text, &len, rerr, sizeof(rerr))) {
+			return oci_fail("update: --resources '%s': %s", file, rerr);
+		}
+		int e = oci_resources_parse(text, len, &r, err, sizeof(err));
+		free(text);
+		if (e)
+			return oci_fail("update: %s", err);
+	} else if (!flags) {
+		return oci_fail("update: nothing to change (--memory, --memory-swap, --pids-limit "
+				"or --resources)"),
+		       2;
+	}
+	if (find_target(id, &t))
+		return 1;
+	if (strcmp(t.status, "running") && strcmp(t.status, "paused"))
+		return oci_fail("cannot update %s: it is %s (the limits of a container that has "
+				"not started are its config.json's)",
+				id, t.status);
+	struct kernel_usage u;
+	if (control_stats(t.path, &u, err, sizeof(err)))
+		return oci_fail("update %s: %s", id, err);
+	/* No limit is the sandbox's default bound, the one it gets without one. */
+	struct sysinfo si;
+	uint64_t mem = r.memory > 0 ? (uint64_t)r.memory
+		       : r.memory < 0 && sysinfo(&si) == 0
+			   ? (uint64_t)si.totalram * si.mem_unit / DEFAULT_MEMORY_SHARE
+			   : 0;
+	if (mem && mem < MEMORY_MIN)
+		mem = MEMORY_MIN; /* as config.json's at create */
+	mem &= ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+	/* Memory and swap together: there is no swap, so a bound at least the memory's changes
+	 * nothing, and one below it is refused as runc refuses it. */
+	uint64_t bound = mem ? mem : u.memory_limit;
+	if (r.swap > 0 && (uint64_t)r.swap < bound)
+		return oci_fail(
+		    "update %s: the memory+swap limit (%lld) must be at least the memory "
+		    "limit (%llu)",
+		    id, (long long)r.swap, (unsigned long long)bound);
+	uint64_t now;
+	if (mem && mem != u.memory_limit && control_set_memory(t.path, mem, &now, err, sizeof(err)))
+		return oci_fail("update %s: memory limit: %s", id, err);
+	if (r.pids &&
+	    control_set_pids(t.path, r.pids < 0 || r.pids > PIDS_MAX ? PIDS_MAX : (uint64_t)r.pids,
+			     err, sizeof(err)))
+		return oci_fail("update %s: pids limit: %s", id, err);
+	return 0;
+}
+
+/* runc's stats event: {"type":"stats","id":ID,"data":{...}} in one line, in the shape of runc's
+ * types.Stats (cgroup figures from the sandbox's own accounting). */
+static void print_stats(const char *id, const struct kernel_usage *u)
+{
+	fputs("{\"type\":\"stats\",\"id\":", stdout);
+	json_write_string(stdout, id);
+	printf(",\"data\":{\"cpu\":{\"usage\":{\"total\":%llu,\"kernel\":%llu,\"user\":%llu},"
+	       "\"throttling\":{}},\"cpuset\":{},"
+	       "\"memory\":{\"usage\":{\"limit\":%llu,\"usage\":%llu,\"failcnt\":%llu},"
+	       "\"swap\":{\"limit\":%llu,\"usage\":%llu,\"failcnt\":0},"
+	       "\"kernel\":{\"limit\":0,\"failcnt\":0},\"kernelTCP\":{\"limit\":0,\"failcnt\":0},"
+	       "\"raw\":{\"oom_kill\":%llu}},"
+	       "\"pids\":{\"current\":%llu,\"limit\":%llu},"
+	       "\"blkio\":{},\"hugetlb\":{},\"intel_rdt\":{},\"network_interfaces\":null}}\n",
+	       (unsigned long long)(u->cpu_user_ns + u->cpu_kernel_ns),
+	       (unsigned long long)u->cpu_kernel_ns, (unsigned long long)u->cpu_user_ns,
+	       (unsigned long long)u->memory_limit, (unsigned long long)u->memory_used,
+	       (unsigned long long)u->oom_kills, (unsigned long long)u->memory_limit,
+	       (unsigned long long)u->memory_used, (unsigned long long)u->oom_kills,
+	       (unsigned long long)u->tasks, (unsigned long long)u->pids_limit);
+	fflush(stdout);
+}
+
+/* A Go duration as runc's --interval takes it ("5s", "250ms", "1m30s"): milliseconds, or -1. */
+static long long parse_interval(const char *s)
+{
+	double total = 0;
+
+	if (!*s)
+		return -1;
+	while (*s) {
+		char *end;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (errno || end == s || v < 0 || *s == '+' || *s == '-')
+			return -1;
+		double ms = !strncmp(end, "ns", 2)   ? 1e-6
+			    : !strncmp(end, "us", 2) ? 1e-3
+			    : !strncmp(end, "ms", 2) ? 1
+			    : *end == 's'	     ? 1e3
+			    : *end == 'm'	     ? 6e4
+			    : *end == 'h'	     ? 3.6e6
+						     : -1;
+		if (ms < 0)
+			return -1;
+		total += v * ms;
+		s = end +
+		    ((!strncmp(end, "ns", 2) || !strncmp(end, "us", 2) || !strncmp(end, "ms", 2))
+			 ? 2
+			 : 1);
+	}
+	return total >= 1 && total < 1e12 ? (long long)total : -1;
+}
+
+/* Waits up to MS milliseconds for events on FD, the sandbox's event connection, and prints
+ * those that came ({"type":TYPE,"id":ID}). False once the connection is closed (the sandbox
+ * is gone). */
+static bool print_events(int fd, const char *id, long long ms)
+{
+	static char buf[256];
+	static size_t got;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char *nl;
+
+	if (poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms) <= 0)
+		return true;
+	ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0) {
+		close(fd);
+		return false;
+	}
+	got += (size_t)n;
+	while ((nl = memchr(buf, '\n', got))) {
+		*nl = 0;
+		fputs("{\"type\":", stdout);
+		json_write_string(stdout, buf);
+		fputs(",\"id\":", stdout);
+		json_write_string(stdout, id);
+		fputs("}\n", stdout);
+		got -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, got);
+	}
+	if (got == sizeof(buf) - 1)
+		got = 0; /* no event is that long */
+	fflush(stdout);
+	return true;
+}
+
+/* events: with --stats one stats event; without, a stats event every --interval (5s) and an
+ * "oom" event whenever the sandbox's OOM killer kills, until the sandbox ends. */
+static int cmd_events(int argc, char **argv)
+{
+	const char *id = NULL, *v;
+	bool once = false;
+	long long interval = 5000;
+	char err[512];
+	struct target t;
+	struct kernel_usage u;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stats"))
+			once = true;
+		else if ((v = option_value("--interval", argc, argv, &i))) {
+			if ((interval = parse_interval(v)) < 0)
+				return oci_fail("events: --interval '%s' is not a duration", v), 2;
+		} else if (argv[i][0] != '-' && !id)
+			id = argv[i];
+		else
+			return oci_fail("events: unexpected %s", argv[i]), 2;
+	}
+	if (!id)
+		return oci_fail("events needs a container id"), 2;
+	if (find_target(id, &t))
+		return 1;
+	if (strcmp(t.status, "running") && strcmp(t.status, "paused"))
+		return oci_fail("container %s is not running", id);
+	if (once) {
+		if (control_stats(t.path, &u, err, sizeof(err)))
+			return oci_fail("events %s: %s", id, err);
+		print_stats(id, &u);
+		return 0;
+	}
+	int fd = control_events(t.path, err, sizeof(err));
+	if (fd < 0)
+		return oci_fail("events %s: %s", id, err);
+	struct timespec now, next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		next.tv_sec += interval / 1000;
+		next.tv_nsec += (interval % 1000) * 1000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		long long left;
+		do {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = (next.tv_sec - now.tv_sec) * 1000LL +
+			       (next.tv_nsec - now.tv_nsec) / 1000000;
+			if (!print_events(fd, id, left > 0 ? left : 0))
+				return 0; /* the sandbox is gone: so are its events */
+		} while (left > 0);
+		if (control_stats(t.path, &u, err, sizeof(err)))
+			return 0;
+		/* An event the statistics already count comes first. */
+		if (!print_events(fd, id, 0))
+			return 0;
+		print_stats(id, &u);
+	}
+}
+
 /* --- the global flags and the dispatch ----------------------------------------------------- */
 
 static const char *const commands[] = {"create", "start",    "state", "kill",  "delete",
@@ -1513,5 +1912,11 @@ int oci_main(int argc, char **argv)
 		return cmd_checkpoint(argc, argv);
 	if (!strcmp(cmd, "restore"))
 		return cmd_restore(argc, argv);
+	if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
+		return cmd_freeze(argc, argv, cmd[0] == 'r');
+	if (!strcmp(cmd, "update"))
+		return cmd_update(argc, argv);
+	if (!strcmp(cmd, "events"))
+		return cmd_events(argc, argv);
 	return oci_fail("%s is not supported by minisentry's OCI runtime", cmd);
 }

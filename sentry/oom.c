@@ -12,10 +12,19 @@
 #include <sys/mman.h>
 
 #include "mem/memfile.h"
+#include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
+
+/* Processes killed so far: the memory cgroup's oom_kill count, for `events`. */
+static uint64_t kills;
+
+uint64_t oom_kill_count(void)
+{
+	return kills;
+}
 
 static struct task *mm_holder(struct task *l)
 {
@@ -81,6 +90,8 @@ bool oom_kill(void)
 		(unsigned long long)(vm >> 10), (unsigned long long)(rss >> 10), v->uid,
 		v->oom_score_adj);
 	v->oom_victim = true;
+	kills++;
+	control_notify("oom");
 	signal_send_process(v, SIGKILL, NULL);
 	mm_reap(mm);
 	return memfile_used() < before;

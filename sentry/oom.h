@@ -17,4 +17,7 @@ bool oom_kill(void);
  * runs the OOM killer and lets T retry (or die, if it was chosen) and returns true. */
 bool oom_fault(struct task *t, uintptr_t addr);
 
+/* How many processes the OOM killer has killed in this sandbox. */
+uint64_t oom_kill_count(void);
+
 #endif

@@ -138,6 +138,62 @@ podman_exec_runs_in_a_running_container() {
   done
 }
 
+# last_count: the last line of $out that is a number (a counter's logs), or -1.
+last_count() { grep -E '^[0-9]+$' <<<"$out" | tail -n1 || true; }
+
+# podman pause and unpause of a counter (the runtime's pause and resume): paused, the count
+# stands still; unpaused, it goes on.
+podman_pause_and_unpause_a_counter() {
+  podman_ready || return
+  local rt id a b c state
+  for rt in $(runtimes); do
+    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sh -c 'i=0; while :; do echo $i; i=$((i+1)); sleep 0.1; done'
+    [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
+    id=$out
+    sleep 1
+    pm "$rt" pause "$id"
+    [ "$status" -eq 0 ] || { timeout 30 podman rm -f "$id" >/dev/null 2>&1; fail "with $rt: pause: $status$(err_hint)"; return; }
+    pm "$rt" inspect --format '{{.State.Status}}' "$id"
+    state=$out
+    pm "$rt" logs "$id"
+    a=$(last_count)
+    sleep 1
+    pm "$rt" logs "$id"
+    b=$(last_count)
+    pm "$rt" unpause "$id"
+    local st=$status e=$err
+    sleep 1
+    pm "$rt" logs "$id"
+    c=$(last_count)
+    timeout 30 podman rm -f -t 0 "$id" >/dev/null 2>&1
+    [ "$state" = paused ] || fail "with $rt: state '$state' after pause" || return
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "with $rt: counted on while paused: '$a', then '$b'" || return
+    [ "$st" -eq 0 ] || fail "with $rt: unpause: $st; stderr: $(head -n1 <<<"$e")" || return
+    [ -n "$c" ] && [ "$c" -gt "$b" ] || fail "with $rt: did not count on after unpause: '$b', then '$c'" || return
+  done
+}
+
+# podman update --memory of a running container (the runtime's update, with the resources in
+# a file): it succeeds with either runtime; in minisentry the guest's MemTotal is the new bound.
+podman_update_changes_the_memory_limit() {
+  podman_ready || return
+  local rt id
+  for rt in $(runtimes); do
+    pm "$rt" run -d "${ENGINE_LIMITS[@]}" --memory 64m --rootfs "$PODMAN_ROOTFS" /bin/sleep 100
+    [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
+    id=$out
+    pm "$rt" update --memory 96m "$id"
+    local st=$status e=$err
+    pm "$rt" exec "$id" /bin/grep MemTotal: /proc/meminfo
+    local mem=$out
+    timeout 30 podman rm -f -t 0 "$id" >/dev/null 2>&1
+    [ "$st" -eq 0 ] || fail "with $rt: update: $st; stderr: $(head -n1 <<<"$e")" || return
+    if [ "$rt" = "$MS" ]; then
+      grep -qE '^MemTotal: +98304 kB$' <<<"$mem" || fail "with $rt: after update: '$mem'" || return
+    fi
+  done
+}
+
 # podman container checkpoint / restore of a counter, in place and (exported, imported) into a
 # new container: the count goes on from where the checkpoint left it. RUNTIME is the runtime.
 podman_counter_checkpoint_restore() {
@@ -329,14 +385,62 @@ docker_run_exec_and_stop_with_minisentry_and_runc() {
   containerd_down
 }
 
+# docker pause and unpause of a counter, then docker update --memory, through containerd's runc
+# shim (minisentry and runc); in minisentry the guest's MemTotal is the new bound.
+docker_pause_unpause_and_update_with_minisentry_and_runc() {
+  dockerd_up || return
+  local image=minisentry-e2e-alpine:latest rt id a b c state
+  step "docker import"
+  tar -C "$ROOTFS" -c . | timeout 120 docker -H "unix://$DOCKER_SOCK" import - "$image" >/dev/null 2>"$WORK/err" ||
+    { containerd_down; fail "docker import: $(head -n1 "$WORK/err")"; return; }
+  for rt in minisentry runc; do
+    [ "$rt" = runc ] && ! command -v runc >/dev/null && continue
+    dk run -d --runtime "$rt" "$image" /bin/sh -c 'i=0; while :; do echo $i; i=$((i+1)); sleep 0.1; done'
+    [ "$status" -eq 0 ] || { containerd_down; fail "with $rt: run -d: $status$(err_hint)"; return; }
+    id=$out
+    sleep 1
+    dk pause "$id"
+    [ "$status" -eq 0 ] || { dk rm -f "$id"; containerd_down; fail "with $rt: pause: $status$(err_hint)"; return; }
+    dk inspect -f '{{.State.Status}}' "$id"
+    state=$out
+    dk logs "$id"
+    a=$(last_count)
+    sleep 1
+    dk logs "$id"
+    b=$(last_count)
+    dk unpause "$id"
+    local st=$status e=$err
+    sleep 1
+    dk logs "$id"
+    c=$(last_count)
+    dk update --memory 96m --memory-swap 192m "$id"
+    local ust=$status ue=$err
+    dk exec "$id" grep MemTotal: /proc/meminfo
+    local mem=$out
+    dk rm -f "$id"
+    [ "$state" = paused ] || { containerd_down; fail "with $rt: state '$state' after pause"; return; }
+    [ -n "$a" ] && [ "$a" = "$b" ] || { containerd_down; fail "with $rt: counted on while paused: '$a', then '$b'"; return; }
+    [ "$st" -eq 0 ] || { containerd_down; fail "with $rt: unpause: $st; stderr: $(head -n1 <<<"$e")"; return; }
+    [ -n "$c" ] && [ "$c" -gt "$b" ] || { containerd_down; fail "with $rt: did not count on after unpause: '$b', then '$c'"; return; }
+    [ "$ust" -eq 0 ] || { containerd_down; fail "with $rt: update: $ust; stderr: $(head -n1 <<<"$ue")"; return; }
+    if [ "$rt" = minisentry ]; then
+      grep -qE '^MemTotal: +98304 kB$' <<<"$mem" || { containerd_down; fail "with $rt: after update: '$mem'"; return; }
+    fi
+  done
+  containerd_down
+}
+
 scenarios+=(
   podman_run_of_a_rootfs_prints_hi
   podman_interactive_shell_in_a_terminal
   podman_run_of_an_imported_image_with_env_and_a_bind_mount
   podman_stop_ends_the_container
   podman_exec_runs_in_a_running_container
+  podman_pause_and_unpause_a_counter
+  podman_update_changes_the_memory_limit
   podman_checkpoint_and_restore_of_a_counter
   podman_checkpoint_and_restore_of_a_counter_with_runc
   ctr_run_through_the_runc_shim
   docker_run_exec_and_stop_with_minisentry_and_runc
+  docker_pause_unpause_and_update_with_minisentry_and_runc
 )

@@ -263,6 +263,202 @@ oci_checkpoint_and_restore_into_a_new_container_under_another_root() {
     fail "the restored counter wrote '$(head -n1 "$WORK/ckB/log")' first, after $last"
 }
 
+# counter_lines FILE: how many lines a counter has written to FILE so far.
+counter_lines() { { wc -l <"$1"; } 2>/dev/null || echo 0; }
+
+# wait_count FILE N: waits (up to 10 s) until FILE has at least N lines.
+wait_count() {
+  local i
+  for ((i = 0; i < 200; i++)); do
+    [ "$(counter_lines "$1")" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "$(basename "$1") has $(counter_lines "$1") lines, not $2"
+}
+
+# pause freezes the guest as runc's freezer does: state says paused, the counter stands still,
+# exec and delete are refused, a TERM waits for resume (runc's kill of a paused container);
+# resume lets it count on. delete --force ends a paused container.
+oci_pause_stops_a_counter_and_resume_lets_it_go_on() {
+  rm -rf "$WORK/pz" && mkdir -p "$WORK/pz"
+  bundle pz "$(config '["/bin/sh","-c","i=0; while :; do echo $i >>/out/log; i=$((i+1)); sleep 0.02; done"]' \
+    ',"mounts":[{"destination":"/out","type":"bind","source":"'"$WORK/pz"'","options":["rbind"]}]')"
+  oci create --bundle "$WORK/pz" pz1 && oci start pz1
+  [ "$status" -eq 0 ] || fail "start: $err" || return
+  wait_count "$WORK/pz/log" 5 || { oci delete --force pz1; return 1; }
+  oci pause pz1
+  [ "$status" -eq 0 ] || { fail "pause: $status $err"; oci delete --force pz1; return 1; }
+  local st a b
+  state_status pz1
+  [ "$st" = paused ] || { fail "state after pause: '$st'"; oci delete --force pz1; return 1; }
+  a=$(counter_lines "$WORK/pz/log")
+  sleep 1
+  b=$(counter_lines "$WORK/pz/log")
+  [ "$a" = "$b" ] || { fail "the counter went on while paused: $a, then $b"; oci delete --force pz1; return 1; }
+  oci pause pz1
+  [ "$status" -ne 0 ] && grep -q "it is paused" <<<"$err" || { fail "a second pause: $status $err"; oci delete --force pz1; return 1; }
+  oci exec pz1 /bin/true
+  [ "$status" -ne 0 ] && grep -q "paused" <<<"$err" || { fail "exec in a paused container: $status $err"; oci delete --force pz1; return 1; }
+  oci delete pz1
+  [ "$status" -ne 0 ] && grep -q "paused" <<<"$err" || { fail "delete of a paused container: $status $err"; oci delete --force pz1; return 1; }
+  oci resume pz1
+  [ "$status" -eq 0 ] || { fail "resume: $status $err"; oci delete --force pz1; return 1; }
+  state_status pz1
+  [ "$st" = running ] || { fail "state after resume: '$st'"; oci delete --force pz1; return 1; }
+  wait_count "$WORK/pz/log" $((b + 5)) || { oci delete --force pz1; return 1; }
+  oci resume pz1
+  [ "$status" -ne 0 ] && grep -q "not paused" <<<"$err" || { fail "resume of a running container: $status $err"; oci delete --force pz1; return 1; }
+  # A TERM to a paused container takes effect at resume.
+  oci pause pz1 && oci kill pz1 TERM
+  [ "$status" -eq 0 ] || { fail "kill of a paused container: $status $err"; oci delete --force pz1; return 1; }
+  sleep 0.5
+  state_status pz1
+  [ "$st" = paused ] || { fail "after kill TERM while paused: '$st'"; oci delete --force pz1; return 1; }
+  oci resume pz1
+  local i
+  for ((i = 0; i < 50; i++)); do
+    state_status pz1
+    [ "$st" = stopped ] && break
+    sleep 0.1
+  done
+  [ "$st" = stopped ] || { fail "the TERM was not acted on at resume: '$st'"; oci delete --force pz1; return 1; }
+  oci delete pz1
+  # delete --force of a paused one.
+  oci create --bundle "$WORK/pz" pz2 && oci start pz2 && oci pause pz2
+  [ "$status" -eq 0 ] || { fail "pause pz2: status $status$(err_hint)"; oci delete --force pz2; return 1; }
+  oci delete --force pz2
+  expect_status 0 || return
+  oci state pz2
+  [ "$status" -ne 0 ] || fail "pz2 still there after delete --force"
+}
+
+# A paused container can be checkpointed; the image restores running.
+oci_checkpoint_of_a_paused_container_restores_running() {
+  rm -rf "$WORK/pzc" "$WORK/pzc-img" && mkdir -p "$WORK/pzc"
+  bundle pzc "$(config '["/bin/sh","-c","i=0; while :; do echo $i >>/out/log; i=$((i+1)); sleep 0.05; done"]' \
+    ',"mounts":[{"destination":"/out","type":"bind","source":"'"$WORK/pzc"'","options":["rbind"]}]')"
+  oci create --bundle "$WORK/pzc" pzc1 && oci start pzc1 || { fail "start: $err"; return; }
+  wait_count "$WORK/pzc/log" 3 || { oci delete --force pzc1; return 1; }
+  oci pause pzc1 && oci checkpoint --image-path "$WORK/pzc-img" pzc1
+  [ "$status" -eq 0 ] || { fail "checkpoint of a paused container: $status $err"; oci delete --force pzc1; return 1; }
+  oci delete pzc1
+  local n
+  n=$(counter_lines "$WORK/pzc/log")
+  oci restore --image-path "$WORK/pzc-img" --bundle "$WORK/pzc" --detach pzc2
+  [ "$status" -eq 0 ] || fail "restore: $err" || return
+  wait_count "$WORK/pzc/log" $((n + 3))
+  local r=$?
+  oci delete --force pzc2
+  return $r
+}
+
+# update changes the memory bound (the guest's MemTotal follows) and the pids bound (fork fails
+# past it) of a running container, from options and from a resources file; what cannot change
+# live is refused in one line, and so is a memory bound below what the guest uses.
+oci_update_changes_memory_and_pids_limits_live() {
+  bundle upd "$(config '["/bin/sh","-c","sleep 60"]')"
+  sed -i 's|"linux":{|"linux":{"resources":{"memory":{"limit":67108864}},|' "$WORK/upd/config.json"
+  oci create --bundle "$WORK/upd" upd1 && oci start upd1 || { fail "start: $err"; return; }
+  local i
+  for ((i = 0; i < 50; i++)); do
+    oci exec upd1 /bin/sh -c 'grep MemTotal: /proc/meminfo'
+    grep -qE '^MemTotal: +65536 kB$' <<<"$out" && break
+    sleep 0.1
+  done
+  grep -qE '^MemTotal: +65536 kB$' <<<"$out" || { fail "before: $(out_hint)$(err_hint)"; oci delete --force upd1; return 1; }
+  oci update --memory 128m upd1
+  [ "$status" -eq 0 ] || { fail "update --memory: $status $err"; oci delete --force upd1; return 1; }
+  oci exec upd1 /bin/sh -c 'grep MemTotal: /proc/meminfo'
+  grep -qE '^MemTotal: +131072 kB$' <<<"$out" || { fail "after update --memory: $(out_hint)"; oci delete --force upd1; return 1; }
+  # The guest holds 40 MiB in a tmpfs file: a 32 MiB bound is refused, 96 MiB is taken.
+  oci exec upd1 /bin/sh -c 'dd if=/dev/zero of=/tmp/fill bs=1M count=40 2>/dev/null; echo filled'
+  [ "$out" = filled ] || { fail "fill: $(out_hint)$(err_hint)"; oci delete --force upd1; return 1; }
+  printf '{"memory":{"limit":33554432,"swap":67108864}}' >"$WORK/upd-res.json"
+  oci update --resources "$WORK/upd-res.json" upd1
+  [ "$status" -ne 0 ] && grep -q "more than 32 MiB" <<<"$err" && [ "$(grep -c '' <<<"$err")" = 1 ] ||
+    { fail "a bound below the guest's use: $status $err"; oci delete --force upd1; return 1; }
+  printf '{"memory":{"limit":100663296,"swap":201326592},"cpu":{"shares":0},"pids":{"limit":4}}' >"$WORK/upd-res.json"
+  oci update -r "$WORK/upd-res.json" upd1
+  [ "$status" -eq 0 ] || { fail "update -r: $status $err"; oci delete --force upd1; return 1; }
+  oci exec upd1 /bin/sh -c 'grep MemTotal: /proc/meminfo; for i in 1 2 3; do sleep 1 & done; wait'
+  grep -qE '^MemTotal: +98304 kB$' <<<"$out" && grep -q "can't fork" <<<"$err" ||
+    { fail "after update -r: $(out_hint)$(err_hint)"; oci delete --force upd1; return 1; }
+  # What a sandbox cannot change, from an option or from the file (stdin here).
+  oci update --cpu-share 512 upd1
+  local e1=$status m1=$err
+  printf '{"cpu":{"quota":50000,"period":100000}}' >"$WORK/in"
+  oci update -r - upd1
+  local e2=$status m2=$err
+  oci delete --force upd1
+  [ "$e1" -ne 0 ] && [ "$(grep -c '' <<<"$m1")" = 1 ] && grep -q 'cpu-share cannot be changed' <<<"$m1" ||
+    fail "--cpu-share: $e1 $m1" || return
+  [ "$e2" -ne 0 ] && [ "$(grep -c '' <<<"$m2")" = 1 ] && grep -q 'cpu.quota cannot be changed' <<<"$m2" ||
+    fail "cpu.quota from stdin: $e2 $m2"
+}
+
+# events --stats prints one stats object in runc's shape; events streams stats every
+# --interval and an "oom" event when the sandbox's OOM killer kills, and ends with the
+# sandbox.
+oci_events_prints_stats_and_oom_events_as_json() {
+  command -v python3 >/dev/null || { skip "no python3 to parse the JSON"; return; }
+  bundle evs "$(config '["/bin/sh","-c","sleep 2; dd if=/dev/zero of=/dev/null bs=100M count=1 2>/dev/null; sleep 1.5"]')"
+  sed -i 's|"linux":{|"linux":{"resources":{"memory":{"limit":33554432},"pids":{"limit":50}},|' "$WORK/evs/config.json"
+  oci create --bundle "$WORK/evs" evs1 && oci start evs1 || { fail "start: $err"; return; }
+  oci events --stats evs1
+  [ "$status" -eq 0 ] || { fail "events --stats: $status $err"; oci delete --force evs1; return 1; }
+  python3 -c '
+import json, sys
+e = json.loads(sys.stdin.read())
+assert e["type"] == "stats" and e["id"] == "evs1", e
+d = e["data"]
+assert d["cpu"]["usage"]["total"] > 0 and d["cpu"]["usage"]["total"] == d["cpu"]["usage"]["kernel"] + d["cpu"]["usage"]["user"], d["cpu"]
+assert d["memory"]["usage"]["limit"] == 33554432 and 0 < d["memory"]["usage"]["usage"] < 33554432, d["memory"]
+assert d["pids"]["limit"] == 50 and d["pids"]["current"] >= 1, d["pids"]
+' <<<"$out" 2>"$WORK/py.err" || { fail "events --stats: $(tail -n1 "$WORK/py.err"): $(out_hint)"; oci delete --force evs1; return 1; }
+  oci events --interval 300ms evs1
+  local st=$status o=$out e=$err
+  oci delete --force evs1
+  [ "$st" -eq 0 ] || fail "events: status $st$(err_hint)" || return
+  python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin.read().splitlines()]
+assert all(e["id"] == "evs1" for e in ev), ev
+stats = [e for e in ev if e["type"] == "stats"]
+ooms = [e for e in ev if e["type"] == "oom"]
+assert len(ooms) == 1 and len(stats) >= 5, [e["type"] for e in ev]
+assert stats[-1]["data"]["memory"]["usage"]["failcnt"] == 1, stats[-1]
+' <<<"$o" 2>"$WORK/py.err" || fail "events: $(tail -n1 "$WORK/py.err"): '$(head -c 200 <<<"$o")'"
+}
+
+# pause, resume, update and events reach a sandbox started with `run --id` too.
+named_sandbox_pauses_resumes_and_updates() {
+  local id="e2e-$$-named"
+  rm -f "$WORK/named.log"
+  ms_bg "$WORK/named.out" run --id "$id" -v "$WORK:/out" "$ROOTFS" -- /bin/sh -c 'i=0; while :; do echo $i >>/out/named.log; i=$((i+1)); sleep 0.02; done'
+  # Once paused, a failure ends it with SIGKILL: a TERM would wait for a resume.
+  local p=$bg_pid a b
+  wait_count "$WORK/named.log" 5 || { kill "$p"; return 1; }
+  ms pause "$id"
+  [ "$status" -eq 0 ] || { kill "$p"; fail "pause: $err"; return 1; }
+  ms list
+  grep -qE "^$id +[0-9]+ +paused " <<<"$out" || { kill -KILL "$p"; fail "list: $(out_hint)"; return 1; }
+  a=$(counter_lines "$WORK/named.log")
+  sleep 1
+  b=$(counter_lines "$WORK/named.log")
+  [ "$a" = "$b" ] || { kill -KILL "$p"; fail "counted on while paused: $a, $b"; return 1; }
+  ms update --pids-limit 100 "$id"
+  [ "$status" -eq 0 ] || { kill -KILL "$p"; fail "update of a paused sandbox: $err"; return 1; }
+  ms events --stats "$id"
+  grep -q '"pids":{"current":[0-9]*,"limit":100}' <<<"$out" || { kill -KILL "$p"; fail "events --stats: $(out_hint)"; return 1; }
+  ms resume "$id"
+  [ "$status" -eq 0 ] || { kill -KILL "$p"; fail "resume: $err"; return 1; }
+  wait_count "$WORK/named.log" $((b + 5)) || { kill "$p"; return 1; }
+  kill "$p"
+  wait_gone "$p" "$TIMEOUT" || return
+  ms pause "e2e-$$-nosuch"
+  expect_one_line_error
+}
+
 oci_features_describes_the_runtime() {
   oci features
   expect_status 0 || return
@@ -283,4 +479,9 @@ scenarios+=(
   oci_exec_in_a_stopped_container_is_refused
   oci_checkpoint_and_restore_into_a_new_container_under_another_root
   oci_features_describes_the_runtime
+  oci_pause_stops_a_counter_and_resume_lets_it_go_on
+  oci_checkpoint_of_a_paused_container_restores_running
+  oci_update_changes_memory_and_pids_limits_live
+  oci_events_prints_stats_and_oom_events_as_json
+  named_sandbox_pauses_resumes_and_updates
 )

@@ -1,5 +1,6 @@
 /* Unit tests for oci/spec.c: a bundle's config.json as the runtime takes it — runc's own
- * default config, every field minisentry maps, and what it must refuse. */
+ * default config, every field minisentry maps, and what it must refuse — and the resources
+ * object of `update`. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -158,12 +159,76 @@ static void test_what_cannot_be_honoured_is_refused(void **state)
 	refused("{" ROOT ",}", "config.json: expected a member name");
 }
 
+static int resources(const char *text, struct oci_resources *r, char *err)
+{
+	return oci_resources_parse(text, strlen(text), r, err, 256);
+}
+
+/* What podman and Docker send (Docker's whole object, zeros for what it leaves alone). */
+static void test_update_resources_of_engines_are_taken(void **state)
+{
+	struct oci_resources r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(resources("{\"memory\":{\"limit\":67108864,\"swap\":134217728}}", &r, err),
+			 0);
+	assert_int_equal(r.memory, 67108864);
+	assert_int_equal(r.swap, 134217728);
+	assert_int_equal(r.pids, 0);
+	assert_int_equal(
+	    resources("{\"memory\":{\"limit\":100663296,\"reservation\":0,\"swap\":"
+		      "201326592,\"kernel\":0},\"cpu\":{\"shares\":0,\"quota\":0,"
+		      "\"period\":0},\"blockIO\":{\"weight\":0},\"devices\":[{\"allow\":"
+		      "false,\"access\":\"rwm\"}],\"hugepageLimits\":[],\"pids\":"
+		      "{\"limit\":-1},\"unknown\":{\"x\":1}}",
+		      &r, err),
+	    0);
+	assert_int_equal(r.memory, 100663296);
+	assert_int_equal(r.pids, -1);
+	assert_int_equal(resources("{\"memory\":null,\"pids\":{\"limit\":null}}", &r, err), 0);
+	assert_int_equal(r.memory, 0);
+	assert_int_equal(r.pids, 0);
+}
+
+static void update_refused(const char *text, const char *why)
+{
+	struct oci_resources r;
+	char err[256] = "";
+
+	assert_int_equal(resources(text, &r, err), -1);
+	if (!strstr(err, why))
+		fail_msg("'%s': '%s' does not say '%s'", text, err, why);
+}
+
+static void test_update_resources_a_sandbox_cannot_honour_are_refused(void **state)
+{
+	(void)state;
+	update_refused("{\"cpu\":{\"shares\":512}}", "cpu.shares cannot be changed");
+	update_refused("{\"cpu\":{\"cpus\":\"0-1\"}}", "cpu.cpus cannot be changed");
+	update_refused("{\"memory\":{\"reservation\":1048576}}", "soft memory limit");
+	update_refused("{\"memory\":{\"disableOOMKiller\":true}}", "memory.disableOOMKiller");
+	update_refused("{\"blockIO\":{\"weightDevice\":[{\"major\":8,\"minor\":0,\"weight\":"
+		       "10}]}}",
+		       "blockIO.weightDevice");
+	update_refused("{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":1}]}",
+		       "hugepageLimits cannot be changed");
+	update_refused("{\"unified\":{\"memory.high\":\"1G\"}}", "unified");
+	update_refused("{\"memory\":{\"limit\":\"64m\"}}", "memory.limit must be an integer");
+	update_refused("{\"pids\":{\"limit\":1.5}}", "pids.limit must be an integer");
+	update_refused("{\"memory\":7}", "must be objects");
+	update_refused("[1]", "not an object");
+	update_refused("{\"memory\":{\"limit\":1,}}", "resources: ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runc_default_config_is_taken_whole),
 	    cmocka_unit_test(test_user_binds_limits_and_annotations_are_mapped),
 	    cmocka_unit_test(test_what_cannot_be_honoured_is_refused),
+	    cmocka_unit_test(test_update_resources_of_engines_are_taken),
+	    cmocka_unit_test(test_update_resources_a_sandbox_cannot_honour_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

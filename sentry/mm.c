@@ -300,6 +300,24 @@ static int install(struct mm *mm, const struct vma *v)
 	return vma_insert(&mm->vmas, v);
 }
 
+/* MAP_32BIT, as Linux places it for a 64-bit process: bottom-up in the second GiB, so that
+ * 32-bit code (a far jump to the compatibility code segment) can run there. Linux starts at a
+ * random page of its first 32 MiB; this starts at its bottom. */
+static uintptr_t gap_32bit(struct mm *mm, size_t len)
+{
+	uintptr_t at = 0x40000000UL, top = 0x80000000UL;
+
+	for (size_t i = 0; i < mm->vmas.n && at + len <= top; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (v->end <= at)
+			continue;
+		if (v->start >= at + len)
+			break;
+		at = v->end;
+	}
+	return len <= top && at <= top - len ? at : 0;
+}
+
 /* Chooses where a LEN-byte mapping goes (LEN page-aligned): at ADDR for MAP_FIXED (after
  * dropping the bookkeeping of what is there: the new host mapping replaces it), else near the
  * hint or top-down in the mmap area. */
@@ -326,7 +344,9 @@ static long place(struct mm *mm, uintptr_t addr, size_t len, int flags)
 		addr = PAGE_DOWN(addr);
 		if (!addr || addr < MMAP_MIN_ADDR || !valid_range(mm, addr, len) ||
 		    !vma_range_free(&mm->vmas, addr, addr + len))
-			addr = vma_find_gap(&mm->vmas, len, MMAP_MIN_ADDR, mm->mmap_base);
+			addr = flags & MAP_32BIT
+				   ? gap_32bit(mm, len)
+				   : vma_find_gap(&mm->vmas, len, MMAP_MIN_ADDR, mm->mmap_base);
 		if (!addr)
 			return -ENOMEM;
 	}

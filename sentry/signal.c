@@ -25,6 +25,11 @@
 #include "sentry/timer.h"
 #include "state/codec.h"
 
+/* The user code segments of x86-64 Linux (64-bit and compatibility mode) and its user data
+ * segment. */
+#define USER64_CS 0x33
+#define USER_DS 0x2b
+
 /* The kernel's x86_64 signal frame (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h). */
 struct ksigcontext {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
@@ -395,7 +400,8 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	memset(&f, 0, sizeof(f));
 	f.pretcode = act->restorer;
 	f.info = *info;
-	f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.uc.uc_flags =
+	    UC_FP_XSTATE | UC_SIGCONTEXT_SS | (regs->cs == USER64_CS ? UC_STRICT_RESTORE_SS : 0);
 	f.uc.uc_stack.ss_sp = (uint64_t)t->altstack.ss_sp;
 	f.uc.uc_stack.ss_size = t->altstack.ss_size;
 	f.uc.uc_stack.ss_flags =
@@ -426,6 +432,10 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	regs->rax = 0;
 	regs->rsp = frame;
 	regs->rip = act->handler;
+	/* The handler runs in 64-bit mode even when the signal came in 32-bit code (a far jump
+	 * to the compatibility code segment); rt_sigreturn goes back to the frame's segments. */
+	regs->cs = USER64_CS;
+	regs->ss = USER_DS;
 	regs->eflags &= ~(0x100UL | 0x400UL | 0x10000UL); /* TF, DF, RF */
 	regs->orig_rax = -1;
 	/* The handler starts with a clean FPU state, as on Linux. */
@@ -693,6 +703,13 @@ long sys_rt_sigreturn(struct task *t, const unsigned long *a)
 	regs.rdx = sc->rdx, regs.rax = sc->rax, regs.rcx = sc->rcx, regs.rsp = sc->rsp;
 	regs.rip = sc->rip;
 	regs.eflags = (regs.eflags & ~FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS);
+	/* As Linux: the frame's segments with user privilege (a selector the host refuses
+	 * makes the frame bad); without UC_STRICT_RESTORE_SS, 64-bit code gets the user data
+	 * segment for SS whatever the frame says. */
+	regs.cs = sc->cs | 3;
+	regs.ss = sc->ss | 3;
+	if (!(f.uc.uc_flags & UC_STRICT_RESTORE_SS) && regs.cs == USER64_CS)
+		regs.ss = USER_DS;
 	regs.orig_rax = -1; /* no restart on the way out */
 	if (sc->fpstate) {
 		void *xsave = aligned_alloc(64, (xsize + 63) & ~63UL);

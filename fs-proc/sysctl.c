@@ -81,6 +81,7 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 #define SYSCTL_PORT_RANGE 1
 #define SYSCTL_NR_OPEN 2
 #define SYSCTL_RANDOMIZE 3
+#define SYSCTL_PTRACE_SCOPE 4
 
 long procfs_nr_open = PROCFS_NR_OPEN_MAX;
 int procfs_randomize_va_space = 2;
@@ -100,6 +101,11 @@ static int sysctl_apply(const struct kernfs_entry *e, const char *value)
 		if (sscanf(value, "%ld", &n) != 1 || n < INT_MIN || n > INT_MAX)
 			return -EINVAL;
 		procfs_randomize_va_space = (int)n;
+		return 0;
+	case SYSCTL_PTRACE_SCOPE:
+		/* Yama keeps 3 once it is set: only 3 may be written again. */
+		if (sscanf(value, "%ld", &n) != 1 || n != 3)
+			return -EINVAL;
 		return 0;
 	case SYSCTL_NR_OPEN:
 		/* Linux takes up to about 2^31; a descriptor table here holds no more than
@@ -265,8 +271,16 @@ static const struct kernfs_entry kernel_random[] = {
     RW("write_wakeup_threshold", "896"),
 };
 
+/* No guest process can trace another (sentry/sys_ptrace.c): scope 3, which Linux locks once
+ * set. */
 static const struct kernfs_entry kernel_yama[] = {
-    RW("ptrace_scope", "1"),
+    {.name = "ptrace_scope",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "3",
+     .arg = SYSCTL_PTRACE_SCOPE},
 };
 
 static const struct kernfs_entry kernel_keys[] = {

@@ -543,7 +543,8 @@ int confine_lock(void)
 		return fail(errno, "prctl");
 	if ((err = drop_caps()))
 		return fail(-err, "dropping capabilities");
-	if ((err = hostpolicy_install(conf.opts.debug, kernel.cfg.network == NETWORK_HOST)))
+	if (conf.opts.debug != CONFINE_DEBUG_NONE &&
+	    (err = hostpolicy_install(conf.opts.debug, kernel.cfg.network == NETWORK_HOST)))
 		return fail(-err, "the seccomp allowlist");
 	conf.locked = true;
 	return 0;

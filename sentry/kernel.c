@@ -255,6 +255,8 @@ static void handle_event(const struct platform_event *ev)
 			kernel_exit_group(t, SIGKILL);
 			return;
 		}
+		if (signal_stub_syscall(t))
+			break;
 		t->blk.retry = false;
 		t->blk.timed_out = false;
 		kernel_retry_syscall(t);

@@ -493,7 +493,9 @@ static void debug_from_env(struct kernel_config *cfg)
 
 	if (!v || !*v || !strcmp(v, "0") || cfg->confine.debug != CONFINE_DEBUG_OFF)
 		return;
-	cfg->confine.debug = !strcmp(v, "log") ? CONFINE_DEBUG_LOG : CONFINE_DEBUG_TRAP;
+	cfg->confine.debug = !strcmp(v, "log")	  ? CONFINE_DEBUG_LOG
+			     : !strcmp(v, "none") ? CONFINE_DEBUG_NONE
+						  : CONFINE_DEBUG_TRAP;
 }
 
 static int cmd_run(int argc, char **argv)

@@ -210,6 +210,12 @@ static bool touches_reserved(struct mm *mm, uintptr_t start, uintptr_t end)
 	return start < e && end > s;
 }
 
+/* Whether the guest has every page of [start, end) mapped: the stub page is not the guest's. */
+static bool guest_mapped(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	return vma_range_covered(&mm->vmas, start, end) && !touches_reserved(mm, start, end);
+}
+
 static bool valid_range(struct mm *mm, uintptr_t start, size_t len)
 {
 	return len && start + len > start && start + len <= mm->task_size;
@@ -308,6 +314,24 @@ static int install(struct mm *mm, const struct vma *v)
 	return vma_insert(&mm->vmas, v);
 }
 
+/* MAP_32BIT, as Linux places it for a 64-bit process: bottom-up in the second GiB, so that
+ * 32-bit code (a far jump to the compatibility code segment) can run there. Linux starts at a
+ * random page of its first 32 MiB; this starts at its bottom. */
+static uintptr_t gap_32bit(struct mm *mm, size_t len)
+{
+	uintptr_t at = 0x40000000UL, top = 0x80000000UL;
+
+	for (size_t i = 0; i < mm->vmas.n && at + len <= top; i++) {
+		const struct vma *v = &mm->vmas.v[i];
+		if (v->end <= at)
+			continue;
+		if (v->start >= at + len)
+			break;
+		at = v->end;
+	}
+	return len <= top && at <= top - len ? at : 0;
+}
+
 /* Chooses where a LEN-byte mapping goes (LEN page-aligned): at ADDR for MAP_FIXED (after
  * dropping the bookkeeping of what is there: the new host mapping replaces it), else near the
  * hint or top-down in the mmap area. */
@@ -318,6 +342,8 @@ static long place(struct mm *mm, uintptr_t addr, size_t len, int flags)
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (addr & (PAGE_SIZE - 1))
 			return -EINVAL;
+		/* Over the stub page, which Linux would have free, the mapping cannot be made:
+		 * ENOMEM, as for a mapping the address space has no room for. */
 		if (!valid_range(mm, addr, len) || addr < MMAP_MIN_ADDR ||
 		    touches_reserved(mm, addr, addr + len))
 			return -ENOMEM;
@@ -332,7 +358,9 @@ static long place(struct mm *mm, uintptr_t addr, size_t len, int flags)
 		addr = PAGE_DOWN(addr);
 		if (!addr || addr < MMAP_MIN_ADDR || !valid_range(mm, addr, len) ||
 		    !vma_range_free(&mm->vmas, addr, addr + len))
-			addr = vma_find_gap(&mm->vmas, len, MMAP_MIN_ADDR, mm->mmap_base);
+			addr = flags & MAP_32BIT
+				   ? gap_32bit(mm, len)
+				   : vma_find_gap(&mm->vmas, len, MMAP_MIN_ADDR, mm->mmap_base);
 		if (!addr)
 			return -ENOMEM;
 	}
@@ -614,6 +642,18 @@ out_free:
 	return err;
 }
 
+static int unmap_guest(struct mm *mm, uintptr_t addr, size_t len)
+{
+	int err;
+
+	if (vma_range_free(&mm->vmas, addr, addr + len))
+		return 0;
+	if ((err = vma_remove(&mm->vmas, addr, addr + len, free_piece, NULL)))
+		return err;
+	long r = inject(mm, SYS_munmap, addr, len, 0, 0, 0, 0);
+	return r < 0 ? r : 0;
+}
+
 int mm_unmap(struct mm *mm, uintptr_t addr, size_t len)
 {
 	int err;
@@ -623,43 +663,22 @@ int mm_unmap(struct mm *mm, uintptr_t addr, size_t len)
 	len = PAGE_UP(len);
 	if (addr + len < addr || addr + len > platform_user_top())
 		return -EINVAL;
-	if (touches_reserved(mm, addr, addr + len))
-		return -EINVAL;
-	if (vma_range_free(&mm->vmas, addr, addr + len))
-		return 0;
-	if ((err = vma_remove(&mm->vmas, addr, addr + len, free_piece, NULL)))
-		return err;
-	long r = inject(mm, SYS_munmap, addr, len, 0, 0, 0, 0);
-	return r < 0 ? r : 0;
+	if (touches_reserved(mm, addr, addr + len)) {
+		/* The stub page is nothing of the guest's: as on Linux, unmapping a range with
+		 * nothing in it succeeds, and what the guest has around it goes. */
+		uintptr_t s = platform_stub_base(), e = s + platform_stub_len();
+		if (addr < s && (err = unmap_guest(mm, addr, s - addr)))
+			return err;
+		return addr + len > e ? unmap_guest(mm, e, addr + len - e) : 0;
+	}
+	return unmap_guest(mm, addr, len);
 }
 
-int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
+/* Sets the protection of [ADDR, ADDR+LEN), every page of it mapped. */
+static int protect_range(struct mm *mm, uintptr_t addr, size_t len, int prot)
 {
 	int err;
 
-	if (addr & (PAGE_SIZE - 1))
-		return -EINVAL;
-	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWSDOWN | PROT_GROWSUP))
-		return -EINVAL;
-	prot &= PROT_READ | PROT_WRITE | PROT_EXEC;
-	if (len == 0)
-		return 0;
-	len = PAGE_UP(len);
-	if (addr + len < addr || touches_reserved(mm, addr, addr + len))
-		return -ENOMEM;
-	if (!vma_range_covered(&mm->vmas, addr, addr + len))
-		return -ENOMEM;
-	/* A shared mapping of a file opened read-only never becomes writable; the vDSO's clock
-	 * page neither writable nor executable (Linux's [vvar] has neither VM_MAYWRITE nor
-	 * VM_MAYEXEC). */
-	for (uintptr_t at = addr; (prot & (PROT_WRITE | PROT_EXEC)) && at < addr + len;
-	     at = vma_find(&mm->vmas, at)->end) {
-		const struct vma *v = vma_find(&mm->vmas, at);
-		if ((prot & PROT_WRITE) && (v->flags & VMA_NO_WRITE))
-			return -EACCES;
-		if ((prot & PROT_EXEC) && clock_page(v))
-			return -EACCES;
-	}
 	if ((err = vma_protect(&mm->vmas, addr, addr + len, prot)))
 		return err;
 	if ((prot & PROT_WRITE) &&
@@ -683,6 +702,48 @@ int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
 		at = end;
 	}
 	return 0;
+}
+
+int mm_protect(struct mm *mm, uintptr_t addr, size_t len, int prot)
+{
+	if (addr & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWSDOWN | PROT_GROWSUP))
+		return -EINVAL;
+	prot &= PROT_READ | PROT_WRITE | PROT_EXEC;
+	if (len == 0)
+		return 0;
+	len = PAGE_UP(len);
+	if (addr + len < addr)
+		return -ENOMEM;
+	/* As Linux, mapping by mapping from ADDR: those before a hole (the stub page is one: the
+	 * guest has nothing there) or before a shared mapping of a file opened read-only that
+	 * is asked for write are changed, and the call fails there. */
+	uintptr_t at = addr, end = addr + len;
+	int err = 0;
+	while (at < end) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED)) {
+			err = -ENOMEM;
+			break;
+		}
+		/* Nor is the vDSO's clock page made writable or executable (Linux's [vvar] has
+		 * neither VM_MAYWRITE nor VM_MAYEXEC). */
+		if (((prot & PROT_WRITE) && (v->flags & VMA_NO_WRITE)) ||
+		    ((prot & PROT_EXEC) && clock_page(v))) {
+			err = -EACCES;
+			break;
+		}
+		at = v->end;
+	}
+	if (at > end)
+		at = end;
+	if (at > addr) {
+		int e = protect_range(mm, addr, at - addr, prot);
+		if (e)
+			return e;
+	}
+	return err;
 }
 
 long mm_brk(struct mm *mm, uintptr_t addr)
@@ -752,9 +813,11 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 		return -EFAULT;
 
 	if (flags & MREMAP_FIXED) {
-		if (!valid_range(mm, new_addr, new_len) ||
-		    touches_reserved(mm, new_addr, new_addr + new_len))
+		if (!valid_range(mm, new_addr, new_len))
 			return -EINVAL;
+		/* Free on Linux, the stub's here: refused as a MAP_FIXED there is (place). */
+		if (touches_reserved(mm, new_addr, new_addr + new_len))
+			return -ENOMEM;
 		if (new_addr < old + old_len && old < new_addr + new_len)
 			return -EINVAL;
 		if ((err = mm_unmap(mm, new_addr, new_len)))
@@ -821,7 +884,7 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 	}
 	if (len == 0)
 		return 0;
-	if (!vma_range_covered(&mm->vmas, addr, addr + len))
+	if (!guest_mapped(mm, addr, addr + len))
 		return -ENOMEM;
 	for (uintptr_t at = addr;
 	     (advice == MADV_DONTNEED || advice == MADV_FREE) && at < addr + len;
@@ -1053,7 +1116,7 @@ int mm_sync(struct mm *mm, uintptr_t addr, size_t len, int flags)
 		return -ENOMEM;
 	/* Shared file pages are the file's own pages in the memory file: nothing to write back.
 	 * The range must be mapped, though. */
-	return len == 0 || vma_range_covered(&mm->vmas, addr, addr + len) ? 0 : -ENOMEM;
+	return len == 0 || guest_mapped(mm, addr, addr + len) ? 0 : -ENOMEM;
 }
 
 /* Checkpoint: the layout and every VMA but the stub page, with their memory objects and file

@@ -25,6 +25,11 @@
 #include "sentry/timer.h"
 #include "state/codec.h"
 
+/* The user code segments of x86-64 Linux (64-bit and compatibility mode) and its user data
+ * segment. */
+#define USER64_CS 0x33
+#define USER_DS 0x2b
+
 /* The kernel's x86_64 signal frame (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h). */
 struct ksigcontext {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
@@ -395,7 +400,8 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	memset(&f, 0, sizeof(f));
 	f.pretcode = act->restorer;
 	f.info = *info;
-	f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.uc.uc_flags =
+	    UC_FP_XSTATE | UC_SIGCONTEXT_SS | (regs->cs == USER64_CS ? UC_STRICT_RESTORE_SS : 0);
 	f.uc.uc_stack.ss_sp = (uint64_t)t->altstack.ss_sp;
 	f.uc.uc_stack.ss_size = t->altstack.ss_size;
 	f.uc.uc_stack.ss_flags =
@@ -426,6 +432,10 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	regs->rax = 0;
 	regs->rsp = frame;
 	regs->rip = act->handler;
+	/* The handler runs in 64-bit mode even when the signal came in 32-bit code (a far jump
+	 * to the compatibility code segment); rt_sigreturn goes back to the frame's segments. */
+	regs->cs = USER64_CS;
+	regs->ss = USER_DS;
 	regs->eflags &= ~(0x100UL | 0x400UL | 0x10000UL); /* TF, DF, RF */
 	regs->orig_rax = -1;
 	/* The handler starts with a clean FPU state, as on Linux. */
@@ -555,13 +565,12 @@ fatal:
  * true if T goes on (resumed). An instruction fetch (si_addr is the instruction's) never is;
  * a fault let through unresolved twice at one address, with no copy-on-write change in the
  * address space between (a new fork shares it again), is the guest's after all. */
-static bool write_fault(struct task *t, const siginfo_t *si)
+static bool write_fault(struct task *t, const siginfo_t *si, const struct user_regs_struct *regs)
 {
-	struct user_regs_struct regs;
 	uint64_t addr = (uint64_t)si->si_addr;
 	bool resolved;
 
-	if (!t->mm || platform_get_regs(t->pt, &regs) || regs.rip == addr)
+	if (!t->mm || !regs || regs->rip == addr)
 		return false;
 	t->mm->via = t->pt;
 	if (!mm_write_fault(t->mm, addr, &resolved))
@@ -578,15 +587,89 @@ static bool write_fault(struct task *t, const siginfo_t *si)
 	return true;
 }
 
+/* Sends T a fault it cannot block or ignore away: Linux makes a blocked or ignored fault
+ * fatal rather than let the instruction fault forever. */
+static void force_fault(struct task *t, int sig, const siginfo_t *si)
+{
+	struct ksigaction *act = &t->sighand->act[sig - 1];
+
+	t->fault_addr = (uint64_t)si->si_addr;
+	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
+		act->handler = (uint64_t)SIG_DFL;
+	t->sigmask &= ~SIGBIT(sig);
+	queue(&t->pending, sig, si);
+	if (signal_deliver(t, 0, false))
+		kernel_resume(t);
+}
+
+static bool in_stub(uint64_t addr)
+{
+	return addr - platform_stub_base() < platform_stub_len();
+}
+
+/* The stub page lies in every guest address space at a range the guest was never given
+ * (docs/platform.md): on Linux nothing is mapped there, so an instruction the guest runs from
+ * it (a jump to the stub's `syscall` or `int3` with its own registers) is a fetch from an
+ * unmapped page: SIGSEGV, SEGV_MAPERR, at the instruction, with the registers as they were
+ * before it. REGS are T's, at ADDR. */
+static void stub_fetch_fault(struct task *t, struct user_regs_struct *regs, uint64_t addr)
+{
+	siginfo_t si;
+
+	regs->rip = addr;
+	if (platform_set_regs(t->pt, regs)) {
+		kernel_exit_group(t, SIGKILL);
+		return;
+	}
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGSEGV;
+	si.si_code = SEGV_MAPERR;
+	si.si_addr = (void *)addr;
+	t->fault_trapno = 14;	   /* a page fault */
+	t->fault_err = 0x4 | 0x10; /* from user mode, an instruction fetch, page not present */
+	t->write_fault_retried = 0;
+	force_fault(t, SIGSEGV, &si);
+}
+
+bool signal_stub_syscall(struct task *t)
+{
+	struct user_regs_struct regs;
+
+	if (!in_stub(t->sc.ip - 2))
+		return false;
+	if (platform_get_regs(t->pt, &regs)) {
+		kernel_exit_group(t, SIGKILL);
+		return true;
+	}
+	/* Not a syscall: the `syscall` instruction never ran. */
+	regs.rax = regs.orig_rax;
+	regs.orig_rax = -1;
+	stub_fetch_fault(t, &regs, t->sc.ip - 2);
+	return true;
+}
+
 void signal_fault(struct task *t, int sig)
 {
 	siginfo_t si;
 	struct user_regs_struct regs;
+	bool have_regs = platform_get_regs(t->pt, &regs) == 0;
 
 	memset(&si, 0, sizeof(si));
 	platform_get_siginfo(t->pt, &si);
 	si.si_signo = sig;
-	if (sig == SIGSEGV && si.si_code == SEGV_ACCERR && write_fault(t, &si))
+	if (have_regs) {
+		/* An int3 reports the address after it. */
+		uint64_t at = sig == SIGTRAP && si.si_code == SI_KERNEL ? regs.rip - 1 : regs.rip;
+		if (in_stub(at)) {
+			stub_fetch_fault(t, &regs, at);
+			return;
+		}
+	}
+	/* Its second page is readable on the host, not writable: to the guest it is not there. */
+	if (sig == SIGSEGV && in_stub((uint64_t)si.si_addr))
+		si.si_code = SEGV_MAPERR;
+	if (sig == SIGSEGV && si.si_code == SEGV_ACCERR &&
+	    write_fault(t, &si, have_regs ? &regs : NULL))
 		return;
 	t->write_fault_retried = 0;
 	if (sig == SIGBUS && si.si_code == BUS_ADRERR && oom_fault(t, (uintptr_t)si.si_addr))
@@ -596,17 +679,9 @@ void signal_fault(struct task *t, int sig)
 		sig = si.si_signo = SIGBUS;
 		si.si_code = BUS_ADRERR;
 	}
-	if (platform_get_regs(t->pt, &regs) == 0)
-		t->fault_trapno = 0;
-	t->fault_addr = (uint64_t)si.si_addr;
-	/* A fault blocked or ignored would loop forever: Linux makes it fatal. */
-	struct ksigaction *act = &t->sighand->act[sig - 1];
-	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
-		act->handler = (uint64_t)SIG_DFL;
-	t->sigmask &= ~SIGBIT(sig);
-	queue(&t->pending, sig, &si);
-	if (signal_deliver(t, 0, false))
-		kernel_resume(t);
+	t->fault_trapno = 0;
+	t->fault_err = 0;
+	force_fault(t, sig, &si);
 }
 
 long sys_rt_sigreturn(struct task *t, const unsigned long *a)
@@ -628,6 +703,13 @@ long sys_rt_sigreturn(struct task *t, const unsigned long *a)
 	regs.rdx = sc->rdx, regs.rax = sc->rax, regs.rcx = sc->rcx, regs.rsp = sc->rsp;
 	regs.rip = sc->rip;
 	regs.eflags = (regs.eflags & ~FIX_EFLAGS) | (sc->eflags & FIX_EFLAGS);
+	/* As Linux: the frame's segments with user privilege (a selector the host refuses
+	 * makes the frame bad); without UC_STRICT_RESTORE_SS, 64-bit code gets the user data
+	 * segment for SS whatever the frame says. */
+	regs.cs = sc->cs | 3;
+	regs.ss = sc->ss | 3;
+	if (!(f.uc.uc_flags & UC_STRICT_RESTORE_SS) && regs.cs == USER64_CS)
+		regs.ss = USER_DS;
 	regs.orig_rax = -1; /* no restart on the way out */
 	if (sc->fpstate) {
 		void *xsave = aligned_alloc(64, (xsize + 63) & ~63UL);

@@ -49,6 +49,10 @@ bool signal_pending(struct task *t);
 bool signal_deliver(struct task *t, long ret, bool in_syscall);
 /* A fault raised by T's own instruction: delivered to its handler or fatal. */
 void signal_fault(struct task *t, int sig);
+/* T stopped at a syscall whose instruction lies in the stub page (docs/platform.md), a range
+ * the guest does not have: answered with the fault Linux gives for running code from an
+ * unmapped page, not served. True if it was such a syscall. */
+bool signal_stub_syscall(struct task *t);
 void signal_free_pending(struct sigpending *p);
 /* signalfd.c: a signal was queued somewhere; signalfd readers look again. */
 void signalfd_notify(void);

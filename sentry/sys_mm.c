@@ -119,7 +119,8 @@ long sys_mmap(struct task *t, const unsigned long *a)
 			return err;
 	}
 	int vflags =
-	    (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN)) |
+	    (flags &
+	     (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_32BIT)) |
 	    (type == MAP_PRIVATE ? MAP_PRIVATE : MAP_SHARED) | (file ? MM_SIGBUS_PAST_EOF : 0) |
 	    (file && type != MAP_PRIVATE && (file->flags & O_ACCMODE) != O_RDWR ? VMA_NO_WRITE : 0);
 	return mm_map(t->mm, addr, len, prot, vflags, file, file ? off : 0, file_bytes, NULL);

@@ -338,9 +338,8 @@ long sys_socketpair(struct task *t, const unsigned long *a)
 	if ((err = socket_args(arg_int(a, 0), arg_uint(a, 1), &type, &flags)))
 		return err;
 	if (arg_int(a, 0) != AF_UNIX) {
-		/* The families that exist have no pairs; the others do not exist. */
-		if (arg_int(a, 0) != AF_INET && arg_int(a, 0) != AF_INET6)
-			return socket_new(t, arg_int(a, 0), type, arg_int(a, 2), flags, &fa);
+		/* The families that exist have no pairs (netlink's neither); the others do not
+		 * exist. */
 		if ((err = socket_new(t, arg_int(a, 0), type, arg_int(a, 2), flags, &fa)))
 			return err;
 		vfs_file_put(fa);

@@ -139,6 +139,18 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(kill, "dS"),
     ROW(tkill, "dS"),
     ROW(tgkill, "ddS"),
+    PARTIAL(ptrace, "ddpp",
+	    "no process can be traced, as under Yama's ptrace_scope 3: PTRACE_TRACEME, "
+	    "PTRACE_ATTACH and PTRACE_SEIZE are EPERM, every other request ESRCH"),
+    PARTIAL(process_vm_readv, "dpupux",
+	    "only the caller's own address space: another process's is EPERM, as under Yama's "
+	    "ptrace_scope 3"),
+    PARTIAL(process_vm_writev, "dpupux",
+	    "only the caller's own address space: another process's is EPERM, as under Yama's "
+	    "ptrace_scope 3"),
+    PARTIAL(pidfd_open, "dx",
+	    "a pidfd of a process that exists is ENOSYS; bad flags, pids and pids of no process "
+	    "fail as on Linux"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),
     ROW(rt_sigpending, "pu"),

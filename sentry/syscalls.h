@@ -52,6 +52,11 @@ long sys_preadv2(struct task *t, const unsigned long *a);
 long sys_pwritev2(struct task *t, const unsigned long *a);
 long sys_tee(struct task *t, const unsigned long *a);
 long sys_openat2(struct task *t, const unsigned long *a);
+/* sys_ptrace.c */
+long sys_ptrace(struct task *t, const unsigned long *a);
+long sys_process_vm_readv(struct task *t, const unsigned long *a);
+long sys_process_vm_writev(struct task *t, const unsigned long *a);
+long sys_pidfd_open(struct task *t, const unsigned long *a);
 /* sys_mm.c */
 long sys_mmap(struct task *t, const unsigned long *a);
 long sys_munmap(struct task *t, const unsigned long *a);

@@ -24,13 +24,16 @@ struct platform_state {
 extern struct platform_state plat;
 
 #define PAGE 4096UL
-/* The stub's code and parameter pages, then the seccomp platform's thread areas: the whole
- * range is kept from guests under either platform, so an image taken under one restores
- * under the other. */
+/* The stub's code and parameter pages, and under the seccomp platform the shared page and the
+ * thread areas after them: the range kept from guests (an image taken under ptrace restores
+ * under seccomp unless its guests mapped something where the areas go, which a restore
+ * refuses as it refuses any mapping over the stub). */
 #define STUB_PAGES_LEN (2 * PAGE)
 #define SYSTRAP_AREAS_OFF (64 * 1024UL)
 #define SYSTRAP_MAX_LOCAL 4096 /* threads of one stub at once */
-#define STUB_LEN (SYSTRAP_AREAS_OFF + SYSTRAP_MAX_LOCAL * 16384UL)
+#define STUB_LEN                                                                                   \
+	(plat.kind == PLATFORM_SECCOMP ? SYSTRAP_AREAS_OFF + SYSTRAP_MAX_LOCAL * 16384UL           \
+				       : STUB_PAGES_LEN)
 
 /* A thread the seccomp platform's handler makes (in the handler, so no ptrace here): its tid
  * is written into its area at its start and cleared at its exit. */

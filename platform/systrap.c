@@ -833,6 +833,10 @@ int systrap_set_regs(struct platform_thread *t, const struct user_regs_struct *r
 	g[REG_RSP] = (greg_t)r->rsp;
 	g[REG_RIP] = (greg_t)r->rip;
 	g[REG_EFL] = (greg_t)r->eflags;
+	/* The code segment: 64-bit or 32-bit (compatibility mode) user code, nothing else; a
+	 * signal delivered to 32-bit code runs its handler in 64-bit mode. */
+	if (r->cs == 0x33 || r->cs == 0x23)
+		g[REG_CSGSFS] = (greg_t)(((unsigned long)g[REG_CSGSFS] & ~0xffffUL) | r->cs);
 	/* Registers set whole are no longer a syscall's: nothing to report as one. */
 	if (r->orig_rax == (unsigned long)-1)
 		t->at_syscall = false;

@@ -90,6 +90,10 @@ static uintptr_t detect_user_top(void)
  * tracer it is gone. */
 #define STUB_FORK_FLAGS (CLONE_PTRACE | SIGCHLD)
 
+/* The 64-bit user code segment (__USER_CS): injections run the gadget in it, whatever mode the
+ * guest thread was in. */
+#define USER_CS_64 0x33
+
 /* Where a field of the parameter page lies in every stub and in the factory. */
 #define PARAM_ADDR(field) (plat.stub_base + PAGE + offsetof(struct stub_params, field))
 
@@ -731,6 +735,7 @@ static void thread_exit(struct platform_thread *t)
 			return;
 	}
 	r.rip = plat.stub_base + STUB_GADGET_OFFSET;
+	r.cs = USER_CS_64;
 	r.rax = SYS_exit;
 	r.rdi = 0;
 	r.orig_rax = -1;
@@ -824,6 +829,7 @@ long ptrace_inject(struct platform_thread *t, long nr, const long args[6])
 		return err;
 	r = saved;
 	r.rip = plat.stub_base + STUB_GADGET_OFFSET;
+	r.cs = USER_CS_64; /* the guest may be in 32-bit code: the gadget is 64-bit */
 	r.rax = nr;
 	r.orig_rax = -1; /* no syscall restart on the way out of this stop */
 	r.rdi = args[0];
@@ -843,6 +849,12 @@ long ptrace_inject(struct platform_thread *t, long nr, const long args[6])
 			return -ESRCH;
 		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
 			break;
+		/* A fault of the gadget itself would come back at every retry: give up. */
+		if ((st >> 16) == 0 &&
+		    (WSTOPSIG(st) == SIGSEGV || WSTOPSIG(st) == SIGBUS || WSTOPSIG(st) == SIGILL)) {
+			platform_set_regs(t, &saved);
+			return -EFAULT;
+		}
 		/* Something else stopped it on the way (a signal sent to the stub): drop it. */
 		if (ptrace(PTRACE_CONT, t->tid, 0, 0))
 			return -errno;

@@ -59,6 +59,8 @@ uint64_t plat_now_ns(void);
 /* systrap.c */
 int systrap_init(void);
 void systrap_factory_prepare(int *keep, int *nkeep);
+int systrap_prepare(struct platform_thread *t);
+void systrap_unprepare(struct platform_stub *stub);
 int systrap_adopt(struct platform_thread *t);
 int systrap_thread_new(struct platform_thread *parent, struct platform_thread **out);
 void systrap_thread_release(struct platform_thread *t);

@@ -111,7 +111,13 @@ static int build_filters(struct stub_params *p)
 	    .systrap_thread_flags = SYSTRAP_THREAD_FLAGS,
 	};
 	systrap_stub_filter_fds(&spec.sysfd, &spec.doorbell);
-	int n = stub_filter_build(p->stub_filter, STUB_MAX_FILTER, &spec);
+	/* A stub of the seccomp platform is driven through its handler's gadget alone once its
+	 * own filter is in: a guest that jumps to the ptrace gadget traps, as on Linux a jump to
+	 * an unmapped page faults (docs/security.md). */
+	struct stub_filter_spec own = spec;
+	if (plat.kind == PLATFORM_SECCOMP)
+		own.ip = own.ip2;
+	int n = stub_filter_build(p->stub_filter, STUB_MAX_FILTER, &own);
 
 	if (n < 0)
 		return n;
@@ -495,9 +501,11 @@ int platform_stub_new(struct platform_thread **out)
 	const long pdeath[6] = {PR_SET_PDEATHSIG, SIGKILL};
 	r = ptrace_inject(t, SYS_setsid, none);
 	/* Detached from, a stub of the seccomp platform dies with the factory instead. */
-	if (r >= 0 && plat.kind == PLATFORM_SECCOMP)
-		r = ptrace_inject(t, SYS_prctl, pdeath);
+	if (r >= 0 && plat.kind == PLATFORM_SECCOMP &&
+	    (r = ptrace_inject(t, SYS_prctl, pdeath)) >= 0)
+		r = systrap_prepare(t); /* its first area, while the ptrace gadget still works */
 	if (r < 0 || (r = ptrace_inject(t, SYS_seccomp, filter_args)) != 0) {
+		systrap_unprepare(stub);
 		free(t);
 		free(stub);
 		r = r < 0 ? r : -EIO;

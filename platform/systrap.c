@@ -322,10 +322,11 @@ static void thread_unlink(struct platform_thread *t)
 /* A new stub, still traced and stopped: map its first area, make it the thread's signal
  * stack, have the kernel clear its tid there at exit, and let it go to the park, where its
  * first trap is its first event. From then on the stub is driven through its areas only. */
-int systrap_adopt(struct platform_thread *t)
+/* A new stub, still traced, before its own filter (which refuses the ptrace gadget): its first
+ * area, mapped by injection. */
+int systrap_prepare(struct platform_thread *t)
 {
 	struct platform_systrap_stub *s = calloc(1, sizeof(*s));
-	struct user_regs_struct regs;
 	long r;
 	int err;
 
@@ -358,30 +359,46 @@ int systrap_adopt(struct platform_thread *t)
 		err = r < 0 ? (int)r : -EIO;
 		goto out_free;
 	}
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs)) {
-		err = -errno;
-		goto out_free;
-	}
+	t->stub->sys = s;
+	return 0;
+out_free:
+	stub_dispose(s);
+	return err;
+}
+
+/* Frees what systrap_prepare made, for a stub that never got further. */
+void systrap_unprepare(struct platform_stub *stub)
+{
+	if (stub->sys)
+		stub_dispose(stub->sys);
+	stub->sys = NULL;
+}
+
+/* The prepared stub, its own filter in place: sent to the park and let go, where its first
+ * trap is its first event. From then on it is driven through its areas only. */
+int systrap_adopt(struct platform_thread *t)
+{
+	struct platform_systrap_stub *s = t->stub->sys;
+	struct systrap_area *a = slot_area(s->slots[0]);
+	uintptr_t area = local_addr(0);
+	struct user_regs_struct regs;
+	int err;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs))
+		return -errno;
 	regs.rip = STUB_CODE_ADDR(stub_systrap_park);
 	regs.rsp = area + SYSTRAP_AREA;
 	regs.orig_rax = -1;
 	s->pidfd = (int)syscall(SYS_pidfd_open, t->host_pid, 0);
 	struct epoll_event e = {.events = EPOLLIN, .data.ptr = s};
 	if (s->pidfd < 0 || epoll_ctl(st.ep, EPOLL_CTL_ADD, s->pidfd, &e) ||
-	    ptrace(PTRACE_SETREGS, t->tid, 0, &regs) || ptrace(PTRACE_DETACH, t->tid, 0, 0)) {
-		err = -errno;
-		goto out_free;
-	}
-	/* Ours from here: whatever happens, releasing the thread lets go of the stub. */
-	t->stub->sys = s;
+	    ptrace(PTRACE_SETREGS, t->tid, 0, &regs) || ptrace(PTRACE_DETACH, t->tid, 0, 0))
+		return -errno;
 	plat_unwatch(t);
 	thread_link(t, 0);
 	if ((err = wait_area(a, SYSTRAP_RUNNING, s)))
 		return err;
 	return a->sig == SIGTRAP ? 0 : -EIO;
-out_free:
-	stub_dispose(s);
-	return err;
 }
 
 int systrap_thread_new(struct platform_thread *parent, struct platform_thread **out)

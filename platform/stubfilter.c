@@ -43,7 +43,8 @@ int stub_filter_build(struct sock_filter *out, size_t max, const struct stub_fil
 	 * Sentry answers as Linux answers a jump to an unmapped page: SIGSEGV at the gadget. Under
 	 * ptrace nothing of the guest's reaches this (SYSEMU stops it first): a refused call is
 	 * the stub's own bug, and kills it. */
-	scmp_filter_ctx ctx = seccomp_init(spec->sysfd >= 0 ? SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS);
+	scmp_filter_ctx ctx =
+	    seccomp_init(spec->sysfd >= 0 ? SCMP_ACT_TRAP : SCMP_ACT_KILL_PROCESS);
 	int err, fd = -1;
 
 	if (!ctx)

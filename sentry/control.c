@@ -127,6 +127,26 @@ static int wait_readable(int fd, int timeout_ms)
 	return r;
 }
 
+/* Reads into BUF (CAP bytes, NUL-terminated) until a newline, CAP-1 bytes, end of file or
+ * TIMEOUT_MS without anything to read; what it got. */
+static size_t read_line(int fd, char *buf, size_t cap, int timeout_ms)
+{
+	size_t got = 0;
+
+	while (got < cap - 1 && !memchr(buf, '\n', got)) {
+		if (wait_readable(fd, timeout_ms) <= 0)
+			break;
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = 0;
+	return got;
+}
+
 /* What a Sentry says of itself when pinged: the host pid of the process its caller waits on
  * (its launcher, or itself when not confined), when the sandbox started (realtime) and whether
  * it is paused. */
@@ -1261,7 +1281,6 @@ static void update_memory(int fd, uint64_t bytes)
 {
 	int rfd = memfile_reconf_fd(), err;
 	char line[64];
-	size_t got = 0;
 
 	if (rfd < 0) {
 		reply(fd, "error the memory bound of this sandbox cannot change while it runs (its "
@@ -1287,17 +1306,7 @@ static void update_memory(int fd, uint64_t bytes)
 	}
 	if (send_with_fds(fd, "reconf\n", 7, &rfd, 1))
 		goto out;
-	while (got < sizeof(line) - 1 && !memchr(line, '\n', got)) {
-		if (wait_readable(fd, UPDATE_WAIT_MS) <= 0)
-			break;
-		ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	line[got] = 0;
+	read_line(fd, line, sizeof(line), UPDATE_WAIT_MS);
 	int e = -1, off = 0;
 	uint64_t now = memfile_limit_reread(); /* whatever the client said or did */
 	if (sscanf(line, "done %d%n", &e, &off) != 1 || line[off] != '\n' || e < 0)
@@ -1483,19 +1492,9 @@ int control_set_memory(const char *path, uint64_t bytes, uint64_t *now, char *er
 		close(rfd);
 		rfd = -1;
 		snprintf(done, sizeof(done), "done %d\n", r);
-		got = 0;
+		resp[0] = 0;
 		if (!(e = send_all(fd, done, strlen(done))))
-			while (got < sizeof(resp) - 1 && !memchr(resp, '\n', got)) {
-				if (wait_readable(fd, UPDATE_WAIT_MS) <= 0)
-					break;
-				ssize_t n = read(fd, resp + got, sizeof(resp) - 1 - got);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n <= 0)
-					break;
-				got += (size_t)n;
-			}
-		resp[got] = 0;
+			read_line(fd, resp, sizeof(resp), UPDATE_WAIT_MS);
 	}
 	if (rfd >= 0)
 		close(rfd);

@@ -4,6 +4,10 @@
 # runs after one warm-up, on a private copy of the rootfs (podman writes into a --rootfs tree).
 # Prints a table; skips (exit 0) with a line when podman cannot run here. A peer runtime that
 # is installed but cannot run on this host gets a row saying so, with its error.
+# On a host with hybrid cgroups (v1 hierarchies plus a cgroup2 one at /sys/fs/cgroup/unified
+# that holds a controller), crun refuses to run. Every runtime then runs in a private mount
+# namespace where that cgroup2 mount is hidden: the host's cgroups are unchanged, and the
+# three runtimes see the same pure v1 layout.
 # Usage: bench/engines.sh MINISENTRY ROOTFS
 set -uo pipefail
 
@@ -25,6 +29,12 @@ cp -a "$ROOTFS" "$WORK/rootfs"
 # Limits any caller may set (runc and crun fail on podman's default NOFILE without
 # CAP_SYS_RESOURCE); the same for every runtime.
 limits=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+wrap=()
+if grep -qs . /sys/fs/cgroup/unified/cgroup.controllers && [ "$(id -u)" = 0 ] &&
+  unshare -m --propagation private umount /sys/fs/cgroup/unified 2>/dev/null; then
+  wrap=(unshare -m --propagation private sh -c 'umount /sys/fs/cgroup/unified && exec "$@"' sh)
+  echo "engines: hybrid cgroups here: every runtime runs with /sys/fs/cgroup/unified hidden"
+fi
 
 median() {
   sort -g | awk '{ v[NR] = $1 } END {
@@ -36,7 +46,7 @@ median() {
 one() {
   local t0 t1
   t0=$(date +%s%N)
-  timeout 60 podman --runtime "$1" run --rm "${limits[@]}" --rootfs "$WORK/rootfs" /bin/true \
+  "${wrap[@]}" timeout 60 podman --runtime "$1" run --rm "${limits[@]}" --rootfs "$WORK/rootfs" /bin/true \
     >/dev/null 2>"$WORK/err" || return 1
   t1=$(date +%s%N)
   echo $(((t1 - t0) / 1000)) | awk '{ printf "%.1f\n", $1 / 1000 }'

@@ -2,13 +2,14 @@
 # Installs the Debian packages minisentry's build, rootfs and tests need, only when missing.
 set -euo pipefail
 # clang and libclang-rt-14-dev (its libFuzzer runtime, which clang-14 does not pull in): the
-# fuzz harnesses of tests/fuzz. libzstd-dev: the optional zstd codec of images. podman, runc,
+# fuzz harnesses of tests/fuzz. libzstd-dev: the optional zstd codec of images. crun: the
+# engines bench compares it. podman, runc,
 # containerd and docker.io: the OCI runtime's e2e scenarios drive the engines with minisentry and
 # with runc (tests/e2e/engines.sh, which starts private containerd and dockerd daemons itself
 # and skips without the packages).
 pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libzstd-dev libcmocka-dev busybox-static
       musl-tools musl-dev pkg-config tmux hyperfine clang-format clang libclang-rt-14-dev
-      podman runc containerd docker.io)
+      podman runc crun containerd docker.io)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 
 #include "oci/json.h"
@@ -54,6 +55,108 @@ int oci_rlimit_number(const char *name)
 }
 
 /* An id (uid or gid): 0 to 2^32-2 (the last is "no id"). */
+/* Capability names in number order (capabilities(7); cap_last_cap 40). */
+static const char *const cap_names[] = {
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
+    "CAP_CHECKPOINT_RESTORE",
+};
+
+int oci_cap_number(const char *name)
+{
+	const char *bare = strncasecmp(name, "CAP_", 4) ? name : name + 4;
+
+	for (size_t i = 0; i < sizeof(cap_names) / sizeof(cap_names[0]); i++)
+		if (!strcasecmp(bare, cap_names[i] + 4))
+			return (int)i;
+	return -1;
+}
+
+const char *oci_cap_name(int cap)
+{
+	return cap >= 0 && cap < (int)(sizeof(cap_names) / sizeof(cap_names[0])) ? cap_names[cap]
+										 : NULL;
+}
+
+/* One set of process.capabilities, an array of names, as bits in *OUT. Names this kernel does
+ * not know are left out, as runc leaves them out (with a warning) for the host it runs on. */
+static int get_caps(const struct json *v, const char *what, uint64_t *out, char *err, size_t size)
+{
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!json_is(v, JSON_ARRAY))
+		return bad(err, size, "process.capabilities.%s must be an array", what);
+	for (size_t i = 0; i < v->len; i++) {
+		const char *name = json_str(v->items[i]);
+		if (!name)
+			return bad(err, size, "process.capabilities.%s[%zu] must be a string", what,
+				   i);
+		int cap = oci_cap_number(name);
+		if (cap >= 0)
+			*out |= UINT64_C(1) << cap;
+	}
+	return 0;
+}
+
+static int parse_caps(const struct json *c, struct oci_spec *s, char *err, size_t size)
+{
+	const struct {
+		const char *name;
+		uint64_t *set;
+	} sets[] = {{"bounding", &s->cap_bounding},
+		    {"effective", &s->cap_effective},
+		    {"permitted", &s->cap_permitted},
+		    {"inheritable", &s->cap_inheritable},
+		    {"ambient", &s->cap_ambient}};
+
+	if (!json_is(c, JSON_OBJECT))
+		return bad(err, size, "process.capabilities must be an object");
+	s->has_caps = true;
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		if (get_caps(json_get(c, sets[i].name), sets[i].name, sets[i].set, err, size))
+			return -1;
+	return 0;
+}
+
 static bool get_id(const struct json *v, uint32_t *out)
 {
 	int64_t i;
@@ -208,11 +311,8 @@ static int parse_process(const struct json *p, struct oci_spec *s, char *err, si
 		return -1;
 	if ((v = json_get(p, "rlimits")) && parse_rlimits(v, s, err, size))
 		return -1;
-	if ((v = json_get(json_get(p, "capabilities"), "bounding"))) {
-		if (!json_is(v, JSON_ARRAY))
-			return bad(err, size, "process.capabilities.bounding must be an array");
-		s->ncaps = v->len;
-	}
+	if ((v = json_get(p, "capabilities")) && parse_caps(v, s, err, size))
+		return -1;
 	return 0;
 }
 

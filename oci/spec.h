@@ -69,7 +69,9 @@ struct oci_spec {
 	bool no_new_privileges;
 	struct oci_rlimit rlimits[OCI_MAX_RLIMITS];
 	size_t nrlimits;
-	size_t ncaps; /* capabilities in the bounding set: recorded, not granted */
+	/* process.capabilities (has_caps when present): each set, bit N for capability N. */
+	bool has_caps;
+	uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
 	const char *root_path;
 	bool root_readonly;
 	const char *hostname;
@@ -103,6 +105,11 @@ struct oci_resources {
  * are devices (as in config.json). */
 int oci_resources_parse(const char *text, size_t len, struct oci_resources *r, char *err,
 			size_t errsize);
+
+/* The number of capability NAME ("CAP_CHOWN", or "chown" as runc's --cap takes it), or -1;
+ * and the name of capability CAP, or NULL. */
+int oci_cap_number(const char *name);
+const char *oci_cap_name(int cap);
 
 /* The RLIMIT_* number of NAME ("RLIMIT_NOFILE"), or -1. */
 int oci_rlimit_number(const char *name);

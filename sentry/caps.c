@@ -38,10 +38,26 @@ static bool subset(uint64_t a, uint64_t b)
 	return !(a & ~b);
 }
 
-void caps_init_root(struct task *t)
+static void caps_init_root(struct task *t)
 {
 	t->cap_eff = t->cap_prm = t->cap_bnd = CAPS_ALL;
 	t->cap_inh = t->cap_amb = 0;
+	t->securebits = 0;
+}
+
+void caps_init(struct task *t, const struct caps_sets *s)
+{
+	if (!s) {
+		caps_init_root(t);
+		return;
+	}
+	/* As capset and PR_CAP_AMBIENT_RAISE would leave them: effective within permitted,
+	 * ambient within permitted and inheritable (runc sets them that way). */
+	t->cap_bnd = s->bounding & CAPS_ALL;
+	t->cap_prm = s->permitted & CAPS_ALL;
+	t->cap_eff = s->effective & t->cap_prm;
+	t->cap_inh = s->inheritable & CAPS_ALL;
+	t->cap_amb = s->ambient & t->cap_prm & t->cap_inh;
 	t->securebits = 0;
 }
 

@@ -12,8 +12,15 @@
 
 struct task;
 
-/* Every capability, for the first task. */
-void caps_init_root(struct task *t);
+/* The five sets a process is started with (an OCI process's capabilities), bit N for
+ * capability N. */
+struct caps_sets {
+	uint64_t bounding, effective, permitted, inheritable, ambient;
+};
+
+/* S's sets, as given, for a task about to exec its first program; NULL: every capability, as
+ * root in a container of its own has them. */
+void caps_init(struct task *t, const struct caps_sets *s);
 /* Whether T has capability CAP in its effective set. */
 bool caps_has(const struct task *t, int cap);
 /* After execve of a file without file capabilities (capabilities(7), "Transformation of

@@ -342,11 +342,45 @@ static int split_strings(char *p, size_t len, char **v, int max)
 	return n;
 }
 
-/* "exec LEN" and LEN bytes of NUL-terminated strings — uid, gid, cwd ("" for /), argc, the
- * arguments, the environment — with the new process's stdin, stdout and stderr (SCM_RIGHTS).
- * HAVE bytes of the payload came with the request line. The answer is "pid PID" once the
- * process runs, then "exit STATUS" when it ends (the connection is kept until then: true), or
- * "error MESSAGE". */
+/* "exec LEN" and LEN bytes of NUL-terminated strings — uid, gid, cwd ("" for /), the
+ * supplementary groups (decimal, comma-separated), no_new_privs (0, 1, or -1 for init's),
+ * the capability sets ("" for init's, or five hexadecimal sets: bounding, effective,
+ * permitted, inheritable, ambient, colon-separated), argc, the arguments, the environment —
+ * with the new process's stdin, stdout and stderr (SCM_RIGHTS). HAVE bytes of the payload came
+ * with the request line. The answer is "pid PID" once the process runs, then "exit STATUS"
+ * when it ends (the connection is kept until then: true), or "error MESSAGE". */
+#define EXEC_FIELDS 7	   /* before the arguments */
+#define EXEC_MAX_GROUPS 64 /* as an OCI process's additionalGids */
+
+/* The comma-separated gids of TEXT into GROUPS (at most MAX): how many, or -1. */
+static int parse_groups(const char *text, gid_t *groups, int max)
+{
+	int n = 0;
+
+	while (*text) {
+		char *end;
+		unsigned long g = strtoul(text, &end, 10);
+		if (end == text || g > 0xfffffffeUL || n == max || (*end && *end != ','))
+			return -1;
+		groups[n++] = (gid_t)g;
+		text = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+static bool parse_caps(const char *text, struct caps_sets *c)
+{
+	unsigned long long v[5];
+	int used = 0;
+
+	if (sscanf(text, "%llx:%llx:%llx:%llx:%llx%n", &v[0], &v[1], &v[2], &v[3], &v[4], &used) !=
+		5 ||
+	    text[used])
+		return false;
+	*c = (struct caps_sets){v[0], v[1], v[2], v[3], v[4]};
+	return true;
+}
+
 static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, const int *fds,
 		       int nfds)
 {
@@ -379,16 +413,23 @@ static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, 
 			goto out;
 		got += (size_t)n;
 	}
-	int n = split_strings(buf, len, v, (int)(len / 2 + 6)), argc;
+	int n = split_strings(buf, len, v, (int)(len / 2 + 6)), argc, ngroups;
 	unsigned long uid, gid;
+	long nnp;
 	char *end;
-	if (n < 5 || (uid = strtoul(v[0], &end, 10), *end) || uid > 0xfffffffeUL ||
+	gid_t groups[EXEC_MAX_GROUPS];
+	struct caps_sets caps;
+	if (n < EXEC_FIELDS + 1 || (uid = strtoul(v[0], &end, 10), *end) || uid > 0xfffffffeUL ||
 	    (gid = strtoul(v[1], &end, 10), *end) || gid > 0xfffffffeUL ||
-	    (argc = atoi(v[3])) < 1 || argc > n - 4 || (v[2][0] && v[2][0] != '/')) {
+	    (v[2][0] && v[2][0] != '/') ||
+	    (ngroups = parse_groups(v[3], groups, EXEC_MAX_GROUPS)) < 0 ||
+	    (nnp = strtol(v[4], &end, 10), *end) || nnp < -1 || nnp > 1 ||
+	    (v[5][0] && !parse_caps(v[5], &caps)) || (argc = atoi(v[6])) < 1 ||
+	    argc > n - EXEC_FIELDS) {
 		reply(fd, "error bad request\n");
 		goto out;
 	}
-	char **argv = v + 4, **envp = v + 4 + argc;
+	char **argv = v + EXEC_FIELDS, **envp = v + EXEC_FIELDS + argc;
 	/* Both vectors end in a NULL: the argument vector where the environment begins. */
 	char *first_env = envp[0];
 	envp[0] = NULL;
@@ -404,6 +445,10 @@ static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, 
 				 .cwd = v[2][0] ? v[2] : NULL,
 				 .uid = (uid_t)uid,
 				 .gid = (gid_t)gid,
+				 .groups = groups,
+				 .ngroups = ngroups,
+				 .no_new_privs = (int)nnp,
+				 .caps = v[5][0] ? &caps : NULL,
 				 .stdio = {fds[0], fds[1], fds[2]}};
 	pid_t pid;
 	int r = kernel_spawn(&s, &pid, msg, sizeof(msg));
@@ -1123,8 +1168,7 @@ int control_list(void)
 	return 0;
 }
 
-int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *const *argv,
-		 char *const *envp, const int stdio[3], int pid_fd)
+int control_exec(const char *path, const struct kernel_spawn *s, int pid_fd)
 {
 	char *buf = NULL, head[64], resp[1024];
 	size_t len = 0, got = 0;
@@ -1135,14 +1179,22 @@ int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *
 		fprintf(stderr, "minisentry: exec: out of memory\n");
 		return 1;
 	}
-	while (argv[argc])
+	while (s->argv[argc])
 		argc++;
-	fprintf(f, "%u%c%u%c%s%c%d%c", (unsigned)uid, 0, (unsigned)gid, 0, cwd ? cwd : "", 0, argc,
+	fprintf(f, "%u%c%u%c%s%c", (unsigned)s->uid, 0, (unsigned)s->gid, 0, s->cwd ? s->cwd : "",
 		0);
+	for (int i = 0; i < s->ngroups; i++)
+		fprintf(f, "%s%u", i ? "," : "", (unsigned)s->groups[i]);
+	fprintf(f, "%c%d%c", 0, s->no_new_privs, 0);
+	if (s->caps)
+		fprintf(f, "%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64,
+			s->caps->bounding, s->caps->effective, s->caps->permitted,
+			s->caps->inheritable, s->caps->ambient);
+	fprintf(f, "%c%d%c", 0, argc, 0);
 	for (int i = 0; i < argc; i++)
-		fprintf(f, "%s%c", argv[i], 0);
-	for (int i = 0; envp && envp[i]; i++)
-		fprintf(f, "%s%c", envp[i], 0);
+		fprintf(f, "%s%c", s->argv[i], 0);
+	for (int i = 0; s->envp && s->envp[i]; i++)
+		fprintf(f, "%s%c", s->envp[i], 0);
 	fclose(f);
 	if ((fd = connect_to(path)) < 0) {
 		free(buf);
@@ -1150,7 +1202,7 @@ int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *
 		return 1;
 	}
 	int n = snprintf(head, sizeof(head), "exec %zu\n", len);
-	err = send_with_fds(fd, head, (size_t)n, stdio, 3);
+	err = send_with_fds(fd, head, (size_t)n, s->stdio, 3);
 	if (!err)
 		err = send_all(fd, buf, len);
 	free(buf);

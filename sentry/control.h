@@ -51,12 +51,12 @@ void control_srt_slots_remove(const char *dir);
  * gets the exit status (kernel_exit_group calls it for every process that ends). */
 void control_exec_exited(pid_t tgid, int status);
 
-/* The client of an exec request to the sandbox whose control socket is PATH: starts ARGV with
- * ENVP, in CWD (NULL: /), as UID and GID, with host descriptors STDIO as 0-2, and waits for it
- * to end; its exit status (128+N for signal N), or 126 and a message when it could not start.
- * Once it runs, a byte is written to PID_FD (if >= 0), which is then closed. */
-int control_exec(const char *path, uid_t uid, gid_t gid, const char *cwd, char *const *argv,
-		 char *const *envp, const int stdio[3], int pid_fd);
+/* The client of an exec request to the sandbox whose control socket is PATH: starts the
+ * process S describes (its stdio: host descriptors) and waits for it to end; its exit status
+ * (128+N for signal N), or 126 and a message when it could not start. Once it runs, a byte is
+ * written to PID_FD (if >= 0), which is then closed. */
+struct kernel_spawn;
+int control_exec(const char *path, const struct kernel_spawn *s, int pid_fd);
 
 /* What `minisentry checkpoint` asks for besides the image directory. */
 struct control_checkpoint_opts {

@@ -472,7 +472,7 @@ static struct task *make_init(void)
 	if (!t)
 		return NULL;
 	t->group_leader = t;
-	caps_init_root(t);
+	caps_init(t, kernel.cfg.caps);
 	sched_default_affinity(t);
 	t->files = fdtable_new();
 	t->sighand = calloc(1, sizeof(*t->sighand));
@@ -592,6 +592,17 @@ int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t siz
 	t->sighand->refs = 1;
 	t->uid = t->euid = t->suid = s->uid;
 	t->gid = t->egid = t->sgid = s->gid;
+	caps_init(t, s->caps ? s->caps : kernel.cfg.caps);
+	t->no_new_privs = s->no_new_privs < 0 ? kernel.cfg.no_new_privs : s->no_new_privs;
+	if (s->ngroups > 0) {
+		if (!(t->groups = malloc((size_t)s->ngroups * sizeof(gid_t)))) {
+			task_free(t);
+			snprintf(msg, size, "out of memory");
+			return -ENOMEM;
+		}
+		memcpy(t->groups, s->groups, (size_t)s->ngroups * sizeof(gid_t));
+		t->ngroups = s->ngroups;
+	}
 	for (int fd = 0; fd < 3; fd++) {
 		int flags = fcntl(s->stdio[fd], F_GETFL), dup;
 		struct vfs_file *f;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "platform/platform.h"
+#include "sentry/caps.h"
 #include "sentry/confine.h"
 
 struct task;
@@ -87,6 +88,9 @@ struct kernel_config {
 	bool umask_set;
 	mode_t umask;
 	bool no_new_privs; /* init starts with no_new_privs set (process.noNewPrivileges) */
+	/* process.capabilities: init's sets before its first exec, and the default of an exec
+	 * request that names none; NULL: every capability. */
+	const struct caps_sets *caps;
 	/* --memory: the bytes all guest memory may hold (sentry/oom.c past it); 0 for the
 	 * default share of the host's RAM. */
 	uint64_t memory;
@@ -122,6 +126,10 @@ struct kernel_spawn {
 	const char *cwd;     /* or NULL for / */
 	uid_t uid;
 	gid_t gid;
+	const gid_t *groups; /* supplementary groups */
+	int ngroups;
+	int no_new_privs;	      /* 0 or 1; -1: as init was configured */
+	const struct caps_sets *caps; /* or NULL: init's configured sets */
 	int stdio[3];
 };
 /* Starts S in the sandbox: its pid in *PID, or a negative errno with MSG saying why. */

@@ -352,6 +352,7 @@ struct mapped {
 	struct kernel_bind *binds;
 	struct kernel_fsmount *fsmounts;
 	struct kernel_rlimit rlimits[OCI_MAX_RLIMITS];
+	struct caps_sets caps;
 	char *rootfs;
 };
 
@@ -391,6 +392,11 @@ static int map_spec(const struct oci_spec *s, const char *bundle, const char *id
 	cfg->umask_set = s->has_umask;
 	cfg->umask = s->umask;
 	cfg->no_new_privs = s->no_new_privileges;
+	if (s->has_caps) {
+		m->caps = (struct caps_sets){s->cap_bounding, s->cap_effective, s->cap_permitted,
+					     s->cap_inheritable, s->cap_ambient};
+		cfg->caps = &m->caps;
+	}
 	for (size_t i = 0; i < s->nrlimits; i++)
 		m->rlimits[i] = (struct kernel_rlimit){s->rlimits[i].resource, s->rlimits[i].soft,
 						       s->rlimits[i].hard};
@@ -699,7 +705,8 @@ enum {
 	OPT_CONSOLE,
 	OPT_IGNORED_FLAG,
 	OPT_IGNORED_VALUE,
-	OPT_IGNORE_PAUSED
+	OPT_IGNORE_PAUSED,
+	OPT_NO_NEW_PRIVS
 };
 
 /* Options of create and run; runc's others are accepted and mean nothing here. */
@@ -997,12 +1004,16 @@ static int cmd_ps(int argc, char **argv)
 
 static int cmd_features(void)
 {
-	puts("{\"ociVersionMin\":\"1.0.0\",\"ociVersionMax\":\"" OCI_VERSION "\","
-	     "\"hooks\":[],"
-	     "\"mountOptions\":[\"bind\",\"rbind\",\"ro\",\"rw\",\"nosuid\",\"nodev\",\"noexec\"],"
-	     "\"linux\":{\"namespaces\":[\"pid\",\"network\",\"mount\",\"ipc\",\"uts\",\"user\","
-	     "\"cgroup\"],"
-	     "\"capabilities\":[],"
+	printf(
+	    "{\"ociVersionMin\":\"1.0.0\",\"ociVersionMax\":\"" OCI_VERSION "\","
+	    "\"hooks\":[],"
+	    "\"mountOptions\":[\"bind\",\"rbind\",\"ro\",\"rw\",\"nosuid\",\"nodev\",\"noexec\"],"
+	    "\"linux\":{\"namespaces\":[\"pid\",\"network\",\"mount\",\"ipc\",\"uts\",\"user\","
+	    "\"cgroup\"],"
+	    "\"capabilities\":[");
+	for (int cap = 0; oci_cap_name(cap); cap++)
+		printf("%s\"%s\"", cap ? "," : "", oci_cap_name(cap));
+	puts("],"
 	     "\"cgroup\":{\"v1\":false,\"v2\":false,\"systemd\":false,\"systemdUser\":false},"
 	     "\"seccomp\":{\"enabled\":false},\"apparmor\":{\"enabled\":false},"
 	     "\"selinux\":{\"enabled\":false}},"
@@ -1025,17 +1036,20 @@ static int cmd_exec(int argc, char **argv)
 	    {"detach", no_argument, NULL, 'd'},
 	    {"pid-file", required_argument, NULL, OPT_PID_FILE},
 	    {"preserve-fds", required_argument, NULL, OPT_IGNORED_VALUE},
-	    {"cap", required_argument, NULL, OPT_IGNORED_VALUE},
-	    {"additional-gids", required_argument, NULL, OPT_IGNORED_VALUE},
+	    {"cap", required_argument, NULL, 'c'},
+	    {"additional-gids", required_argument, NULL, 'g'},
 	    {"apparmor", required_argument, NULL, OPT_IGNORED_VALUE},
 	    {"process-label", required_argument, NULL, OPT_IGNORED_VALUE},
-	    {"no-new-privs", no_argument, NULL, OPT_IGNORED_FLAG},
+	    {"no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS},
 	    {"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
 	    {NULL, 0, NULL, 0}};
 	const char *process = NULL, *console = NULL, *cwd = NULL, *pid_file = NULL, *user = NULL;
 	bool tty = false, detach = false, ignore_paused = false;
 	char **env = calloc((size_t)argc + 1, sizeof(char *)), err[512];
-	int nenv = 0, c;
+	int nenv = 0, c, nnp = -1, ngroups = 0;
+	uint64_t add_caps = 0;
+	gid_t groups[OCI_MAX_GIDS];
+	struct caps_sets caps;
 	struct oci_spec ps = {0};
 	struct ctr ctr;
 
@@ -1074,10 +1088,28 @@ static int cmd_exec(int argc, char **argv)
 		case OPT_IGNORE_PAUSED:
 			ignore_paused = true;
 			break;
+		case OPT_NO_NEW_PRIVS:
+			nnp = 1;
+			break;
+		case 'c': {
+			int cap = oci_cap_number(optarg);
+			if (cap < 0)
+				return oci_fail("exec: unknown capability %s", optarg), 2;
+			add_caps |= UINT64_C(1) << cap;
+			break;
+		}
+		case 'g': {
+			char *end;
+			unsigned long g = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || g > 0xfffffffeUL || ngroups == OCI_MAX_GIDS)
+				return oci_fail("exec: --additional-gids needs a gid, got %s",
+						optarg),
+				       2;
+			groups[ngroups++] = (gid_t)g;
+			break;
+		}
 		case OPT_IGNORED_FLAG:
 		case OPT_IGNORED_VALUE:
-		case 'c':
-		case 'g':
 			break;
 		default:
 			return oci_fail("exec: unknown option %s", argv[optind - 1]), 2;
@@ -1105,6 +1137,14 @@ static int cmd_exec(int argc, char **argv)
 		uid = ps.uid;
 		gid = ps.gid;
 		tty = ps.terminal;
+		for (size_t i = 0; i < ps.ngids && ngroups < OCI_MAX_GIDS; i++)
+			groups[ngroups++] = ps.gids[i];
+		if (nnp < 0)
+			nnp = ps.no_new_privileges;
+		if (ps.has_caps)
+			caps =
+			    (struct caps_sets){ps.cap_bounding, ps.cap_effective, ps.cap_permitted,
+					       ps.cap_inheritable, ps.cap_ambient};
 	} else if (!*args) {
 		return oci_fail("exec needs a command (or --process)"), 2;
 	}
@@ -1121,6 +1161,39 @@ static int cmd_exec(int argc, char **argv)
 		return oci_fail("exec: the working directory must be absolute, got %s", cwd), 2;
 	if (ctr_load(id, &ctr))
 		return 1;
+	/* --cap adds to the process's bounding, effective and permitted sets, and to its ambient
+	 * set when it has inheritable ones (as runc's exec does); the sets it adds to are the
+	 * --process file's, or else the container's own process's. */
+	if (add_caps && !ps.has_caps) {
+		struct oci_spec cs = {0};
+		if (oci_spec_load(ctr.bundle, &cs, err, sizeof(err))) {
+			ctr_free(&ctr);
+			return oci_fail("exec: %s", err);
+		}
+		ps.has_caps = true;
+		caps = cs.has_caps
+			   ? (struct caps_sets){cs.cap_bounding, cs.cap_effective, cs.cap_permitted,
+						cs.cap_inheritable, cs.cap_ambient}
+			   : (struct caps_sets){CAPS_ALL, CAPS_ALL, CAPS_ALL, 0, 0};
+		oci_spec_free(&cs);
+	}
+	if (add_caps) {
+		caps.bounding |= add_caps;
+		caps.effective |= add_caps;
+		caps.permitted |= add_caps;
+		if (caps.inheritable)
+			caps.ambient |= add_caps;
+	}
+	struct kernel_spawn spawn = {.argv = args,
+				     .envp = env,
+				     .cwd = cwd,
+				     .uid = uid,
+				     .gid = gid,
+				     .groups = groups,
+				     .ngroups = ngroups,
+				     .no_new_privs = nnp,
+				     .caps = ps.has_caps ? &caps : NULL,
+				     .stdio = {0, 1, 2}};
 	const char *status = ctr_status(&ctr);
 	/* In a paused container (--ignore-paused) the process starts frozen, as with runc. */
 	if (!strcmp(status, "paused") && !ignore_paused) {
@@ -1132,21 +1205,21 @@ static int cmd_exec(int argc, char **argv)
 		ctr_free(&ctr);
 		return oci_fail("cannot exec in a container that is not running");
 	}
-	int stdio[3] = {0, 1, 2}, slave = -1;
+	int slave = -1;
 	if (tty) {
 		if (!console && detach)
 			return oci_fail("exec: a terminal needs --console-socket to be detached");
 		if (console) {
 			if ((slave = console_slave(console)) < 0)
 				return 1;
-			stdio[0] = stdio[1] = stdio[2] = slave;
+			spawn.stdio[0] = spawn.stdio[1] = spawn.stdio[2] = slave;
 		}
 	}
 	if (!detach) {
 		int e;
 		if (pid_file && (e = write_pid_file(pid_file, getpid())))
 			return oci_fail("--pid-file '%s': %s", pid_file, strerror(-e));
-		return control_exec(ctr.control, uid, gid, cwd, args, env, stdio, -1);
+		return control_exec(ctr.control, &spawn, -1);
 	}
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC))
@@ -1158,7 +1231,7 @@ static int cmd_exec(int argc, char **argv)
 	if (pid == 0) {
 		close(ready[0]);
 		setsid();
-		exit(control_exec(ctr.control, uid, gid, cwd, args, env, stdio, ready[1]));
+		exit(control_exec(ctr.control, &spawn, ready[1]));
 	}
 	close(ready[1]);
 	if (slave >= 0)

@@ -138,6 +138,42 @@ podman_exec_runs_in_a_running_container() {
   done
 }
 
+# The capability sets and groups a container's processes get (process.capabilities and
+# additionalGids of config.json and of exec's process file) are the ones runc gives them:
+# podman's default set, a root process with all dropped but one, an ordinary user with one
+# added (runc raises it into the ambient set), for run and for exec.
+podman_capabilities_and_groups_as_runc_gives_them() {
+  podman_ready || return
+  local rt id caps
+  local show='grep ^Cap /proc/self/status; id'
+  declare -A seen
+  for rt in $(runtimes); do
+    caps=""
+    pm "$rt" run --rm "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sh -c "$show"
+    [ "$status" -eq 0 ] || fail "with $rt: run: $status$(err_hint)" || return
+    caps+="default: $out"$'\n'
+    pm "$rt" run --rm --user 1000 --group-add 27 --cap-add=net_raw "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sh -c "$show"
+    [ "$status" -eq 0 ] || fail "with $rt: run --user: $status$(err_hint)" || return
+    caps+="user: $out"$'\n'
+    pm "$rt" run -d --cap-drop=all --cap-add=chown "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sleep 100
+    [ "$status" -eq 0 ] || fail "with $rt: run -d: $status$(err_hint)" || return
+    id=$out
+    pm "$rt" exec "$id" /bin/sh -c "$show"
+    caps+="exec: $out"$'\n'
+    pm "$rt" exec --user 1000 "$id" /bin/sh -c "$show"
+    caps+="exec --user: $out"$'\n'
+    timeout 30 podman rm -f -t 0 "$id" >/dev/null 2>&1
+    grep -q $'^CapBnd:\t0000000000000001' <<<"$caps" && grep -q $'^CapAmb:\t0000000000002000' <<<"$caps" &&
+      grep -q 'groups=.*27' <<<"$caps" ||
+      fail "with $rt: $(tr '\n\t' '| ' <<<"$caps" | cut -c1-400)" || return
+    seen[$rt]=$caps
+  done
+  local rc
+  rc=$(command -v runc) || return 0
+  [ "${seen[$MS]}" = "${seen[$rc]}" ] ||
+    fail "minisentry and runc differ: $(diff <(echo "${seen[$MS]}") <(echo "${seen[$rc]}") | tr '\n\t' '| ' | cut -c1-400)"
+}
+
 # last_count: the last line of $out that is a number (a counter's logs), or -1.
 last_count() { grep -E '^[0-9]+$' <<<"$out" | tail -n1 || true; }
 
@@ -436,6 +472,7 @@ scenarios+=(
   podman_run_of_an_imported_image_with_env_and_a_bind_mount
   podman_stop_ends_the_container
   podman_exec_runs_in_a_running_container
+  podman_capabilities_and_groups_as_runc_gives_them
   podman_pause_and_unpause_a_counter
   podman_update_changes_the_memory_limit
   podman_checkpoint_and_restore_of_a_counter

@@ -52,7 +52,9 @@ static void test_runc_default_config_is_taken_whole(void **state)
 	assert_string_equal(s.env[1], "TERM=xterm");
 	assert_true(s.terminal);
 	assert_true(s.no_new_privileges);
-	assert_int_equal(s.ncaps, 3);
+	assert_true(s.has_caps);
+	assert_int_equal(s.cap_bounding, (1u << 29) | (1u << 5) | (1u << 10));
+	assert_int_equal(s.cap_effective | s.cap_permitted | s.cap_ambient, 0);
 	assert_int_equal(s.nrlimits, 1);
 	assert_int_equal(s.rlimits[0].resource, RLIMIT_NOFILE);
 	assert_int_equal(s.rlimits[0].soft, 1024);
@@ -221,10 +223,39 @@ static void test_update_resources_a_sandbox_cannot_honour_are_refused(void **sta
 	update_refused("{\"memory\":{\"limit\":1,}}", "resources: ");
 }
 
+static void test_capabilities_by_name_unknown_ones_left_out(void **state)
+{
+	struct oci_spec s;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(
+	    parse("{\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"capabilities\":{"
+		  "\"effective\":[\"CAP_CHOWN\",\"CAP_NO_SUCH\",\"CAP_CHECKPOINT_RESTORE\"],"
+		  "\"ambient\":[]}},\"root\":{\"path\":\"r\"}}",
+		  &s, err),
+	    0);
+	assert_true(s.has_caps);
+	assert_int_equal(s.cap_effective, (UINT64_C(1) << 40) | 1);
+	assert_int_equal(s.cap_bounding | s.cap_ambient, 0);
+	oci_spec_free(&s);
+	assert_int_equal(parse("{\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"capabilities\":{"
+			       "\"permitted\":[3]}},\"root\":{\"path\":\"r\"}}",
+			       &s, err),
+			 -1);
+	assert_non_null(strstr(err, "process.capabilities.permitted[0]"));
+	assert_int_equal(oci_cap_number("CAP_SYS_ADMIN"), 21);
+	assert_int_equal(oci_cap_number("sys_admin"), 21);
+	assert_int_equal(oci_cap_number("CAP_BOGUS"), -1);
+	assert_string_equal(oci_cap_name(7), "CAP_SETUID");
+	assert_null(oci_cap_name(41));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runc_default_config_is_taken_whole),
+	    cmocka_unit_test(test_capabilities_by_name_unknown_ones_left_out),
 	    cmocka_unit_test(test_user_binds_limits_and_annotations_are_mapped),
 	    cmocka_unit_test(test_what_cannot_be_honoured_is_refused),
 	    cmocka_unit_test(test_update_resources_of_engines_are_taken),

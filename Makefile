@@ -231,6 +231,7 @@ fuzz-smoke: rootfs
 bench: $(BIN) rootfs
 	@fail=0; bash bench/run.sh ./minisentry $(ROOTFS) || fail=1; \
 	bash bench/checkpoint.sh ./minisentry $(ROOTFS) || fail=1; \
+	bash bench/criu.sh || fail=1; \
 	bash bench/golden.sh ./minisentry $(ROOTFS) || fail=1; \
 	bash bench/engines.sh ./minisentry $(ROOTFS) || fail=1; \
 	SEED_RUNS=$${SEED_RUNS:-4} SEED_CPUS="$${SEED_CPUS:-96}" bash bench/seed000.sh ./minisentry \

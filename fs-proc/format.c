@@ -308,8 +308,11 @@ void procfs_fmt_io_counters(struct kernfs_buf *b, const struct procinfo_task *t)
 
 void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t)
 {
-	kernfs_buf_printf(b, "%llu %llu %llu\n", (unsigned long long)t->run_ns,
-			  (unsigned long long)t->wait_ns, (unsigned long long)t->timeslices);
+	const int64_t v[] = {(int64_t)t->wait_ns, (int64_t)t->timeslices};
+
+	kernfs_buf_u64(b, t->run_ns);
+	kernfs_buf_nums(b, v, 2);
+	kernfs_buf_putc(b, '\n');
 }
 
 void procfs_fmt_cpuset(struct kernfs_buf *b)

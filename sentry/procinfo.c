@@ -132,7 +132,7 @@ static void fill_vm(struct mm *mm, struct vfs_dentry *exe, struct procinfo_task 
 		o->vsize += len;
 		if (v->flags & MAP_LOCKED)
 			o->vm_lck += len;
-		if (!strcmp(v->name, "[stack]"))
+		if (v->name[0] == '[' && !strcmp(v->name, "[stack]"))
 			o->vm_stack += len;
 		else if (v->dentry && (v->prot & PROT_EXEC))
 			o->vm_exe += len;

@@ -85,9 +85,15 @@ static bool buf_reserve(struct kernfs_buf *b, size_t more)
 	return true;
 }
 
+/* Room for MORE bytes and the NUL after them; the common case (room already there) inline. */
+static inline bool buf_room(struct kernfs_buf *b, size_t more)
+{
+	return b->len + more + 1 <= b->cap || buf_reserve(b, more);
+}
+
 void kernfs_buf_write(struct kernfs_buf *b, const void *data, size_t len)
 {
-	if (!buf_reserve(b, len))
+	if (!buf_room(b, len))
 		return;
 	memcpy(b->data + b->len, data, len);
 	b->len += len;
@@ -101,7 +107,10 @@ void kernfs_buf_puts(struct kernfs_buf *b, const char *s)
 
 void kernfs_buf_putc(struct kernfs_buf *b, char c)
 {
-	kernfs_buf_write(b, &c, 1);
+	if (!buf_room(b, 1))
+		return;
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
 }
 
 void kernfs_buf_u64(struct kernfs_buf *b, uint64_t v)
@@ -997,20 +1006,30 @@ bool kernfs_dir_populated(struct vfs_dentry *d)
 }
 
 /* Linux's "%*pb": 32-bit groups in hex, most significant first, separated by commas; the
- * first group only as wide as the bits it holds. */
+ * first group only as wide as the bits it holds. Built in one piece without printf: status
+ * prints a 1024-bit Mems_allowed for every process. */
 void kernfs_buf_bitmap(struct kernfs_buf *b, const uint64_t *bits, int nbits)
 {
+	static const char hex[] = "0123456789abcdef";
 	int chunk = nbits % 32 ? nbits % 32 : 32;
+	size_t at;
 
+	if (nbits <= 0 || !buf_room(b, (size_t)(nbits + 31) / 32 * 9))
+		return;
+	at = b->len;
 	for (int i = ((nbits + 31) / 32 - 1) * 32; i >= 0; i -= 32) {
 		uint32_t val = (uint32_t)(bits[i / 64] >> (i % 64));
 
 		if (chunk < 32)
 			val &= (1U << chunk) - 1;
-		kernfs_buf_printf(b, "%s%0*x", chunk == 32 && i + 32 < nbits ? "," : "",
-				  (chunk + 3) / 4, val);
+		if (at > b->len)
+			b->data[at++] = ',';
+		for (int d = (chunk + 3) / 4 - 1; d >= 0; d--)
+			b->data[at++] = hex[val >> (4 * d) & 15];
 		chunk = 32;
 	}
+	b->len = at;
+	b->data[at] = '\0';
 }
 
 /* Linux's "%*pbl": ranges of set bits, "0-3,8,10-11". */
@@ -1027,10 +1046,13 @@ void kernfs_buf_bitmap_list(struct kernfs_buf *b, const uint64_t *bits, int nbit
 		}
 		for (j = i; j + 1 < nbits && (bits[(j + 1) / 64] >> ((j + 1) % 64) & 1); j++)
 			;
-		if (j > i)
-			kernfs_buf_printf(b, "%s%d-%d", first ? "" : ",", i, j);
-		else
-			kernfs_buf_printf(b, "%s%d", first ? "" : ",", i);
+		if (!first)
+			kernfs_buf_putc(b, ',');
+		kernfs_buf_u64(b, (uint64_t)i);
+		if (j > i) {
+			kernfs_buf_putc(b, '-');
+			kernfs_buf_u64(b, (uint64_t)j);
+		}
 		first = false;
 		i = j + 1;
 	}

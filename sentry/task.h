@@ -139,7 +139,14 @@ struct task {
 		uint64_t key; /* the process's resumes when taken */
 		uint64_t rss_pages;
 		struct timespec cpu;
-	} snap;	     /* on the leader: figures that cannot change while the process does not run */
+	} snap; /* on the leader: figures that cannot change while the process does not run */
+	struct task_vm_snap {
+		const struct mm *mm;			   /* taken of this address space, */
+		uint64_t gen;				   /* its VMA set at this generation, */
+		const struct vfs_dentry *exe;		   /* with this executable */
+		uint64_t vsize, locked, stack, code, data; /* bytes */
+		uint64_t start_code, end_code, start_data, end_data;
+	} vm_snap;   /* on the leader: procfs's address-space figures (procinfo.c's fill_vm) */
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */

@@ -47,14 +47,7 @@ static struct task *mm_holder(struct task *l)
 
 static int pi_pids(pid_t *out, int max)
 {
-	int n = 0;
-
-	for_each_process(t) {
-		if (n < max)
-			out[n] = t->tgid;
-		n++;
-	}
-	return n;
+	return task_process_ids(out, max);
 }
 
 static int pi_tids(pid_t pid, pid_t *out, int max)
@@ -185,7 +178,7 @@ static uint64_t rss_pages(struct mm *mm)
 
 static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 {
-	struct task *l = leader_of(pid), *t = task_by_tid(tid);
+	struct task *l = leader_of(pid), *t = tid == pid ? l : task_by_tid(tid);
 
 	if (!l || !t || t->tgid != pid)
 		return -ESRCH;

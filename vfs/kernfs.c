@@ -63,7 +63,7 @@ static const struct vfs_file_ops kernfs_dir_ops, kernfs_file_ops;
 
 /* Buffers */
 
-static bool buf_reserve(struct kernfs_buf *b, size_t more)
+bool kernfs_buf_grow(struct kernfs_buf *b, size_t more)
 {
 	size_t cap;
 	char *p;
@@ -85,43 +85,26 @@ static bool buf_reserve(struct kernfs_buf *b, size_t more)
 	return true;
 }
 
-/* Room for MORE bytes and the NUL after them; the common case (room already there) inline. */
-static inline bool buf_room(struct kernfs_buf *b, size_t more)
-{
-	return b->len + more + 1 <= b->cap || buf_reserve(b, more);
-}
-
-void kernfs_buf_write(struct kernfs_buf *b, const void *data, size_t len)
-{
-	if (!buf_room(b, len))
-		return;
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-}
-
-void kernfs_buf_puts(struct kernfs_buf *b, const char *s)
-{
-	kernfs_buf_write(b, s, strlen(s));
-}
-
-void kernfs_buf_putc(struct kernfs_buf *b, char c)
-{
-	if (!buf_room(b, 1))
-		return;
-	b->data[b->len++] = c;
-	b->data[b->len] = '\0';
-}
-
 void kernfs_buf_u64(struct kernfs_buf *b, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	char tmp[20], *p = tmp + sizeof(tmp);
 
-	do
-		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
-	while ((v /= 10));
-	kernfs_buf_write(b, tmp + sizeof(tmp) - n, n);
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	kernfs_buf_write(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 void kernfs_buf_i64(struct kernfs_buf *b, int64_t v)
@@ -147,7 +130,7 @@ void kernfs_buf_vprintf(struct kernfs_buf *b, const char *fmt, va_list ap)
 	va_list ap2;
 	int n;
 
-	if (!buf_reserve(b, 64))
+	if (!kernfs_buf_grow(b, 64))
 		return;
 	va_copy(ap2, ap);
 	n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap2);
@@ -155,7 +138,7 @@ void kernfs_buf_vprintf(struct kernfs_buf *b, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	if ((size_t)n >= b->cap - b->len) {
-		if (!buf_reserve(b, (size_t)n))
+		if (!kernfs_buf_grow(b, (size_t)n))
 			return;
 		vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
 	}
@@ -1014,7 +997,7 @@ void kernfs_buf_bitmap(struct kernfs_buf *b, const uint64_t *bits, int nbits)
 	int chunk = nbits % 32 ? nbits % 32 : 32;
 	size_t at;
 
-	if (nbits <= 0 || !buf_room(b, (size_t)(nbits + 31) / 32 * 9))
+	if (nbits <= 0 || !kernfs_buf_room(b, (size_t)(nbits + 31) / 32 * 9))
 		return;
 	at = b->len;
 	for (int i = ((nbits + 31) / 32 - 1) * 32; i >= 0; i -= 32) {

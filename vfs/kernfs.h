@@ -48,12 +48,13 @@ bool kernfs_buf_grow(struct kernfs_buf *b, size_t more);
 
 /* The appends are inline: a 10,000-process /proc/all/status is millions of them, most of a
  * constant string whose length the compiler then knows. */
-static inline bool kernfs_buf_room(struct kernfs_buf *b, size_t more)
+static inline __attribute__((always_inline)) bool kernfs_buf_room(struct kernfs_buf *b, size_t more)
 {
 	return b->len + more + 1 <= b->cap || kernfs_buf_grow(b, more);
 }
 
-static inline void kernfs_buf_write(struct kernfs_buf *b, const void *data, size_t len)
+static inline __attribute__((always_inline)) void kernfs_buf_write(struct kernfs_buf *b,
+								   const void *data, size_t len)
 {
 	if (!kernfs_buf_room(b, len))
 		return;
@@ -62,12 +63,13 @@ static inline void kernfs_buf_write(struct kernfs_buf *b, const void *data, size
 	b->data[b->len] = '\0';
 }
 
-static inline void kernfs_buf_puts(struct kernfs_buf *b, const char *s)
+static inline __attribute__((always_inline)) void kernfs_buf_puts(struct kernfs_buf *b,
+								  const char *s)
 {
 	kernfs_buf_write(b, s, strlen(s));
 }
 
-static inline void kernfs_buf_putc(struct kernfs_buf *b, char c)
+static inline __attribute__((always_inline)) void kernfs_buf_putc(struct kernfs_buf *b, char c)
 {
 	if (!kernfs_buf_room(b, 1))
 		return;

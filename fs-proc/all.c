@@ -58,8 +58,10 @@ static int all_record(struct procfs *p, enum all_kind kind, pid_t pid, struct ke
 		if (err)
 			return err;
 	}
-	if (kind != ALL_STAT && kind != ALL_STATUS && kind != ALL_STATX)
-		kernfs_buf_printf(b, "%d ", pid);
+	if (kind != ALL_STAT && kind != ALL_STATUS && kind != ALL_STATX) {
+		kernfs_buf_i64(b, pid);
+		kernfs_buf_putc(b, ' ');
+	}
 	switch (kind) {
 	case ALL_STAT:
 		procfs_fmt_stat(b, &t, permitted);

@@ -12,7 +12,11 @@
 #include "common/units.h"
 
 #define PAGE_SHIFT 12
-#define MAX_NUMNODES 1024
+/* Mems_allowed: Linux's "%*pb" of a MAX_NUMNODES (1024) bit nodemask holding node 0 alone,
+ * the same for every process: 31 empty 32-bit groups, then 1. */
+#define ZEROS4 "00000000,00000000,00000000,00000000,"
+#define MEMS_ALLOWED                                                                               \
+	ZEROS4 ZEROS4 ZEROS4 ZEROS4 ZEROS4 ZEROS4 ZEROS4 "00000000,00000000,00000000,00000001"
 
 static uint64_t ticks(uint64_t ns)
 {
@@ -205,7 +209,6 @@ static void ids_line(struct kernfs_buf *b, const char *label, unsigned int r, un
 void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int cpus)
 {
 	uint64_t rss = t->rss_pages << PAGE_SHIFT, rss_file = t->rss_file_pages << PAGE_SHIFT;
-	uint64_t nodes[MAX_NUMNODES / 64] = {1};
 	char umask[5] = {'0', (char)('0' + (t->umask >> 6 & 7)), (char)('0' + (t->umask >> 3 & 7)),
 			 (char)('0' + (t->umask & 7)), 0};
 
@@ -277,9 +280,7 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 	kernfs_buf_bitmap(b, t->cpus_allowed, cpus);
 	kernfs_buf_puts(b, "\nCpus_allowed_list:\t");
 	kernfs_buf_bitmap_list(b, t->cpus_allowed, cpus);
-	kernfs_buf_puts(b, "\nMems_allowed:\t");
-	kernfs_buf_bitmap(b, nodes, MAX_NUMNODES);
-	kernfs_buf_puts(b, "\nMems_allowed_list:\t0\n");
+	kernfs_buf_puts(b, "\nMems_allowed:\t" MEMS_ALLOWED "\nMems_allowed_list:\t0\n");
 	num_line(b, "voluntary_ctxt_switches", (int64_t)t->voluntary_ctxt);
 	num_line(b, "nonvoluntary_ctxt_switches", (int64_t)t->nonvoluntary_ctxt);
 }
@@ -308,8 +309,11 @@ void procfs_fmt_io_counters(struct kernfs_buf *b, const struct procinfo_task *t)
 
 void procfs_fmt_schedstat(struct kernfs_buf *b, const struct procinfo_task *t)
 {
-	kernfs_buf_printf(b, "%llu %llu %llu\n", (unsigned long long)t->run_ns,
-			  (unsigned long long)t->wait_ns, (unsigned long long)t->timeslices);
+	const int64_t v[] = {(int64_t)t->wait_ns, (int64_t)t->timeslices};
+
+	kernfs_buf_u64(b, t->run_ns);
+	kernfs_buf_nums(b, v, 2);
+	kernfs_buf_putc(b, '\n');
 }
 
 void procfs_fmt_cpuset(struct kernfs_buf *b)

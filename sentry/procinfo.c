@@ -47,14 +47,7 @@ static struct task *mm_holder(struct task *l)
 
 static int pi_pids(pid_t *out, int max)
 {
-	int n = 0;
-
-	for_each_process(t) {
-		if (n < max)
-			out[n] = t->tgid;
-		n++;
-	}
-	return n;
+	return task_process_ids(out, max);
 }
 
 static int pi_tids(pid_t pid, pid_t *out, int max)
@@ -114,40 +107,59 @@ static char state_of(struct task *t)
 
 /* Address-space figures from the VMAs, in bytes. The code and data bounds are those of the
  * program's own executable and writable mappings (Linux keeps the ELF segments' exact ends;
- * these are page-rounded). */
-static void fill_vm(struct mm *mm, struct vfs_dentry *exe, struct procinfo_task *o)
+ * these are page-rounded). The walk's results are kept on the leader L until the VMA set
+ * changes: a /proc/all read of thousands of processes would otherwise walk every one of their
+ * VMA arrays once per file. */
+static void fill_vm(struct task *l, struct mm *mm, struct procinfo_task *o)
 {
-	for (size_t i = 0; mm && i < mm->vmas.n; i++) {
-		const struct vma *v = &mm->vmas.v[i];
-		uint64_t len = v->end - v->start;
-		if (v->flags & VMA_RESERVED)
-			continue;
-		if (exe && v->dentry == exe && (v->prot & PROT_EXEC) && !o->start_code) {
-			o->start_code = v->start;
-			o->end_code = v->end;
-		} else if (exe && v->dentry == exe && (v->prot & PROT_WRITE) && !o->start_data) {
-			o->start_data = v->start;
-			o->end_data = v->end;
+	struct vfs_dentry *exe = l->exe;
+	struct task_vm_snap *c = &l->vm_snap;
+
+	if (c->mm != mm || c->gen != mm->vmas.gen || c->exe != exe) {
+		memset(c, 0, sizeof(*c));
+		c->mm = mm;
+		c->gen = mm->vmas.gen;
+		c->exe = exe;
+		for (size_t i = 0; i < mm->vmas.n; i++) {
+			const struct vma *v = &mm->vmas.v[i];
+			uint64_t len = v->end - v->start;
+			if (v->flags & VMA_RESERVED)
+				continue;
+			if (exe && v->dentry == exe && (v->prot & PROT_EXEC) && !c->start_code) {
+				c->start_code = v->start;
+				c->end_code = v->end;
+			} else if (exe && v->dentry == exe && (v->prot & PROT_WRITE) &&
+				   !c->start_data) {
+				c->start_data = v->start;
+				c->end_data = v->end;
+			}
+			c->vsize += len;
+			if (v->flags & MAP_LOCKED)
+				c->locked += len;
+			if (v->name[0] == '[' && !strcmp(v->name, "[stack]"))
+				c->stack += len;
+			else if (v->dentry && (v->prot & PROT_EXEC))
+				c->code += len;
+			else if ((v->prot & PROT_WRITE) && !(v->flags & MAP_SHARED))
+				c->data += len;
 		}
-		o->vsize += len;
-		if (v->flags & MAP_LOCKED)
-			o->vm_lck += len;
-		if (!strcmp(v->name, "[stack]"))
-			o->vm_stack += len;
-		else if (v->dentry && (v->prot & PROT_EXEC))
-			o->vm_exe += len;
-		else if ((v->prot & PROT_WRITE) && !(v->flags & MAP_SHARED))
-			o->vm_data += len;
 	}
+	o->start_code = c->start_code;
+	o->end_code = c->end_code;
+	o->start_data = c->start_data;
+	o->end_data = c->end_data;
+	o->vsize = c->vsize;
+	o->vm_lck = c->locked;
+	o->vm_stack = c->stack;
+	o->vm_exe = c->code;
+	o->vm_data = c->data;
 	o->vm_peak = o->vsize;
-	if (mm) {
-		o->start_stack = mm->stack_top;
-		o->start_brk = mm->brk_start;
-		o->arg_start = mm->arg_start;
-		o->arg_end = mm->arg_end;
-		o->env_start = mm->env_start;
-		o->env_end = mm->env_end;
-	}
+	o->start_stack = mm->stack_top;
+	o->start_brk = mm->brk_start;
+	o->arg_start = mm->arg_start;
+	o->arg_end = mm->arg_end;
+	o->env_start = mm->env_start;
+	o->env_end = mm->env_end;
 }
 
 /* Resident pages of MM: the memory-file pages behind its mappings that hold data (the file
@@ -166,7 +178,7 @@ static uint64_t rss_pages(struct mm *mm)
 
 static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 {
-	struct task *l = leader_of(pid), *t = task_by_tid(tid);
+	struct task *l = leader_of(pid), *t = tid == pid ? l : task_by_tid(tid);
 
 	if (!l || !t || t->tgid != pid)
 		return -ESRCH;
@@ -209,7 +221,7 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->utime_ns = ns(cpu);
 	o->cutime_ns = ns(l->cchild_time);
 	if (h && h->mm) {
-		fill_vm(h->mm, l->exe, o);
+		fill_vm(l, h->mm, o);
 		o->rss_pages = l->snap.rss_pages;
 	}
 	/* The peak is what procfs has seen (or the stub's, at exit): no host file to read. */

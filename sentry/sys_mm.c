@@ -257,6 +257,7 @@ long sys_mlockall(struct task *t, const unsigned long *a)
 	for (size_t i = 0; i < t->mm->vmas.n; i++)
 		if (!(t->mm->vmas.v[i].flags & VMA_RESERVED))
 			t->mm->vmas.v[i].flags |= MAP_LOCKED;
+	vma_set_touched(&t->mm->vmas);
 	return 0;
 }
 
@@ -265,5 +266,6 @@ long sys_munlockall(struct task *t, const unsigned long *a)
 	(void)a;
 	for (size_t i = 0; i < t->mm->vmas.n; i++)
 		t->mm->vmas.v[i].flags &= ~MAP_LOCKED;
+	vma_set_touched(&t->mm->vmas);
 	return 0;
 }

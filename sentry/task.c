@@ -99,10 +99,12 @@ void sighand_put(struct sighand *sh)
 
 struct task *task_new(pid_t tid)
 {
-	struct task *t = calloc(1, sizeof(*t));
+	/* On a cache line of its own start, so that its first 64 bytes are one (task.h). */
+	struct task *t = aligned_alloc(64, (sizeof(*t) + 63) / 64 * 64);
 
 	if (!t)
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	t->tid = t->tgid = t->pgid = t->sid = tid;
 	t->start_time = mono_now();
 	for (int r = 0; r < RLIM_NLIMITS; r++)
@@ -191,8 +193,71 @@ size_t task_count(void)
 	return task_n;
 }
 
+/* Which pids are those of a process's leader in the task list: a bit per pid, so that
+ * procfs's list of processes, asked at every open of /proc/all's files and every readdir of
+ * /proc, costs a scan of these words rather than a visit to every task (at 10,000 processes,
+ * a cache and TLB miss each). Pids are never reused, and the bits grow with the highest. */
+static uint64_t *proc_bits;
+static size_t proc_words;
+
+static bool is_process(const struct task *t)
+{
+	return t->tid == t->tgid;
+}
+
+/* False only when the bitmap cannot grow: task_process_ids walks the list from then on. */
+static bool proc_bits_ok = true;
+
+static void proc_mark(pid_t pid, bool on)
+{
+	size_t w = (size_t)pid / 64;
+
+	if (w >= proc_words) {
+		if (!on)
+			return;
+		size_t n = proc_words ? proc_words : 256;
+		while (n <= w)
+			n *= 2;
+		uint64_t *b = realloc(proc_bits, n * sizeof(*b));
+		if (!b) {
+			proc_bits_ok = false;
+			return;
+		}
+		memset(b + proc_words, 0, (n - proc_words) * sizeof(*b));
+		proc_bits = b;
+		proc_words = n;
+	}
+	if (on)
+		proc_bits[w] |= 1ULL << (pid % 64);
+	else
+		proc_bits[w] &= ~(1ULL << (pid % 64));
+}
+
+int task_process_ids(pid_t *out, int max)
+{
+	int n = 0;
+
+	if (!proc_bits_ok) {
+		for_each_process(l) {
+			if (n < max)
+				out[n] = l->tgid;
+			n++;
+		}
+		return n;
+	}
+	for (size_t w = 0; w < proc_words; w++)
+		for (uint64_t bits = proc_bits[w]; bits; bits &= bits - 1) {
+			if (n < max)
+				out[n] = (pid_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+			n++;
+		}
+	return n;
+}
+
 static void list_remove(struct task *t)
 {
+	if (is_process(t))
+		proc_mark(t->tid, false);
 	*(t->prev ? &t->prev->next : &task_list) = t->next;
 	*(t->next ? &t->next->prev : &task_tail) = t->prev;
 	t->prev = NULL;
@@ -208,6 +273,8 @@ void task_link(struct task *t)
 	*(task_tail ? &task_tail->next : &task_list) = t;
 	task_tail = t;
 	task_n++;
+	if (is_process(t))
+		proc_mark(t->tid, true);
 	t->hash_next = tid_hash[(unsigned)t->tid % TID_BUCKETS];
 	tid_hash[(unsigned)t->tid % TID_BUCKETS] = t;
 }

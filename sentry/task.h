@@ -79,12 +79,20 @@ struct syscall_wait {
 	uint64_t futex_key;
 };
 
+/* The first 64 bytes are what walks of every task read (the task list, the tid hash, a
+ * process's threads, procfs's pid list): one cache line per task, which matters at 10,000. */
 struct task {
 	pid_t tid, tgid, pgid, sid;
 	struct task *group_leader; /* itself for a process's first thread */
+	struct task *next;	   /* in the task list (for_each_task), or on kernel.dead */
+	struct task *prev;	   /* in the task list: unlinking is O(1) */
+	struct task *hash_next;	   /* in the tid hash */
 	struct task *parent;	   /* the parent process's leader; NULL for init */
 	int exit_signal;	   /* sent to the parent at exit (SIGCHLD, or none) */
 	bool zombie;		   /* exited, waiting to be reaped by the parent */
+	bool thread_gone;	   /* the leader's own thread exited; the process lives on */
+	bool had_threads;	   /* on the leader: a CLONE_THREAD child was ever made */
+	bool stopped;		   /* on the leader: the group is stopped (SIGSTOP & co) */
 	int exit_status;	   /* wait status: code << 8, or a signal number (| 0x80 core) */
 	struct timespec cpu_time;  /* CPU time of the process when it exited */
 	struct timespec cpu_base;  /* on the leader: CPU time of its stubs before this one (exec,
@@ -139,7 +147,14 @@ struct task {
 		uint64_t key; /* the process's resumes when taken */
 		uint64_t rss_pages;
 		struct timespec cpu;
-	} snap;	     /* on the leader: figures that cannot change while the process does not run */
+	} snap; /* on the leader: figures that cannot change while the process does not run */
+	struct task_vm_snap {
+		const struct mm *mm;			   /* taken of this address space, */
+		uint64_t gen;				   /* its VMA set at this generation, */
+		const struct vfs_dentry *exe;		   /* with this executable */
+		uint64_t vsize, locked, stack, code, data; /* bytes */
+		uint64_t start_code, end_code, start_data, end_data;
+	} vm_snap;   /* on the leader: procfs's address-space figures (procinfo.c's fill_vm) */
 	bool exited; /* gone from the task list; freed once the current event is handled */
 
 	struct platform_syscall sc; /* the syscall being served; re-run when a block ends */
@@ -150,17 +165,10 @@ struct task {
 	struct task *vfork_parent;     /* set while a vfork child borrows its parent's memory */
 	pid_t vfork_child;	       /* the vfork parent: whom it waits for */
 	struct waitq vfork_wq;	       /* the vfork parent sleeps here */
-	bool thread_gone;	       /* the leader's own thread exited; the process lives on */
-	bool had_threads;	       /* on the leader: a CLONE_THREAD child was ever made */
 	bool had_children;	       /* on a leader: it was ever some task's parent */
-	bool stopped;		       /* on the leader: the group is stopped (SIGSTOP & co) */
 	int stop_sig;
 	bool stop_report, cont_report; /* on the leader: not yet reported to wait4 */
 	bool parked;		       /* held in its stop while the group is stopped */
-
-	struct task *next;	/* in the task list (for_each_task), or on kernel.dead */
-	struct task *prev;	/* in the task list: unlinking is O(1) */
-	struct task *hash_next; /* in the tid hash */
 };
 
 /* The task list: every task from task_link to task_unlink_free, zombies included, in the
@@ -171,6 +179,9 @@ struct task {
 struct task *task_list_first(void);
 /* How many tasks the list holds. */
 size_t task_count(void);
+/* The pids of every process in the list (zombies included), ascending: the same set as
+ * for_each_process, without visiting the tasks. Returns how many (may exceed MAX). */
+int task_process_ids(pid_t *out, int max);
 
 #define for_each_task(t) for (struct task *t = task_list_first(); t; t = t->next)
 /* As for_each_task, reading the next task (into N) before the body runs, so that the body may

@@ -6,11 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+void vma_set_touched(struct vma_set *s)
+{
+	static uint64_t edits;
+
+	s->gen = ++edits;
+}
+
 void vma_set_destroy(struct vma_set *s)
 {
 	free(s->v);
 	s->v = NULL;
 	s->n = s->cap = 0;
+	vma_set_touched(s);
 }
 
 /* Index of the first VMA whose end is above ADDR. */
@@ -75,6 +83,7 @@ static void insert_at(struct vma_set *s, size_t i, const struct vma *v)
 	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*v));
 	s->v[i] = *v;
 	s->n++;
+	vma_set_touched(s);
 }
 
 int vma_insert(struct vma_set *s, const struct vma *v)
@@ -121,6 +130,7 @@ int vma_remove(struct vma_set *s, uintptr_t start, uintptr_t end,
 	}
 	memmove(&s->v[i], &s->v[j], (s->n - j) * sizeof(struct vma));
 	s->n -= j - i;
+	vma_set_touched(s);
 	return 0;
 }
 
@@ -134,6 +144,7 @@ int vma_protect(struct vma_set *s, uintptr_t start, uintptr_t end, int prot)
 		return err;
 	for (size_t i = first_ending_above(s, start); i < s->n && s->v[i].start < end; i++)
 		s->v[i].prot = prot;
+	vma_set_touched(s);
 	return 0;
 }
 
@@ -147,6 +158,7 @@ int vma_set_flags(struct vma_set *s, uintptr_t start, uintptr_t end, int set, in
 		return err;
 	for (size_t i = first_ending_above(s, start); i < s->n && s->v[i].start < end; i++)
 		s->v[i].flags = (s->v[i].flags | set) & ~clear;
+	vma_set_touched(s);
 	return 0;
 }
 

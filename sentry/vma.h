@@ -44,12 +44,19 @@ struct vma {
 struct vma_set {
 	struct vma *v;
 	size_t n, cap;
+	/* Changes with every edit of the set through these functions (and vma_set_touched),
+	 * to a value no other set ever had: what procfs's cached figures are keyed on. 0 for a
+	 * set never edited. */
+	uint64_t gen;
 	/* Called on the upper piece whenever a VMA is split in two, so that a piece can take its
 	 * own reference on what backs it. */
 	void (*on_split)(struct vma *piece);
 };
 
 void vma_set_destroy(struct vma_set *s);
+/* Code that edits VMAs in place (their range, protection, flags, name or backing) calls this
+ * after. */
+void vma_set_touched(struct vma_set *s);
 /* The VMA containing ADDR, or NULL. */
 struct vma *vma_find(struct vma_set *s, uintptr_t addr);
 /* True if no VMA intersects [start, end). */

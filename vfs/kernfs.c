@@ -63,7 +63,7 @@ static const struct vfs_file_ops kernfs_dir_ops, kernfs_file_ops;
 
 /* Buffers */
 
-static bool buf_reserve(struct kernfs_buf *b, size_t more)
+bool kernfs_buf_grow(struct kernfs_buf *b, size_t more)
 {
 	size_t cap;
 	char *p;
@@ -85,34 +85,26 @@ static bool buf_reserve(struct kernfs_buf *b, size_t more)
 	return true;
 }
 
-void kernfs_buf_write(struct kernfs_buf *b, const void *data, size_t len)
-{
-	if (!buf_reserve(b, len))
-		return;
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-}
-
-void kernfs_buf_puts(struct kernfs_buf *b, const char *s)
-{
-	kernfs_buf_write(b, s, strlen(s));
-}
-
-void kernfs_buf_putc(struct kernfs_buf *b, char c)
-{
-	kernfs_buf_write(b, &c, 1);
-}
-
 void kernfs_buf_u64(struct kernfs_buf *b, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	char tmp[20], *p = tmp + sizeof(tmp);
 
-	do
-		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
-	while ((v /= 10));
-	kernfs_buf_write(b, tmp + sizeof(tmp) - n, n);
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	kernfs_buf_write(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 void kernfs_buf_i64(struct kernfs_buf *b, int64_t v)
@@ -138,7 +130,7 @@ void kernfs_buf_vprintf(struct kernfs_buf *b, const char *fmt, va_list ap)
 	va_list ap2;
 	int n;
 
-	if (!buf_reserve(b, 64))
+	if (!kernfs_buf_grow(b, 64))
 		return;
 	va_copy(ap2, ap);
 	n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap2);
@@ -146,7 +138,7 @@ void kernfs_buf_vprintf(struct kernfs_buf *b, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	if ((size_t)n >= b->cap - b->len) {
-		if (!buf_reserve(b, (size_t)n))
+		if (!kernfs_buf_grow(b, (size_t)n))
 			return;
 		vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
 	}
@@ -997,20 +989,30 @@ bool kernfs_dir_populated(struct vfs_dentry *d)
 }
 
 /* Linux's "%*pb": 32-bit groups in hex, most significant first, separated by commas; the
- * first group only as wide as the bits it holds. */
+ * first group only as wide as the bits it holds. Built in one piece without printf: status
+ * prints a 1024-bit Mems_allowed for every process. */
 void kernfs_buf_bitmap(struct kernfs_buf *b, const uint64_t *bits, int nbits)
 {
+	static const char hex[] = "0123456789abcdef";
 	int chunk = nbits % 32 ? nbits % 32 : 32;
+	size_t at;
 
+	if (nbits <= 0 || !kernfs_buf_room(b, (size_t)(nbits + 31) / 32 * 9))
+		return;
+	at = b->len;
 	for (int i = ((nbits + 31) / 32 - 1) * 32; i >= 0; i -= 32) {
 		uint32_t val = (uint32_t)(bits[i / 64] >> (i % 64));
 
 		if (chunk < 32)
 			val &= (1U << chunk) - 1;
-		kernfs_buf_printf(b, "%s%0*x", chunk == 32 && i + 32 < nbits ? "," : "",
-				  (chunk + 3) / 4, val);
+		if (at > b->len)
+			b->data[at++] = ',';
+		for (int d = (chunk + 3) / 4 - 1; d >= 0; d--)
+			b->data[at++] = hex[val >> (4 * d) & 15];
 		chunk = 32;
 	}
+	b->len = at;
+	b->data[at] = '\0';
 }
 
 /* Linux's "%*pbl": ranges of set bits, "0-3,8,10-11". */
@@ -1027,10 +1029,13 @@ void kernfs_buf_bitmap_list(struct kernfs_buf *b, const uint64_t *bits, int nbit
 		}
 		for (j = i; j + 1 < nbits && (bits[(j + 1) / 64] >> ((j + 1) % 64) & 1); j++)
 			;
-		if (j > i)
-			kernfs_buf_printf(b, "%s%d-%d", first ? "" : ",", i, j);
-		else
-			kernfs_buf_printf(b, "%s%d", first ? "" : ",", i);
+		if (!first)
+			kernfs_buf_putc(b, ',');
+		kernfs_buf_u64(b, (uint64_t)i);
+		if (j > i) {
+			kernfs_buf_putc(b, '-');
+			kernfs_buf_u64(b, (uint64_t)j);
+		}
 		first = false;
 		i = j + 1;
 	}

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "vfs/vfs.h"
@@ -41,9 +42,41 @@ struct kernfs_buf {
 	bool oom;
 };
 
-void kernfs_buf_write(struct kernfs_buf *b, const void *data, size_t len);
-void kernfs_buf_puts(struct kernfs_buf *b, const char *s);
-void kernfs_buf_putc(struct kernfs_buf *b, char c);
+/* Makes room for MORE bytes and a NUL after them; false (the buffer then remembers it is out
+ * of memory) if it cannot. */
+bool kernfs_buf_grow(struct kernfs_buf *b, size_t more);
+
+/* The appends are inline: a 10,000-process /proc/all/status is millions of them, most of a
+ * constant string whose length the compiler then knows. */
+static inline __attribute__((always_inline)) bool kernfs_buf_room(struct kernfs_buf *b, size_t more)
+{
+	return b->len + more + 1 <= b->cap || kernfs_buf_grow(b, more);
+}
+
+static inline __attribute__((always_inline)) void kernfs_buf_write(struct kernfs_buf *b,
+								   const void *data, size_t len)
+{
+	if (!kernfs_buf_room(b, len))
+		return;
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+}
+
+static inline __attribute__((always_inline)) void kernfs_buf_puts(struct kernfs_buf *b,
+								  const char *s)
+{
+	kernfs_buf_write(b, s, strlen(s));
+}
+
+static inline __attribute__((always_inline)) void kernfs_buf_putc(struct kernfs_buf *b, char c)
+{
+	if (!kernfs_buf_room(b, 1))
+		return;
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+
 /* Decimal numbers without printf: the per-process files of a 10,000-process /proc/all are
  * hundreds of thousands of them. NUMS writes each of V[0..N) after a space. */
 void kernfs_buf_u64(struct kernfs_buf *b, uint64_t v);

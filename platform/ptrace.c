@@ -109,6 +109,8 @@ static int build_filters(struct stub_params *p)
 	    .sysfd = -1,
 	    .doorbell = -1,
 	    .systrap_thread_flags = SYSTRAP_THREAD_FLAGS,
+	    .stub_base = plat.stub_base,
+	    .stub_len = STUB_LEN,
 	};
 	systrap_stub_filter_fds(&spec.sysfd, &spec.doorbell);
 	/* A stub of the seccomp platform is driven through its handler's gadget alone once its

@@ -9,7 +9,7 @@
 
 #define STUB_GADGET_OFFSET 0 /* "syscall; int3" */
 #define STUB_ENTRY_OFFSET 16
-#define STUB_MAX_FILTER 128
+#define STUB_MAX_FILTER 240
 
 struct stub_params {
 	uint64_t low_start, low_len;   /* everything below the stub page */
@@ -43,6 +43,10 @@ struct stub_filter_spec {
 	 * the stub's own struct sock_fprog lies (the only filter it may install). */
 	unsigned long fork_flags;
 	uint64_t stub_prog;
+	/* The range kept from guests (stub_base 128 MiB aligned; 0 and 0: not known, no address
+	 * is pinned): no mapping call may start in it, and under the seccomp platform the
+	 * handler's calls name only addresses of their own form in its thread areas. */
+	uint64_t stub_base, stub_len;
 };
 
 /* A seccomp filter into OUT (room for MAX instructions): only calls from the syscall

@@ -73,14 +73,19 @@ $(BUILD)/sentry/syscall.o $(BUILD)/sentry/hostpolicy.o: $(BUILD)/gen/syscall_nam
 
 # The seccomp programs, compiled once by the build with libseccomp (scripts/gen-seccomp.c) rather
 # than at every start; the generator is a plain host program, whatever the build's flags.
-GEN_SECCOMP_SRCS := scripts/gen-seccomp.c sentry/hostpolicy_rules.c
-%/gen/gen-seccomp: $(GEN_SECCOMP_SRCS) sentry/hostpolicy.h sentry/confine.h platform/platform.h
+GEN_SECCOMP_SRCS := scripts/gen-seccomp.c sentry/hostpolicy_rules.c platform/stubfilter_rules.c
+%/gen/gen-seccomp: $(GEN_SECCOMP_SRCS) sentry/hostpolicy.h sentry/confine.h platform/platform.h \
+		platform/stub.h platform/systrap.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE $(GEN_SECCOMP_SRCS) -lseccomp -o $@
 %/gen/hostpolicy_bpf.h: %/gen/gen-seccomp
-	$< > $@.tmp
+	$< hostpolicy > $@.tmp
+	@mv -f $@.tmp $@
+%/gen/stubfilter_bpf.h: %/gen/gen-seccomp
+	$< stubfilter > $@.tmp
 	@mv -f $@.tmp $@
 $(BUILD)/sentry/hostpolicy.o: $(BUILD)/gen/hostpolicy_bpf.h
+$(BUILD)/platform/stubfilter.o: $(BUILD)/gen/stubfilter_bpf.h
 .SECONDARY: $(BUILD)/gen/gen-seccomp
 
 $(BIN): $(OBJS)

@@ -79,17 +79,6 @@ static uintptr_t detect_user_top(void)
 	return (1UL << 47) - PAGE;
 }
 
-/* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
- * (what is shared is the Sentry's business). The stub's filter admits only these flags. */
-#define STUB_THREAD_FLAGS                                                                          \
-	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
-
-/* A new stub is a fork of the factory traced from its birth, with the factory's ptrace options
- * (CLONE_PTRACE: no fork event stop in the factory, as PTRACE_O_TRACEFORK would add). Its exit
- * signal goes nowhere: the factory ignores SIGCHLD, so once the Sentry has reaped it as its
- * tracer it is gone. */
-#define STUB_FORK_FLAGS (CLONE_PTRACE | SIGCHLD)
-
 /* The 64-bit user code segment (__USER_CS): injections run the gadget in it, whatever mode the
  * guest thread was in. */
 #define USER_CS_64 0x33

@@ -524,6 +524,49 @@ static void test_the_seccomp_platform_rows(void **state)
 	assert_int_equal(under_filter(futex_wake_via_gadget2), KILLED);
 }
 
+/* The programs the build compiled, with a start's descriptors and addresses put in, are
+ * instruction for instruction what libseccomp compiles for them now: for each platform, for a
+ * stub and for the factory, over many places and descriptor numbers. */
+static void test_built_filters_are_what_libseccomp_compiles_at_run_time(void **state)
+{
+	struct sock_filter built[STUB_MAX_FILTER], now[STUB_MAX_FILTER];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t base = (0x7e00ULL - (x & 63)) << 32;
+		struct stub_filter_spec spec = {
+		    .ip = base + 2,
+		    .ip2 = base + 0x42,
+		    .memfd = 3 + (int)(x % 1000),
+		    .thread_flags = STUB_THREAD_FLAGS,
+		    .sysfd = i & 1 ? 4000 + (int)(x >> 20) % 1000 : -1,
+		    .doorbell = i & 1 ? 5000 + (int)(x >> 30) % 1000 : -1,
+		    .systrap_thread_flags = SYSTRAP_THREAD_FLAGS,
+		    .fork_flags = i & 2 ? STUB_FORK_FLAGS : 0,
+		    .stub_prog = i & 2 ? base + 4096 + 8 * (x >> 50 & 63) : 0,
+		    .stub_base = base,
+		    .stub_len = i & 1 ? STUB_LEN : 8192,
+		};
+		int n = stub_filter_build(built, STUB_MAX_FILTER, &spec);
+		int m = stub_filter_compile(now, STUB_MAX_FILTER, &spec);
+		assert_true(n > 6);
+		assert_int_equal(n, m);
+		assert_memory_equal(built, now, n * sizeof(built[0]));
+	}
+	/* Not a kind the build compiled: other flags, a base not 4 GiB aligned. */
+	struct stub_filter_spec odd = {.memfd = 3,
+				       .thread_flags = CLONE_VM,
+				       .sysfd = -1,
+				       .stub_base = STUB_BASE,
+				       .stub_len = 8192};
+	assert_int_equal(stub_filter_build(built, STUB_MAX_FILTER, &odd), -EINVAL);
+	odd.thread_flags = STUB_THREAD_FLAGS;
+	odd.stub_base = STUB_BASE + 4096;
+	assert_int_equal(stub_filter_build(built, STUB_MAX_FILTER, &odd), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +578,7 @@ int main(void)
 	    cmocka_unit_test(test_the_seccomp_platform_rows),
 	    cmocka_unit_test(test_the_handler_calls_are_pinned_to_their_own_form),
 	    cmocka_unit_test(test_nothing_maps_protects_or_unmaps_from_within_the_stub),
+	    cmocka_unit_test(test_built_filters_are_what_libseccomp_compiles_at_run_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

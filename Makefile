@@ -71,6 +71,23 @@ $(BUILD)/%.o: %.c
 	  sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' > $@
 $(BUILD)/sentry/syscall.o $(BUILD)/sentry/hostpolicy.o: $(BUILD)/gen/syscall_names.h
 
+# The seccomp programs, compiled once by the build with libseccomp (scripts/gen-seccomp.c) rather
+# than at every start; the generator is a plain host program, whatever the build's flags.
+GEN_SECCOMP_SRCS := scripts/gen-seccomp.c sentry/hostpolicy_rules.c platform/stubfilter_rules.c
+%/gen/gen-seccomp: $(GEN_SECCOMP_SRCS) sentry/hostpolicy.h sentry/confine.h platform/platform.h \
+		platform/stub.h platform/systrap.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=gnu11 -Wall -Wextra -Werror -I. -D_GNU_SOURCE $(GEN_SECCOMP_SRCS) -lseccomp -o $@
+%/gen/hostpolicy_bpf.h: %/gen/gen-seccomp
+	$< hostpolicy > $@.tmp
+	@mv -f $@.tmp $@
+%/gen/stubfilter_bpf.h: %/gen/gen-seccomp
+	$< stubfilter > $@.tmp
+	@mv -f $@.tmp $@
+$(BUILD)/sentry/hostpolicy.o: $(BUILD)/gen/hostpolicy_bpf.h
+$(BUILD)/platform/stubfilter.o: $(BUILD)/gen/stubfilter_bpf.h
+.SECONDARY: $(BUILD)/gen/gen-seccomp
+
 $(BIN): $(OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -201,6 +218,8 @@ $(FUZZ_BUILD)/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(FUZZ_BUILD)/gen -MMD -MP -c $< -o $@
 $(FUZZ_OBJS): | $(FUZZ_BUILD)/gen/syscall_names.h
 $(FUZZ_BUILD)/sentry/vdso.o: $(FUZZ_BUILD)/gen/vdso_image.h
+$(FUZZ_BUILD)/sentry/hostpolicy.o: $(FUZZ_BUILD)/gen/hostpolicy_bpf.h
+.SECONDARY: $(FUZZ_BUILD)/gen/gen-seccomp
 .SECONDARY: $(FUZZ_BUILD)/vdso/vdso.so
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)

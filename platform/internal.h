@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include "platform/platform.h"
+#include "platform/stub.h"
 
 struct platform_state {
 	enum platform_kind kind;
@@ -34,12 +35,6 @@ extern struct platform_state plat;
 #define STUB_LEN                                                                                   \
 	(plat.kind == PLATFORM_SECCOMP ? SYSTRAP_AREAS_OFF + SYSTRAP_MAX_LOCAL * 16384UL           \
 				       : STUB_PAGES_LEN)
-
-/* A thread the seccomp platform's handler makes (in the handler, so no ptrace here): its tid
- * is written into its area at its start and cleared at its exit. */
-#define SYSTRAP_THREAD_FLAGS                                                                       \
-	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |        \
-	 CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)
 
 /* The address of stub code symbol SYM in every stub. */
 #define STUB_CODE_ADDR(sym) (plat.stub_base + (uintptr_t)((sym)-stub_code_begin))

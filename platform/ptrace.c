@@ -79,17 +79,6 @@ static uintptr_t detect_user_top(void)
 	return (1UL << 47) - PAGE;
 }
 
-/* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
- * (what is shared is the Sentry's business). The stub's filter admits only these flags. */
-#define STUB_THREAD_FLAGS                                                                          \
-	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
-
-/* A new stub is a fork of the factory traced from its birth, with the factory's ptrace options
- * (CLONE_PTRACE: no fork event stop in the factory, as PTRACE_O_TRACEFORK would add). Its exit
- * signal goes nowhere: the factory ignores SIGCHLD, so once the Sentry has reaped it as its
- * tracer it is gone. */
-#define STUB_FORK_FLAGS (CLONE_PTRACE | SIGCHLD)
-
 /* The 64-bit user code segment (__USER_CS): injections run the gadget in it, whatever mode the
  * guest thread was in. */
 #define USER_CS_64 0x33
@@ -109,6 +98,8 @@ static int build_filters(struct stub_params *p)
 	    .sysfd = -1,
 	    .doorbell = -1,
 	    .systrap_thread_flags = SYSTRAP_THREAD_FLAGS,
+	    .stub_base = plat.stub_base,
+	    .stub_len = STUB_LEN,
 	};
 	systrap_stub_filter_fds(&spec.sysfd, &spec.doorbell);
 	/* A stub of the seccomp platform is driven through its handler's gadget alone once its

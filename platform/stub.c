@@ -166,8 +166,8 @@ __asm__(".pushsection .text\n"
 	"	xor %esi, %esi\n"
 	"	mov $131, %eax\n" /* sigaltstack(&ss, NULL) */
 	"	call stub_systrap_gadget\n"
-	"	movq $0, 24(%rsp)\n"
-	"	mov $2, %edi\n" /* rt_sigprocmask(SIG_SETMASK, &none, NULL, 8) */
+	"	movq $-1, 24(%rsp)\n"
+	"	mov $1, %edi\n" /* rt_sigprocmask(SIG_UNBLOCK, &all, NULL, 8) */
 	"	lea 24(%rsp), %rsi\n"
 	"	xor %edx, %edx\n"
 	"	mov $8, %r10d\n"

@@ -26,6 +26,7 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -173,10 +174,16 @@ void systrap_factory_prepare(int *keep, int *nkeep)
 	 * maps in each stub) and the shared page. */
 	stack_t ss = {.ss_sp = (void *)(local_addr(0) + SYSTRAP_STACK_OFF),
 		      .ss_size = SYSTRAP_STACK_LEN};
-	if (sigaltstack(&ss, NULL) ||
+	/* The shared page through a read-only descriptor: no mprotect can make it writable (it
+	 * tells every stub of the sandbox whether to ring the doorbell). */
+	char self_fd[32];
+	snprintf(self_fd, sizeof(self_fd), "/proc/self/fd/%d", st.sysfd);
+	int ro = open(self_fd, O_RDONLY | O_CLOEXEC);
+	if (ro < 0 || sigaltstack(&ss, NULL) ||
 	    mmap((void *)(plat.stub_base + SYSTRAP_GLOBAL_OFF), PAGE, PROT_READ,
-		 MAP_SHARED | MAP_FIXED, st.sysfd, 0) == MAP_FAILED)
+		 MAP_SHARED | MAP_FIXED, ro, 0) == MAP_FAILED)
 		_exit(126);
+	close(ro);
 	keep[(*nkeep)++] = st.sysfd;
 	keep[(*nkeep)++] = st.doorbell;
 }

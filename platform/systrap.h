@@ -57,6 +57,14 @@
 #define A_STUB_SLEEPING "140"
 #define A_SENTRY_WAITING "144"
 
+/* Where in its area a new thread's start (stub_systrap_thread_start) keeps its stack_t and
+ * the signal set it unblocks: 32 bytes below the area's top, the set at 24 of them. The
+ * stub's filter admits sigaltstack and rt_sigprocmask only with these (platform/stubfilter.c),
+ * and clone only with the top 8 bytes below the area's end as the stack. */
+#define SYSTRAP_START_SS_OFF (SYSTRAP_AREA - 32)
+#define SYSTRAP_START_SET_OFF (SYSTRAP_AREA - 8)
+#define SYSTRAP_CLONE_STACK_OFF (SYSTRAP_AREA - 8)
+
 /* The page every stub maps read-only at the stub's base + SYSTRAP_GLOBAL_OFF: whether the
  * Sentry may be asleep (so an event must ring the doorbell), and its CPU (a handler on
  * another CPU spins a while before it sleeps; -1: never spin). */

@@ -83,7 +83,7 @@ static void act_on_host_signal(int sig)
 	siginfo_t si = {.si_signo = sig, .si_code = SI_KERNEL};
 	for_each_process(p)
 		if (!p->zombie && p->pgid == kernel.tty_fg_pgid)
-			signal_send_process(p, sig, &si);
+			signal_send_process_from_host(p, sig, &si);
 }
 
 /* Acts on every host signal pending now, without waiting. */

@@ -92,7 +92,7 @@ bool oom_kill(void)
 	v->oom_victim = true;
 	kills++;
 	control_notify("oom");
-	signal_send_process(v, SIGKILL, NULL);
+	signal_send_process_forced(v, SIGKILL, NULL);
 	mm_reap(mm);
 	return memfile_used() < before;
 }

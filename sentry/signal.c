@@ -83,14 +83,38 @@ static const uint64_t core_sigs =
 
 static void jobctl_on_send(struct task *leader, int sig);
 
-static bool is_ignored(struct task *t, int sig)
+/* Where a signal comes from, for the sandbox's init. */
+enum sig_source {
+	FROM_INSIDE, /* a guest, or the kernel acting for one */
+	FROM_KERNEL, /* the kernel's own (Linux's SEND_SIG_PRIV): SIGKILL and SIGSTOP go through */
+	FROM_HOST,   /* minisentry's own signal, passed on: as it always was */
+};
+
+/* Linux's SIGNAL_UNKILLABLE: the init of a PID namespace takes no signal whose action is
+ * SIG_DFL, unless it is SIGKILL or SIGSTOP sent from outside the namespace or by the kernel
+ * itself (kernel/signal.c sig_task_ignored, and get_signal for what was blocked when sent).
+ * A fault's forced signal makes it killable (force_fault). */
+static bool init_drops(struct task *t, int sig, enum sig_source src)
+{
+	struct task *l = t->group_leader;
+
+	if (!l || l->tgid != 1 || l->init_killable || src == FROM_HOST)
+		return false;
+	if (sig == SIGKILL || sig == SIGSTOP)
+		return src == FROM_INSIDE;
+	return t->sighand->act[sig - 1].handler == (uint64_t)SIG_DFL;
+}
+
+static bool is_ignored(struct task *t, int sig, enum sig_source src)
 {
 	const struct ksigaction *a = &t->sighand->act[sig - 1];
 
-	if (sig == SIGKILL || sig == SIGSTOP)
-		return false;
 	/* A blocked signal stays pending: the action may change before it is unblocked. */
-	if ((t->sigmask | t->blk.sigwait_set) & SIGBIT(sig))
+	if (sig != SIGKILL && sig != SIGSTOP && ((t->sigmask | t->blk.sigwait_set) & SIGBIT(sig)))
+		return false;
+	if (init_drops(t, sig, src))
+		return true;
+	if (sig == SIGKILL || sig == SIGSTOP)
 		return false;
 	if (a->handler == (uint64_t)SIG_IGN)
 		return true;
@@ -226,6 +250,8 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 
 	if (!t || t->zombie || t->exited || !t->sighand)
 		return;
+	if (sig == SIGKILL && init_drops(t, sig, FROM_INSIDE))
+		return;
 	jobctl_on_send(t->group_leader, sig);
 	if (!info) {
 		memset(&si, 0, sizeof(si));
@@ -233,18 +259,20 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 		si.si_code = SI_KERNEL;
 		info = &si;
 	}
-	if (is_ignored(t, sig))
+	if (is_ignored(t, sig, FROM_INSIDE))
 		return;
 	queue(&t->pending, sig, info);
 	if ((deliverable(t) | t->blk.sigwait_set) & SIGBIT(sig))
 		kick(t, sig);
 }
 
-void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
+static void send_process(struct task *leader, int sig, const siginfo_t *info, enum sig_source src)
 {
 	siginfo_t si;
 
 	if (!leader || leader->zombie || leader->exited || !leader->sighand)
+		return;
+	if (sig == SIGKILL && init_drops(leader, sig, src))
 		return;
 	jobctl_on_send(leader, sig);
 	if (!info) {
@@ -253,8 +281,10 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 		si.si_code = SI_KERNEL;
 		info = &si;
 	}
-	if (is_ignored(leader, sig))
+	if (is_ignored(leader, sig, src))
 		return;
+	if (src == FROM_HOST && leader->tgid == 1)
+		leader->host_sigs |= SIGBIT(sig);
 	queue(&leader->shared_pending, sig, info);
 	/* Wake one thread that does not block it, the leader first. */
 	for_each_thread_of(leader, t)
@@ -267,6 +297,21 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 			kick(t, sig);
 			return;
 		}
+}
+
+void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
+{
+	send_process(leader, sig, info, FROM_INSIDE);
+}
+
+void signal_send_process_forced(struct task *leader, int sig, const siginfo_t *info)
+{
+	send_process(leader, sig, info, FROM_KERNEL);
+}
+
+void signal_send_process_from_host(struct task *leader, int sig, const siginfo_t *info)
+{
+	send_process(leader, sig, info, FROM_HOST);
 }
 
 siginfo_t *signal_child_info(struct task *c, siginfo_t *si)
@@ -505,6 +550,14 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 		if (act.handler == (uint64_t)SIG_DFL || sig == SIGKILL || sig == SIGSTOP) {
 			if (ignore_sigs & SIGBIT(sig))
 				continue;
+			/* Init drops what waited, blocked, with no handler (SIGKILL and SIGSTOP
+			 * were queued only if they may end it); a host's signal still acts. */
+			struct task *l = t->group_leader;
+			bool from_host = l->host_sigs & SIGBIT(sig);
+			l->host_sigs &= ~SIGBIT(sig);
+			if (sig != SIGKILL && sig != SIGSTOP && !from_host &&
+			    init_drops(t, sig, FROM_KERNEL))
+				continue;
 			if (stop_sigs & SIGBIT(sig)) {
 				group_stop(t, sig);
 				continue; /* T parks when it resumes (kernel_resume) */
@@ -596,6 +649,9 @@ static void force_fault(struct task *t, int sig, const siginfo_t *si)
 	t->fault_addr = (uint64_t)si->si_addr;
 	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
 		act->handler = (uint64_t)SIG_DFL;
+	/* Linux's force_sig_info_to_task: a fault init cannot handle kills it. */
+	if (act->handler == (uint64_t)SIG_DFL)
+		t->group_leader->init_killable = true;
 	t->sigmask &= ~SIGBIT(sig);
 	queue(&t->pending, sig, si);
 	if (signal_deliver(t, 0, false))

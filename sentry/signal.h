@@ -30,10 +30,20 @@ struct sigpending {
 	struct sigqueued *head; /* one entry per pending instance, in arrival order */
 };
 
-/* Queues SIG with INFO (NULL: SI_KERNEL-style info from the Sentry) for thread T. */
+/* Queues SIG with INFO (NULL: SI_KERNEL-style info from the Sentry) for thread T. The signal
+ * comes from inside the sandbox (a guest's kill, a pipe, a timer, a child's exit): the
+ * sandbox's init drops it if its action is SIG_DFL, SIGKILL and SIGSTOP included, as Linux's
+ * PID-namespace init does (pid_namespaces(7)). */
 void signal_send_thread(struct task *t, int sig, const siginfo_t *info);
-/* Queues SIG for the process whose leader is LEADER and wakes a thread that can take it. */
+/* Queues SIG for the process whose leader is LEADER and wakes a thread that can take it; from
+ * inside the sandbox, as above. */
 void signal_send_process(struct task *leader, int sig, const siginfo_t *info);
+/* The same, by the kernel's own decision (Linux's SEND_SIG_PRIV: the OOM killer, the hard
+ * RLIMIT_CPU): SIGKILL ends even init. */
+void signal_send_process_forced(struct task *leader, int sig, const siginfo_t *info);
+/* A signal the host sent minisentry, passed on to LEADER: it reaches the sandbox's init as
+ * it always did (a terminal's Ctrl-C ends the command that runs as init). */
+void signal_send_process_from_host(struct task *leader, int sig, const siginfo_t *info);
 /* The SIGCHLD info a parent gets for child C. */
 siginfo_t *signal_child_info(struct task *c, siginfo_t *si);
 #define SI_KERNEL_CHILD(c) signal_child_info((c), &(siginfo_t){0})

@@ -110,7 +110,11 @@ struct task {
 	uint64_t sigmask;
 	struct sigpending pending;	  /* sent to this thread */
 	struct sigpending shared_pending; /* sent to the process (on the leader) */
-	bool has_saved_sigmask;		  /* sigsuspend & co: restore this after the handler */
+	/* On init's leader: a fault with no handler may kill it (Linux clears SIGNAL_UNKILLABLE
+	 * for a forced signal); host signals queued for it, which reach it as they always did. */
+	bool init_killable;
+	uint64_t host_sigs;
+	bool has_saved_sigmask; /* sigsuspend & co: restore this after the handler */
 	uint64_t saved_sigmask;
 	stack_t altstack;
 	bool running;  /* resumed: guest code runs, an interrupt is needed to stop it */

@@ -93,7 +93,7 @@ static bool cpu_limit_check(struct task *leader, struct timespec now)
 	si.si_code = SI_KERNEL;
 	if (l->rlim_max != RLIM_INFINITY && (uint64_t)now.tv_sec >= l->rlim_max) {
 		si.si_signo = SIGKILL;
-		signal_send_process(leader, SIGKILL, &si);
+		signal_send_process_forced(leader, SIGKILL, &si);
 		return false;
 	}
 	if ((uint64_t)now.tv_sec >= l->rlim_cur) {

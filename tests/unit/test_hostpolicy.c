@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "sentry/confine.h"
+#include "sentry/hostpolicy.h"
 
 enum { DONE = 0, KILLED = 128 + SIGSYS };
 
@@ -205,6 +207,40 @@ static void test_syscall_names_come_from_the_kernel_headers(void **state)
 	assert_null(hostpolicy_syscall_name(100000));
 }
 
+/* The programs the build compiled (gen/hostpolicy_bpf.h) are, instruction for instruction,
+ * what libseccomp compiles from the rows now: in every mode, with and without --network host,
+ * for this build (sanitizer rows or not). A libseccomp that compiles differently, or a row
+ * changed without a rebuild of the generated header, fails here. */
+static void test_embedded_programs_are_what_libseccomp_compiles_at_run_time(void **state)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	const bool san = true;
+#else
+	const bool san = false;
+#endif
+	static const enum confine_debug modes[] = {CONFINE_DEBUG_OFF, CONFINE_DEBUG_TRAP,
+						   CONFINE_DEBUG_LOG};
+	(void)state;
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++)
+		for (int net = 0; net < 2; net++) {
+			size_t len = 0;
+			const struct sock_filter *built = hostpolicy_program(modes[m], net, &len);
+			int fd = memfd_create("hostpolicy", MFD_CLOEXEC);
+			assert_non_null(built);
+			assert_true(fd >= 0);
+			assert_int_equal(hostpolicy_compile(modes[m], net, san, fd), 0);
+			off_t bytes = lseek(fd, 0, SEEK_END);
+			assert_int_equal(bytes, (off_t)(len * sizeof(struct sock_filter)));
+			struct sock_filter *now = malloc(bytes);
+			assert_non_null(now);
+			assert_int_equal(pread(fd, now, bytes, 0), bytes);
+			assert_memory_equal(now, built, bytes);
+			free(now);
+			close(fd);
+		}
+	assert_null(hostpolicy_program(CONFINE_DEBUG_NONE, false, &(size_t){0}));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +249,7 @@ int main(void)
 	    cmocka_unit_test(test_what_only_stubs_needed_kills),
 	    cmocka_unit_test(test_debug_mode_fails_with_enosys_and_goes_on),
 	    cmocka_unit_test(test_syscall_names_come_from_the_kernel_headers),
+	    cmocka_unit_test(test_embedded_programs_are_what_libseccomp_compiles_at_run_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

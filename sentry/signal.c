@@ -233,8 +233,11 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 		si.si_code = SI_KERNEL;
 		info = &si;
 	}
-	if (is_ignored(t, sig))
+	if (is_ignored(t, sig)) {
+		if (kernel.cfg.strace)
+			strace_ignored_signal(t, info);
 		return;
+	}
 	queue(&t->pending, sig, info);
 	if ((deliverable(t) | t->blk.sigwait_set) & SIGBIT(sig))
 		kick(t, sig);
@@ -253,8 +256,11 @@ void signal_send_process(struct task *leader, int sig, const siginfo_t *info)
 		si.si_code = SI_KERNEL;
 		info = &si;
 	}
-	if (is_ignored(leader, sig))
+	if (is_ignored(leader, sig)) {
+		if (kernel.cfg.strace)
+			strace_ignored_signal(leader, info);
 		return;
+	}
 	queue(&leader->shared_pending, sig, info);
 	/* Wake one thread that does not block it, the leader first. */
 	for_each_thread_of(leader, t)

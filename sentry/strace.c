@@ -1,18 +1,30 @@
 /* --strace: prints each finished guest syscall the way strace -f does, driven by the argument
- * formats in the syscall table: symbolic flags and signals, execve's argv, the signals a task
- * takes and how each process ends; a call that met a part this kernel does not implement is
- * marked. Strings and arrays are read from guest memory with the same checked accessors the
- * handlers use. */
+ * formats in the syscall table: symbolic flags and constants, execve's argv, the structures
+ * strace shows (decoded after the call for what the call wrote), the signals a task takes and
+ * how each process ends; a call that blocks while other tasks run is split into its
+ * `<unfinished ...>` and `<... resumed>` lines. Guest memory is read only through the checked
+ * accessors the handlers use, so a bad pointer prints as an address. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "platform/platform.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/syscall.h"
@@ -21,8 +33,11 @@
 #define STRACE_STR 32	 /* characters of a string shown, as strace's -s default */
 #define STRACE_ARGV 32	 /* elements of an argv shown */
 #define STRACE_ENVP 4096 /* environment entries counted */
+#define STRACE_COLUMN 40 /* where " = result" starts when the call is shorter, as strace -a */
 
 static FILE *output;
+/* -o FILE: every line starts with the pid in a column, as strace -f -o prints it. */
+static bool pid_column;
 
 void strace_set_output(FILE *out)
 {
@@ -45,6 +60,7 @@ int strace_open(const char *path, bool append)
 	/* A line at a time: what a killed Sentry traced is in the file, and `tail -f` follows. */
 	setvbuf(f, NULL, _IOLBF, 0);
 	strace_set_output(f);
+	pid_column = true;
 	return 0;
 }
 
@@ -68,47 +84,107 @@ static bool several_tasks(void)
 static pid_t dispatching = -1;
 static bool dispatching_several;
 
-/* "[pid N] " while the sandbox has more than one task, as strace -f shows it. */
+/* "[pid     N] " while the sandbox has more than one task, as strace -f shows it; with -o,
+ * "N     " on every line. */
 static void prefix(FILE *out, struct task *t)
 {
-	if (dispatching == t->tid ? dispatching_several : several_tasks())
-		fprintf(out, "[pid %d] ", t->tid);
+	if (pid_column)
+		fprintf(out, "%-5d ", t->tid);
+	else if (dispatching == t->tid ? dispatching_several : several_tasks())
+		fprintf(out, "[pid %5d] ", t->tid);
 }
 
-static void print_string(FILE *out, struct task *t, unsigned long addr, long len)
+/* The line whose call blocked, printed up to its arguments known on entry and left open:
+ * the same task's end of the call continues it; anything else first ends it with
+ * " <unfinished ...>", and the call's end is then a `<... NAME resumed>` line. */
+static pid_t open_tid = -1;
+static long open_col;
+
+static void end_open_line(FILE *out, pid_t tid)
 {
-	char buf[STRACE_STR + 8];
+	if (open_tid < 0 || open_tid == tid)
+		return;
+	fputs(" <unfinished ...>\n", out);
+	open_tid = -1;
+}
+
+/* --- values ---------------------------------------------------------------------------------- */
+
+static void print_addr(FILE *out, unsigned long a)
+{
+	if (a)
+		fprintf(out, "%#lx", a);
+	else
+		fputs("NULL", out);
+}
+
+/* LEN bytes of BUF as strace quotes them; HEX quotes every byte as \xNN. */
+static void quote(FILE *out, const unsigned char *buf, int len, bool hex)
+{
+	fputc('"', out);
+	for (int i = 0; i < len; i++) {
+		unsigned char c = buf[i];
+		if (hex) {
+			fprintf(out, "\\x%02x", c);
+			continue;
+		}
+		switch (c) {
+		case '"':
+		case '\\':
+			fprintf(out, "\\%c", c);
+			continue;
+		case '\f':
+			fputs("\\f", out);
+			continue;
+		case '\n':
+			fputs("\\n", out);
+			continue;
+		case '\r':
+			fputs("\\r", out);
+			continue;
+		case '\t':
+			fputs("\\t", out);
+			continue;
+		case '\v':
+			fputs("\\v", out);
+			continue;
+		}
+		if (c >= ' ' && c < 0x7f)
+			fputc(c, out);
+		else if (i + 1 < len && buf[i + 1] >= '0' && buf[i + 1] <= '9')
+			fprintf(out, "\\%03o", c); /* a digit follows: all three */
+		else
+			fprintf(out, "\\%o", c);
+	}
+	fputc('"', out);
+}
+
+/* A string at ADDR: NUL-terminated when LEN < 0, else LEN bytes; at most STRACE_STR shown. */
+static void print_string_ex(FILE *out, struct task *t, unsigned long addr, long len, bool hex)
+{
+	unsigned char buf[STRACE_STR + 8];
 	int n = len < 0 || len > STRACE_STR ? STRACE_STR : (int)len;
 
 	if (len < 0) { /* NUL-terminated */
-		long l = copy_string_in(t->mm, buf, addr, sizeof(buf));
+		long l = copy_string_in(t->mm, (char *)buf, addr, sizeof(buf));
 		if (l == -EFAULT) {
-			fprintf(out, "%#lx", addr);
+			print_addr(out, addr);
 			return;
 		}
 		n = l < 0 || l > STRACE_STR ? STRACE_STR : (int)l;
 		len = l < 0 ? STRACE_STR + 1 : l;
 	} else if (copy_in(t->mm, buf, addr, n)) {
-		fprintf(out, "%#lx", addr);
+		print_addr(out, addr);
 		return;
 	}
-	fputc('"', out);
-	for (int i = 0; i < n; i++) {
-		unsigned char c = buf[i];
-		if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 32 || c >= 127)
-			fprintf(out, "\\%o", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	quote(out, buf, n, hex);
 	if (len > STRACE_STR)
 		fputs("...", out);
+}
+
+static void print_string(FILE *out, struct task *t, unsigned long addr, long len)
+{
+	print_string_ex(out, t, addr, len, false);
 }
 
 struct flag_name {
@@ -119,6 +195,7 @@ struct flag_name {
 	{                                                                                          \
 		x, #x                                                                              \
 	}
+#define NFLAGS(a) (sizeof(a) / sizeof(a[0]))
 
 /* BITS as NAMES joined by '|', the rest in hex; ZERO when nothing is set. */
 static void print_flags(FILE *out, unsigned long bits, const struct flag_name *names, size_t n,
@@ -138,67 +215,134 @@ static void print_flags(FILE *out, unsigned long bits, const struct flag_name *n
 		fputs(zero, out);
 }
 
+/* VAL's name in NAMES, or VAL in DFL's format (a constant strace does not know). */
+static void print_const(FILE *out, unsigned long val, const struct flag_name *names, size_t n,
+			const char *dfl)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i].bit == val) {
+			fputs(names[i].name, out);
+			return;
+		}
+	fprintf(out, dfl, val);
+}
+
+/* Linux's x86_64 O_LARGEFILE (glibc's header makes it 0 on 64-bit: musl passes it). */
+#define K_O_LARGEFILE 0100000
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
 static void print_open_flags(FILE *out, unsigned long f)
 {
-	static const struct flag_name bits[] = {
-	    FLAG(O_CREAT),   FLAG(O_EXCL),     FLAG(O_NOCTTY),	  FLAG(O_TRUNC),
-	    FLAG(O_APPEND),  FLAG(O_NONBLOCK), FLAG(O_DIRECTORY), FLAG(O_NOFOLLOW),
-	    FLAG(O_CLOEXEC), FLAG(O_PATH),     FLAG(O_LARGEFILE), FLAG(O_NOATIME),
-	    FLAG(O_TMPFILE), FLAG(O_DSYNC),    FLAG(O_ASYNC),	  FLAG(O_DIRECT)};
+	/* strace's order; O_TMPFILE includes O_DIRECTORY's bit, so it comes first. */
+	static const struct flag_name bits[] = {FLAG(O_CREAT),	    FLAG(O_EXCL),
+						FLAG(O_NOCTTY),	    FLAG(O_TRUNC),
+						FLAG(O_APPEND),	    FLAG(O_NONBLOCK),
+						FLAG(O_SYNC),	    FLAG(O_DSYNC),
+						FLAG(O_DIRECT),	    {K_O_LARGEFILE, "O_LARGEFILE"},
+						FLAG(O_NOFOLLOW),   FLAG(O_NOATIME),
+						FLAG(O_CLOEXEC),    FLAG(O_PATH),
+						FLAG(O_TMPFILE),    FLAG(O_DIRECTORY),
+						{O_ASYNC, "FASYNC"}};
 	const char *acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
 
 	fputs(acc[f & O_ACCMODE], out);
 	f &= ~(unsigned long)O_ACCMODE;
-	if ((f & O_TMPFILE) == O_TMPFILE)
-		f &= ~(unsigned long)O_DIRECTORY; /* part of O_TMPFILE */
 	if (f) {
 		fputc('|', out);
-		print_flags(out, f, bits, sizeof(bits) / sizeof(bits[0]), "");
+		print_flags(out, f, bits, NFLAGS(bits), "");
 	}
+}
+
+/* The O_CLOEXEC/O_NONBLOCK flags of pipe2, dup3, eventfd2 and the like. */
+static void print_fd_flags(FILE *out, unsigned long f)
+{
+	static const struct flag_name bits[] = {FLAG(O_NONBLOCK), FLAG(O_CLOEXEC)};
+	print_flags(out, f, bits, NFLAGS(bits), "0");
 }
 
 static void print_prot(FILE *out, unsigned long p)
 {
 	static const struct flag_name bits[] = {FLAG(PROT_READ), FLAG(PROT_WRITE), FLAG(PROT_EXEC),
 						FLAG(PROT_GROWSDOWN), FLAG(PROT_GROWSUP)};
-	print_flags(out, p, bits, sizeof(bits) / sizeof(bits[0]), "PROT_NONE");
+	print_flags(out, p, bits, NFLAGS(bits), "PROT_NONE");
 }
 
 static void print_map_flags(FILE *out, unsigned long f)
 {
-	static const struct flag_name type[] = {FLAG(MAP_SHARED_VALIDATE), FLAG(MAP_SHARED),
-						FLAG(MAP_PRIVATE)};
 	static const struct flag_name bits[] = {
-	    FLAG(MAP_FIXED),	 FLAG(MAP_ANONYMOUS), FLAG(MAP_FIXED_NOREPLACE),
-	    FLAG(MAP_NORESERVE), FLAG(MAP_POPULATE),  FLAG(MAP_GROWSDOWN),
-	    FLAG(MAP_STACK),	 FLAG(MAP_DENYWRITE), FLAG(MAP_EXECUTABLE),
-	    FLAG(MAP_LOCKED),	 FLAG(MAP_NONBLOCK),  FLAG(MAP_HUGETLB),
-	    FLAG(MAP_32BIT)};
+	    FLAG(MAP_FIXED),	      FLAG(MAP_ANONYMOUS),  FLAG(MAP_32BIT),  FLAG(MAP_GROWSDOWN),
+	    FLAG(MAP_DENYWRITE),      FLAG(MAP_EXECUTABLE), FLAG(MAP_LOCKED), FLAG(MAP_NORESERVE),
+	    FLAG(MAP_POPULATE),	      FLAG(MAP_NONBLOCK),   FLAG(MAP_STACK),  FLAG(MAP_HUGETLB),
+	    FLAG(MAP_FIXED_NOREPLACE)};
 	unsigned long t = f & 3;
 	const char *tn = t == 3	  ? "MAP_SHARED_VALIDATE"
 			 : t == 1 ? "MAP_SHARED"
 			 : t == 2 ? "MAP_PRIVATE"
 				  : "0";
 
-	(void)type;
 	fputs(tn, out);
 	f &= ~3UL;
 	if (f) {
 		fputc('|', out);
-		print_flags(out, f, bits, sizeof(bits) / sizeof(bits[0]), "");
+		print_flags(out, f, bits, NFLAGS(bits), "");
 	}
+}
+
+/* Signal names as strace has them: the kernel's real-time range starts at 32 (SIGRTMIN), the
+ * rest are SIGRT_N counted from there. */
+static const char *signal_name(long sig, char *buf, size_t size)
+{
+	const char *abbrev = sig > 0 && sig < 32 ? sigabbrev_np((int)sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, size, "SIG%s", abbrev);
+	else if (sig == 32)
+		snprintf(buf, size, "SIGRTMIN");
+	else if (sig > 32 && sig <= 64)
+		snprintf(buf, size, "SIGRT_%ld", sig - 32);
+	else
+		snprintf(buf, size, "%ld", sig);
+	return buf;
 }
 
 static void print_signal(FILE *out, long sig)
 {
-	const char *abbrev = sig > 0 && sig < SIGRTMIN ? sigabbrev_np((int)sig) : NULL;
+	char buf[32];
+	fputs(signal_name(sig, buf, sizeof(buf)), out);
+}
 
-	if (abbrev)
-		fprintf(out, "SIG%s", abbrev);
-	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-		fprintf(out, "SIGRT_%ld", sig - SIGRTMIN);
-	else
-		fprintf(out, "%ld", sig);
+/* A signal set of BYTES bytes as strace shows it: [INT TERM], or ~[...] for the signals not
+ * in it when two thirds or more are. */
+static void print_sigset_value(FILE *out, const uint64_t *set, size_t bytes)
+{
+	unsigned nsig = (unsigned)bytes * 8, count = 0;
+	bool inv, any = false;
+
+	for (unsigned i = 0; i < nsig; i++)
+		count += (set[i / 64] >> (i % 64)) & 1;
+	inv = count >= nsig * 2 / 3;
+	fputs(inv ? "~[" : "[", out);
+	for (unsigned i = 0; i < nsig; i++) {
+		if ((((set[i / 64] >> (i % 64)) & 1) != 0) == inv)
+			continue;
+		char buf[32];
+		fprintf(out, "%s%s", any ? " " : "", signal_name(i + 1, buf, sizeof(buf)) + 3);
+		any = true;
+	}
+	fputc(']', out);
+}
+
+static void print_sigset(FILE *out, struct task *t, unsigned long addr, unsigned long size)
+{
+	uint64_t set[2] = {0, 0};
+
+	if (!addr || size > sizeof(set) || !size || size % 4 || copy_in(t->mm, set, addr, size)) {
+		print_addr(out, addr);
+		return;
+	}
+	print_sigset_value(out, set, size);
 }
 
 static void print_how(FILE *out, long how)
@@ -208,7 +352,7 @@ static void print_how(FILE *out, long how)
 	if (how >= 0 && how <= 2)
 		fputs(names[how], out);
 	else
-		fprintf(out, "%#lx", how);
+		fprintf(out, "%#lx /* SIG_??? */", how);
 }
 
 /* An argv: ["ls", "-l"], at most STRACE_ARGV elements then "...". */
@@ -255,80 +399,729 @@ static void print_envp(FILE *out, struct task *t, unsigned long addr)
 	fprintf(out, "%#lx /* %d var%s */", addr, n, n == 1 ? "" : "s");
 }
 
-/* NAME(ARGS) of T's current syscall into OUT. */
-static void print_call(FILE *out, struct task *t)
+/* --- structures ------------------------------------------------------------------------------ */
+
+static void print_rlim(FILE *out, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		fputs("RLIM64_INFINITY", out);
+	else if (v > 1024 && v % 1024 == 0)
+		fprintf(out, "%lu*1024", (unsigned long)(v / 1024));
+	else
+		fprintf(out, "%lu", (unsigned long)v);
+}
+
+static void print_rlimit(FILE *out, struct task *t, unsigned long addr)
+{
+	uint64_t r[2];
+
+	if (!addr || copy_in(t->mm, r, addr, sizeof(r))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{rlim_cur=", out);
+	print_rlim(out, r[0]);
+	fputs(", rlim_max=", out);
+	print_rlim(out, r[1]);
+	fputc('}', out);
+}
+
+static void print_rlimit_resource(FILE *out, unsigned long r)
+{
+	static const struct flag_name names[] = {
+	    FLAG(RLIMIT_CPU),	   FLAG(RLIMIT_FSIZE), FLAG(RLIMIT_DATA),   FLAG(RLIMIT_STACK),
+	    FLAG(RLIMIT_CORE),	   FLAG(RLIMIT_RSS),   FLAG(RLIMIT_NPROC),  FLAG(RLIMIT_NOFILE),
+	    FLAG(RLIMIT_MEMLOCK),  FLAG(RLIMIT_AS),    FLAG(RLIMIT_LOCKS),  FLAG(RLIMIT_SIGPENDING),
+	    FLAG(RLIMIT_MSGQUEUE), FLAG(RLIMIT_NICE),  FLAG(RLIMIT_RTPRIO), FLAG(RLIMIT_RTTIME)};
+	/* RLIMIT_CPU is 0: print_const matches it by value. */
+	print_const(out, (unsigned)r, names, NFLAGS(names), "%#lx /* RLIMIT_??? */");
+}
+
+static void print_timespec(FILE *out, struct task *t, unsigned long addr)
+{
+	struct timespec ts;
+
+	if (!addr || copy_in(t->mm, &ts, addr, sizeof(ts))) {
+		print_addr(out, addr);
+		return;
+	}
+	fprintf(out, "{tv_sec=%ld, tv_nsec=%ld}", (long)ts.tv_sec, ts.tv_nsec);
+}
+
+static void print_clockid(FILE *out, long c)
+{
+	static const struct flag_name names[] = {FLAG(CLOCK_REALTIME),
+						 FLAG(CLOCK_MONOTONIC),
+						 FLAG(CLOCK_PROCESS_CPUTIME_ID),
+						 FLAG(CLOCK_THREAD_CPUTIME_ID),
+						 FLAG(CLOCK_MONOTONIC_RAW),
+						 FLAG(CLOCK_REALTIME_COARSE),
+						 FLAG(CLOCK_MONOTONIC_COARSE),
+						 FLAG(CLOCK_BOOTTIME),
+						 FLAG(CLOCK_REALTIME_ALARM),
+						 FLAG(CLOCK_BOOTTIME_ALARM),
+						 FLAG(CLOCK_TAI)};
+	if (c < 0) {
+		fprintf(out, "%ld", c);
+		return;
+	}
+	print_const(out, (unsigned long)c, names, NFLAGS(names), "%#lx /* CLOCK_??? */");
+}
+
+static void print_mode_t(FILE *out, unsigned mode)
+{
+	static const struct flag_name types[] = {FLAG(S_IFREG), FLAG(S_IFSOCK), FLAG(S_IFIFO),
+						 FLAG(S_IFLNK), FLAG(S_IFDIR),	FLAG(S_IFBLK),
+						 FLAG(S_IFCHR)};
+	const char *type = NULL;
+
+	for (size_t i = 0; i < NFLAGS(types); i++)
+		if ((mode & S_IFMT) == types[i].bit)
+			type = types[i].name;
+	if (type)
+		fprintf(out, "%s|", type);
+	else if (mode & S_IFMT)
+		fprintf(out, "%#o|", mode & S_IFMT);
+	if (mode & S_ISUID)
+		fputs("S_ISUID|", out);
+	if (mode & S_ISGID)
+		fputs("S_ISGID|", out);
+	if (mode & S_ISVTX)
+		fputs("S_ISVTX|", out);
+	fprintf(out, "%#03o", mode & 0777);
+}
+
+static void print_stat(FILE *out, struct task *t, unsigned long addr)
+{
+	struct stat st;
+
+	if (!addr || copy_in(t->mm, &st, addr, sizeof(st))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{st_mode=", out);
+	print_mode_t(out, st.st_mode);
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		fprintf(out, ", st_rdev=makedev(%#x, %#x), ...}", major(st.st_rdev),
+			minor(st.st_rdev));
+	else
+		fprintf(out, ", st_size=%ld, ...}", (long)st.st_size);
+}
+
+static void print_uname(FILE *out, struct task *t, unsigned long addr)
+{
+	struct utsname u;
+
+	if (!addr || copy_in(t->mm, &u, addr, sizeof(u))) {
+		print_addr(out, addr);
+		return;
+	}
+	u.sysname[sizeof(u.sysname) - 1] = u.nodename[sizeof(u.nodename) - 1] = 0;
+	fputs("{sysname=", out);
+	quote(out, (unsigned char *)u.sysname, (int)strlen(u.sysname), false);
+	fputs(", nodename=", out);
+	quote(out, (unsigned char *)u.nodename, (int)strlen(u.nodename), false);
+	fputs(", ...}", out);
+}
+
+static void print_sigaction(FILE *out, struct task *t, unsigned long addr)
+{
+	static const struct flag_name flags[] = {
+	    FLAG(SA_RESTORER),	FLAG(SA_ONSTACK), FLAG(SA_RESTART),   FLAG(SA_NODEFER),
+	    FLAG(SA_RESETHAND), FLAG(SA_SIGINFO), FLAG(SA_NOCLDSTOP), FLAG(SA_NOCLDWAIT)};
+	struct ksigaction sa;
+
+	if (!addr || copy_in(t->mm, &sa, addr, sizeof(sa))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{sa_handler=", out);
+	if (sa.handler == (uint64_t)(uintptr_t)SIG_DFL)
+		fputs("SIG_DFL", out);
+	else if (sa.handler == (uint64_t)(uintptr_t)SIG_IGN)
+		fputs("SIG_IGN", out);
+	else
+		fprintf(out, "%#lx", (unsigned long)sa.handler);
+	fputs(", sa_mask=", out);
+	print_sigset_value(out, &sa.mask, sizeof(sa.mask));
+	fputs(", sa_flags=", out);
+	print_flags(out, sa.flags, flags, NFLAGS(flags), "0");
+	if (sa.flags & SA_RESTORER)
+		fprintf(out, ", sa_restorer=%#lx", (unsigned long)sa.restorer);
+	fputc('}', out);
+}
+
+/* A wait status as strace spells it: [{WIFEXITED(s) && WEXITSTATUS(s) == 0}]. */
+static void print_wait_status(FILE *out, struct task *t, unsigned long addr)
+{
+	int s;
+
+	if (!addr || copy_in(t->mm, &s, addr, sizeof(s))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("[{", out);
+	if (WIFEXITED(s)) {
+		fprintf(out, "WIFEXITED(s) && WEXITSTATUS(s) == %d", WEXITSTATUS(s));
+	} else if (WIFSIGNALED(s)) {
+		fputs("WIFSIGNALED(s) && WTERMSIG(s) == ", out);
+		print_signal(out, WTERMSIG(s));
+		if (WCOREDUMP(s))
+			fputs(" && WCOREDUMP(s)", out);
+	} else if (WIFSTOPPED(s)) {
+		fputs("WIFSTOPPED(s) && WSTOPSIG(s) == ", out);
+		print_signal(out, WSTOPSIG(s));
+	} else if (WIFCONTINUED(s)) {
+		fputs("WIFCONTINUED(s)", out);
+	} else {
+		fprintf(out, "%#x", s);
+	}
+	fputs("}]", out);
+}
+
+static void print_wait_options(FILE *out, unsigned long o)
+{
+	static const struct flag_name bits[] = {FLAG(WNOHANG),	  FLAG(WSTOPPED), FLAG(WEXITED),
+						FLAG(WCONTINUED), FLAG(WNOWAIT),  FLAG(__WNOTHREAD),
+						FLAG(__WALL),	  FLAG(__WCLONE)};
+	print_flags(out, o, bits, NFLAGS(bits), "0");
+}
+
+static void print_int_array(FILE *out, struct task *t, unsigned long addr, int n)
+{
+	int v[2];
+
+	if (!addr || n > 2 || copy_in(t->mm, v, addr, sizeof(int) * n)) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%s%d", i ? ", " : "", v[i]);
+	fputc(']', out);
+}
+
+/* getdents64's buffer: its address and how many entries the call wrote. */
+static void print_dirents(FILE *out, struct task *t, unsigned long addr, long ret)
+{
+	long n = 0, off = 0;
+	uint16_t reclen;
+
+	while (off + 18 < ret && !copy_in(t->mm, &reclen, addr + off + 16, sizeof(reclen)) &&
+	       reclen) {
+		off += reclen;
+		n++;
+	}
+	fprintf(out, "%#lx /* %ld entr%s */", addr, n, n == 1 ? "y" : "ies");
+}
+
+/* poll's array: the events asked for, or (REVENTS) those the call found, of the fds that
+ * have some, as strace shows them. */
+static void print_pollfds(FILE *out, struct task *t, unsigned long addr, unsigned long n,
+			  bool revents)
+{
+	static const struct flag_name bits[] = {
+	    FLAG(POLLIN),     FLAG(POLLPRI),	FLAG(POLLOUT),	  FLAG(POLLERR),
+	    FLAG(POLLHUP),    FLAG(POLLNVAL),	FLAG(POLLRDNORM), FLAG(POLLRDBAND),
+	    FLAG(POLLWRNORM), FLAG(POLLWRBAND), FLAG(POLLMSG),	  FLAG(POLLRDHUP)};
+	struct pollfd p;
+	bool any = false;
+
+	if (!addr || (!revents && n && copy_in(t->mm, &p, addr, sizeof(p)))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (unsigned long i = 0; i < n; i++) {
+		if (i == STRACE_STR) {
+			fputs(", ...", out);
+			break;
+		}
+		if (copy_in(t->mm, &p, addr + i * sizeof(p), sizeof(p))) {
+			fprintf(out, "%s%#lx", any ? ", " : "", addr + i * sizeof(p));
+			break;
+		}
+		if (revents && !p.revents)
+			continue;
+		fprintf(out, "%s{fd=%d, %s=", any ? ", " : "", p.fd,
+			revents ? "revents" : "events");
+		print_flags(out, (unsigned short)(revents ? p.revents : p.events), bits,
+			    NFLAGS(bits), "0");
+		fputc('}', out);
+		any = true;
+	}
+	fputc(']', out);
+}
+
+/* --- calls ----------------------------------------------------------------------------------- */
+
+/* Format letters beyond the table's (sentry/syscall.h): decoders of strace's constants and
+ * structures. Those in OUT_FORMATS are what the call writes: decoded after it, shown only
+ * when it succeeded (else the address), and left for the `resumed` part of a blocked call. */
+#define OUT_FORMATS "rqmyNBZjDzVwgY"
+
+static bool is_out(char c)
+{
+	return c && strchr(OUT_FORMATS, c);
+}
+
+/* A call whose arguments depend on another one: the format for this instance. */
+static const char *call_format(struct task *t, const struct syscall_def *def)
+{
+	const unsigned long *a = t->sc.args;
+	bool creat = (a[1 + (t->sc.nr == SYS_openat)] & O_CREAT) ||
+		     (a[1 + (t->sc.nr == SYS_openat)] & O_TMPFILE) == O_TMPFILE;
+
+	switch (t->sc.nr) {
+	case SYS_open:
+		return creat ? "sFo" : "sF";
+	case SYS_openat:
+		return creat ? "fsFo" : "fsF";
+	case SYS_fcntl:
+		switch ((int)a[1]) {
+		case F_GETFD:
+		case F_GETFL:
+		case F_GETOWN:
+		case F_GETSIG:
+		case F_GETLEASE:
+		case F_GETPIPE_SZ:
+			return "dC";
+		case F_SETFD:
+			return "dCX";
+		case F_SETFL:
+			return "dCF";
+		case F_DUPFD:
+		case F_DUPFD_CLOEXEC:
+		case F_SETPIPE_SZ:
+			return "dCd";
+		}
+		return "dCx";
+	case SYS_prctl:
+		switch ((int)a[0]) {
+		case PR_GET_NAME:
+			return "nZ";
+		case PR_SET_NAME:
+			return "ns";
+		case PR_GET_DUMPABLE:
+		case PR_GET_NO_NEW_PRIVS:
+		case PR_GET_CHILD_SUBREAPER:
+			return "n";
+		case PR_SET_DUMPABLE:
+		case PR_SET_CHILD_SUBREAPER:
+		case PR_SET_PDEATHSIG:
+			return "nd";
+		}
+		return "nxxxx";
+	case SYS_ioctl:
+		switch ((unsigned)a[1]) {
+		case 0x5413: /* TIOCGWINSZ */
+		case 0x5401: /* TCGETS */
+			return "dIY";
+		case 0x540f: /* TIOCGPGRP */
+			return "dIj";
+		case 0x5410: /* TIOCSPGRP */
+			return "dIJ";
+		}
+		return "dIx";
+	}
+	return def->args;
+}
+
+static void print_arch_prctl_code(FILE *out, unsigned long c)
+{
+	static const struct flag_name names[] = {
+	    {0x1001, "ARCH_SET_GS"},	   {0x1002, "ARCH_SET_FS"},
+	    {0x1003, "ARCH_GET_FS"},	   {0x1004, "ARCH_GET_GS"},
+	    {0x1011, "ARCH_GET_CPUID"},	   {0x1012, "ARCH_SET_CPUID"},
+	    {0x2001, "ARCH_MAP_VDSO_X32"}, {0x2002, "ARCH_MAP_VDSO_32"},
+	    {0x2003, "ARCH_MAP_VDSO_64"}};
+	print_const(out, c, names, NFLAGS(names), "%#lx /* ARCH_??? */");
+}
+
+static void print_prctl_option(FILE *out, unsigned long o)
+{
+	static const struct flag_name names[] = {{1, "PR_SET_PDEATHSIG"},
+						 {2, "PR_GET_PDEATHSIG"},
+						 {3, "PR_GET_DUMPABLE"},
+						 {4, "PR_SET_DUMPABLE"},
+						 {8, "PR_SET_KEEPCAPS"},
+						 {7, "PR_GET_KEEPCAPS"},
+						 {15, "PR_SET_NAME"},
+						 {16, "PR_GET_NAME"},
+						 {22, "PR_SET_SECCOMP"},
+						 {21, "PR_GET_SECCOMP"},
+						 {23, "PR_CAPBSET_READ"},
+						 {24, "PR_CAPBSET_DROP"},
+						 {36, "PR_SET_CHILD_SUBREAPER"},
+						 {37, "PR_GET_CHILD_SUBREAPER"},
+						 {38, "PR_SET_NO_NEW_PRIVS"},
+						 {39, "PR_GET_NO_NEW_PRIVS"},
+						 {47, "PR_CAP_AMBIENT"},
+						 {0x59616d61, "PR_SET_PTRACER"}};
+	print_const(out, o, names, NFLAGS(names), "%#lx /* PR_??? */");
+}
+
+static void print_fcntl_cmd(FILE *out, unsigned long c)
+{
+	static const struct flag_name names[] = {
+	    FLAG(F_DUPFD),	FLAG(F_GETFD),	   FLAG(F_SETFD),	  FLAG(F_GETFL),
+	    FLAG(F_SETFL),	FLAG(F_GETLK),	   FLAG(F_SETLK),	  FLAG(F_SETLKW),
+	    FLAG(F_SETOWN),	FLAG(F_GETOWN),	   FLAG(F_SETSIG),	  FLAG(F_GETSIG),
+	    FLAG(F_SETLEASE),	FLAG(F_GETLEASE),  FLAG(F_DUPFD_CLOEXEC), FLAG(F_SETPIPE_SZ),
+	    FLAG(F_GETPIPE_SZ), FLAG(F_OFD_GETLK), FLAG(F_OFD_SETLK),	  FLAG(F_OFD_SETLKW)};
+	/* F_DUPFD is 0: print_const matches it by value. */
+	print_const(out, (unsigned)c, names, NFLAGS(names), "%#lx /* F_??? */");
+}
+
+static void print_ioctl_request(FILE *out, unsigned long r)
+{
+	static const struct flag_name names[] = {
+	    {0x5401, "TCGETS"},	       {0x5402, "TCSETS"},    {0x5403, "TCSETSW"},
+	    {0x5404, "TCSETSF"},       {0x540b, "TCFLSH"},    {0x540e, "TIOCSCTTY"},
+	    {0x540f, "TIOCGPGRP"},     {0x5410, "TIOCSPGRP"}, {0x5413, "TIOCGWINSZ"},
+	    {0x5414, "TIOCSWINSZ"},    {0x541b, "FIONREAD"},  {0x5421, "FIONBIO"},
+	    {0x5422, "TIOCNOTTY"},     {0x5429, "TIOCGSID"},  {0x5450, "FIONCLEX"},
+	    {0x5451, "FIOCLEX"},       {0x5452, "FIOASYNC"},  {0x80045430, "TIOCGPTN"},
+	    {0x40045431, "TIOCSPTLCK"}};
+	print_const(out, (unsigned)r, names, NFLAGS(names), "%#lx");
+}
+
+static void print_access_mode(FILE *out, unsigned long m)
+{
+	static const struct flag_name bits[] = {FLAG(R_OK), FLAG(W_OK), FLAG(X_OK)};
+	print_flags(out, m, bits, NFLAGS(bits), "F_OK");
+}
+
+static void print_at_flags(FILE *out, unsigned long f)
+{
+	static const struct flag_name bits[] = {FLAG(AT_SYMLINK_NOFOLLOW), FLAG(AT_REMOVEDIR),
+						FLAG(AT_SYMLINK_FOLLOW),   FLAG(AT_NO_AUTOMOUNT),
+						FLAG(AT_EMPTY_PATH),	   FLAG(AT_EACCESS)};
+	/* AT_EACCESS and AT_REMOVEDIR share a bit: which one depends on the call. */
+	print_flags(out, f, bits, NFLAGS(bits), "0");
+}
+
+static void print_whence(FILE *out, unsigned long w)
+{
+	static const struct flag_name names[] = {FLAG(SEEK_SET), FLAG(SEEK_CUR), FLAG(SEEK_END),
+						 FLAG(SEEK_DATA), FLAG(SEEK_HOLE)};
+	print_const(out, (unsigned)w, names, NFLAGS(names), "%#lx /* SEEK_??? */");
+}
+
+static void print_getrandom_flags(FILE *out, unsigned long f)
+{
+	static const struct flag_name bits[] = {
+	    {1, "GRND_NONBLOCK"}, {2, "GRND_RANDOM"}, {4, "GRND_INSECURE"}};
+	print_flags(out, f, bits, NFLAGS(bits), "0");
+}
+
+/* The kernel's struct winsize and the head of its struct termios (libc's differs). */
+static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsigned long addr)
+{
+	if (req == 0x5413) {
+		uint16_t w[4];
+		if (copy_in(t->mm, w, addr, sizeof(w))) {
+			print_addr(out, addr);
+			return;
+		}
+		fprintf(out, "{ws_row=%u, ws_col=%u, ws_xpixel=%u, ws_ypixel=%u}", w[0], w[1], w[2],
+			w[3]);
+	} else if (req == 0x5401) {
+		uint32_t tio[4]; /* c_iflag, c_oflag, c_cflag, c_lflag */
+		static const char *const speeds[] = {
+		    "B0",   "B50",   "B75",   "B110",  "B134",	"B150",	 "B200",   "B300",
+		    "B600", "B1200", "B1800", "B2400", "B4800", "B9600", "B19200", "B38400"};
+		if (copy_in(t->mm, tio, addr, sizeof(tio))) {
+			print_addr(out, addr);
+			return;
+		}
+		unsigned sp = tio[2] & 017;
+		if (tio[2] & 010000)
+			fprintf(out, "{%#o ", tio[2] & 010017);
+		else
+			fprintf(out, "{%s ", speeds[sp]);
+		fprintf(out, "%sopost %sisig %sicanon %secho ...}", (tio[1] & 1) ? "" : "-",
+			(tio[3] & 1) ? "" : "-", (tio[3] & 2) ? "" : "-",
+			(tio[3] & 010) ? "" : "-");
+	} else {
+		print_addr(out, addr);
+	}
+}
+
+/* Argument I of T's call in format C, given the call's result RET. */
+static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long ret)
+{
+	const unsigned long *a = t->sc.args;
+	bool ok = ret >= 0 && ret != -ESENTRY_BLOCK;
+
+	if (is_out(fmt[i]) && !ok && fmt[i] != 'z') {
+		print_addr(out, a[i]);
+		return;
+	}
+	switch (fmt[i]) {
+	case 'd':
+		fprintf(out, "%d", (int)a[i]);
+		break;
+	case 'u':
+		fprintf(out, "%lu", a[i]);
+		break;
+	case 'o':
+		fprintf(out, "%#03lo", a[i]);
+		break;
+	case 'f':
+		if ((int)a[i] == AT_FDCWD)
+			fputs("AT_FDCWD", out);
+		else
+			fprintf(out, "%d", (int)a[i]);
+		break;
+	case 's':
+		print_string(out, t, a[i], -1);
+		break;
+	case 'b':
+		print_string(out, t, a[i], (long)a[i + 1]);
+		break;
+	case 'B': /* what a read wrote: RET bytes */
+		print_string(out, t, a[i], ret);
+		break;
+	case 'g': /* random bytes, in hex as strace shows them */
+		print_string_ex(out, t, a[i], ret, true);
+		break;
+	case 'Z': /* a string the call wrote */
+		print_string(out, t, a[i], -1);
+		break;
+	case 'F':
+		print_open_flags(out, a[i]);
+		break;
+	case 'K':
+		print_fd_flags(out, a[i]);
+		break;
+	case 'P':
+		print_prot(out, a[i]);
+		break;
+	case 'M':
+		print_map_flags(out, a[i]);
+		break;
+	case 'S':
+		print_signal(out, (int)a[i]);
+		break;
+	case 'H':
+		print_how(out, (int)a[i]);
+		break;
+	case 'A':
+		print_argv(out, t, a[i]);
+		break;
+	case 'E':
+		print_envp(out, t, a[i]);
+		break;
+	case 'p':
+		print_addr(out, a[i]);
+		break;
+	case 'R':
+		print_arch_prctl_code(out, a[i]);
+		break;
+	case 'n':
+		print_prctl_option(out, a[i]);
+		break;
+	case 'L':
+		print_rlimit_resource(out, a[i]);
+		break;
+	case 'l':
+	case 'r':
+		print_rlimit(out, t, a[i]);
+		break;
+	case 'W':
+		print_wait_options(out, a[i]);
+		break;
+	case 'w':
+		if (ret > 0)
+			print_wait_status(out, t, a[i]);
+		else
+			print_addr(out, a[i]);
+		break;
+	case 'G':
+		print_getrandom_flags(out, a[i]);
+		break;
+	case 'a':
+	case 'q':
+		print_sigaction(out, t, a[i]);
+		break;
+	case 'k':
+	case 'm':
+		print_sigset(out, t, a[i], a[strlen(fmt) - 1]); /* sigsetsize: the last one */
+		break;
+	case 't':
+	case 'V':
+		print_timespec(out, t, a[i]);
+		break;
+	case 'z': /* what is left of a sleep: written when a signal ended it */
+		if (ret < 0 && ret != -ESENTRY_BLOCK)
+			print_timespec(out, t, a[i]);
+		else
+			print_addr(out, a[i]);
+		break;
+	case 'c':
+		print_clockid(out, (int)a[i]);
+		break;
+	case 'T':
+		print_at_flags(out, a[i]);
+		break;
+	case 'O':
+		print_access_mode(out, a[i]);
+		break;
+	case 'C':
+		print_fcntl_cmd(out, a[i]);
+		break;
+	case 'X':
+		if (a[i] == FD_CLOEXEC)
+			fputs("FD_CLOEXEC", out);
+		else
+			fprintf(out, "%#lx", a[i]);
+		break;
+	case 'Y':
+		print_ioctl_arg(out, t, a[1], a[i]);
+		break;
+	case 'I':
+		print_ioctl_request(out, a[i]);
+		break;
+	case 'j':
+		print_int_array(out, t, a[i], t->sc.nr == SYS_ioctl ? 1 : 2);
+		break;
+	case 'J':
+		print_int_array(out, t, a[i], 1);
+		break;
+	case 'y':
+		print_stat(out, t, a[i]);
+		break;
+	case 'N':
+		print_uname(out, t, a[i]);
+		break;
+	case 'D':
+		print_dirents(out, t, a[i], ret);
+		break;
+	case 'e':
+		print_whence(out, a[i]);
+		break;
+	case 'Q':
+		print_pollfds(out, t, a[i], a[i + 1], false);
+		break;
+	default:
+		fprintf(out, "%#lx", a[i]);
+	}
+}
+
+/* clone's arguments by name, as strace shows them (x86_64 order: flags, stack, parent_tid,
+ * child_tid, tls). */
+static void print_clone(FILE *out, struct task *t, long ret)
+{
+	static const struct flag_name bits[] = {{0x100, "CLONE_VM"},
+						{0x200, "CLONE_FS"},
+						{0x400, "CLONE_FILES"},
+						{0x800, "CLONE_SIGHAND"},
+						{0x1000, "CLONE_PIDFD"},
+						{0x2000, "CLONE_PTRACE"},
+						{0x4000, "CLONE_VFORK"},
+						{0x8000, "CLONE_PARENT"},
+						{0x10000, "CLONE_THREAD"},
+						{0x20000, "CLONE_NEWNS"},
+						{0x40000, "CLONE_SYSVSEM"},
+						{0x80000, "CLONE_SETTLS"},
+						{0x100000, "CLONE_PARENT_SETTID"},
+						{0x200000, "CLONE_CHILD_CLEARTID"},
+						{0x400000, "CLONE_DETACHED"},
+						{0x800000, "CLONE_UNTRACED"},
+						{0x1000000, "CLONE_CHILD_SETTID"},
+						{0x2000000, "CLONE_NEWCGROUP"},
+						{0x4000000, "CLONE_NEWUTS"},
+						{0x8000000, "CLONE_NEWIPC"},
+						{0x10000000, "CLONE_NEWUSER"},
+						{0x20000000, "CLONE_NEWPID"},
+						{0x40000000, "CLONE_NEWNET"},
+						{0x80000000, "CLONE_IO"}};
+	const unsigned long *a = t->sc.args;
+	unsigned long flags = a[0] & ~0xffUL, sig = a[0] & 0xff;
+
+	fputs("child_stack=", out);
+	print_addr(out, a[1]);
+	fputs(", flags=", out);
+	if (flags)
+		print_flags(out, flags, bits, NFLAGS(bits), "0");
+	if (sig) {
+		if (flags)
+			fputc('|', out);
+		print_signal(out, (long)sig);
+	} else if (!flags) {
+		fputc('0', out);
+	}
+	if (a[0] & CLONE_PARENT_SETTID) {
+		fputs(", parent_tid=", out);
+		if (ret > 0)
+			print_int_array(out, t, a[2], 1);
+		else
+			print_addr(out, a[2]);
+	}
+	if (a[0] & CLONE_SETTLS)
+		fprintf(out, ", tls=%#lx", a[4]);
+	if (a[0] & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID))
+		fprintf(out, ", child_tidptr=%#lx", a[3]);
+}
+
+enum part { ENTRY = 1, EXIT = 2, WHOLE = ENTRY | EXIT };
+
+/* The part PART of T's call NAME(ARGS): on ENTRY its name and the arguments it reads (each
+ * followed by ", " when more follow); on EXIT those it writes, then the ")". */
+static void print_call(FILE *out, struct task *t, long ret, enum part part)
 {
 	const struct syscall_def *def = syscall_def(t->sc.nr);
 	const char *name = syscall_name(t->sc.nr);
 	const unsigned long *a = t->sc.args;
+	const char *fmt;
+	int n, k;
 
 	if (!def) {
-		fprintf(out, "%s(%#lx, %#lx, %#lx, ...)", name ? name : "syscall", a[0], a[1],
-			a[2]);
+		if (part & ENTRY)
+			fprintf(out, "%s(%#lx, %#lx, %#lx, ...", name ? name : "syscall", a[0],
+				a[1], a[2]);
+		if (part & EXIT)
+			fputc(')', out);
 		return;
 	}
-	fprintf(out, "%s(", def->name);
-	for (int i = 0; def->args[i]; i++) {
-		if (i)
-			fputs(", ", out);
-		switch (def->args[i]) {
-		case 'd':
-			fprintf(out, "%d", (int)a[i]);
-			break;
-		case 'u':
-			fprintf(out, "%lu", a[i]);
-			break;
-		case 'o':
-			fprintf(out, "%#lo", a[i]);
-			break;
-		case 'f':
-			if ((int)a[i] == AT_FDCWD)
-				fputs("AT_FDCWD", out);
-			else
-				fprintf(out, "%d", (int)a[i]);
-			break;
-		case 's':
-			print_string(out, t, a[i], -1);
-			break;
-		case 'b':
-			print_string(out, t, a[i], (long)a[i + 1]);
-			break;
-		case 'F':
-			print_open_flags(out, a[i]);
-			break;
-		case 'P':
-			print_prot(out, a[i]);
-			break;
-		case 'M':
-			print_map_flags(out, a[i]);
-			break;
-		case 'S':
-			print_signal(out, (int)a[i]);
-			break;
-		case 'H':
-			print_how(out, (int)a[i]);
-			break;
-		case 'A':
-			print_argv(out, t, a[i]);
-			break;
-		case 'E':
-			print_envp(out, t, a[i]);
-			break;
-		case 'p':
-			if (a[i])
-				fprintf(out, "%#lx", a[i]);
-			else
-				fputs("NULL", out);
-			break;
-		default:
-			fprintf(out, "%#lx", a[i]);
+	if (part & ENTRY)
+		fprintf(out, "%s(", def->name);
+	if (t->sc.nr == SYS_clone || t->sc.nr == SYS_rt_sigreturn) {
+		if (part & EXIT) {
+			if (t->sc.nr == SYS_clone) {
+				print_clone(out, t, ret);
+			} else {
+				/* The mask the frame restored, which is now the task's. */
+				uint64_t mask = t->sigmask;
+				fputs("{mask=", out);
+				print_sigset_value(out, &mask, sizeof(mask));
+				fputc('}', out);
+			}
+			fputc(')', out);
 		}
+		return;
 	}
-	fputc(')', out);
+	fmt = call_format(t, def);
+	n = (int)strlen(fmt);
+	for (k = 0; k < n && !is_out(fmt[k]); k++)
+		;
+	for (int i = 0; i < n; i++) {
+		if (!(part & (i < k ? ENTRY : EXIT)))
+			continue;
+		if (i && (i != k || part == WHOLE))
+			fputs(", ", out);
+		print_arg(out, t, fmt, i, ret);
+		if (part == ENTRY && i == k - 1 && k < n)
+			fputs(", ", out);
+	}
+	if (part & EXIT)
+		fputc(')', out);
 }
 
-/* The call as strace_enter saw it, for the syscall whose handler replaces what its arguments
- * point to (execve): printed by strace_print when it is the same task's same call. */
+/* The part of the call known on entry as strace_enter saw it: what the arguments point to may
+ * not survive the handler (execve's argv, a sigprocmask whose old set is its new one). Printed
+ * by strace_print when it is the same task's same call. */
 static struct {
 	pid_t tid;
 	long nr;
@@ -339,6 +1132,11 @@ static struct {
  * printed after the call's own line, as strace does. */
 static char exit_line[96];
 
+static bool entered_now(struct task *t)
+{
+	return entered.text && entered.tid == t->tid && entered.nr == t->sc.nr;
+}
+
 void strace_enter(struct task *t)
 {
 	size_t len;
@@ -348,15 +1146,37 @@ void strace_enter(struct task *t)
 	dispatching_several = several_tasks();
 	free(entered.text);
 	entered.text = NULL;
-	if (t->sc.nr != SYS_execve && t->sc.nr != SYS_execveat)
-		return;
 	if (!(m = open_memstream(&entered.text, &len)))
 		return;
-	print_call(m, t);
+	print_call(m, t, 0, ENTRY);
 	fclose(m);
 	entered.tid = t->tid;
 	entered.nr = t->sc.nr;
 }
+
+void strace_exec_init(struct task *t, const char *path, char *const argv[], unsigned long envp,
+		      int envc)
+{
+	FILE *out = out_stream();
+	int i;
+
+	prefix(out, t);
+	fputs("execve(", out);
+	quote(out, (const unsigned char *)path, (int)strlen(path), false);
+	fputs(", [", out);
+	for (i = 0; argv[i] && i < STRACE_ARGV; i++) {
+		int len = (int)strlen(argv[i]);
+		fputs(i ? ", " : "", out);
+		quote(out, (const unsigned char *)argv[i], len > STRACE_STR ? STRACE_STR : len,
+		      false);
+		if (len > STRACE_STR)
+			fputs("...", out);
+	}
+	fprintf(out, "%s], %#lx /* %d var%s */) = 0\n", argv[i] ? ", ..." : "", envp, envc,
+		envc == 1 ? "" : "s");
+}
+
+static void print_notes(struct task *t);
 
 /* The kernel's restart codes, as strace names them. */
 static const char *const restart_names[] = {
@@ -365,44 +1185,130 @@ static const char *const restart_names[] = {
     "ERESTART_RESTARTBLOCK (Interrupted by signal)",
 };
 
-void strace_print(struct task *t, long ret)
+/* T's process has been sent SIGKILL: the call that sent it never returns, as strace sees it. */
+static bool doomed(struct task *t)
+{
+	uint64_t kill = 1ULL << (SIGKILL - 1);
+
+	return (t->pending.set & kill) ||
+	       (t->group_leader && (t->group_leader->shared_pending.set & kill));
+}
+
+/* " = RET" after the call, from column STRACE_COLUMN when the line is shorter. */
+static void print_result(FILE *out, struct task *t, long col, long ret)
 {
 	const struct syscall_def *def = syscall_def(t->sc.nr);
-	FILE *out = out_stream();
+	struct user_regs_struct regs;
 
-	prefix(out, t);
-	if (entered.text && entered.tid == t->tid && entered.nr == t->sc.nr) {
-		fputs(entered.text, out);
-		free(entered.text);
-		entered.text = NULL;
-	} else {
-		print_call(out, t);
-	}
-	if (ret == -ESENTRY_BLOCK)
-		fputs(" <blocks>", out);
-	else if (t->exited || t->sc.nr == SYS_exit || t->sc.nr == SYS_exit_group)
-		fputs(" = ?", out);
-	else if (ret <= -512 && ret >= -516 && restart_names[-ret - 512])
-		fprintf(out, " = ? %s", restart_names[-ret - 512]);
-	else if (ret < 0 && ret > -4096)
-		fprintf(out, " = -1 %s (%s)", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
-			strerror(-ret));
-	else if (def && def->ret == 'x')
-		fprintf(out, " = %#lx", ret);
+	/* rt_sigreturn "returns" what the frame put back in rax, as strace reads it. */
+	if (t->sc.nr == SYS_rt_sigreturn && !t->exited && t->pt && !platform_get_regs(t->pt, &regs))
+		ret = (long)regs.rax;
+	if (col < STRACE_COLUMN)
+		fprintf(out, "%*s= ", (int)(STRACE_COLUMN - col), "");
 	else
-		fprintf(out, " = %ld", ret);
+		fputs(" = ", out);
+	if (t->exited || t->sc.nr == SYS_exit || t->sc.nr == SYS_exit_group || doomed(t)) {
+		fputs("?", out);
+	} else if (ret <= -512 && ret >= -516 && restart_names[-ret - 512]) {
+		fprintf(out, "? %s", restart_names[-ret - 512]);
+	} else if (ret < 0 && ret > -4096) {
+		fprintf(out, "-1 %s (%s)", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
+			strerror(-ret));
+	} else if (def && def->ret == 'x') {
+		fprintf(out, "%#lx", ret);
+	} else if (t->sc.nr == SYS_umask) {
+		fprintf(out, "%#03lo", ret);
+	} else if (t->sc.nr == SYS_fcntl && (int)t->sc.args[1] == F_GETFD) {
+		fprintf(out, "%#lx%s", ret, ret == FD_CLOEXEC ? " (flags FD_CLOEXEC)" : "");
+	} else if (t->sc.nr == SYS_fcntl && (int)t->sc.args[1] == F_GETFL) {
+		fprintf(out, "%#lx (flags ", ret);
+		print_open_flags(out, (unsigned long)ret);
+		fputc(')', out);
+	} else if ((t->sc.nr == SYS_poll || t->sc.nr == SYS_ppoll) && ret >= 0) {
+		fprintf(out, "%ld ", ret);
+		if (ret) {
+			fputc('(', out);
+			print_pollfds(out, t, t->sc.args[0], t->sc.args[1], true);
+			fputc(')', out);
+		} else {
+			fputs("(Timeout)", out);
+		}
+	} else {
+		fprintf(out, "%ld", ret);
+	}
 	/* What the table and the handler know of what is missing. */
 	if (syscall_unsupported_now())
 		fprintf(out, " <unsupported: %s>", syscall_unsupported_now());
 	else if (ret == -ENOSYS && (!def || def->support == SYSCALL_UNIMPLEMENTED))
 		fputs(" <unimplemented>", out);
 	fputc('\n', out);
+}
+
+void strace_print(struct task *t, long ret)
+{
+	FILE *out = out_stream(), *m;
+	char *buf = NULL;
+	size_t len = 0;
+	long col = 0;
+
+	if (!(m = open_memstream(&buf, &len)))
+		return;
+	if (ret == -ESENTRY_BLOCK) {
+		/* What is known on entry now, the rest when the call ends. */
+		end_open_line(out, t->tid);
+		prefix(m, t);
+		if (entered_now(t))
+			fputs(entered.text, m);
+		else
+			print_call(m, t, ret, ENTRY);
+		fclose(m);
+		free(entered.text);
+		entered.text = NULL;
+		fputs(buf, out);
+		fflush(out);
+		free(buf);
+		open_tid = t->tid;
+		open_col = (long)len;
+		t->blk.strace_shown = true;
+		dispatching = -1;
+		return;
+	}
+	if (t->blk.strace_shown && open_tid == t->tid) {
+		col = open_col;
+		open_tid = -1;
+		print_call(m, t, ret, EXIT);
+	} else if (t->blk.strace_shown) {
+		end_open_line(out, t->tid);
+		prefix(m, t);
+		fprintf(m, "<... %s resumed>",
+			syscall_name(t->sc.nr) ? syscall_name(t->sc.nr) : "?");
+		print_call(m, t, ret, EXIT);
+	} else {
+		end_open_line(out, t->tid);
+		prefix(m, t);
+		if (entered_now(t)) {
+			fputs(entered.text, m);
+			print_call(m, t, ret, EXIT);
+		} else {
+			print_call(m, t, ret, WHOLE);
+		}
+	}
+	free(entered.text);
+	entered.text = NULL;
+	t->blk.strace_shown = false;
+	fflush(m);
+	col += (long)len;
+	print_result(m, t, col, ret);
 	if (exit_line[0]) {
-		prefix(out, t);
-		fputs(exit_line, out);
+		prefix(m, t);
+		fputs(exit_line, m);
 		exit_line[0] = 0;
 	}
+	fclose(m);
+	fputs(buf, out);
+	free(buf);
 	dispatching = -1;
+	print_notes(t);
 }
 
 static const char *code_name(const siginfo_t *si)
@@ -440,6 +1346,9 @@ void strace_signal(struct task *t, const void *siginfo)
 	const char *code = code_name(si);
 	FILE *out = out_stream();
 
+	if (si->si_signo == SIGKILL)
+		return; /* a tracer never sees it delivered */
+	end_open_line(out, -1);
 	prefix(out, t);
 	fputs("--- ", out);
 	print_signal(out, si->si_signo);
@@ -477,17 +1386,68 @@ void strace_signal(struct task *t, const void *siginfo)
 	fputs("} ---\n", out);
 }
 
+/* Signals sent to a task that ignores them, which Linux discards: a traced task still takes
+ * them (strace shows them), so they are shown when the task would have taken them, after the
+ * syscall it is in. At most NOTES_MAX wait. */
+#define NOTES_MAX 256
+struct note {
+	struct note *next;
+	pid_t tid;
+	siginfo_t si;
+};
+static struct note *notes;
+static int nnotes;
+
+void strace_ignored_signal(struct task *t, const void *siginfo)
+{
+	struct note *n, **pp;
+
+	if (!t->blk.blocked && dispatching != t->tid) {
+		strace_signal(t, siginfo);
+		return;
+	}
+	if (nnotes >= NOTES_MAX || !(n = calloc(1, sizeof(*n))))
+		return;
+	n->tid = t->tid;
+	memcpy(&n->si, siginfo, sizeof(n->si));
+	for (pp = &notes; *pp; pp = &(*pp)->next)
+		;
+	*pp = n;
+	nnotes++;
+}
+
+/* Prints (SHOW) or drops the signals noted for T. */
+static void take_notes(struct task *t, bool show)
+{
+	for (struct note **pp = &notes; *pp;) {
+		struct note *n = *pp;
+		if (n->tid != t->tid) {
+			pp = &n->next;
+			continue;
+		}
+		*pp = n->next;
+		nnotes--;
+		if (show)
+			strace_signal(t, &n->si);
+		free(n);
+	}
+}
+
+static void print_notes(struct task *t)
+{
+	if (notes)
+		take_notes(t, true);
+}
+
 void strace_exit(struct task *t, int status)
 {
+	if (notes)
+		take_notes(t, false);
 	char sig[32];
-	FILE *m = fmemopen(sig, sizeof(sig), "w");
 
-	if (m) {
-		print_signal(m, status & 0x7f);
-		fclose(m);
-	}
 	if (status & 0x7f)
-		snprintf(exit_line, sizeof(exit_line), "+++ killed by %s%s +++\n", m ? sig : "?",
+		snprintf(exit_line, sizeof(exit_line), "+++ killed by %s%s +++\n",
+			 signal_name(status & 0x7f, sig, sizeof(sig)),
 			 (status & 0x80) ? " (core dumped)" : "");
 	else
 		snprintf(exit_line, sizeof(exit_line), "+++ exited with %d +++\n",
@@ -495,6 +1455,13 @@ void strace_exit(struct task *t, int status)
 	if (dispatching == t->tid)
 		return; /* after the line of the syscall that ends it */
 	FILE *out = out_stream();
+	if (open_tid == t->tid) {
+		/* It died in the call it blocked in: the call never returns. */
+		fputs(" <unfinished ...>) = ?\n", out);
+		open_tid = -1;
+	}
+	t->blk.strace_shown = false;
+	end_open_line(out, t->tid);
 	prefix(out, t);
 	fputs(exit_line, out);
 	exit_line[0] = 0;

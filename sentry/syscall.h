@@ -13,7 +13,13 @@ struct task;
 typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
 
 /* Argument format letters: d int, u unsigned, x hex, p pointer, s string, b buffer whose
- * length is the next argument, f fd (AT_FDCWD), o octal mode, F open flags. */
+ * length is the next argument, f fd (AT_FDCWD), o octal mode, F open flags, K O_CLOEXEC and
+ * O_NONBLOCK, P mmap prot, M mmap flags, S signal, H sigprocmask how, A argv, E envp, R
+ * arch_prctl code, L rlimit resource, l rlimit, W wait options, G getrandom flags, a
+ * sigaction, k sigset, t timespec, c clock id, T AT_ flags, O access mode, e lseek whence.
+ * What the call writes, decoded after it (sentry/strace.c): B buffer of the result's length,
+ * g the same in hex, Z string, r rlimit, q sigaction, m sigset, y stat, N utsname, j int[2],
+ * D dirents, V timespec, z timespec left of a sleep, w wait status. */
 /* How much of a syscall is there, as in gVisor's table. */
 enum syscall_support {
 	SYSCALL_SUPPORTED,
@@ -60,8 +66,14 @@ const char *syscall_unsupported_now(void);
 void strace_enter(struct task *t);
 void strace_print(struct task *t, long ret);
 void strace_signal(struct task *t, const void *siginfo);
+/* A signal sent to T that it ignores, which the kernel discards: strace still shows it. */
+void strace_ignored_signal(struct task *t, const void *siginfo);
 void strace_exit(struct task *t, int status);
 void strace_set_output(FILE *out);
+/* The execve that started T (a program the Sentry loaded itself: init, `exec`), as strace
+ * prints the command it runs: PATH and ARGV, ENVP the address of its ENVC-entry environment. */
+void strace_exec_init(struct task *t, const char *path, char *const argv[], unsigned long envp,
+		      int envc);
 int strace_open(const char *path, bool append);
 
 /* docs/syscalls.md, written from the table (`minisentry --syscall-table`). */

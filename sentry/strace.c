@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -653,12 +654,146 @@ static void print_pollfds(FILE *out, struct task *t, unsigned long addr, unsigne
 	fputc(']', out);
 }
 
+static void print_futex_op(FILE *out, unsigned long op)
+{
+	static const char *const names[] = {
+	    "FUTEX_WAIT",	    "FUTEX_WAKE",	 "FUTEX_FD",
+	    "FUTEX_REQUEUE",	    "FUTEX_CMP_REQUEUE", "FUTEX_WAKE_OP",
+	    "FUTEX_LOCK_PI",	    "FUTEX_UNLOCK_PI",	 "FUTEX_TRYLOCK_PI",
+	    "FUTEX_WAIT_BITSET",    "FUTEX_WAKE_BITSET", "FUTEX_WAIT_REQUEUE_PI",
+	    "FUTEX_CMP_REQUEUE_PI", "FUTEX_LOCK_PI2"};
+	unsigned long cmd = op & 127, rest = op & ~(127UL | 128 | 256);
+
+	if (cmd >= sizeof(names) / sizeof(names[0])) {
+		fprintf(out, "%#lx /* FUTEX_??? */", op);
+		return;
+	}
+	fprintf(out, "%s%s", names[cmd], (op & 128) ? "_PRIVATE" : "");
+	if (op & 256)
+		fputs("|FUTEX_CLOCK_REALTIME", out);
+	if (rest)
+		fprintf(out, "|%#lx", rest);
+}
+
+/* An iovec array of N elements: each one's data (LEN < 0: all of each as given; else the first
+ * LEN bytes in all, as a read leaves them) and length, as strace shows them. */
+static void print_iovecs(FILE *out, struct task *t, unsigned long addr, long n, long len)
+{
+	struct {
+		uint64_t base, len;
+	} v;
+
+	if (!addr || n < 0) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (long i = 0; i < n; i++) {
+		if (i == STRACE_STR) {
+			fputs(", ...", out);
+			break;
+		}
+		if (copy_in(t->mm, &v, addr + i * sizeof(v), sizeof(v))) {
+			fprintf(out, "%s%#lx", i ? ", " : "", addr + i * sizeof(v));
+			break;
+		}
+		long shown = (long)v.len;
+		if (len >= 0) {
+			shown = shown < len ? shown : len;
+			len -= shown;
+		}
+		fputs(i ? ", {iov_base=" : "{iov_base=", out);
+		print_string(out, t, v.base, shown);
+		fprintf(out, ", iov_len=%lu}", (unsigned long)v.len);
+	}
+	fputc(']', out);
+}
+
+static const struct flag_name families[] = {{AF_UNSPEC, "AF_UNSPEC"},	{AF_UNIX, "AF_UNIX"},
+					    {AF_INET, "AF_INET"},	{AF_INET6, "AF_INET6"},
+					    {AF_NETLINK, "AF_NETLINK"}, {AF_PACKET, "AF_PACKET"}};
+static const struct flag_name protocols[] = {{0, "IPPROTO_IP"},	     {1, "IPPROTO_ICMP"},
+					     {6, "IPPROTO_TCP"},     {17, "IPPROTO_UDP"},
+					     {58, "IPPROTO_ICMPV6"}, {255, "IPPROTO_RAW"}};
+static const struct flag_name advice[] = {
+    {0, "MADV_NORMAL"},	     {1, "MADV_RANDOM"},	 {2, "MADV_SEQUENTIAL"},
+    {3, "MADV_WILLNEED"},    {4, "MADV_DONTNEED"},	 {8, "MADV_FREE"},
+    {9, "MADV_REMOVE"},	     {10, "MADV_DONTFORK"},	 {11, "MADV_DOFORK"},
+    {12, "MADV_MERGEABLE"},  {13, "MADV_UNMERGEABLE"},	 {14, "MADV_HUGEPAGE"},
+    {15, "MADV_NOHUGEPAGE"}, {16, "MADV_DONTDUMP"},	 {17, "MADV_DODUMP"},
+    {18, "MADV_WIPEONFORK"}, {19, "MADV_KEEPONFORK"},	 {20, "MADV_COLD"},
+    {21, "MADV_PAGEOUT"},    {22, "MADV_POPULATE_READ"}, {23, "MADV_POPULATE_WRITE"},
+    {25, "MADV_COLLAPSE"},   {100, "MADV_HWPOISON"}};
+
+static void print_socket_type(FILE *out, unsigned long t)
+{
+	static const struct flag_name types[] = {
+	    {1, "SOCK_STREAM"},	   {2, "SOCK_DGRAM"}, {3, "SOCK_RAW"},	  {4, "SOCK_RDM"},
+	    {5, "SOCK_SEQPACKET"}, {6, "SOCK_DCCP"},  {10, "SOCK_PACKET"}};
+	static const struct flag_name bits[] = {{O_CLOEXEC, "SOCK_CLOEXEC"},
+						{O_NONBLOCK, "SOCK_NONBLOCK"}};
+
+	print_const(out, t & 0xf, types, NFLAGS(types), "%#lx /* SOCK_??? */");
+	if (t & ~0xfUL) {
+		fputc('|', out);
+		print_flags(out, t & ~0xfUL, bits, NFLAGS(bits), "");
+	}
+}
+
+/* N struct epoll_event, as strace shows them: [{events=EPOLLIN, data={u32=5, u64=5}}]. */
+static void print_epoll_events(FILE *out, struct task *t, unsigned long addr, long n)
+{
+	static const struct flag_name bits[] = {{0x1, "EPOLLIN"},
+						{0x2, "EPOLLPRI"},
+						{0x4, "EPOLLOUT"},
+						{0x8, "EPOLLERR"},
+						{0x10, "EPOLLHUP"},
+						{0x20, "EPOLLNVAL"},
+						{0x40, "EPOLLRDNORM"},
+						{0x80, "EPOLLRDBAND"},
+						{0x100, "EPOLLWRNORM"},
+						{0x200, "EPOLLWRBAND"},
+						{0x400, "EPOLLMSG"},
+						{0x2000, "EPOLLRDHUP"},
+						{1u << 28, "EPOLLEXCLUSIVE"},
+						{1u << 29, "EPOLLWAKEUP"},
+						{1u << 30, "EPOLLONESHOT"},
+						{1u << 31, "EPOLLET"}};
+	struct __attribute__((packed)) {
+		uint32_t events;
+		uint64_t data;
+	} e;
+	bool array = t->sc.nr != SYS_epoll_ctl;
+
+	if (!addr) {
+		fputs("NULL", out);
+		return;
+	}
+	if (array)
+		fputc('[', out);
+	for (long i = 0; i < n; i++) {
+		if (i == STRACE_STR) {
+			fputs(", ...", out);
+			break;
+		}
+		if (copy_in(t->mm, &e, addr + i * sizeof(e), sizeof(e))) {
+			fprintf(out, "%s%#lx", i ? ", " : "", addr + i * sizeof(e));
+			break;
+		}
+		fputs(i ? ", {events=" : "{events=", out);
+		print_flags(out, e.events, bits, NFLAGS(bits), "0");
+		fprintf(out, ", data={u32=%u, u64=%lu}}", (uint32_t)e.data, (unsigned long)e.data);
+	}
+	if (array)
+		fputc(']', out);
+}
+
 /* --- calls ----------------------------------------------------------------------------------- */
 
 /* Format letters beyond the table's (sentry/syscall.h): decoders of strace's constants and
  * structures. Those in OUT_FORMATS are what the call writes: decoded after it, shown only
  * when it succeeded (else the address), and left for the `resumed` part of a blocked call. */
-#define OUT_FORMATS "rqmyNBZjDzVwgY"
+#define OUT_FORMATS "rqmyNBZjDzVwgYi8"
 
 static bool is_out(char c)
 {
@@ -712,6 +847,32 @@ static const char *call_format(struct task *t, const struct syscall_def *def)
 			return "nd";
 		}
 		return "nxxxx";
+	case SYS_futex:
+		switch (a[1] & 127) {
+		case 0: /* FUTEX_WAIT */
+			return "pUdt";
+		case 1: /* FUTEX_WAKE */
+		case 7: /* FUTEX_UNLOCK_PI */
+			return "pUd";
+		case 3: /* FUTEX_REQUEUE */
+			return "pUddp";
+		case 4:	 /* FUTEX_CMP_REQUEUE */
+		case 12: /* FUTEX_CMP_REQUEUE_PI */
+			return "pUddpd";
+		case 5: /* FUTEX_WAKE_OP */
+			return "pUddpx";
+		case 6:	 /* FUTEX_LOCK_PI */
+		case 13: /* FUTEX_LOCK_PI2 */
+			return "pUt";
+		case 8: /* FUTEX_TRYLOCK_PI */
+			return "pU";
+		case 9:	 /* FUTEX_WAIT_BITSET */
+		case 10: /* FUTEX_WAKE_BITSET */
+			return "pUdth";
+		case 11: /* FUTEX_WAIT_REQUEUE_PI */
+			return "pUdtp";
+		}
+		return "pUdpph";
 	case SYS_ioctl:
 		switch ((unsigned)a[1]) {
 		case 0x5413: /* TIOCGWINSZ */
@@ -1004,6 +1165,59 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 	case 'Q':
 		print_pollfds(out, t, a[i], a[i + 1], false);
 		break;
+	case 'U':
+		print_futex_op(out, a[i]);
+		break;
+	case 'h': /* futex's val3, its sixth argument (strace leaves out the unused uaddr2) */
+		if ((uint32_t)a[5] == 0xffffffff)
+			fputs("FUTEX_BITSET_MATCH_ANY", out);
+		else
+			fprintf(out, "%#x", (unsigned)a[5]);
+		break;
+	case 'v': /* iovecs read from: their data, as many bytes as the call was given */
+		print_iovecs(out, t, a[i], (long)a[i + 1], -1);
+		break;
+	case 'i': /* iovecs written to: the RET bytes the call put there */
+		print_iovecs(out, t, a[i], (long)a[i + 1], ret);
+		break;
+	case '1':
+		print_const(out, (unsigned)a[i], families, NFLAGS(families), "%#lx /* AF_??? */");
+		break;
+	case '2':
+		print_socket_type(out, a[i]);
+		break;
+	case '3':
+		if ((int)a[0] == AF_INET || (int)a[0] == AF_INET6)
+			print_const(out, (unsigned)a[i], protocols, NFLAGS(protocols), "%lu");
+		else
+			fprintf(out, "%d", (int)a[i]);
+		break;
+	case '4': {
+		static const struct flag_name bits[] = {
+		    {1, "EFD_SEMAPHORE"}, {O_CLOEXEC, "EFD_CLOEXEC"}, {O_NONBLOCK, "EFD_NONBLOCK"}};
+		print_flags(out, a[i], bits, NFLAGS(bits), "0");
+		break;
+	}
+	case '5': {
+		static const struct flag_name bits[] = {{O_CLOEXEC, "EPOLL_CLOEXEC"}};
+		print_flags(out, a[i], bits, NFLAGS(bits), "0");
+		break;
+	}
+	case '6': {
+		static const struct flag_name ops[] = {
+		    {1, "EPOLL_CTL_ADD"}, {2, "EPOLL_CTL_DEL"}, {3, "EPOLL_CTL_MOD"}};
+		print_const(out, (unsigned)a[i], ops, NFLAGS(ops), "%#lx /* EPOLL_CTL_??? */");
+		break;
+	}
+	case '7':
+		print_epoll_events(out, t, a[i], 1);
+		break;
+	case '8':
+		print_epoll_events(out, t, a[i], ret);
+		break;
+	case '9':
+		print_const(out, (unsigned)a[i], advice, NFLAGS(advice), "%#lx /* MADV_??? */");
+		break;
 	default:
 		fprintf(out, "%#lx", a[i]);
 	}
@@ -1011,32 +1225,33 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 
 /* clone's arguments by name, as strace shows them (x86_64 order: flags, stack, parent_tid,
  * child_tid, tls). */
+static const struct flag_name clone_flags[] = {{0x100, "CLONE_VM"},
+					       {0x200, "CLONE_FS"},
+					       {0x400, "CLONE_FILES"},
+					       {0x800, "CLONE_SIGHAND"},
+					       {0x1000, "CLONE_PIDFD"},
+					       {0x2000, "CLONE_PTRACE"},
+					       {0x4000, "CLONE_VFORK"},
+					       {0x8000, "CLONE_PARENT"},
+					       {0x10000, "CLONE_THREAD"},
+					       {0x20000, "CLONE_NEWNS"},
+					       {0x40000, "CLONE_SYSVSEM"},
+					       {0x80000, "CLONE_SETTLS"},
+					       {0x100000, "CLONE_PARENT_SETTID"},
+					       {0x200000, "CLONE_CHILD_CLEARTID"},
+					       {0x400000, "CLONE_DETACHED"},
+					       {0x800000, "CLONE_UNTRACED"},
+					       {0x1000000, "CLONE_CHILD_SETTID"},
+					       {0x2000000, "CLONE_NEWCGROUP"},
+					       {0x4000000, "CLONE_NEWUTS"},
+					       {0x8000000, "CLONE_NEWIPC"},
+					       {0x10000000, "CLONE_NEWUSER"},
+					       {0x20000000, "CLONE_NEWPID"},
+					       {0x40000000, "CLONE_NEWNET"},
+					       {0x80000000, "CLONE_IO"}};
+
 static void print_clone(FILE *out, struct task *t, long ret)
 {
-	static const struct flag_name bits[] = {{0x100, "CLONE_VM"},
-						{0x200, "CLONE_FS"},
-						{0x400, "CLONE_FILES"},
-						{0x800, "CLONE_SIGHAND"},
-						{0x1000, "CLONE_PIDFD"},
-						{0x2000, "CLONE_PTRACE"},
-						{0x4000, "CLONE_VFORK"},
-						{0x8000, "CLONE_PARENT"},
-						{0x10000, "CLONE_THREAD"},
-						{0x20000, "CLONE_NEWNS"},
-						{0x40000, "CLONE_SYSVSEM"},
-						{0x80000, "CLONE_SETTLS"},
-						{0x100000, "CLONE_PARENT_SETTID"},
-						{0x200000, "CLONE_CHILD_CLEARTID"},
-						{0x400000, "CLONE_DETACHED"},
-						{0x800000, "CLONE_UNTRACED"},
-						{0x1000000, "CLONE_CHILD_SETTID"},
-						{0x2000000, "CLONE_NEWCGROUP"},
-						{0x4000000, "CLONE_NEWUTS"},
-						{0x8000000, "CLONE_NEWIPC"},
-						{0x10000000, "CLONE_NEWUSER"},
-						{0x20000000, "CLONE_NEWPID"},
-						{0x40000000, "CLONE_NEWNET"},
-						{0x80000000, "CLONE_IO"}};
 	const unsigned long *a = t->sc.args;
 	unsigned long flags = a[0] & ~0xffUL, sig = a[0] & 0xff;
 
@@ -1044,7 +1259,7 @@ static void print_clone(FILE *out, struct task *t, long ret)
 	print_addr(out, a[1]);
 	fputs(", flags=", out);
 	if (flags)
-		print_flags(out, flags, bits, NFLAGS(bits), "0");
+		print_flags(out, flags, clone_flags, NFLAGS(clone_flags), "0");
 	if (sig) {
 		if (flags)
 			fputc('|', out);
@@ -1063,6 +1278,46 @@ static void print_clone(FILE *out, struct task *t, long ret)
 		fprintf(out, ", tls=%#lx", a[4]);
 	if (a[0] & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID))
 		fprintf(out, ", child_tidptr=%#lx", a[3]);
+}
+
+/* clone3's struct clone_args, as strace shows it; after the call, the parent_tid it wrote. */
+static void print_clone3(FILE *out, struct task *t, long ret)
+{
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	} c;
+	unsigned long addr = t->sc.args[0];
+
+	if (t->sc.args[1] < sizeof(c) || copy_in(t->mm, &c, addr, sizeof(c))) {
+		print_addr(out, addr);
+		fprintf(out, ", %lu", t->sc.args[1]);
+		return;
+	}
+	fputs("{flags=", out);
+	print_flags(out, c.flags, clone_flags, NFLAGS(clone_flags), "0");
+	if (c.flags & CLONE_PIDFD)
+		fprintf(out, ", pidfd=%#lx", (unsigned long)c.pidfd);
+	if (c.flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID))
+		fprintf(out, ", child_tid=%#lx", (unsigned long)c.child_tid);
+	if (c.flags & CLONE_PARENT_SETTID)
+		fprintf(out, ", parent_tid=%#lx", (unsigned long)c.parent_tid);
+	fputs(", exit_signal=", out);
+	if (c.exit_signal)
+		print_signal(out, (long)c.exit_signal);
+	else
+		fputc('0', out);
+	fputs(", stack=", out);
+	print_addr(out, c.stack);
+	fprintf(out, ", stack_size=%#lx", (unsigned long)c.stack_size);
+	if (c.flags & CLONE_SETTLS)
+		fprintf(out, ", tls=%#lx", (unsigned long)c.tls);
+	fputc('}', out);
+	if ((c.flags & CLONE_PARENT_SETTID) && ret > 0) {
+		fputs(" => {parent_tid=", out);
+		print_int_array(out, t, c.parent_tid, 1);
+		fputc('}', out);
+	}
+	fprintf(out, ", %lu", t->sc.args[1]);
 }
 
 enum part { ENTRY = 1, EXIT = 2, WHOLE = ENTRY | EXIT };
@@ -1087,10 +1342,12 @@ static void print_call(FILE *out, struct task *t, long ret, enum part part)
 	}
 	if (part & ENTRY)
 		fprintf(out, "%s(", def->name);
-	if (t->sc.nr == SYS_clone || t->sc.nr == SYS_rt_sigreturn) {
+	if (t->sc.nr == SYS_clone || t->sc.nr == SYS_clone3 || t->sc.nr == SYS_rt_sigreturn) {
 		if (part & EXIT) {
 			if (t->sc.nr == SYS_clone) {
 				print_clone(out, t, ret);
+			} else if (t->sc.nr == SYS_clone3) {
+				print_clone3(out, t, ret);
 			} else {
 				/* The mask the frame restored, which is now the task's. */
 				uint64_t mask = t->sigmask;
@@ -1128,9 +1385,10 @@ static struct {
 	char *text;
 } entered;
 
-/* The end of the process of the task whose syscall is being served, if that syscall ended it:
- * printed after the call's own line, as strace does. */
-static char exit_line[96];
+/* The ends of the threads of the task whose syscall is being served, if that syscall ended
+ * them: printed after the call's own line, as strace does, each line with its prefix. */
+static char exit_lines[4096];
+static size_t exit_len;
 
 static bool entered_now(struct task *t)
 {
@@ -1299,11 +1557,8 @@ void strace_print(struct task *t, long ret)
 	fflush(m);
 	col += (long)len;
 	print_result(m, t, col, ret);
-	if (exit_line[0]) {
-		prefix(m, t);
-		fputs(exit_line, m);
-		exit_line[0] = 0;
-	}
+	fwrite(exit_lines, 1, exit_len, m);
+	exit_len = 0;
 	fclose(m);
 	fputs(buf, out);
 	free(buf);
@@ -1439,30 +1694,61 @@ static void print_notes(struct task *t)
 		take_notes(t, true);
 }
 
-void strace_exit(struct task *t, int status)
+/* The end of thread T by STATUS: the call it blocked in never returns (`= ?`), then its
+ * `+++` line. DEFERRED: after the line of the syscall being served, which ends it. */
+static void thread_end(struct task *t, int status, bool deferred)
 {
+	FILE *out = out_stream(), *m;
+	char *buf = NULL, sig[32];
+	size_t len = 0;
+
 	if (notes)
 		take_notes(t, false);
-	char sig[32];
-
-	if (status & 0x7f)
-		snprintf(exit_line, sizeof(exit_line), "+++ killed by %s%s +++\n",
-			 signal_name(status & 0x7f, sig, sizeof(sig)),
-			 (status & 0x80) ? " (core dumped)" : "");
-	else
-		snprintf(exit_line, sizeof(exit_line), "+++ exited with %d +++\n",
-			 (status >> 8) & 0xff);
-	if (dispatching == t->tid)
-		return; /* after the line of the syscall that ends it */
-	FILE *out = out_stream();
-	if (open_tid == t->tid) {
-		/* It died in the call it blocked in: the call never returns. */
-		fputs(" <unfinished ...>) = ?\n", out);
+	if (!(m = open_memstream(&buf, &len)))
+		return;
+	if (!deferred && open_tid == t->tid) {
+		fputs(" <unfinished ...>) = ?\n", m);
 		open_tid = -1;
+	} else if (t->blk.strace_shown) {
+		const char *name = syscall_name(t->sc.nr);
+		prefix(m, t);
+		fprintf(m, "<... %s resumed>)", name ? name : "?");
+		fflush(m);
+		fprintf(m, "%*s= ?\n", len < STRACE_COLUMN ? (int)(STRACE_COLUMN - len) : 1, "");
 	}
 	t->blk.strace_shown = false;
-	end_open_line(out, t->tid);
-	prefix(out, t);
-	fputs(exit_line, out);
-	exit_line[0] = 0;
+	prefix(m, t);
+	if (status & 0x7f)
+		fprintf(m, "+++ killed by %s%s +++\n", signal_name(status & 0x7f, sig, sizeof(sig)),
+			(status & 0x80) ? " (core dumped)" : "");
+	else
+		fprintf(m, "+++ exited with %d +++\n", (status >> 8) & 0xff);
+	fclose(m);
+	if (deferred) {
+		if (len < sizeof(exit_lines) - exit_len) {
+			memcpy(exit_lines + exit_len, buf, len);
+			exit_len += len;
+		}
+	} else {
+		end_open_line(out, t->tid);
+		fputs(buf, out);
+	}
+	free(buf);
+}
+
+void strace_exit(struct task *t, int status)
+{
+	bool deferred = dispatching == t->tid;
+
+	/* The other threads first, each with its own end, as strace sees them go. */
+	if (t->group_leader)
+		for_each_thread_of(t->group_leader, o)
+			if (o != t && !o->thread_gone && !o->zombie && !o->exited)
+				thread_end(o, status, deferred);
+	thread_end(t, status, deferred);
+}
+
+void strace_exit_thread(struct task *t, int status)
+{
+	thread_end(t, status, dispatching == t->tid);
 }

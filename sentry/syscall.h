@@ -69,6 +69,8 @@ void strace_signal(struct task *t, const void *siginfo);
 /* A signal sent to T that it ignores, which the kernel discards: strace still shows it. */
 void strace_ignored_signal(struct task *t, const void *siginfo);
 void strace_exit(struct task *t, int status);
+/* The end of thread T while its process lives on (`+++ exited with N +++` all the same). */
+void strace_exit_thread(struct task *t, int status);
 void strace_set_output(FILE *out);
 /* The execve that started T (a program the Sentry loaded itself: init, `exec`), as strace
  * prints the command it runs: PATH and ARGV, ENVP the address of its ENVC-entry environment. */

@@ -5,6 +5,7 @@
  * `<unfinished ...>` and `<... resumed>` lines. Guest memory is read only through the checked
  * accessors the handlers use, so a bad pointer prints as an address. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -449,6 +450,29 @@ static void print_timespec(FILE *out, struct task *t, unsigned long addr)
 	fprintf(out, "{tv_sec=%ld, tv_nsec=%ld}", (long)ts.tv_sec, ts.tv_nsec);
 }
 
+/* utimensat's times: NULL, or [atime, mtime] with UTIME_NOW and UTIME_OMIT by name. */
+static void print_utimes(FILE *out, struct task *t, unsigned long addr)
+{
+	struct timespec ts[2];
+
+	if (!addr || copy_in(t->mm, ts, addr, sizeof(ts))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (int i = 0; i < 2; i++) {
+		fputs(i ? ", " : "", out);
+		if (ts[i].tv_nsec == UTIME_NOW)
+			fputs("UTIME_NOW", out);
+		else if (ts[i].tv_nsec == UTIME_OMIT)
+			fputs("UTIME_OMIT", out);
+		else
+			fprintf(out, "{tv_sec=%ld, tv_nsec=%ld}", (long)ts[i].tv_sec,
+				ts[i].tv_nsec);
+	}
+	fputc(']', out);
+}
+
 static void print_clockid(FILE *out, long c)
 {
 	static const struct flag_name names[] = {FLAG(CLOCK_REALTIME),
@@ -697,7 +721,7 @@ static void print_iovecs(FILE *out, struct task *t, unsigned long addr, long n, 
 			fprintf(out, "%s%#lx", i ? ", " : "", addr + i * sizeof(v));
 			break;
 		}
-		long shown = (long)v.len;
+		long shown = v.len > LONG_MAX ? LONG_MAX : (long)v.len;
 		if (len >= 0) {
 			shown = shown < len ? shown : len;
 			len -= shown;
@@ -976,6 +1000,74 @@ static void print_getrandom_flags(FILE *out, unsigned long f)
 	print_flags(out, f, bits, NFLAGS(bits), "0");
 }
 
+static void print_speed(FILE *out, unsigned sp)
+{
+	static const char *const low[] = {"B0",	   "B50",   "B75",    "B110",  "B134",	"B150",
+					  "B200",  "B300",  "B600",   "B1200", "B1800", "B2400",
+					  "B4800", "B9600", "B19200", "B38400"};
+	static const char *const high[] = {"B57600",   "B115200",  "B230400",  "B460800",
+					   "B500000",  "B576000",  "B921600",  "B1000000",
+					   "B1152000", "B1500000", "B2000000", "B2500000",
+					   "B3000000", "B3500000", "B4000000"};
+
+	if (!(sp & 010000))
+		fputs(low[sp & 017], out);
+	else if ((sp & 017) >= 1)
+		fputs(high[(sp & 017) - 1], out);
+	else
+		fprintf(out, "%#o", sp);
+}
+
+/* The head of the kernel's struct termios, as strace 6 spells it. */
+static void print_termios(FILE *out, const uint32_t *tio)
+{
+	static const struct flag_name iflags[] = {
+	    {01, "IGNBRK"},    {02, "BRKINT"},	    {04, "IGNPAR"},   {010, "PARMRK"},
+	    {020, "INPCK"},    {040, "ISTRIP"},	    {0100, "INLCR"},  {0200, "IGNCR"},
+	    {0400, "ICRNL"},   {01000, "IUCLC"},    {02000, "IXON"},  {04000, "IXANY"},
+	    {010000, "IXOFF"}, {020000, "IMAXBEL"}, {040000, "IUTF8"}};
+	static const struct flag_name oflags[] = {{01, "OPOST"},   {02, "OLCUC"},  {04, "ONLCR"},
+						  {010, "OCRNL"},  {020, "ONOCR"}, {040, "ONLRET"},
+						  {0100, "OFILL"}, {0200, "OFDEL"}};
+	static const struct flag_name cflags[] = {
+	    {0100, "CSTOPB"},	      {0200, "CREAD"},		{0400, "PARENB"},
+	    {01000, "PARODD"},	      {02000, "HUPCL"},		{04000, "CLOCAL"},
+	    {010000000000, "CMSPAR"}, {020000000000, "CRTSCTS"}};
+	static const struct flag_name lflags[] = {
+	    {01, "ISIG"},	 {02, "ICANON"},     {04, "XCASE"},	 {010, "ECHO"},
+	    {020, "ECHOE"},	 {040, "ECHOK"},     {0100, "ECHONL"},	 {0200, "NOFLSH"},
+	    {0100000, "IEXTEN"}, {01000, "ECHOCTL"}, {02000, "ECHOPRT"}, {04000, "ECHOKE"},
+	    {010000, "FLUSHO"},	 {040000, "PENDIN"}, {0400, "TOSTOP"},	 {0200000, "EXTPROC"}};
+	uint32_t o = tio[1], c = tio[2];
+
+	fputs("{c_iflag=", out);
+	print_flags(out, tio[0], iflags, NFLAGS(iflags), "0");
+	/* The delay fields by value first, then the flags. */
+	fprintf(out, ", c_oflag=NL%u|CR%u|TAB%u|BS%u|VT%u|FF%u", (o >> 8) & 1, (o >> 9) & 3,
+		(o >> 11) & 3, (o >> 13) & 1, (o >> 14) & 1, (o >> 15) & 1);
+	o &= ~0177400u;
+	if (o) {
+		fputc('|', out);
+		print_flags(out, o, oflags, NFLAGS(oflags), "");
+	}
+	fputs(", c_cflag=", out);
+	print_speed(out, c & 010017);
+	if ((c >> 16) & 010017) {
+		fputc('|', out);
+		print_speed(out, (c >> 16) & 010017);
+		fputs("<<IBSHIFT", out);
+	}
+	fprintf(out, "|CS%u", 5 + ((c >> 4) & 3));
+	c &= ~(010017u | (010017u << 16) | 060u);
+	if (c) {
+		fputc('|', out);
+		print_flags(out, c, cflags, NFLAGS(cflags), "");
+	}
+	fputs(", c_lflag=", out);
+	print_flags(out, tio[3], lflags, NFLAGS(lflags), "0");
+	fputs(", ...}", out);
+}
+
 /* The kernel's struct winsize and the head of its struct termios (libc's differs). */
 static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsigned long addr)
 {
@@ -989,21 +1081,11 @@ static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsign
 			w[3]);
 	} else if (req == 0x5401) {
 		uint32_t tio[4]; /* c_iflag, c_oflag, c_cflag, c_lflag */
-		static const char *const speeds[] = {
-		    "B0",   "B50",   "B75",   "B110",  "B134",	"B150",	 "B200",   "B300",
-		    "B600", "B1200", "B1800", "B2400", "B4800", "B9600", "B19200", "B38400"};
 		if (copy_in(t->mm, tio, addr, sizeof(tio))) {
 			print_addr(out, addr);
 			return;
 		}
-		unsigned sp = tio[2] & 017;
-		if (tio[2] & 010000)
-			fprintf(out, "{%#o ", tio[2] & 010017);
-		else
-			fprintf(out, "{%s ", speeds[sp]);
-		fprintf(out, "%sopost %sisig %sicanon %secho ...}", (tio[1] & 1) ? "" : "-",
-			(tio[3] & 1) ? "" : "-", (tio[3] & 2) ? "" : "-",
-			(tio[3] & 010) ? "" : "-");
+		print_termios(out, tio);
 	} else {
 		print_addr(out, addr);
 	}
@@ -1039,7 +1121,10 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 		print_string(out, t, a[i], -1);
 		break;
 	case 'b':
-		print_string(out, t, a[i], (long)a[i + 1]);
+		if ((long)a[i + 1] < 0)
+			print_addr(out, a[i]);
+		else
+			print_string(out, t, a[i], (long)a[i + 1]);
 		break;
 	case 'B': /* what a read wrote: RET bytes */
 		print_string(out, t, a[i], ret);
@@ -1167,6 +1252,9 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 		break;
 	case 'U':
 		print_futex_op(out, a[i]);
+		break;
+	case '0': /* utimensat's two times */
+		print_utimes(out, t, a[i]);
 		break;
 	case 'h': /* futex's val3, its sixth argument (strace leaves out the unused uaddr2) */
 		if ((uint32_t)a[5] == 0xffffffff)
@@ -1531,16 +1619,26 @@ void strace_print(struct task *t, long ret)
 		dispatching = -1;
 		return;
 	}
+	/* Killed in the call it blocked in: it never returns, and what it would write is not
+	 * shown. */
+	bool killed = t->blk.strace_shown && doomed(t);
+
 	if (t->blk.strace_shown && open_tid == t->tid) {
 		col = open_col;
 		open_tid = -1;
-		print_call(m, t, ret, EXIT);
+		if (killed)
+			fputs(" <unfinished ...>)", m);
+		else
+			print_call(m, t, ret, EXIT);
 	} else if (t->blk.strace_shown) {
 		end_open_line(out, t->tid);
 		prefix(m, t);
 		fprintf(m, "<... %s resumed>",
 			syscall_name(t->sc.nr) ? syscall_name(t->sc.nr) : "?");
-		print_call(m, t, ret, EXIT);
+		if (killed)
+			fputc(')', m);
+		else
+			print_call(m, t, ret, EXIT);
 	} else {
 		end_open_line(out, t->tid);
 		prefix(m, t);

@@ -222,7 +222,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "FALLOC_FL_ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE and UNSHARE_RANGE are EOPNOTSUPP"),
     ROW(fadvise64, "dddd"),
     ROW(close_range, "uux"),
-    ROW(utimensat, "fspT"),
+    ROW(utimensat, "fs0T"),
     ROW(futimesat, "fsp"),
     ROW(utimes, "sp"),
     ROW(utime, "sp"),

@@ -184,6 +184,22 @@ static void print_string_ex(FILE *out, struct task *t, unsigned long addr, long 
 		fputs("...", out);
 }
 
+/* A path at ADDR: strace shows it whole, whatever -s says. */
+static void print_path(FILE *out, struct task *t, unsigned long addr)
+{
+	char buf[PATH_MAX + 1];
+	long l = copy_string_in(t->mm, buf, addr, sizeof(buf));
+
+	if (l == -EFAULT) {
+		print_addr(out, addr);
+		return;
+	}
+	l = l < 0 ? PATH_MAX : l;
+	quote(out, (const unsigned char *)buf, (int)l, false);
+	if (l >= PATH_MAX)
+		fputs("...", out);
+}
+
 static void print_string(FILE *out, struct task *t, unsigned long addr, long len)
 {
 	print_string_ex(out, t, addr, len, false);
@@ -1118,8 +1134,17 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 			fprintf(out, "%d", (int)a[i]);
 		break;
 	case 's':
-		print_string(out, t, a[i], -1);
+		print_path(out, t, a[i]);
 		break;
+	case '#': {
+		static const struct flag_name advice[] = {
+		    {0, "POSIX_FADV_NORMAL"},	  {1, "POSIX_FADV_RANDOM"},
+		    {2, "POSIX_FADV_SEQUENTIAL"}, {3, "POSIX_FADV_WILLNEED"},
+		    {4, "POSIX_FADV_DONTNEED"},	  {5, "POSIX_FADV_NOREUSE"}};
+		print_const(out, (unsigned)a[i], advice, NFLAGS(advice),
+			    "%#lx /* POSIX_FADV_??? */");
+		break;
+	}
 	case 'b':
 		if ((long)a[i + 1] < 0)
 			print_addr(out, a[i]);

@@ -220,7 +220,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(ftruncate, "dd"),
     PARTIAL(fallocate, "dxdd",
 	    "FALLOC_FL_ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE and UNSHARE_RANGE are EOPNOTSUPP"),
-    ROW(fadvise64, "dddd"),
+    ROW(fadvise64, "ddd#"),
     ROW(close_range, "uux"),
     ROW(utimensat, "fs0T"),
     ROW(futimesat, "fsp"),

@@ -833,7 +833,7 @@ static void print_epoll_events(FILE *out, struct task *t, unsigned long addr, lo
 /* Format letters beyond the table's (sentry/syscall.h): decoders of strace's constants and
  * structures. Those in OUT_FORMATS are what the call writes: decoded after it, shown only
  * when it succeeded (else the address), and left for the `resumed` part of a blocked call. */
-#define OUT_FORMATS "rqmyNBZjDzVwgYi8"
+#define OUT_FORMATS "rqmyNBZjDzVwgYi8@"
 
 static bool is_out(char c)
 {
@@ -993,13 +993,73 @@ static void print_access_mode(FILE *out, unsigned long m)
 	print_flags(out, m, bits, NFLAGS(bits), "F_OK");
 }
 
-static void print_at_flags(FILE *out, unsigned long f)
+/* AT_ flags; AT_EACCESS and AT_REMOVEDIR share a bit, which one it is depends on NR. */
+static void print_at_flags(FILE *out, unsigned long f, long nr)
 {
 	static const struct flag_name bits[] = {FLAG(AT_SYMLINK_NOFOLLOW), FLAG(AT_REMOVEDIR),
-						FLAG(AT_SYMLINK_FOLLOW),   FLAG(AT_NO_AUTOMOUNT),
-						FLAG(AT_EMPTY_PATH),	   FLAG(AT_EACCESS)};
-	/* AT_EACCESS and AT_REMOVEDIR share a bit: which one depends on the call. */
-	print_flags(out, f, bits, NFLAGS(bits), "0");
+						FLAG(AT_SYMLINK_FOLLOW), FLAG(AT_NO_AUTOMOUNT),
+						FLAG(AT_EMPTY_PATH)};
+	static const struct flag_name eaccess[] = {FLAG(AT_SYMLINK_NOFOLLOW), FLAG(AT_EACCESS),
+						   FLAG(AT_SYMLINK_FOLLOW), FLAG(AT_NO_AUTOMOUNT),
+						   FLAG(AT_EMPTY_PATH)};
+
+	if (nr == SYS_faccessat2)
+		print_flags(out, f, eaccess, NFLAGS(eaccess), "0");
+	else
+		print_flags(out, f, bits, NFLAGS(bits), "0");
+}
+
+/* statx's flags: its sync mode, always named, then the AT_ flags. */
+static void print_statx_flags(FILE *out, unsigned long f)
+{
+	unsigned long sync = f & 0x6000;
+
+	fputs(sync == 0x2000   ? "AT_STATX_FORCE_SYNC"
+	      : sync == 0x4000 ? "AT_STATX_DONT_SYNC"
+	      : sync	       ? "AT_STATX_FORCE_SYNC|AT_STATX_DONT_SYNC"
+			       : "AT_STATX_SYNC_AS_STAT",
+	      out);
+	if (f & ~0x6000UL) {
+		fputc('|', out);
+		print_at_flags(out, f & ~0x6000UL, SYS_statx);
+	}
+}
+
+static const struct flag_name statx_mask[] = {
+    {0xfff, "STATX_ALL"},      {0x7ff, "STATX_BASIC_STATS"}, {0x1, "STATX_TYPE"},
+    {0x2, "STATX_MODE"},       {0x4, "STATX_NLINK"},	     {0x8, "STATX_UID"},
+    {0x10, "STATX_GID"},       {0x20, "STATX_ATIME"},	     {0x40, "STATX_MTIME"},
+    {0x80, "STATX_CTIME"},     {0x100, "STATX_INO"},	     {0x200, "STATX_SIZE"},
+    {0x400, "STATX_BLOCKS"},   {0x800, "STATX_BTIME"},	     {0x1000, "STATX_MNT_ID"},
+    {0x2000, "STATX_DIOALIGN"}};
+
+static void print_statx(FILE *out, struct task *t, unsigned long addr)
+{
+	static const struct flag_name attrs[] = {
+	    {0x4, "STATX_ATTR_COMPRESSED"},    {0x10, "STATX_ATTR_IMMUTABLE"},
+	    {0x20, "STATX_ATTR_APPEND"},       {0x40, "STATX_ATTR_NODUMP"},
+	    {0x800, "STATX_ATTR_ENCRYPTED"},   {0x1000, "STATX_ATTR_AUTOMOUNT"},
+	    {0x2000, "STATX_ATTR_MOUNT_ROOT"}, {0x100000, "STATX_ATTR_VERITY"},
+	    {0x200000, "STATX_ATTR_DAX"}};
+	struct {
+		uint32_t mask, blksize;
+		uint64_t attributes;
+		uint32_t nlink, uid, gid;
+		uint16_t mode, pad;
+		uint64_t ino, size;
+	} x;
+
+	if (!addr || copy_in(t->mm, &x, addr, sizeof(x))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{stx_mask=", out);
+	print_flags(out, x.mask, statx_mask, NFLAGS(statx_mask), "0");
+	fputs(", stx_attributes=", out);
+	print_flags(out, x.attributes, attrs, NFLAGS(attrs), "0");
+	fputs(", stx_mode=", out);
+	print_mode_t(out, x.mode);
+	fprintf(out, ", stx_size=%lu, ...}", (unsigned long)x.size);
 }
 
 static void print_whence(FILE *out, unsigned long w)
@@ -1234,7 +1294,16 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 		print_clockid(out, (int)a[i]);
 		break;
 	case 'T':
-		print_at_flags(out, a[i]);
+		print_at_flags(out, a[i], t->sc.nr);
+		break;
+	case '%':
+		print_statx_flags(out, a[i]);
+		break;
+	case '&':
+		print_flags(out, a[i], statx_mask, NFLAGS(statx_mask), "0");
+		break;
+	case '@':
+		print_statx(out, t, a[i]);
 		break;
 	case 'O':
 		print_access_mode(out, a[i]);

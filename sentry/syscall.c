@@ -115,7 +115,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(getrandom, "guG"),
     ROWX(personality, "x"),
-    ROW(statx, "fsxxp"),
+    ROW(statx, "fs%&@"),
     ROW(faccessat2, "fsOT"),
     PARTIAL(set_robust_list, "pu",
 	    "the list is recorded but not walked when a thread dies (no FUTEX_OWNER_DIED)"),

@@ -12,18 +12,21 @@ struct task;
 
 typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
 
-/* Argument format letters: d int, u unsigned, x hex, p pointer, s path, b buffer whose
- * length is the next argument, f fd (AT_FDCWD), o octal mode, F open flags, K O_CLOEXEC and
- * O_NONBLOCK, P mmap prot, M mmap flags, S signal, H sigprocmask how, A argv, E envp, R
- * arch_prctl code, L rlimit resource, l rlimit, W wait options, G getrandom flags, a
- * sigaction, k sigset, t timespec, c clock id, T AT_ flags, O access mode, e lseek whence,
- * Q pollfds, U futex op, h futex val3, v iovecs, 1 2 3 socket family type protocol, 4 eventfd
- * flags, 5 epoll_create1 flags, 6 epoll_ctl op, 7 epoll_event, 9 madvise advice, 0 utimensat
- * times, # fadvise advice, C fcntl command, X FD_CLOEXEC, I ioctl request, J int, n prctl option;
- * fcntl, ioctl, prctl, futex, open and openat choose theirs by command (strace.c). What the call
- * writes, decoded after it (sentry/strace.c): B buffer of the result's length, g the same in hex, Z
- * string, r rlimit, q sigaction, m sigset, y stat, N utsname, j int[2], D dirents, V timespec, z
- * timespec left of a sleep, w wait status, i iovecs, 8 epoll events, Y an ioctl's structure. */
+/* Argument format letters (sentry/strace.c decodes them as strace does):
+ *   d int, u unsigned, x hex, p pointer, s path, b buffer whose length is the next argument,
+ *   f fd (AT_FDCWD), o octal mode, F open flags, K O_CLOEXEC|O_NONBLOCK, P mmap prot, M mmap
+ *   flags, S signal, H sigprocmask how, A argv, E envp, R arch_prctl code, L rlimit resource,
+ *   l rlimit, W wait options, G getrandom flags, a sigaction, k sigset, t timespec, c clock
+ *   id, T AT_ flags, O access mode, e lseek whence, Q pollfds, U futex op, h futex val3,
+ *   v iovecs, 1 2 3 socket family, type and protocol, 4 eventfd flags, 5 epoll_create1
+ *   flags, 6 epoll_ctl op, 7 epoll_event, 9 madvise advice, 0 utimensat times, # fadvise
+ *   advice, % statx flags, & statx mask, C fcntl command, X FD_CLOEXEC, I ioctl request,
+ *   J int, n prctl option (fcntl, ioctl, prctl, futex, open and openat choose theirs by
+ *   command);
+ * and what the call writes, decoded after it:
+ *   B buffer of the result's length, g the same in hex, Z string, r rlimit, q sigaction,
+ *   m sigset, y stat, N utsname, j int[2], D dirents, V timespec, z timespec left of a
+ *   sleep, w wait status, i iovecs, 8 epoll events, Y an ioctl's structure, @ statx. */
 /* How much of a syscall is there, as in gVisor's table. */
 enum syscall_support {
 	SYSCALL_SUPPORTED,

@@ -17,7 +17,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -828,6 +830,52 @@ static void print_epoll_events(FILE *out, struct task *t, unsigned long addr, lo
 		fputc(']', out);
 }
 
+/* A socket address of LEN bytes, as strace shows the families it knows. */
+static void print_sockaddr(FILE *out, struct task *t, unsigned long addr, long len)
+{
+	unsigned char b[sizeof(struct sockaddr_un)];
+	uint16_t family;
+
+	if (!addr || len < 2 || len > (long)sizeof(b) || copy_in(t->mm, b, addr, len)) {
+		print_addr(out, addr);
+		return;
+	}
+	memcpy(&family, b, 2);
+	fputs("{sa_family=", out);
+	print_const(out, family, families, NFLAGS(families), "%lu");
+	if (family == AF_UNIX && len > 2) {
+		const char *path = (const char *)b + 2;
+		int n = (int)len - 2;
+		fputs(", sun_path=", out);
+		if (!path[0]) { /* abstract: the name is every byte after the NUL */
+			fputc('@', out);
+			quote(out, (const unsigned char *)path + 1, n - 1, false);
+		} else {
+			quote(out, (const unsigned char *)path, (int)strnlen(path, n), false);
+		}
+	} else if (family == AF_INET && len >= 16) {
+		char ip[16];
+		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", b[4], b[5], b[6], b[7]);
+		fprintf(out, ", sin_port=htons(%u), sin_addr=inet_addr(\"%s\")", b[2] << 8 | b[3],
+			ip);
+	} else if (family == AF_INET6 && len >= 28) {
+		char ip[64];
+		uint32_t flow, scope;
+		memcpy(&flow, b + 4, 4);
+		memcpy(&scope, b + 24, 4);
+		if (!inet_ntop(AF_INET6, b + 8, ip, sizeof(ip)))
+			strcpy(ip, "?");
+		fprintf(out,
+			", sin6_port=htons(%u), sin6_flowinfo=htonl(%u), inet_pton(AF_INET6, "
+			"\"%s\", &sin6_addr), sin6_scope_id=%u",
+			b[2] << 8 | b[3], ntohl(flow), ip, scope);
+	} else if (len > 2) {
+		fputs(", sa_data=", out);
+		quote(out, b + 2, (int)len - 2, false);
+	}
+	fputc('}', out);
+}
+
 /* --- calls ----------------------------------------------------------------------------------- */
 
 /* Format letters beyond the table's (sentry/syscall.h): decoders of strace's constants and
@@ -1299,6 +1347,37 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 	case '%':
 		print_statx_flags(out, a[i]);
 		break;
+	case '*':
+		print_sockaddr(out, t, a[i], (long)a[i + 1]);
+		break;
+	case '$': {
+		static const struct flag_name bits[] = {{0x1, "MSG_OOB"},
+							{0x2, "MSG_PEEK"},
+							{0x4, "MSG_DONTROUTE"},
+							{0x8, "MSG_CTRUNC"},
+							{0x10, "MSG_PROXY"},
+							{0x20, "MSG_TRUNC"},
+							{0x40, "MSG_DONTWAIT"},
+							{0x80, "MSG_EOR"},
+							{0x100, "MSG_WAITALL"},
+							{0x200, "MSG_FIN"},
+							{0x400, "MSG_SYN"},
+							{0x800, "MSG_CONFIRM"},
+							{0x1000, "MSG_RST"},
+							{0x2000, "MSG_ERRQUEUE"},
+							{0x4000, "MSG_NOSIGNAL"},
+							{0x8000, "MSG_MORE"},
+							{0x10000, "MSG_WAITFORONE"},
+							{0x40000000, "MSG_CMSG_CLOEXEC"}};
+		print_flags(out, a[i], bits, NFLAGS(bits), "0");
+		break;
+	}
+	case '~': {
+		static const struct flag_name how[] = {
+		    {0, "SHUT_RD"}, {1, "SHUT_WR"}, {2, "SHUT_RDWR"}};
+		print_const(out, (unsigned)a[i], how, NFLAGS(how), "%#lx /* SHUT_??? */");
+		break;
+	}
 	case '&':
 		print_flags(out, a[i], statx_mask, NFLAGS(statx_mask), "0");
 		break;

@@ -20,7 +20,8 @@ typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
  *   id, T AT_ flags, O access mode, e lseek whence, Q pollfds, U futex op, h futex val3,
  *   v iovecs, 1 2 3 socket family, type and protocol, 4 eventfd flags, 5 epoll_create1
  *   flags, 6 epoll_ctl op, 7 epoll_event, 9 madvise advice, 0 utimensat times, # fadvise
- *   advice, % statx flags, & statx mask, C fcntl command, X FD_CLOEXEC, I ioctl request,
+ *   advice, % statx flags, & statx mask, * sockaddr (length next), $ MSG_ flags, ~ shutdown
+ *   how, C fcntl command, X FD_CLOEXEC, I ioctl request,
  *   J int, n prctl option (fcntl, ioctl, prctl, futex, open and openat choose theirs by
  *   command);
  * and what the call writes, decoded after it:

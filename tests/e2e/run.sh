@@ -339,6 +339,18 @@ ${p}read\(0, "drwxr-xr-x.{22}"\.\.\., 65536\) += [0-9]+
 ${p}exit_group\(0\) += \?
 \+\+\+ exited with 0 \+\+\+
 EOF
+  # A task killed in the call it blocked in: the call never returns, and how it ended.
+  step "minisentry run --strace: a sleeping child killed"
+  ms run --strace "$ROOTFS" -- /bin/sh -c 'sleep 5 & /bin/sleep 1; kill -9 $!; wait'
+  expect_status 0 || return
+  while IFS= read -r line; do
+    grep -qxE -e "$line" <<<"$err" || fail "no line matching '$line'$(err_hint)" || return
+  done <<EOF
+\[pid +1\] kill\(2, SIGKILL\) += 0
+\[pid +2\] <\.\.\. clock_nanosleep resumed>\) += \?
+\[pid +2\] \+\+\+ killed by SIGKILL \+\+\+
+(\[pid +1\] )?wait4\(-1, \[\{WIFSIGNALED\(s\) && WTERMSIG\(s\) == SIGKILL\}\], WNOHANG, NULL\) += 2
+EOF
 }
 
 # --strace -o FILE, as strace -f -o: the trace goes to FILE, every line led by its pid in a

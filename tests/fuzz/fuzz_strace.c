@@ -1,9 +1,10 @@
-/* Fuzz target: the --strace decoder (sentry/strace.c). Each input is one finished syscall as
- * the tracer sees it: its number (any, known or not), six argument registers (each raw, or a
- * pointer into readable, read-only, inaccessible or unmapped guest memory: see fuzz_addr), its
- * result, and the guest memory the string arguments and structures are read from. strace_print
- * formats it as --strace would print it, driven by the syscall table's argument formats, after
- * strace_enter or a block when the input says so; the lines go to /dev/null. */
+/* Fuzz target: the --strace decoder (sentry/strace.c, sentry/strace_args.c). Each input is one
+ * finished syscall as the tracer sees it: its number (any, known or not), six argument
+ * registers (each raw, or a pointer into readable, read-only, inaccessible or unmapped guest
+ * memory: see fuzz_addr), its result, and the guest memory the string arguments and
+ * structures are read from. strace_print formats it as --strace would print it, driven by the
+ * syscall table's argument formats, after strace_enter or a block when the input says so; the
+ * lines go to /dev/null. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -114,6 +114,8 @@ void kernel_exit_thread(struct task *t, int status)
 		kernel_exit_group(t, status);
 		return;
 	}
+	if (kernel.cfg.strace)
+		strace_exit_thread(t, status);
 	thread_mm_release(t);
 	if (t == leader) {
 		/* The process lives on in its other threads; the leader keeps its identity. */

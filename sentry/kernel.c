@@ -550,6 +550,17 @@ static int start_program(struct task *t, char **argv, char **envp, const char *c
 			     : strerror(-err));
 		return err;
 	}
+	if (kernel.cfg.strace) {
+		/* The new stack holds argc, argv's pointers and NULL, then envp's. */
+		struct user_regs_struct regs = {0};
+		int argc = 0, envc = 0;
+		while (argv[argc])
+			argc++;
+		while (envp && envp[envc])
+			envc++;
+		platform_get_regs(t->pt, &regs);
+		strace_exec_init(t, cmd, argv, regs.rsp + 8 * ((unsigned long)argc + 2), envc);
+	}
 	return 0;
 }
 

@@ -259,8 +259,11 @@ void signal_send_thread(struct task *t, int sig, const siginfo_t *info)
 		si.si_code = SI_KERNEL;
 		info = &si;
 	}
-	if (is_ignored(t, sig, FROM_INSIDE))
+	if (is_ignored(t, sig, FROM_INSIDE)) {
+		if (kernel.cfg.strace)
+			strace_ignored_signal(t, info);
 		return;
+	}
 	queue(&t->pending, sig, info);
 	if ((deliverable(t) | t->blk.sigwait_set) & SIGBIT(sig))
 		kick(t, sig);
@@ -281,8 +284,11 @@ static void send_process(struct task *leader, int sig, const siginfo_t *info, en
 		si.si_code = SI_KERNEL;
 		info = &si;
 	}
-	if (is_ignored(leader, sig, src))
+	if (is_ignored(leader, sig, src)) {
+		if (kernel.cfg.strace)
+			strace_ignored_signal(leader, info);
 		return;
+	}
 	if (src == FROM_HOST && leader->tgid == 1)
 		leader->host_sigs |= SIGBIT(sig);
 	queue(&leader->shared_pending, sig, info);

@@ -1,28 +1,28 @@
-/* --strace: prints each finished guest syscall the way strace -f does, driven by the argument
- * formats in the syscall table: symbolic flags and signals, execve's argv, the signals a task
- * takes and how each process ends; a call that met a part this kernel does not implement is
- * marked. Strings and arrays are read from guest memory with the same checked accessors the
- * handlers use. */
+/* --strace: prints each finished guest syscall the way strace -f does, its arguments decoded by
+ * strace_args.c: the lines, their `[pid N]` prefixes (or -o's pid column) and the column of
+ * the result, a call that blocks while other tasks run split into its `<unfinished ...>` and
+ * `<... resumed>` lines, the command's own execve, the signals a task takes (those it ignores
+ * too) and how each thread and process ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "platform/platform.h"
 #include "sentry/kernel.h"
-#include "sentry/mm.h"
+#include "sentry/strace_args.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
 
-#define STRACE_STR 32	 /* characters of a string shown, as strace's -s default */
-#define STRACE_ARGV 32	 /* elements of an argv shown */
-#define STRACE_ENVP 4096 /* environment entries counted */
+#define STRACE_COLUMN 40 /* where " = result" starts when the call is shorter, as strace -a */
 
 static FILE *output;
+/* -o FILE: every line starts with the pid in a column, as strace -f -o prints it. */
+static bool pid_column;
 
 void strace_set_output(FILE *out)
 {
@@ -45,6 +45,7 @@ int strace_open(const char *path, bool append)
 	/* A line at a time: what a killed Sentry traced is in the file, and `tail -f` follows. */
 	setvbuf(f, NULL, _IOLBF, 0);
 	strace_set_output(f);
+	pid_column = true;
 	return 0;
 }
 
@@ -68,276 +69,48 @@ static bool several_tasks(void)
 static pid_t dispatching = -1;
 static bool dispatching_several;
 
-/* "[pid N] " while the sandbox has more than one task, as strace -f shows it. */
+/* "[pid     N] " while the sandbox has more than one task, as strace -f shows it; with -o,
+ * "N     " on every line. */
 static void prefix(FILE *out, struct task *t)
 {
-	if (dispatching == t->tid ? dispatching_several : several_tasks())
-		fprintf(out, "[pid %d] ", t->tid);
+	if (pid_column)
+		fprintf(out, "%-5d ", t->tid);
+	else if (dispatching == t->tid ? dispatching_several : several_tasks())
+		fprintf(out, "[pid %5d] ", t->tid);
 }
 
-static void print_string(FILE *out, struct task *t, unsigned long addr, long len)
-{
-	char buf[STRACE_STR + 8];
-	int n = len < 0 || len > STRACE_STR ? STRACE_STR : (int)len;
+/* The line whose call blocked, printed up to its arguments known on entry and left open:
+ * the same task's end of the call continues it; anything else first ends it with
+ * " <unfinished ...>", and the call's end is then a `<... NAME resumed>` line. */
+static pid_t open_tid = -1;
+static long open_col;
 
-	if (len < 0) { /* NUL-terminated */
-		long l = copy_string_in(t->mm, buf, addr, sizeof(buf));
-		if (l == -EFAULT) {
-			fprintf(out, "%#lx", addr);
-			return;
-		}
-		n = l < 0 || l > STRACE_STR ? STRACE_STR : (int)l;
-		len = l < 0 ? STRACE_STR + 1 : l;
-	} else if (copy_in(t->mm, buf, addr, n)) {
-		fprintf(out, "%#lx", addr);
+static void end_open_line(FILE *out, pid_t tid)
+{
+	if (open_tid < 0 || open_tid == tid)
 		return;
-	}
-	fputc('"', out);
-	for (int i = 0; i < n; i++) {
-		unsigned char c = buf[i];
-		if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 32 || c >= 127)
-			fprintf(out, "\\%o", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-	if (len > STRACE_STR)
-		fputs("...", out);
+	fputs(" <unfinished ...>\n", out);
+	open_tid = -1;
 }
 
-struct flag_name {
-	unsigned long bit;
-	const char *name;
-};
-#define FLAG(x)                                                                                    \
-	{                                                                                          \
-		x, #x                                                                              \
-	}
-
-/* BITS as NAMES joined by '|', the rest in hex; ZERO when nothing is set. */
-static void print_flags(FILE *out, unsigned long bits, const struct flag_name *names, size_t n,
-			const char *zero)
-{
-	bool any = false;
-
-	for (size_t i = 0; i < n; i++)
-		if (names[i].bit && (bits & names[i].bit) == names[i].bit) {
-			fprintf(out, "%s%s", any ? "|" : "", names[i].name);
-			bits &= ~names[i].bit;
-			any = true;
-		}
-	if (bits)
-		fprintf(out, "%s%#lx", any ? "|" : "", bits);
-	else if (!any)
-		fputs(zero, out);
-}
-
-static void print_open_flags(FILE *out, unsigned long f)
-{
-	static const struct flag_name bits[] = {
-	    FLAG(O_CREAT),   FLAG(O_EXCL),     FLAG(O_NOCTTY),	  FLAG(O_TRUNC),
-	    FLAG(O_APPEND),  FLAG(O_NONBLOCK), FLAG(O_DIRECTORY), FLAG(O_NOFOLLOW),
-	    FLAG(O_CLOEXEC), FLAG(O_PATH),     FLAG(O_LARGEFILE), FLAG(O_NOATIME),
-	    FLAG(O_TMPFILE), FLAG(O_DSYNC),    FLAG(O_ASYNC),	  FLAG(O_DIRECT)};
-	const char *acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
-
-	fputs(acc[f & O_ACCMODE], out);
-	f &= ~(unsigned long)O_ACCMODE;
-	if ((f & O_TMPFILE) == O_TMPFILE)
-		f &= ~(unsigned long)O_DIRECTORY; /* part of O_TMPFILE */
-	if (f) {
-		fputc('|', out);
-		print_flags(out, f, bits, sizeof(bits) / sizeof(bits[0]), "");
-	}
-}
-
-static void print_prot(FILE *out, unsigned long p)
-{
-	static const struct flag_name bits[] = {FLAG(PROT_READ), FLAG(PROT_WRITE), FLAG(PROT_EXEC),
-						FLAG(PROT_GROWSDOWN), FLAG(PROT_GROWSUP)};
-	print_flags(out, p, bits, sizeof(bits) / sizeof(bits[0]), "PROT_NONE");
-}
-
-static void print_map_flags(FILE *out, unsigned long f)
-{
-	static const struct flag_name type[] = {FLAG(MAP_SHARED_VALIDATE), FLAG(MAP_SHARED),
-						FLAG(MAP_PRIVATE)};
-	static const struct flag_name bits[] = {
-	    FLAG(MAP_FIXED),	 FLAG(MAP_ANONYMOUS), FLAG(MAP_FIXED_NOREPLACE),
-	    FLAG(MAP_NORESERVE), FLAG(MAP_POPULATE),  FLAG(MAP_GROWSDOWN),
-	    FLAG(MAP_STACK),	 FLAG(MAP_DENYWRITE), FLAG(MAP_EXECUTABLE),
-	    FLAG(MAP_LOCKED),	 FLAG(MAP_NONBLOCK),  FLAG(MAP_HUGETLB),
-	    FLAG(MAP_32BIT)};
-	unsigned long t = f & 3;
-	const char *tn = t == 3	  ? "MAP_SHARED_VALIDATE"
-			 : t == 1 ? "MAP_SHARED"
-			 : t == 2 ? "MAP_PRIVATE"
-				  : "0";
-
-	(void)type;
-	fputs(tn, out);
-	f &= ~3UL;
-	if (f) {
-		fputc('|', out);
-		print_flags(out, f, bits, sizeof(bits) / sizeof(bits[0]), "");
-	}
-}
-
-static void print_signal(FILE *out, long sig)
-{
-	const char *abbrev = sig > 0 && sig < SIGRTMIN ? sigabbrev_np((int)sig) : NULL;
-
-	if (abbrev)
-		fprintf(out, "SIG%s", abbrev);
-	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-		fprintf(out, "SIGRT_%ld", sig - SIGRTMIN);
-	else
-		fprintf(out, "%ld", sig);
-}
-
-static void print_how(FILE *out, long how)
-{
-	const char *names[] = {"SIG_BLOCK", "SIG_UNBLOCK", "SIG_SETMASK"};
-
-	if (how >= 0 && how <= 2)
-		fputs(names[how], out);
-	else
-		fprintf(out, "%#lx", how);
-}
-
-/* An argv: ["ls", "-l"], at most STRACE_ARGV elements then "...". */
-static void print_argv(FILE *out, struct task *t, unsigned long addr)
-{
-	uint64_t p;
-	int i;
-
-	if (!addr) {
-		fputs("NULL", out);
-		return;
-	}
-	fputc('[', out);
-	for (i = 0;; i++) {
-		if (copy_in(t->mm, &p, addr + 8 * i, sizeof(p))) {
-			fprintf(out, "%s%#lx", i ? ", " : "", addr + 8 * i);
-			break;
-		}
-		if (!p)
-			break;
-		if (i == STRACE_ARGV) {
-			fputs(", ...", out);
-			break;
-		}
-		if (i)
-			fputs(", ", out);
-		print_string(out, t, p, -1);
-	}
-	fputc(']', out);
-}
-
-/* An environment: its address and how many entries, as strace shows it by default. */
-static void print_envp(FILE *out, struct task *t, unsigned long addr)
-{
-	uint64_t p = 1;
-	int n = 0;
-
-	if (!addr) {
-		fputs("NULL", out);
-		return;
-	}
-	while (n < STRACE_ENVP && !copy_in(t->mm, &p, addr + 8 * n, sizeof(p)) && p)
-		n++;
-	fprintf(out, "%#lx /* %d var%s */", addr, n, n == 1 ? "" : "s");
-}
-
-/* NAME(ARGS) of T's current syscall into OUT. */
-static void print_call(FILE *out, struct task *t)
-{
-	const struct syscall_def *def = syscall_def(t->sc.nr);
-	const char *name = syscall_name(t->sc.nr);
-	const unsigned long *a = t->sc.args;
-
-	if (!def) {
-		fprintf(out, "%s(%#lx, %#lx, %#lx, ...)", name ? name : "syscall", a[0], a[1],
-			a[2]);
-		return;
-	}
-	fprintf(out, "%s(", def->name);
-	for (int i = 0; def->args[i]; i++) {
-		if (i)
-			fputs(", ", out);
-		switch (def->args[i]) {
-		case 'd':
-			fprintf(out, "%d", (int)a[i]);
-			break;
-		case 'u':
-			fprintf(out, "%lu", a[i]);
-			break;
-		case 'o':
-			fprintf(out, "%#lo", a[i]);
-			break;
-		case 'f':
-			if ((int)a[i] == AT_FDCWD)
-				fputs("AT_FDCWD", out);
-			else
-				fprintf(out, "%d", (int)a[i]);
-			break;
-		case 's':
-			print_string(out, t, a[i], -1);
-			break;
-		case 'b':
-			print_string(out, t, a[i], (long)a[i + 1]);
-			break;
-		case 'F':
-			print_open_flags(out, a[i]);
-			break;
-		case 'P':
-			print_prot(out, a[i]);
-			break;
-		case 'M':
-			print_map_flags(out, a[i]);
-			break;
-		case 'S':
-			print_signal(out, (int)a[i]);
-			break;
-		case 'H':
-			print_how(out, (int)a[i]);
-			break;
-		case 'A':
-			print_argv(out, t, a[i]);
-			break;
-		case 'E':
-			print_envp(out, t, a[i]);
-			break;
-		case 'p':
-			if (a[i])
-				fprintf(out, "%#lx", a[i]);
-			else
-				fputs("NULL", out);
-			break;
-		default:
-			fprintf(out, "%#lx", a[i]);
-		}
-	}
-	fputc(')', out);
-}
-
-/* The call as strace_enter saw it, for the syscall whose handler replaces what its arguments
- * point to (execve): printed by strace_print when it is the same task's same call. */
+/* The part of the call known on entry as strace_enter saw it: what the arguments point to may
+ * not survive the handler (execve's argv, a sigprocmask whose old set is its new one). Printed
+ * by strace_print when it is the same task's same call. */
 static struct {
 	pid_t tid;
 	long nr;
 	char *text;
 } entered;
 
-/* The end of the process of the task whose syscall is being served, if that syscall ended it:
- * printed after the call's own line, as strace does. */
-static char exit_line[96];
+/* The ends of the threads of the task whose syscall is being served, if that syscall ended
+ * them: printed after the call's own line, as strace does, each line with its prefix. */
+static char exit_lines[4096];
+static size_t exit_len;
+
+static bool entered_now(struct task *t)
+{
+	return entered.text && entered.tid == t->tid && entered.nr == t->sc.nr;
+}
 
 void strace_enter(struct task *t)
 {
@@ -348,15 +121,37 @@ void strace_enter(struct task *t)
 	dispatching_several = several_tasks();
 	free(entered.text);
 	entered.text = NULL;
-	if (t->sc.nr != SYS_execve && t->sc.nr != SYS_execveat)
-		return;
 	if (!(m = open_memstream(&entered.text, &len)))
 		return;
-	print_call(m, t);
+	strace_print_call(m, t, 0, STRACE_ENTRY);
 	fclose(m);
 	entered.tid = t->tid;
 	entered.nr = t->sc.nr;
 }
+
+void strace_exec_init(struct task *t, const char *path, char *const argv[], unsigned long envp,
+		      int envc)
+{
+	FILE *out = out_stream();
+	int i;
+
+	prefix(out, t);
+	fputs("execve(", out);
+	strace_quote(out, (const unsigned char *)path, (int)strlen(path), false);
+	fputs(", [", out);
+	for (i = 0; argv[i] && i < STRACE_ARGV; i++) {
+		int len = (int)strlen(argv[i]);
+		fputs(i ? ", " : "", out);
+		strace_quote(out, (const unsigned char *)argv[i],
+			     len > STRACE_STR ? STRACE_STR : len, false);
+		if (len > STRACE_STR)
+			fputs("...", out);
+	}
+	fprintf(out, "%s], %#lx /* %d var%s */) = 0\n", argv[i] ? ", ..." : "", envp, envc,
+		envc == 1 ? "" : "s");
+}
+
+static void print_notes(struct task *t);
 
 /* The kernel's restart codes, as strace names them. */
 static const char *const restart_names[] = {
@@ -365,44 +160,137 @@ static const char *const restart_names[] = {
     "ERESTART_RESTARTBLOCK (Interrupted by signal)",
 };
 
-void strace_print(struct task *t, long ret)
+/* T's process has been sent SIGKILL: the call that sent it never returns, as strace sees it. */
+static bool doomed(struct task *t)
+{
+	uint64_t kill = 1ULL << (SIGKILL - 1);
+
+	return (t->pending.set & kill) ||
+	       (t->group_leader && (t->group_leader->shared_pending.set & kill));
+}
+
+/* " = RET" after the call, from column STRACE_COLUMN when the line is shorter. */
+static void print_result(FILE *out, struct task *t, long col, long ret)
 {
 	const struct syscall_def *def = syscall_def(t->sc.nr);
-	FILE *out = out_stream();
+	struct user_regs_struct regs;
 
-	prefix(out, t);
-	if (entered.text && entered.tid == t->tid && entered.nr == t->sc.nr) {
-		fputs(entered.text, out);
-		free(entered.text);
-		entered.text = NULL;
-	} else {
-		print_call(out, t);
-	}
-	if (ret == -ESENTRY_BLOCK)
-		fputs(" <blocks>", out);
-	else if (t->exited || t->sc.nr == SYS_exit || t->sc.nr == SYS_exit_group)
-		fputs(" = ?", out);
-	else if (ret <= -512 && ret >= -516 && restart_names[-ret - 512])
-		fprintf(out, " = ? %s", restart_names[-ret - 512]);
-	else if (ret < 0 && ret > -4096)
-		fprintf(out, " = -1 %s (%s)", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
-			strerror(-ret));
-	else if (def && def->ret == 'x')
-		fprintf(out, " = %#lx", ret);
+	/* rt_sigreturn "returns" what the frame put back in rax, as strace reads it. */
+	if (t->sc.nr == SYS_rt_sigreturn && !t->exited && t->pt && !platform_get_regs(t->pt, &regs))
+		ret = (long)regs.rax;
+	if (col < STRACE_COLUMN)
+		fprintf(out, "%*s= ", (int)(STRACE_COLUMN - col), "");
 	else
-		fprintf(out, " = %ld", ret);
+		fputs(" = ", out);
+	if (t->exited || t->sc.nr == SYS_exit || t->sc.nr == SYS_exit_group || doomed(t)) {
+		fputs("?", out);
+	} else if (ret <= -512 && ret >= -516 && restart_names[-ret - 512]) {
+		fprintf(out, "? %s", restart_names[-ret - 512]);
+	} else if (ret < 0 && ret > -4096) {
+		fprintf(out, "-1 %s (%s)", strerrorname_np(-ret) ? strerrorname_np(-ret) : "E?",
+			strerror(-ret));
+	} else if (def && def->ret == 'x') {
+		fprintf(out, "%#lx", ret);
+	} else if (t->sc.nr == SYS_umask) {
+		fprintf(out, "%#03lo", ret);
+	} else if (t->sc.nr == SYS_fcntl && (int)t->sc.args[1] == F_GETFD) {
+		fprintf(out, "%#lx%s", ret, ret == FD_CLOEXEC ? " (flags FD_CLOEXEC)" : "");
+	} else if (t->sc.nr == SYS_fcntl && (int)t->sc.args[1] == F_GETFL) {
+		fprintf(out, "%#lx (flags ", ret);
+		strace_print_open_flags(out, (unsigned long)ret);
+		fputc(')', out);
+	} else if ((t->sc.nr == SYS_poll || t->sc.nr == SYS_ppoll) && ret >= 0) {
+		fprintf(out, "%ld ", ret);
+		if (ret) {
+			fputc('(', out);
+			strace_print_pollfds(out, t, t->sc.args[0], t->sc.args[1], true);
+			fputc(')', out);
+		} else {
+			fputs("(Timeout)", out);
+		}
+	} else {
+		fprintf(out, "%ld", ret);
+	}
 	/* What the table and the handler know of what is missing. */
 	if (syscall_unsupported_now())
 		fprintf(out, " <unsupported: %s>", syscall_unsupported_now());
 	else if (ret == -ENOSYS && (!def || def->support == SYSCALL_UNIMPLEMENTED))
 		fputs(" <unimplemented>", out);
 	fputc('\n', out);
-	if (exit_line[0]) {
-		prefix(out, t);
-		fputs(exit_line, out);
-		exit_line[0] = 0;
+}
+
+void strace_print(struct task *t, long ret)
+{
+	FILE *out = out_stream(), *m;
+	char *buf = NULL;
+	size_t len = 0;
+	long col = 0;
+
+	if (!(m = open_memstream(&buf, &len)))
+		return;
+	if (ret == -ESENTRY_BLOCK) {
+		/* What is known on entry now, the rest when the call ends. */
+		end_open_line(out, t->tid);
+		prefix(m, t);
+		if (entered_now(t))
+			fputs(entered.text, m);
+		else
+			strace_print_call(m, t, ret, STRACE_ENTRY);
+		fclose(m);
+		free(entered.text);
+		entered.text = NULL;
+		fputs(buf, out);
+		fflush(out);
+		free(buf);
+		open_tid = t->tid;
+		open_col = (long)len;
+		t->blk.strace_shown = true;
+		dispatching = -1;
+		return;
 	}
+	/* Killed in the call it blocked in: it never returns, and what it would write is not
+	 * shown. */
+	bool killed = t->blk.strace_shown && doomed(t);
+
+	if (t->blk.strace_shown && open_tid == t->tid) {
+		col = open_col;
+		open_tid = -1;
+		if (killed)
+			fputs(" <unfinished ...>)", m);
+		else
+			strace_print_call(m, t, ret, STRACE_EXIT);
+	} else if (t->blk.strace_shown) {
+		end_open_line(out, t->tid);
+		prefix(m, t);
+		fprintf(m, "<... %s resumed>",
+			syscall_name(t->sc.nr) ? syscall_name(t->sc.nr) : "?");
+		if (killed)
+			fputc(')', m);
+		else
+			strace_print_call(m, t, ret, STRACE_EXIT);
+	} else {
+		end_open_line(out, t->tid);
+		prefix(m, t);
+		if (entered_now(t)) {
+			fputs(entered.text, m);
+			strace_print_call(m, t, ret, STRACE_EXIT);
+		} else {
+			strace_print_call(m, t, ret, STRACE_WHOLE);
+		}
+	}
+	free(entered.text);
+	entered.text = NULL;
+	t->blk.strace_shown = false;
+	fflush(m);
+	col += (long)len;
+	print_result(m, t, col, ret);
+	fwrite(exit_lines, 1, exit_len, m);
+	exit_len = 0;
+	fclose(m);
+	fputs(buf, out);
+	free(buf);
 	dispatching = -1;
+	print_notes(t);
 }
 
 static const char *code_name(const siginfo_t *si)
@@ -440,11 +328,14 @@ void strace_signal(struct task *t, const void *siginfo)
 	const char *code = code_name(si);
 	FILE *out = out_stream();
 
+	if (si->si_signo == SIGKILL)
+		return; /* a tracer never sees it delivered */
+	end_open_line(out, -1);
 	prefix(out, t);
 	fputs("--- ", out);
-	print_signal(out, si->si_signo);
+	strace_print_signal(out, si->si_signo);
 	fputs(" {si_signo=", out);
-	print_signal(out, si->si_signo);
+	strace_print_signal(out, si->si_signo);
 	if (code)
 		fprintf(out, ", si_code=%s", code);
 	else
@@ -458,7 +349,7 @@ void strace_signal(struct task *t, const void *siginfo)
 		if (si->si_code == CLD_EXITED)
 			fprintf(out, "%d", si->si_status);
 		else
-			print_signal(out, si->si_status);
+			strace_print_signal(out, si->si_status);
 		fprintf(out, ", si_utime=%ld, si_stime=%ld", (long)si->si_utime,
 			(long)si->si_stime);
 	} else if ((si->si_signo == SIGSEGV || si->si_signo == SIGBUS || si->si_signo == SIGFPE ||
@@ -477,25 +368,115 @@ void strace_signal(struct task *t, const void *siginfo)
 	fputs("} ---\n", out);
 }
 
+/* Signals sent to a task that ignores them, which Linux discards: a traced task still takes
+ * them (strace shows them), so they are shown when the task would have taken them, after the
+ * syscall it is in. At most NOTES_MAX wait. */
+#define NOTES_MAX 256
+struct note {
+	struct note *next;
+	pid_t tid;
+	siginfo_t si;
+};
+static struct note *notes;
+static int nnotes;
+
+void strace_ignored_signal(struct task *t, const void *siginfo)
+{
+	struct note *n, **pp;
+
+	if (!t->blk.blocked && dispatching != t->tid) {
+		strace_signal(t, siginfo);
+		return;
+	}
+	if (nnotes >= NOTES_MAX || !(n = calloc(1, sizeof(*n))))
+		return;
+	n->tid = t->tid;
+	memcpy(&n->si, siginfo, sizeof(n->si));
+	for (pp = &notes; *pp; pp = &(*pp)->next)
+		;
+	*pp = n;
+	nnotes++;
+}
+
+/* Prints (SHOW) or drops the signals noted for T. */
+static void take_notes(struct task *t, bool show)
+{
+	for (struct note **pp = &notes; *pp;) {
+		struct note *n = *pp;
+		if (n->tid != t->tid) {
+			pp = &n->next;
+			continue;
+		}
+		*pp = n->next;
+		nnotes--;
+		if (show)
+			strace_signal(t, &n->si);
+		free(n);
+	}
+}
+
+static void print_notes(struct task *t)
+{
+	if (notes)
+		take_notes(t, true);
+}
+
+/* The end of thread T by STATUS: the call it blocked in never returns (`= ?`), then its
+ * `+++` line. DEFERRED: after the line of the syscall being served, which ends it. */
+static void thread_end(struct task *t, int status, bool deferred)
+{
+	FILE *out = out_stream(), *m;
+	char *buf = NULL, sig[32];
+	size_t len = 0;
+
+	if (notes)
+		take_notes(t, false);
+	if (!(m = open_memstream(&buf, &len)))
+		return;
+	if (!deferred && open_tid == t->tid) {
+		fputs(" <unfinished ...>) = ?\n", m);
+		open_tid = -1;
+	} else if (t->blk.strace_shown) {
+		const char *name = syscall_name(t->sc.nr);
+		prefix(m, t);
+		fprintf(m, "<... %s resumed>)", name ? name : "?");
+		fflush(m);
+		fprintf(m, "%*s= ?\n", len < STRACE_COLUMN ? (int)(STRACE_COLUMN - len) : 1, "");
+	}
+	t->blk.strace_shown = false;
+	prefix(m, t);
+	if (status & 0x7f)
+		fprintf(m, "+++ killed by %s%s +++\n",
+			strace_signal_name(status & 0x7f, sig, sizeof(sig)),
+			(status & 0x80) ? " (core dumped)" : "");
+	else
+		fprintf(m, "+++ exited with %d +++\n", (status >> 8) & 0xff);
+	fclose(m);
+	if (deferred) {
+		if (len < sizeof(exit_lines) - exit_len) {
+			memcpy(exit_lines + exit_len, buf, len);
+			exit_len += len;
+		}
+	} else {
+		end_open_line(out, t->tid);
+		fputs(buf, out);
+	}
+	free(buf);
+}
+
 void strace_exit(struct task *t, int status)
 {
-	char sig[32];
-	FILE *m = fmemopen(sig, sizeof(sig), "w");
+	bool deferred = dispatching == t->tid;
 
-	if (m) {
-		print_signal(m, status & 0x7f);
-		fclose(m);
-	}
-	if (status & 0x7f)
-		snprintf(exit_line, sizeof(exit_line), "+++ killed by %s%s +++\n", m ? sig : "?",
-			 (status & 0x80) ? " (core dumped)" : "");
-	else
-		snprintf(exit_line, sizeof(exit_line), "+++ exited with %d +++\n",
-			 (status >> 8) & 0xff);
-	if (dispatching == t->tid)
-		return; /* after the line of the syscall that ends it */
-	FILE *out = out_stream();
-	prefix(out, t);
-	fputs(exit_line, out);
-	exit_line[0] = 0;
+	/* The other threads first, each with its own end, as strace sees them go. */
+	if (t->group_leader)
+		for_each_thread_of(t->group_leader, o)
+			if (o != t && !o->thread_gone && !o->zombie && !o->exited)
+				thread_end(o, status, deferred);
+	thread_end(t, status, deferred);
+}
+
+void strace_exit_thread(struct task *t, int status)
+{
+	thread_end(t, status, dispatching == t->tid);
 }

@@ -12,8 +12,22 @@ struct task;
 
 typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
 
-/* Argument format letters: d int, u unsigned, x hex, p pointer, s string, b buffer whose
- * length is the next argument, f fd (AT_FDCWD), o octal mode, F open flags. */
+/* Argument format letters (sentry/strace.c decodes them as strace does):
+ *   d int, u unsigned, x hex, p pointer, s path, b buffer whose length is the next argument,
+ *   f fd (AT_FDCWD), o octal mode, F open flags, K O_CLOEXEC|O_NONBLOCK, P mmap prot, M mmap
+ *   flags, S signal, H sigprocmask how, A argv, E envp, R arch_prctl code, L rlimit resource,
+ *   l rlimit, W wait options, G getrandom flags, a sigaction, k sigset, t timespec, c clock
+ *   id, T AT_ flags, O access mode, e lseek whence, Q pollfds, U futex op, h futex val3,
+ *   v iovecs, 1 2 3 socket family, type and protocol, 4 eventfd flags, 5 epoll_create1
+ *   flags, 6 epoll_ctl op, 7 epoll_event, 9 madvise advice, 0 utimensat times, # fadvise
+ *   advice, % statx flags, & statx mask, * sockaddr (length next), $ MSG_ flags, ~ shutdown
+ *   how, C fcntl command, X FD_CLOEXEC, I ioctl request,
+ *   J int, n prctl option (fcntl, ioctl, prctl, futex, open and openat choose theirs by
+ *   command);
+ * and what the call writes, decoded after it:
+ *   B buffer of the result's length, g the same in hex, Z string, r rlimit, q sigaction,
+ *   m sigset, y stat, N utsname, j int[2], D dirents, V timespec, z timespec left of a
+ *   sleep, w wait status, i iovecs, 8 epoll events, Y an ioctl's structure, @ statx. */
 /* How much of a syscall is there, as in gVisor's table. */
 enum syscall_support {
 	SYSCALL_SUPPORTED,
@@ -60,8 +74,16 @@ const char *syscall_unsupported_now(void);
 void strace_enter(struct task *t);
 void strace_print(struct task *t, long ret);
 void strace_signal(struct task *t, const void *siginfo);
+/* A signal sent to T that it ignores, which the kernel discards: strace still shows it. */
+void strace_ignored_signal(struct task *t, const void *siginfo);
 void strace_exit(struct task *t, int status);
+/* The end of thread T while its process lives on (`+++ exited with N +++` all the same). */
+void strace_exit_thread(struct task *t, int status);
 void strace_set_output(FILE *out);
+/* The execve that started T (a program the Sentry loaded itself: init, `exec`), as strace
+ * prints the command it runs: PATH and ARGV, ENVP the address of its ENVC-entry environment. */
+void strace_exec_init(struct task *t, const char *path, char *const argv[], unsigned long envp,
+		      int envc);
 int strace_open(const char *path, bool append);
 
 /* docs/syscalls.md, written from the table (`minisentry --syscall-table`). */

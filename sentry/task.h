@@ -77,6 +77,9 @@ struct syscall_wait {
 	bool futex_woken, futex_timed;
 	bool futex_requeued; /* FUTEX_REQUEUE moved it: it waits on FUTEX_KEY */
 	uint64_t futex_key;
+	/* --strace printed the call's entry part when it blocked (not saved: a restore's trace
+	 * is a new one, which shows the whole call when it ends). */
+	bool strace_shown;
 };
 
 /* The first 64 bytes are what walks of every task read (the task list, the tid hash, a

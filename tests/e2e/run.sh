@@ -284,33 +284,92 @@ strace_output_reads_like_strace() {
   local first
   first=$(head -n1 <<<"$err")
   [[ $first == execve* ]] || [[ $first != "[pid"* ]] || fail "the first line has a pid prefix: '$first'" || return
-  grep -qE '^\[pid [0-9]+\] execve\("/bin/true", \["/bin/true", "one"\], 0x[0-9a-f]+ /\* [0-9]+ vars? \*/\) = 0$' <<<"$err" ||
+  grep -qE '^\[pid +[0-9]+\] execve\("/bin/true", \["/bin/true", "one"\], 0x[0-9a-f]+ /\* [0-9]+ vars? \*/\) += 0$' <<<"$err" ||
     fail "no execve line with its argv$(err_hint)" || return
   grep -qE '^rt_sigaction\(SIGCHLD, ' <<<"$err" || fail "no rt_sigaction(SIGCHLD, ...)" || return
   grep -qE '^--- SIGCHLD \{si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=[0-9]+, si_uid=0, si_status=0, si_utime=[0-9]+, si_stime=[0-9]+\} ---$' <<<"$err" ||
     fail "no SIGCHLD line" || return
-  grep -qE '^\[pid [0-9]+\] exit_group\(0\) = \?$' <<<"$err" || fail "no exit_group(0) = ? line" || return
-  grep -A1 -E '^\[pid [0-9]+\] exit_group\(0\) = \?$' <<<"$err" | grep -qE '^\[pid [0-9]+\] \+\+\+ exited with 0 \+\+\+$' ||
+  grep -qE '^\[pid +[0-9]+\] exit_group\(0\) += \?$' <<<"$err" || fail "no exit_group(0) = ? line" || return
+  grep -A1 -E '^\[pid +[0-9]+\] exit_group\(0\) += \?$' <<<"$err" | grep -qE '^\[pid +[0-9]+\] \+\+\+ exited with 0 \+\+\+$' ||
     fail "the child's exit does not follow its exit_group" || return
   # Init drops a signal it does not handle (pid_namespaces(7)); its child dies of it.
-  grep -qE '^kill\(1, SIGUSR1\) = 0$' <<<"$err" || fail "no kill(1, SIGUSR1) line" || return
-  grep -qE '^\[pid [0-9]+\] \+\+\+ killed by SIGUSR1 \+\+\+$' <<<"$err" || fail "no child killed by SIGUSR1" || return
+  grep -qE '^kill\(1, SIGUSR1\) += 0$' <<<"$err" || fail "no kill(1, SIGUSR1) line" || return
+  grep -qE '^\[pid +[0-9]+\] \+\+\+ killed by SIGUSR1 \+\+\+$' <<<"$err" || fail "no child killed by SIGUSR1" || return
   [ "$(tail -n1 <<<"$err")" = "+++ exited with 138 +++" ] || fail "last line '$(tail -n1 <<<"$err")'"
 }
 
-# --strace -o FILE, as strace -o: the trace goes to FILE, and stderr has none of it; for run
-# and for restore, whose trace is a new file (the checkpointed run's is left as it was).
+# --strace decodes as strace -f does, line for line: constants by name, the structures strace
+# shows (read back after the call for what the call wrote), strings quoted and cut at 32
+# characters, the result from column 40, the command's own execve first, and a call that blocks
+# while another task runs split into `<unfinished ...>` and `<... NAME resumed>` lines. Each
+# pattern must match one whole line (addresses and sizes by pattern only).
+strace_decodes_like_strace() {
+  ms run --strace "$ROOTFS" -- /bin/sh -c 'sleep 0.2 & wait; /bin/sleep 0.1; cat /etc/hostname; ls -ld /etc | cat'
+  expect_status 0 || return
+  local a='0x[0-9a-f]+' p='\[pid +[0-9]+\] ' line
+  [[ $(head -n1 <<<"$err") =~ ^execve\(\"/bin/sh\",\ \[\"/bin/sh\",\ \"-c\",\ \"sleep\ 0\.2\ \&\ wait\;\ /bin/sleep\ 0\.1\"\.\.\.\],\ $a\ /\*\ [0-9]+\ vars\ \*/\)\ =\ 0$ ]] ||
+    fail "the first line is not the command's execve: '$(head -n1 <<<"$err")'" || return
+  while IFS= read -r line; do
+    grep -qxE -e "$line" <<<"$err" || fail "no line matching '$line'$(err_hint)" || return
+  done <<EOF
+brk\(NULL\) {31}= $a
+arch_prctl\(ARCH_SET_FS, $a\) += 0
+prlimit64\(0, RLIMIT_STACK, NULL, \{rlim_cur=([0-9*]+|RLIM64_INFINITY), rlim_max=([0-9*]+|RLIM64_INFINITY)\}\) = 0
+readlink\("/proc/self/exe", "/bin/busybox", 4096\) = 12
+getrandom\("(\\\\x[0-9a-f]{2}){8}", 8, GRND_NONBLOCK\) = 8
+mprotect\($a, [0-9]+, PROT_READ\) += 0
+prctl\(PR_GET_NAME, "sh"\) {16}= 0
+rt_sigaction\(SIGCHLD, \{sa_handler=$a, sa_mask=~\[RTMIN RT_1\], sa_flags=SA_RESTORER, sa_restorer=$a\}, NULL, 8\) = 0
+rt_sigaction\(SIGINT, NULL, \{sa_handler=SIG_DFL, sa_mask=\[\], sa_flags=0\}, 8\) = 0
+uname\(\{sysname="Linux", nodename="[^"]*", \.\.\.\}\) = 0
+getcwd\("/", 4096\) {23}= 2
+clone\(child_stack=NULL, flags=CLONE_CHILD_CLEARTID\|CLONE_CHILD_SETTID\|SIGCHLD, child_tidptr=$a\) = 2
+${p}rt_sigsuspend\(\[\], 8 <unfinished \.\.\.>
+${p}clock_nanosleep\(CLOCK_REALTIME, 0, \{tv_sec=0, tv_nsec=200000000\}, $a\) = 0
+<\.\.\. rt_sigsuspend resumed>\) {12}= \? ERESTARTNOHAND \(To be restarted if no handler\)
+--- SIGCHLD \{si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=2, si_uid=[0-9]+, si_status=0, si_utime=[0-9]+, si_stime=[0-9]+\} ---
+rt_sigreturn\(\{mask=~\[KILL STOP RTMIN RT_1\]\}\) = -1 EINTR \(Interrupted system call\)
+wait4\(-1, \[\{WIFEXITED\(s\) && WEXITSTATUS\(s\) == 0\}\], WNOHANG, NULL\) = 2
+wait4\(-1, $a, WNOHANG, NULL\) = -1 ECHILD \(No child processes\)
+\[pid +1\] wait4\(-1,  <unfinished \.\.\.>
+${p}clock_nanosleep\(CLOCK_REALTIME, 0, \{tv_sec=0, tv_nsec=100000000\}, $a\) = 0
+<\.\.\. wait4 resumed>\[\{WIFEXITED\(s\) && WEXITSTATUS\(s\) == 0\}\], 0, NULL\) = 3
+${p}openat\(AT_FDCWD, "/etc/hostname", O_RDONLY\) = 3
+pipe2\(\[3, 4\], 0\) {24}= 0
+${p}newfstatat\(AT_FDCWD, "/etc", \{st_mode=S_IFDIR\|0755, st_size=[0-9]+, \.\.\.\}, AT_SYMLINK_NOFOLLOW\) = 0
+${p}read\(0, "drwxr-xr-x.{22}"\.\.\., 65536\) += [0-9]+
+${p}exit_group\(0\) += \?
+\+\+\+ exited with 0 \+\+\+
+EOF
+  # A task killed in the call it blocked in: the call never returns, and how it ended.
+  step "minisentry run --strace: a sleeping child killed"
+  ms run --strace "$ROOTFS" -- /bin/sh -c 'sleep 5 & /bin/sleep 1; kill -9 $!; wait'
+  expect_status 0 || return
+  while IFS= read -r line; do
+    grep -qxE -e "$line" <<<"$err" || fail "no line matching '$line'$(err_hint)" || return
+  done <<EOF
+\[pid +1\] kill\(2, SIGKILL\) += 0
+\[pid +2\] <\.\.\. clock_nanosleep resumed>\) += \?
+\[pid +2\] \+\+\+ killed by SIGKILL \+\+\+
+(\[pid +1\] )?wait4\(-1, \[\{WIFSIGNALED\(s\) && WTERMSIG\(s\) == SIGKILL\}\], WNOHANG, NULL\) += 2
+EOF
+}
+
+# --strace -o FILE, as strace -f -o: the trace goes to FILE, every line led by its pid in a
+# column, and stderr has none of it; for run and for restore, whose trace is a new file (the
+# checkpointed run's is left as it was).
 strace_output_goes_to_a_file_for_run_and_restore() {
   local id="e2e-$$-$RANDOM" t1=$WORK/trace.run t2=$WORK/trace.restore
   ms run --strace -o "$t1" "$ROOTFS" -- /bin/sh -c 'echo hello; /bin/true one & wait'
   expect_status 0 && expect_stdout hello || return
   [ -z "$err" ] || fail "stderr is not empty with -o: '$(head -n2 <<<"$err" | tr '\n' '|')'" || return
-  [[ $(head -n1 "$t1") =~ ^[a-z_0-9]+\(.*\)\ =\  ]] ||
+  [[ $(head -n1 "$t1") =~ ^1\ {5}execve\(\"/bin/sh\",\ \[\"/bin/sh\",\ \"-c\",\ .*\)\ =\ 0$ ]] ||
     fail "the trace's first line is '$(head -n1 "$t1")'" || return
-  grep -qE '^write\(1, "hello\\n", 6\) = 6$' "$t1" || fail "no write(1, \"hello\\n\", 6) = 6 line" || return
-  grep -qE '^\[pid [0-9]+\] execve\("/bin/true", \["/bin/true", "one"\], ' "$t1" ||
-    fail "no [pid N] execve of /bin/true" || return
-  [ "$(tail -n1 "$t1")" = "+++ exited with 0 +++" ] || fail "the trace ends with '$(tail -n1 "$t1")'" || return
+  grep -qE '^1 {5}write\(1, "hello\\n", 6\) += 6$' "$t1" || fail "no write(1, \"hello\\n\", 6) = 6 line" || return
+  grep -qE '^[0-9]+ +execve\("/bin/true", \["/bin/true", "one"\], ' "$t1" ||
+    fail "no N execve of /bin/true" || return
+  ! grep -q '^\[pid' "$t1" || fail "a [pid N] prefix with -o" || return
+  [ "$(tail -n1 "$t1")" = "1     +++ exited with 0 +++" ] || fail "the trace ends with '$(tail -n1 "$t1")'" || return
 
   # A restore's trace: the sandbox is checkpointed in its loop, and the restore's -o file
   # holds what it did after (its last echo, its end), and its stderr nothing.
@@ -321,13 +380,13 @@ strace_output_goes_to_a_file_for_run_and_restore() {
   checkpoint "$id" "$WORK/simg" || { kill "$bg_pid" 2>/dev/null; return 1; }
   bg_status "$bg_pid"
   [ "$status" -eq 0 ] || fail "the checkpointed run exited with $status" || return
-  grep -qE '^write\(1, "ready\\n", 6\) = 6$' "$t1" || fail "the run's trace has no write of ready" || return
+  grep -qE '^1 +write\(1, "ready\\n", 6\) += 6$' "$t1" || fail "the run's trace has no write of ready" || return
   ms restore --strace -o "$t2" --image "$WORK/simg"
   expect_status 0 && expect_stdout after || return
   [ -z "$err" ] || fail "restore's stderr is not empty with -o: '$(head -n2 <<<"$err" | tr '\n' '|')'" || return
-  grep -qE '^write\(1, "after\\n", 6\) = 6$' "$t2" || fail "the restore's trace has no write of after" || return
+  grep -qE '^1 +write\(1, "after\\n", 6\) += 6$' "$t2" || fail "the restore's trace has no write of after" || return
   ! grep -q '"ready' "$t2" || fail "the restore's trace has the run's write of ready" || return
-  [ "$(tail -n1 "$t2")" = "+++ exited with 0 +++" ] || fail "the restore's trace ends with '$(tail -n1 "$t2")'"
+  [ "$(tail -n1 "$t2")" = "1     +++ exited with 0 +++" ] || fail "the restore's trace ends with '$(tail -n1 "$t2")'"
 }
 
 # A -o FILE that cannot be made is refused before the guest starts: one line naming it, the
@@ -489,6 +548,7 @@ scenarios=(
   host_root_toolchain_builds_a_program
   strace_option_logs_syscalls_on_stderr_and_keeps_stdout
   strace_output_reads_like_strace
+  strace_decodes_like_strace
   strace_output_goes_to_a_file_for_run_and_restore
   strace_output_file_that_cannot_be_made_is_a_one_line_error
   missing_rootfs_is_a_one_line_error

@@ -1,9 +1,11 @@
-/* Fuzz target: the --strace decoder (sentry/strace.c). Each input is one finished syscall as
- * the tracer sees it: its number (any, known or not), six argument registers (each raw, or a
- * pointer into readable, read-only, inaccessible or unmapped guest memory: see fuzz_addr), its
- * result, and the guest memory the string arguments are read from. strace_print formats it as
- * --strace would print it, driven by the syscall table's argument formats; the line goes to
- * /dev/null. */
+/* Fuzz target: the --strace decoder (sentry/strace.c, sentry/strace_args.c). Each input is one
+ * finished syscall as the tracer sees it: its number (any, known or not), six argument
+ * registers (each raw, or a pointer into readable, read-only, inaccessible or unmapped guest
+ * memory: see fuzz_addr), its result, and the guest memory the string arguments and
+ * structures are read from. strace_print formats it as --strace would print it, driven by the
+ * syscall table's argument formats, after strace_enter or a block when the input says so; the
+ * lines go to /dev/null. */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ret = -(long)(ret % 4096);
 	FILE *saved = stderr;
 	stderr = devnull;
+	if (flags & 4) /* as the dispatcher: the entry part formatted before the handler */
+		strace_enter(task);
+	if (flags & 8) /* the call blocked first: its line left open, then ended */
+		strace_print(task, -ESENTRY_BLOCK);
+	if (flags & 16) { /* another task's line or signal in between: `<... resumed>` */
+		siginfo_t si = {.si_signo = (int)(ret & 63), .si_code = (int)(ret >> 8 & 7) - 6};
+		strace_signal(task, &si);
+	}
 	strace_print(task, ret);
 	stderr = saved;
 	task->exited = false;

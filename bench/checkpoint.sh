@@ -252,11 +252,14 @@ part_memory() {
   [ -x "$ROOTFS/usr/local/bin/memfill" ] || { echo "bench: $ROOTFS has no memfill (make rootfs)" >&2; bad=1; return; }
   HAVE_LAZY=""
   HAVE_PARENT=""
-  "$MS" --help | grep -q -- '--lazy' && HAVE_LAZY=1
+  # Not "$MS --help | grep -q": with pipefail, grep's early exit can fail the pipeline.
+  local help
+  help=$("$MS" --help 2>&1)
+  grep -q -- '--lazy' <<<"$help" && HAVE_LAZY=1
   RUN_FLAGS=()
   if [ "${BENCH_MEM_UNCONFINED:-0}" = 1 ]; then
     RUN_FLAGS=(--unsafe-no-confine)
-    "$MS" --help | grep -q -- '--parent' && HAVE_PARENT=1
+    grep -q -- '--parent' <<<"$help" && HAVE_PARENT=1
   fi
   read -r hot fresh < <("$repo/build/bench/membw" 256 5)
   echo "## Guest memory: checkpoint and restore (median [min–max] of $MEM_RUNS runs)"

@@ -13,7 +13,10 @@
 # and restore wall time (median, min, max), the image size, the throughput, against the
 # native memcpy bandwidth of this machine (bench/membw.c) and the load average while it ran;
 # where this minisentry has them, `restore --lazy` (time to the first instruction) and
-# `checkpoint --parent` of the unchanged guest. BENCH_CKPT_PARTS ("idle memory") picks parts.
+# `checkpoint --parent` of the unchanged guest. Both need an unconfined Sentry (docs/checkpoint.md,
+# "Under confinement"): the lazy restore gets --unsafe-no-confine, and --parent is measured only
+# with BENCH_MEM_UNCONFINED=1, which runs the guests unconfined too (the checkpoint figures are
+# then an unconfined Sentry's). BENCH_CKPT_PARTS ("idle memory") picks parts.
 # Exits non-zero if a run failed or a target is missed.
 # Usage: bench/checkpoint.sh MINISENTRY ROOTFS
 set -uo pipefail
@@ -204,7 +207,7 @@ ck_field() {
 mem_run() {
   local mode=$1 mib=$2 id="bench-mem-$$-$RANDOM" ck line
   rm -rf "$WORK/mimg" "$WORK/mimg2" "$WORK/mem.out"
-  timeout -k 5 600 "$MS" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill "$mode" "$mib" 100000 \
+  timeout -k 5 600 "$MS" run --id "$id" "${RUN_FLAGS[@]}" "$ROOTFS" -- /usr/local/bin/memfill "$mode" "$mib" 100000 \
     </dev/null >"$WORK/mem.out" 2>&1 &
   local pid=$!
   if ! wait_for "$WORK/mem.out" '^ready$' 300; then
@@ -232,7 +235,7 @@ mem_run() {
   local rs lazy=""
   rs=$(restore_stats "$WORK/mimg") || return 1
   if [ -n "$HAVE_LAZY" ]; then
-    lazy=$(restore_stats "$WORK/mimg" --lazy) || return 1
+    lazy=$(restore_stats "$WORK/mimg" --lazy --unsafe-no-confine) || return 1
   fi
   read -r a b <<<"$line"
   echo "$a $b $rs ${lazy:--} ${parent:--}" >>"$WORK/mem.runs"
@@ -249,8 +252,15 @@ part_memory() {
   [ -x "$ROOTFS/usr/local/bin/memfill" ] || { echo "bench: $ROOTFS has no memfill (make rootfs)" >&2; bad=1; return; }
   HAVE_LAZY=""
   HAVE_PARENT=""
-  "$MS" --help | grep -q -- '--lazy' && HAVE_LAZY=1
-  "$MS" --help | grep -q -- '--parent' && HAVE_PARENT=1
+  # Not "$MS --help | grep -q": with pipefail, grep's early exit can fail the pipeline.
+  local help
+  help=$("$MS" --help 2>&1)
+  grep -q -- '--lazy' <<<"$help" && HAVE_LAZY=1
+  RUN_FLAGS=()
+  if [ "${BENCH_MEM_UNCONFINED:-0}" = 1 ]; then
+    RUN_FLAGS=(--unsafe-no-confine)
+    grep -q -- '--parent' <<<"$help" && HAVE_PARENT=1
+  fi
   read -r hot fresh < <("$repo/build/bench/membw" 256 5)
   echo "## Guest memory: checkpoint and restore (median [min–max] of $MEM_RUNS runs)"
   echo

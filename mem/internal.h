@@ -28,6 +28,7 @@ struct memfile_state {
 	struct extent *free;
 	size_t nfree, capfree;
 	uint64_t limit; /* --memory: the bounded file's size, 0 when unbounded */
+	bool huge;	/* the file can have huge folios where the view asks (dense.c) */
 	int reconf_fd;	/* the bounded tmpfs's reconfiguration context, or -1 */
 	bool (*full_hook)(void);
 	sigjmp_buf *guard; /* the memfile_guard running, if any */
@@ -60,6 +61,32 @@ int workers_count(void);
  * signalfd, the placement tick's SIGALRM) still reach only its own thread. Work is shared by
  * the callers' own counters: if a thread cannot be made, the others simply do its share. */
 void workers_run(int n, void (*fn)(void *arg, int i), void *arg);
+
+/* --- huge folios for blocks a restore fills whole (dense.c) --- */
+
+#define DENSE_BYTES (2ULL << 20)
+
+/* The 2 MiB blocks one fill (a restore's load) writes whole, merged into runs. */
+struct dense {
+	struct extent *runs;
+	size_t n, cap;
+	bool on;	 /* blocks still get huge folios */
+	int strikes;	 /* blocks that were slow to allocate */
+	uint64_t blocks; /* blocks allocated while on */
+};
+
+/* Whether the memory file can have huge folios (the bounded file, on its own tmpfs). */
+bool dense_possible(void);
+/* The block at OFF (DENSE_BYTES-aligned, after the last one added) will be written whole. */
+int dense_add(struct dense *d, uint64_t off);
+/* Marks D's blocks for huge folios in the Sentry's view. */
+void dense_begin(struct dense *d);
+/* A worker is about to fill block OFF of D: allocates it now, timed. Where huge folios cost
+ * more than small pages (memory the host no longer backs), the rest of D gets small pages.
+ * Thread-safe. */
+void dense_block(struct dense *d, uint64_t off);
+/* The fill is over: the view asks for small pages again everywhere. */
+void dense_end(struct dense *d);
 
 /* --- the memory section of an image (memsave.c) --- */
 

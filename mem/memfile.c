@@ -84,12 +84,18 @@ static int map_file(void)
 	    mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mf.fd, 0);
 	if (mf.base == MAP_FAILED)
 		return -errno;
+	/* Huge folios only where a restore asks for them (dense.c), and only if the view's
+	 * blocks line up with the file's. */
+	if (mf.huge &&
+	    ((uintptr_t)mf.base % DENSE_BYTES || madvise(mf.base, MEMFILE_SIZE, MADV_NOHUGEPAGE)))
+		mf.huge = false;
 	return 0;
 }
 
 int memfile_init(void)
 {
 	workers_init();
+	mf.huge = false;
 	mf.fd = memfile_slot_active() ? memfile_slot_fd()
 				      : memfd_create("minisentry-memory", MFD_CLOEXEC);
 	if (mf.fd < 0)
@@ -102,7 +108,7 @@ int memfile_init(void)
  * the one unnamed file. Its reconfiguration context (fspick) is made now, while we may: it is
  * what lets the bound change later (memfile_reconf_fd), and none can be made once the Sentry
  * has dropped its capabilities. */
-static int bounded_file(uint64_t limit)
+static int bounded_file(uint64_t limit, bool huge)
 {
 	char size[32];
 	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt, fd;
@@ -112,6 +118,7 @@ static int bounded_file(uint64_t limit)
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)limit);
 	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) ||
+	    (huge && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "huge", "advise", 0)) ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) {
 		int e = -errno;
 		close(fs);
@@ -132,8 +139,12 @@ static int bounded_file(uint64_t limit)
 int memfile_init_bounded(uint64_t limit)
 {
 	struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER};
-	int fd = bounded_file(limit);
+	/* huge=advise: a kernel without transparent huge pages refuses it. */
+	int fd = bounded_file(limit, true);
 
+	mf.huge = fd >= 0;
+	if (fd < 0)
+		fd = bounded_file(limit, false);
 	if (fd < 0)
 		return fd;
 	if (sigaction(SIGBUS, &sa, NULL)) {

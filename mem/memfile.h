@@ -146,6 +146,9 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
 /* How long the last memfile_load took (the memory's part of a restore: a full load, or a
  * slot's overlay), in ms. */
 double memfile_load_ms(void);
+/* Of the memory the last memfile_load wrote, the bytes given huge folios (whole 2 MiB blocks
+ * it filled while the host's memory came fast enough; docs/checkpoint.md). */
+uint64_t memfile_load_huge(void);
 /* Prints what the memory section D of IMG holds: chunks by kind, data files; *FILE_BYTES gets
  * the data files' size. */
 void memfile_inspect(struct dec *d, const struct image *img, const char *dir, FILE *out,

@@ -1237,50 +1237,111 @@ const char *store_read_chunk(struct store *s, const struct chunk *c, struct chun
 	return "corrupt";
 }
 
-/* Loading: workers take chunks in order. */
+/* Loading: workers take the chunks of one 2 MiB block at a time, in order; a block they fill
+ * whole may get a huge folio (dense.c). */
 struct load_job {
 	struct store *s;
+	uint64_t *block; /* the index of each block's first chunk, then s->nch */
+	uint64_t nblocks;
+	struct dense dense;
 	uint64_t next;
 	bool failed;
 	char *err;
 	pthread_mutex_t lock;
 };
 
-static void load_fail(struct load_job *j, const struct chunk *c, const char *why)
+/* The blocks of J's chunks; the ones they fill whole are added to J's dense fill when the
+ * memory file can have huge folios. */
+static int load_blocks(struct load_job *j)
+{
+	const struct store *s = j->s;
+	uint64_t pages = 0;
+
+	if (!(j->block = malloc((s->nch + 1) * sizeof(*j->block))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < s->nch; i++) {
+		uint64_t b = s->ch[i].mem_off / DENSE_BYTES;
+		if (i && b == s->ch[i - 1].mem_off / DENSE_BYTES) {
+			pages += s->ch[i].pages;
+		} else {
+			if (i && pages == DENSE_BYTES / MEMFILE_PAGE && dense_possible() &&
+			    dense_add(&j->dense, s->ch[i - 1].mem_off / DENSE_BYTES * DENSE_BYTES))
+				return -ENOMEM;
+			j->block[j->nblocks++] = i;
+			pages = s->ch[i].pages;
+		}
+	}
+	if (s->nch && pages == DENSE_BYTES / MEMFILE_PAGE && dense_possible() &&
+	    dense_add(&j->dense, s->ch[s->nch - 1].mem_off / DENSE_BYTES * DENSE_BYTES))
+		return -ENOMEM;
+	j->block[j->nblocks] = s->nch;
+	return 0;
+}
+
+static void load_fail(struct load_job *j, const struct chunk *c, const char *why, int werr)
 {
 	pthread_mutex_lock(&j->lock);
-	if (!j->err && asprintf(&j->err, "image '%s' is %s (memory at 0x%llx)", j->s->dir, why,
-				(unsigned long long)c->mem_off) < 0)
+	if (!j->err && (werr ? asprintf(&j->err, "cannot write memory at 0x%llx: %s",
+					(unsigned long long)c->mem_off, strerror(-werr))
+			     : asprintf(&j->err, "image '%s' is %s (memory at 0x%llx)", j->s->dir,
+					why, (unsigned long long)c->mem_off)) < 0)
 		j->err = NULL;
 	__atomic_store_n(&j->failed, true, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&j->lock);
+}
+
+/* Puts chunk C into the memory file. Through a buffer and pwrite rather than straight into the
+ * Sentry's view: a page a write fills whole needs no clearing, and a fault per fresh page costs
+ * more than the second copy of a buffer that stays in the cache (docs/checkpoint.md, "Moving
+ * memory"). NULL, or what is wrong ("corrupt ...", or with the memory file: *WRITE_ERR). */
+static const char *load_chunk(struct store *s, const struct chunk *c, struct chunk_reader *r,
+			      uint8_t *buf, int *write_err)
+{
+	const char *why = store_read_chunk(s, c, r, buf);
+	if (why)
+		return why;
+	*write_err = mf_pio_all(mf.fd, buf, (size_t)c->pages * MEMFILE_PAGE, c->mem_off, true);
+	return *write_err ? "" : NULL;
 }
 
 static void load_worker(void *arg, int w)
 {
 	struct load_job *j = arg;
 	struct chunk_reader r;
+	uint8_t *buf = aligned_alloc(MEMFILE_PAGE, CHUNK_BYTES);
 
 	(void)w;
-	if (chunk_reader_init(&r)) {
+	if (chunk_reader_init(&r) || !buf) {
 		pthread_mutex_lock(&j->lock);
 		if (!j->err)
 			j->err = strdup("out of memory");
 		j->failed = true;
 		pthread_mutex_unlock(&j->lock);
 		chunk_reader_free(&r);
+		free(buf);
 		return;
 	}
 	for (;;) {
 		uint64_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (k >= j->s->nch || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
+		if (k >= j->nblocks || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
 			break;
-		const struct chunk *c = &j->s->ch[k];
-		const char *why = store_read_chunk(j->s, c, &r, (uint8_t *)mf.base + c->mem_off);
-		if (why)
-			load_fail(j, c, why);
+		uint64_t first = j->block[k], end = j->block[k + 1], pages = 0;
+		for (uint64_t i = first; i < end; i++)
+			pages += j->s->ch[i].pages;
+		if (pages == DENSE_BYTES / MEMFILE_PAGE && j->dense.n)
+			dense_block(&j->dense, j->s->ch[first].mem_off / DENSE_BYTES * DENSE_BYTES);
+		for (uint64_t i = first; i < end; i++) {
+			const struct chunk *c = &j->s->ch[i];
+			int werr = 0;
+			const char *why = load_chunk(j->s, c, &r, buf, &werr);
+			if (why) {
+				load_fail(j, c, why, werr);
+				break;
+			}
+		}
 	}
 	chunk_reader_free(&r);
+	free(buf);
 }
 
 /* Into a claimed slot, which holds the golden image already: S must be that image or a delta
@@ -1344,10 +1405,16 @@ static int slot_overlay(struct store *s, const char *dir, char **err)
 }
 
 static double load_ms;
+static uint64_t load_huge;
 
 double memfile_load_ms(void)
 {
 	return load_ms;
+}
+
+uint64_t memfile_load_huge(void)
+{
+	return load_huge;
 }
 
 static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, char **err);
@@ -1371,6 +1438,7 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 
 	*err = NULL;
 	last_image.set = false;
+	load_huge = 0;
 	if ((ret = read_allocator(d, true, &bump)))
 		return ret;
 	if (o->img->version == 1)
@@ -1432,10 +1500,18 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 		int n = workers_count();
 		if ((uint64_t)n > bytes / (4 * CHUNK_BYTES))
 			n = bytes / (4 * CHUNK_BYTES) ? (int)(bytes / (4 * CHUNK_BYTES)) : 1;
-		workers_run(n, load_worker, &j);
+		if (load_blocks(&j)) {
+			ret = failf(err, -ENOMEM, "out of memory");
+		} else {
+			dense_begin(&j.dense);
+			workers_run(n, load_worker, &j);
+			load_huge = j.dense.blocks * DENSE_BYTES;
+		}
 		if (j.failed)
 			ret = failf(err, -EINVAL, "%s", j.err ? j.err : "cannot load memory");
 		free(j.err);
+		free(j.block);
+		dense_end(&j.dense);
 		pthread_mutex_destroy(&j.lock);
 	}
 	store_close(&s);

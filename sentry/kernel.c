@@ -1067,8 +1067,10 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		if (i >= 0)
 			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s\n", i,
 				recovered ? " (recovered: a dead Sentry had left it)" : "");
-		fprintf(stderr, "minisentry: stats: restore: memory loaded in %.2f ms\n",
-			memfile_load_ms());
+		fprintf(stderr,
+			"minisentry: stats: restore: memory loaded in %.2f ms (%llu MiB in huge "
+			"pages)\n",
+			memfile_load_ms(), (unsigned long long)(memfile_load_huge() >> 20));
 	}
 	ret = serve(tty, &saved_tty);
 	kernel_slot_done();

@@ -180,12 +180,11 @@ static void choose_cpus(void)
 		CPU_ZERO(&plat.all_cpus);
 		CPU_SET(plat.sentry_cpu, &plat.all_cpus);
 	}
-	/* Under the seccomp platform a thread that makes syscalls would be best on another CPU
-	 * than the Sentry's (both spin instead of switching, docs/platform.md "Placement"), but
-	 * with the guest running beside the Sentry a slot's tracked reset counts more pages than
-	 * the slot holds (tests/e2e/golden.sh): auto stays where ptrace's is until that is
-	 * understood. */
-	bool elsewhere = plat.placement == PLACEMENT_OTHER;
+	/* Under the seccomp platform a thread that makes syscalls is best on another CPU than the
+	 * Sentry's: both spin instead of switching (docs/platform.md, "Placement"), so auto keeps
+	 * it there, as other does. */
+	bool elsewhere = plat.placement == PLACEMENT_OTHER ||
+			 (plat.placement == PLACEMENT_AUTO && plat.kind == PLATFORM_SECCOMP);
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && elsewhere) {
 		for (int c = 1; c < CPU_SETSIZE; c++) {
 			int cand = (plat.sentry_cpu + c) % CPU_SETSIZE;

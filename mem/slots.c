@@ -520,12 +520,12 @@ int memfile_slot_reset(struct memfile_slot_stats *stats)
 		if (!e)
 			e = slot_reset_by_comparison();
 	} else {
-		for (size_t i = 0; i < slot.nwritten && !e; i++) {
-			e = slot_reset_range(&slot.g, slot.fd, slot.written[i].off,
-					     slot.written[i].len);
-			pages += slot.written[i].len / MEMFILE_PAGE;
-		}
-		/* The pages the guest or the Sentry changed since the claim, in runs. */
+		/* The ranges the restore wrote join the pages the guest or the Sentry changed
+		 * since the claim: each page is reset (and counted) once, in runs. */
+		for (size_t i = 0; i < slot.nwritten && !e; i++)
+			if (!memfile_track_since_claim_add(slot.written[i].off,
+							   slot.written[i].len))
+				e = -ENOMEM;
 		uint64_t n = memfile_track_since_claim_end();
 		for (uint64_t p = 0; p < n && !e;) {
 			if (!memfile_track_since_claim(p)) {

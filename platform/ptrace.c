@@ -180,11 +180,11 @@ static void choose_cpus(void)
 		CPU_ZERO(&plat.all_cpus);
 		CPU_SET(plat.sentry_cpu, &plat.all_cpus);
 	}
-	/* Under the seccomp platform a thread that makes syscalls is best on another CPU than the
-	 * Sentry's: both spin instead of switching (docs/platform.md, "Placement"), so auto keeps
-	 * it there, as other does. */
-	bool elsewhere = plat.placement == PLACEMENT_OTHER ||
-			 (plat.placement == PLACEMENT_AUTO && plat.kind == PLATFORM_SECCOMP);
+	/* Under the seccomp platform one thread's syscalls are cheapest on another CPU than the
+	 * Sentry's (both spin instead of switching), but on this loaded machine processes that
+	 * fork and exec ran 2-3 times slower there (docs/platform.md "Placement"): auto stays
+	 * where ptrace's is. */
+	bool elsewhere = plat.placement == PLACEMENT_OTHER;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && elsewhere) {
 		for (int c = 1; c < CPU_SETSIZE; c++) {
 			int cand = (plat.sentry_cpu + c) % CPU_SETSIZE;

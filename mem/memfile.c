@@ -344,15 +344,39 @@ int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write)
 	return 0;
 }
 
+/* The first hole of the file in [D, END), or END. SEEK_HOLE would say, but it walks every page
+ * of data from D to the hole however far past END that is (each of a delta's changed runs
+ * inside 167 MiB of data walked all of it: ~3-15 ms a run). mincore of the Sentry's view says
+ * which pages the file holds in memory (~0.25 ms for 167 MiB); only a page it does not hold
+ * (a hole, or a page swapped out) is asked about with SEEK_DATA, which stops at data at once. */
+static uint64_t hole_before(uint64_t d, uint64_t end)
+{
+	unsigned char vec[1024];
+	uint64_t at = d & ~(uint64_t)(MEMFILE_PAGE - 1);
+
+	while (at < end) {
+		uint64_t n = (end - at + MEMFILE_PAGE - 1) / MEMFILE_PAGE;
+		if (n > sizeof(vec))
+			n = sizeof(vec);
+		if (mincore(mf.base + at, n * MEMFILE_PAGE, vec)) {
+			off_t h = lseek(mf.fd, (off_t)(at > d ? at : d), SEEK_HOLE);
+			return h < 0 || (uint64_t)h > end ? end : (uint64_t)h;
+		}
+		for (uint64_t i = 0; i < n; i++, at += MEMFILE_PAGE)
+			if (!(vec[i] & 1) && lseek(mf.fd, (off_t)at, SEEK_DATA) != (off_t)at)
+				return at > d ? (at < end ? at : end) : d;
+	}
+	return end;
+}
+
 bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
 {
 	off_t d = lseek(mf.fd, at, SEEK_DATA);
 
 	if (d < 0 || (uint64_t)d >= end)
 		return false;
-	off_t h = lseek(mf.fd, d, SEEK_HOLE);
 	*data = d;
-	*stop = h < 0 || (uint64_t)h > end ? end : (uint64_t)h;
+	*stop = hole_before(d, end);
 	return true;
 }
 

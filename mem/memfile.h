@@ -239,6 +239,9 @@ void memfile_restore_write(uint64_t off, uint64_t len);
 /* Write tracking since a slot was claimed, across bases. */
 void memfile_track_since_claim_start(void);
 bool memfile_track_since_claim_known(void);
+/* [OFF, OFF+LEN) counts as changed since the claim too (what the restore wrote): one set, so
+ * that a page both the restore and the guest wrote is reset once. False if out of memory. */
+bool memfile_track_since_claim_add(uint64_t off, uint64_t len);
 uint64_t memfile_track_since_claim_end(void);
 bool memfile_track_since_claim(uint64_t page);
 

@@ -784,7 +784,11 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 			ret = failf(err, ret, "cannot checkpoint: out of memory");
 			goto out;
 		}
-	j.data_items = o->base && parent;
+	/* Compared with a base: the items are the file's data. Tracked: the base's chunks and the
+	 * changed runs, as for --parent (the file's data may be much more: a guest that reads
+	 * memory it never wrote gets zero pages there, unchanged since the base, and each was
+	 * read to find it zero). */
+	j.data_items = j.compare;
 	if ((ret = make_items(j.data_items ? NULL : j.parent, &j.items, &j.nitems, &bytes))) {
 		ret = failf(err, ret, "cannot checkpoint: out of memory");
 		goto out;

@@ -133,6 +133,26 @@ bool memfile_track_since_claim_known(void)
 	return !acc.lost;
 }
 
+bool memfile_track_since_claim_add(uint64_t off, uint64_t len)
+{
+	uint64_t first = off / MEMFILE_PAGE, last = (off + len + MEMFILE_PAGE - 1) / MEMFILE_PAGE;
+
+	if (!len)
+		return true;
+	if (last > acc.words * 64) {
+		uint64_t n = (last + 63) / 64;
+		uint64_t *v = realloc(acc.bits, n * sizeof(*v));
+		if (!v)
+			return false;
+		memset(v + acc.words, 0, (n - acc.words) * sizeof(*v));
+		acc.bits = v;
+		acc.words = n;
+	}
+	for (uint64_t p = first; p < last; p++)
+		acc.bits[p / 64] |= 1ULL << (p % 64);
+	return true;
+}
+
 uint64_t memfile_track_since_claim_end(void)
 {
 	return acc.words * 64;

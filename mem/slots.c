@@ -104,10 +104,10 @@ static int golden_open(const char *path, struct golden *g, char **err)
 	return 0;
 }
 
-/* Writes the golden pages of [OFF, OFF+LEN) into FD (a slot, whose range reads as zeros). */
-static int golden_fill(const struct golden *g, int fd, uint64_t off, uint64_t len)
+/* The first chunk of G that ends after OFF. */
+static uint64_t golden_chunk_after(const struct golden *g, uint64_t off)
 {
-	uint64_t end = off + len, lo = 0, hi = g->st.nch;
+	uint64_t lo = 0, hi = g->st.nch;
 
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -117,30 +117,62 @@ static int golden_fill(const struct golden *g, int fd, uint64_t off, uint64_t le
 		else
 			hi = mid;
 	}
-	for (uint64_t k = lo; k < g->st.nch && g->st.ch[k].mem_off < end; k++) {
-		const struct chunk *c = &g->st.ch[k];
-		uint64_t a = c->mem_off > off ? c->mem_off : off;
-		uint64_t b = c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE;
-		if (b > end)
-			b = end;
-		while (a < b) {
-			ssize_t n = pwrite(fd, g->map + a, b - a, a);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				return n < 0 ? -errno : -EIO;
-			a += n;
-		}
+	return lo;
+}
+
+static int write_all(int fd, const uint8_t *src, uint64_t a, uint64_t b)
+{
+	while (a < b) {
+		ssize_t n = pwrite(fd, src + a, b - a, a);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		a += n;
 	}
 	return 0;
 }
 
-/* Makes slot FD equal to the golden image again in [OFF, OFF+LEN): zeros, then its pages. */
+/* Writes the golden pages of [OFF, OFF+LEN) into FD (a slot, whose range reads as zeros). */
+static int golden_fill(const struct golden *g, int fd, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+	int e = 0;
+
+	for (uint64_t k = golden_chunk_after(g, off);
+	     !e && k < g->st.nch && g->st.ch[k].mem_off < end; k++) {
+		const struct chunk *c = &g->st.ch[k];
+		uint64_t a = c->mem_off > off ? c->mem_off : off;
+		uint64_t b = c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE;
+		e = write_all(fd, g->map, a, b < end ? b : end);
+	}
+	return e;
+}
+
+/* Makes slot FD equal to the golden image again in [OFF, OFF+LEN): the golden image's pages
+ * written over where it has them (in place: no page freed and allocated again), holes punched
+ * where it has none. */
 static int slot_reset_range(const struct golden *g, int fd, uint64_t off, uint64_t len)
 {
-	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len))
-		return -errno;
-	return golden_fill(g, fd, off, len);
+	uint64_t at = off, end = off + len, k = golden_chunk_after(g, off);
+	int e = 0;
+
+	while (!e && at < end) {
+		const struct chunk *c = k < g->st.nch ? &g->st.ch[k] : NULL;
+		uint64_t b;
+		if (c && c->mem_off <= at) {
+			b = c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE;
+			b = b < end ? b : end;
+			e = write_all(fd, g->map, at, b);
+			k++;
+		} else {
+			b = c && c->mem_off < end ? c->mem_off : end;
+			if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, b - at))
+				e = -errno;
+		}
+		at = b;
+	}
+	return e;
 }
 
 /* Everything (a slot a dead Sentry left: how far its memory reached is not known). */
@@ -403,19 +435,33 @@ static int punch_data(uint64_t at, uint64_t end)
 /* Without tracking: every page of the golden image's data compared with the slot and written
  * back where it differs, and any other data in the slot punched out. Costs a read of the
  * golden's data, not a write of it. Both are read with pread: through mappings, each of their
- * pages would cost a fault (a second per 167 MiB on a loaded machine, against ~0.1 s). */
-static int slot_reset_by_comparison(void)
+ * pages would cost a fault (a second per 167 MiB on a loaded machine, against ~0.1 s). The
+ * golden image's chunks are shared among the worker threads (no guest runs any more). */
+struct compare_job {
+	const struct golden *g;
+	uint64_t next; /* the next chunk to take, shared */
+	int err;       /* the first error, shared */
+};
+
+static void compare_worker(void *arg, int w)
 {
-	const struct golden *g = &slot.g;
+	struct compare_job *j = arg;
+	const struct golden *g = j->g;
 	uint8_t *now = malloc(CHUNK_BYTES), *was = malloc(CHUNK_BYTES);
-	uint64_t at = 0;
 	int e = now && was ? 0 : -ENOMEM;
 
-	for (uint64_t k = 0; !e && k < g->st.nch; k++) {
+	(void)w;
+	while (!e && !__atomic_load_n(&j->err, __ATOMIC_RELAXED)) {
+		uint64_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (k >= g->st.nch)
+			break;
 		const struct chunk *c = &g->st.ch[k];
 		uint64_t off = c->mem_off, len = (uint64_t)c->pages * MEMFILE_PAGE;
 		/* Between golden chunks the slot must be a hole. */
-		if (off > at && (e = punch_data(at, off)))
+		uint64_t prev =
+		    k ? g->st.ch[k - 1].mem_off + (uint64_t)g->st.ch[k - 1].pages * MEMFILE_PAGE
+		      : 0;
+		if (off > prev && (e = punch_data(prev, off)))
 			break;
 		if ((e = mf_pio_all(slot.fd, now, len, off, false)) ||
 		    (e = mf_pio_all(g->st.fds[0], was, len, off, false)))
@@ -424,12 +470,28 @@ static int slot_reset_by_comparison(void)
 			if (memcmp(now + i, was + i, MEMFILE_PAGE) &&
 			    pwrite(slot.fd, was + i, MEMFILE_PAGE, off + i) != MEMFILE_PAGE)
 				e = -EIO;
-		at = off + len;
 	}
+	if (e)
+		__atomic_compare_exchange_n(&j->err, &(int){0}, e, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
 	free(now);
 	free(was);
+}
+
+static int slot_reset_by_comparison(void)
+{
+	const struct golden *g = &slot.g;
+	struct compare_job j = {.g = g};
+	uint64_t at = 0;
+
+	workers_run(workers_count(), compare_worker, &j);
+	if (j.err)
+		return j.err;
+	if (g->st.nch)
+		at = g->st.ch[g->st.nch - 1].mem_off +
+		     (uint64_t)g->st.ch[g->st.nch - 1].pages * MEMFILE_PAGE;
 	uint64_t end = mf.high > g->len ? mf.high : g->len;
-	return e ? e : punch_data(at, end);
+	return punch_data(at, end);
 }
 
 /* Whether [AT, END) of the slot reads as zeros: its data found with SEEK_DATA (cheap on a
@@ -520,12 +582,12 @@ int memfile_slot_reset(struct memfile_slot_stats *stats)
 		if (!e)
 			e = slot_reset_by_comparison();
 	} else {
-		for (size_t i = 0; i < slot.nwritten && !e; i++) {
-			e = slot_reset_range(&slot.g, slot.fd, slot.written[i].off,
-					     slot.written[i].len);
-			pages += slot.written[i].len / MEMFILE_PAGE;
-		}
-		/* The pages the guest or the Sentry changed since the claim, in runs. */
+		/* The ranges the restore wrote join the pages the guest or the Sentry changed
+		 * since the claim: each page is reset (and counted) once, in runs. */
+		for (size_t i = 0; i < slot.nwritten && !e; i++)
+			if (!memfile_track_since_claim_add(slot.written[i].off,
+							   slot.written[i].len))
+				e = -ENOMEM;
 		uint64_t n = memfile_track_since_claim_end();
 		for (uint64_t p = 0; p < n && !e;) {
 			if (!memfile_track_since_claim(p)) {

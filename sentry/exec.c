@@ -416,7 +416,9 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		 */
 		if (!t->vfork_parent)
 			t->group_leader->cpu_base = process_cpu_time(t);
-		platform_thread_release(t->pt); /* a vfork parent may live on in the old stub */
+		if (old_mm && old_mm->refs == 1)
+			mm_collect_writes(old_mm); /* before its stub goes */
+		platform_thread_release(t->pt);	   /* a vfork parent may live on in the old stub */
 	}
 	mm_put(old_mm);
 	task_set_pt(t, pt);

@@ -136,8 +136,16 @@ void kernel_exit_group(struct task *t, int status)
 		strace_exit(t, status);
 
 	record_cpu_time(leader);
-	if (t->pt && stub_exclusive(t->pt, t->tgid))
+	if (t->pt && stub_exclusive(t->pt, t->tgid)) {
+		/* What the stub wrote is read before it dies, unless a thread of it still runs
+		 * (it could write after the read: then all its memory counts as changed). */
+		bool running = false;
+		for_each_thread_of(leader, o)
+			running |= o != t && o->running && !o->thread_gone && !o->zombie;
+		if (!running)
+			mm_collect_writes(t->mm);
 		platform_kill(t->pt); /* every thread at once; releases below just free */
+	}
 	/* A process that never made a thread has only its leader: no walk of every task. */
 	for_each_task_safe(o, next) {
 		if (!leader->had_threads)

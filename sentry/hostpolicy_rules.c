@@ -139,6 +139,8 @@ static const struct rule rules[] = {
     ANY(mremap),
     ANY(madvise),
     ANY(brk),
+    /* Which pages of the memory file are in memory: where its data ends (mem/memfile.c). */
+    ANY(mincore),
     /* The event loop. */
     ANY(epoll_create1),
     ANY(epoll_ctl),

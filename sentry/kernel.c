@@ -363,6 +363,13 @@ void kernel_teardown(void)
 	struct task *t;
 
 	kernel_free_dead();
+	/* A slot's reset follows what its guests wrote: that is read while their stubs exist and
+	 * none of their threads runs (one that runs on could write after the read). A killed
+	 * stub takes its written bits with it, and then all its memory counts as changed. */
+	if (memfile_slot_active() && kernel_quiesce() == 0)
+		for_each_task(u)
+			if (u->pt)
+				mm_collect_writes(u->mm);
 	while ((t = task_list_pop())) {
 		task_cancel_wait(t);
 		if (t->pt)
@@ -1048,9 +1055,11 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		vfs_overlay_set_rdonly(true);
 	confine_note_loaded();
 	/* Writes from here on are tracked against the image, for a later checkpoint --parent
-	 * (a lazy restore starts tracking at its next checkpoint, once its pages are in). */
+	 * (a lazy restore starts tracking at its next checkpoint, once its pages are in). Every
+	 * task is still stopped: one already running could write before it is watched. */
 	if (!o->lazy)
 		checkpoint_track_base();
+	task_load_resume();
 	/* The guest is ready to run: a lazy restore's background load starts with it. */
 	if ((ret = memfile_lazy_start())) {
 		fprintf(stderr, "minisentry: restore: cannot start loading memory: %s\n",

@@ -136,16 +136,26 @@ struct mm *mm_get(struct mm *mm)
 	return mm;
 }
 
+void mm_collect_writes(struct mm *mm)
+{
+	if (!mm || !mm->tracked)
+		return;
+	memfile_track_space_end(mm);
+	mm->tracked = false;
+	mm->collected = true;
+}
+
 void mm_put(struct mm *mm)
 {
 	if (!mm || --mm->refs > 0)
 		return;
-	if (mm->tracked)
-		memfile_track_space_end(mm); /* what it wrote, while its stub may still be there */
+	/* Its writes, unless collected before its stub went (mm_collect_writes): a stub gone
+	 * already makes its whole memory count as changed. */
+	mm_collect_writes(mm);
 	if (mm->uffd >= 0)
 		close(mm->uffd);
 	free(mm->fresh);
-	memfile_free_harvested(mm->tracked);
+	memfile_free_harvested(mm->collected);
 	for (size_t i = 0; i < mm->vmas.n; i++)
 		free_piece(&mm->vmas.v[i], NULL);
 	memfile_free_harvested(false);

@@ -38,7 +38,8 @@ struct mm {
 	/* Write tracking (mem/pagediff.c): watched since a base, and the ranges mapped since,
 	 * which the next base must protect. */
 	bool tracked;
-	int uffd; /* the userfaultfd a restored stub made, until mm_track takes it */
+	bool collected; /* its writes were read before its stub went (mm_collect_writes) */
+	int uffd;	/* the userfaultfd a restored stub made, until mm_track takes it */
 	struct memfile_space_range *fresh;
 	size_t nfresh, capfresh;
 };
@@ -46,6 +47,11 @@ struct mm {
 /* Writes to MM's memory from now on are tracked (checkpoint --parent), through STOPPED, one of
  * its stopped threads. */
 int mm_track(struct mm *mm, struct platform_thread *stopped);
+
+/* MM's stub is about to die with no thread of it running: what it wrote is read now, while its
+ * page tables exist (a stub killed first takes its written bits with it, and then all of its
+ * memory must count as changed). MM is watched no more; its frees count as no change. */
+void mm_collect_writes(struct mm *mm);
 
 /* A new address space mirrored by the stub that THREAD belongs to. */
 struct mm *mm_new(struct platform_thread *thread);

@@ -124,6 +124,10 @@ void task_release(struct task *t)
 		t->blk.pending_open = NULL;
 	}
 	if (t->pt) {
+		/* The last user of its memory: the stub goes with this thread, after its writes
+		 * are read (mm_collect_writes). */
+		if (t->mm && t->mm->refs == 1 && !t->running)
+			mm_collect_writes(t->mm);
 		platform_thread_release(t->pt);
 		task_set_pt(t, NULL);
 	}
@@ -748,9 +752,7 @@ static bool via_claimed(const struct mm *mm)
 	return false;
 }
 
-/* Links what the task records name by pid, then lets every task go on from where it was:
- * blocked ones retry their syscall (re-registering what they wait on), stopped ones get their
- * pending signals and run, parked ones stay stopped with their group. */
+/* Links what the task records name by pid. */
 int task_load_finish(char **err)
 {
 	int ret = 0;
@@ -790,6 +792,14 @@ int task_load_finish(char **err)
 		if (t->timers)
 			t->timers->leader = t->group_leader;
 	}
+	return 0;
+}
+
+/* Lets every task go on from where it was: blocked ones retry their syscall (re-registering
+ * what they wait on), stopped ones get their pending signals and run, parked ones stay stopped
+ * with their group. */
+void task_load_resume(void)
+{
 	for_each_task(t) {
 		if (!t->pt)
 			continue;
@@ -801,5 +811,4 @@ int task_load_finish(char **err)
 			kernel_resume(t);
 		}
 	}
-	return 0;
 }

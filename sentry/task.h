@@ -284,10 +284,12 @@ void task_release(struct task *t);
 
 /* Checkpoint: tasks are a kind (CK_TASK, state/codec.h). A loaded task is linked and has its
  * host thread, but its leader and parent are named by pid until task_load_finish, which runs
- * after every section and starts the restored tasks. */
+ * after every section; task_load_resume then starts the restored tasks (after write tracking
+ * has started: a task that ran before could write unseen). */
 int task_save(struct enc *e, const void *t);
 void *task_load(struct dec *d);
 int task_load_finish(char **err);
+void task_load_resume(void);
 /* The task whose own syscall asked for the checkpoint (NULL: none): its image shows that
  * syscall returning RESULT. */
 void task_save_set_caller(struct task *t, long result);

@@ -103,6 +103,48 @@ static int load_image(const char *dir, char **err)
 	return load_image_into(dir, 0, err);
 }
 
+/* The data of the memory file in a range: where it starts and where the first hole after it
+ * is, never past the range's end (however much data follows), pages of data written through
+ * the Sentry's view or with pwrite alike. */
+static void test_next_data_ends_at_the_first_hole_or_the_end_asked(void **state)
+{
+	const uint64_t P = MEMFILE_PAGE;
+	uint64_t data, stop;
+	uint8_t page[MEMFILE_PAGE];
+
+	(void)state;
+	assert_int_equal(memfile_init(), 0);
+	memset(page, 7, sizeof(page));
+	/* Data in pages [2, 6) and [7, 3000), holes elsewhere. */
+	memset(memfile_ptr(2 * P), 1, 4 * P);
+	for (uint64_t p = 7; p < 3000; p++)
+		assert_int_equal(mf_pio_all(memfile_fd(), page, P, p * P, true), 0);
+	assert_true(mf_next_data(0, 5000 * P, &data, &stop));
+	assert_int_equal(data, 2 * P);
+	assert_int_equal(stop, 6 * P);
+	assert_true(mf_next_data(6 * P, 5000 * P, &data, &stop));
+	assert_int_equal(data, 7 * P);
+	assert_int_equal(stop, 3000 * P);
+	/* Bounded: the end asked, inside the data. */
+	assert_true(mf_next_data(10 * P, 12 * P, &data, &stop));
+	assert_int_equal(data, 10 * P);
+	assert_int_equal(stop, 12 * P);
+	assert_true(mf_next_data(3 * P, 4 * P + 100, &data, &stop));
+	assert_int_equal(data, 3 * P);
+	assert_int_equal(stop, 4 * P + 100);
+	/* A hole up to the end: nothing. */
+	assert_false(mf_next_data(3000 * P, 5000 * P, &data, &stop));
+	assert_false(mf_next_data(0, 2 * P, &data, &stop));
+	/* A page punched out in the middle of the data is a hole again. */
+	fallocate(memfile_fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100 * P, P);
+	assert_true(mf_next_data(50 * P, 5000 * P, &data, &stop));
+	assert_int_equal(data, 50 * P);
+	assert_int_equal(stop, 100 * P);
+	assert_true(mf_next_data(100 * P, 5000 * P, &data, &stop));
+	assert_int_equal(data, 101 * P);
+	assert_int_equal(stop, 3000 * P);
+}
+
 static void test_pages_come_back_at_their_offsets_raw_compressed_and_inline(void **state)
 {
 	const uint32_t codecs[] = {IMAGE_CODEC_ZLIB, IMAGE_CODEC_ZSTD};
@@ -353,6 +395,7 @@ test_whole_blocks_of_a_bounded_file_come_back_and_sparse_ones_cost_their_pages(v
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_next_data_ends_at_the_first_hole_or_the_end_asked),
 	    cmocka_unit_test(test_pages_come_back_at_their_offsets_raw_compressed_and_inline),
 	    cmocka_unit_test(test_an_index_that_lies_is_refused),
 	    cmocka_unit_test(

@@ -4,10 +4,10 @@
  * that knows them all. The files themselves are state/image.c's. */
 #include "sentry/checkpoint.h"
 #include "sentry/confine.h"
+#include "sentry/evict.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,6 @@
 #include "sentry/task.h"
 #include "state/codec.h"
 #include "state/image.h"
-#include "vfs/kernfs.h"
 #include "state/mac.h"
 #include "vfs/save.h"
 
@@ -46,10 +45,14 @@ static const struct kind_ops {
 
 /* The sections in load order: "kernel" first (configuration, clocks, rootfs check), then the
  * memory file (so memory objects are valid), memory objects, the file system, the kinds, and
- * last the file locks, which name files and processes. */
+ * last the file locks, which name files and processes. After them "evicted", what eviction
+ * before save freed: inspect's alone (restore never loads it, and images from before it have
+ * none). */
 enum { SEC_KERNEL, SEC_MEMORY, SEC_MOBJS, SEC_VFS, SEC_KINDS };
 #define SEC_LOCKS (SEC_KINDS + CK_NKINDS - 1)
-#define NSECTIONS (SEC_LOCKS + 1)
+#define NLOADED (SEC_LOCKS + 1)
+#define SEC_EVICTED NLOADED
+#define NSECTIONS (SEC_EVICTED + 1)
 
 /* The file systems vfs_load cannot build by itself: procfs and sysfs are the kernel's. */
 static int make_fs(const char *fs_type, struct vfs_dentry **root)
@@ -69,6 +72,8 @@ static const char *section_name(int i)
 		return fixed[i];
 	if (i == SEC_LOCKS)
 		return "locks";
+	if (i == SEC_EVICTED)
+		return "evicted";
 	return kinds[i - SEC_KINDS + 1].section; /* CK_MOBJ is SEC_MOBJS */
 }
 
@@ -94,31 +99,6 @@ static struct enc *kind_enc(struct enc *secs, enum ckpt_kind k)
 	return k == CK_MOBJ ? &secs[SEC_MOBJS] : &secs[SEC_KINDS + k - 1];
 }
 
-static int evict_mount(struct vfs_mount *m, void *arg)
-{
-	*(uint64_t *)arg += kernfs_evict(m->root);
-	return 0;
-}
-
-/* Seed 000's eviction before save: the image never holds /proc or /sys nodes (a restore
- * makes them again when looked at), so the ones nothing uses are freed now rather than kept
- * by a sandbox that goes on running (--leave-running) or copied into nothing. */
-static uint64_t evict_unused(void)
-{
-	size_t before = mallinfo2().uordblks;
-	uint64_t n = 0;
-
-	vfs_mounts_foreach(evict_mount, &n);
-	if (n)
-		malloc_trim(0);
-	if (kernel.cfg.stats)
-		fprintf(stderr,
-			"minisentry: stats: checkpoint: %llu /proc and /sys nodes evicted, Sentry "
-			"heap in use %zu -> %zu KiB\n",
-			(unsigned long long)n, before / 1024, mallinfo2().uordblks / 1024);
-	return n;
-}
-
 int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		    struct checkpoint_stats *stats, char **err)
 {
@@ -132,7 +112,8 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 	int ret = 0;
 
 	*err = NULL;
-	uint64_t evicted = evict_unused();
+	struct evict_report evicted;
+	evict_unused(&evicted);
 	for (int i = 0; i < NSECTIONS; i++)
 		enc_init(&secs[i], refs);
 	if (!refs) {
@@ -142,7 +123,8 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) || (ret = vfs_save(&secs[SEC_VFS])) ||
 	    (ret = locks_save(&secs[SEC_LOCKS])))
 		goto out;
-	counts[SEC_KERNEL] = counts[SEC_VFS] = counts[SEC_LOCKS] = 1;
+	evict_report_save(&secs[SEC_EVICTED], &evicted);
+	counts[SEC_KERNEL] = counts[SEC_VFS] = counts[SEC_LOCKS] = counts[SEC_EVICTED] = 1;
 	/* Saving an object queues what it refers to; go round until nothing new is queued. */
 	for (bool progress = true; progress;) {
 		progress = false;
@@ -439,7 +421,7 @@ int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
 int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_restore_opts *o,
 			   char **err)
 {
-	int ret = load_sections(r, o, SEC_MEMORY + 1, NSECTIONS, err);
+	int ret = load_sections(r, o, SEC_MEMORY + 1, NLOADED, err);
 
 	restore_free(r);
 	if (!ret)
@@ -461,6 +443,34 @@ int checkpoint_load(const char *dir, const struct kernel_restore_opts *o, char *
 	if (!ret && !(ret = checkpoint_load_finish(r, o, err)))
 		task_load_resume();
 	return ret;
+}
+
+/* The image's record of eviction before save, in the checkpoint line's words. */
+static int inspect_evicted(struct image *img, const char *dir, FILE *out, char **err)
+{
+	struct image_section *s = image_find(img, section_name(SEC_EVICTED));
+	struct evict_report r;
+	char text[512];
+	struct dec d;
+
+	if (!s) {
+		fprintf(out, "eviction before save: not recorded (the image predates its evicted "
+			     "section)\n");
+		return 0;
+	}
+	dec_init(&d, s->data, s->len, NULL);
+	int ret = evict_report_load(&d, &r);
+	if (!ret && !dec_at_end(&d))
+		ret = dec_fail(&d, "trailing bytes");
+	if (ret && asprintf(err, "image '%s' is corrupt (section %s: %s)", dir, s->name,
+			    d.error ? d.error : strerror(-ret)) < 0)
+		*err = NULL;
+	dec_free(&d);
+	if (ret)
+		return ret;
+	evict_report_format(&r, text, sizeof(text));
+	fprintf(out, "eviction before save: %s\n", text);
+	return 0;
 }
 
 int checkpoint_inspect(const char *dir, FILE *out, char **err)
@@ -506,6 +516,7 @@ int checkpoint_inspect_signed(const char *dir, const uint8_t *key, size_t key_le
 	if (files)
 		fprintf(out, "total with data files: %llu bytes\n",
 			(unsigned long long)(stored + files));
+	ret = inspect_evicted(&img, dir, out, err);
 	image_free(&img);
-	return 0;
+	return ret;
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sentry/evict.h"
+
 struct kernel_bind;
 
 struct kernel_restore_opts {
@@ -51,12 +53,12 @@ struct checkpoint_opts {
 };
 
 struct checkpoint_stats {
-	uint64_t bytes;	    /* on disk */
-	uint64_t pages;	    /* memory pages saved */
-	uint64_t ref_pages; /* of which in the --parent's images */
-	uint64_t evicted;   /* unused /proc and /sys nodes freed before the save */
-	const char *note;   /* why --parent was not used, or NULL (static) */
-	bool delta;	    /* --base: the image refers to the base */
+	uint64_t bytes;		     /* on disk */
+	uint64_t pages;		     /* memory pages saved */
+	uint64_t ref_pages;	     /* of which in the --parent's images */
+	struct evict_report evicted; /* what eviction before the save freed */
+	const char *note;	     /* why --parent was not used, or NULL (static) */
+	bool delta;		     /* --base: the image refers to the base */
 };
 
 /* Tracks writes to guest memory from now on, against the image just written or restored (the

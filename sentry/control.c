@@ -529,9 +529,9 @@ static int parse_tag(const char **p, char tag[17])
  * directory (SCM_RIGHTS): the image is written beneath that descriptor, under DIR's last
  * component, since a confined Sentry reaches no path; DIR itself only names the image in
  * messages. Or "ping", or "exec ..." (serve_exec). The answer: "ok BYTES PAGES WALL_US CPU_US
- * REF_PAGES EVICTED[ NOTE]" (the checkpoint's wall and CPU time in the Sentry, the pages left
- * in the --parent's images, the /proc and /sys nodes evicted before it, why --parent was not
- * used) or "error MESSAGE". */
+ * REF_PAGES EVICTED HEAP KINDS[ NOTE]" (the checkpoint's wall and CPU time in the Sentry, the
+ * pages left in the --parent's images, what eviction before it freed as evict_report_words
+ * puts it, why --parent was not used) or "error MESSAGE". */
 static bool serve_request(int fd)
 {
 	static char req[REQ_MAX];
@@ -645,10 +645,12 @@ static bool serve_request(int fd)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	reply(fd, "ok %llu %llu %lld %lld %llu %llu%s%s\n", (unsigned long long)stats.bytes,
+	char evicted[256];
+	evict_report_words(&stats.evicted, evicted, sizeof(evicted));
+	reply(fd, "ok %llu %llu %lld %lld %llu %s%s%s\n", (unsigned long long)stats.bytes,
 	      (unsigned long long)stats.pages, us_between(w0, w1), us_between(c0, c1),
-	      (unsigned long long)stats.ref_pages, (unsigned long long)stats.evicted,
-	      stats.note ? " " : "", stats.note ? stats.note : "");
+	      (unsigned long long)stats.ref_pages, evicted, stats.note ? " " : "",
+	      stats.note ? stats.note : "");
 	if (leave) {
 		kernel_unquiesce();
 	} else {
@@ -1043,10 +1045,17 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 	char *nl = strchr(resp, '\n');
 	if (nl)
 		*nl = 0;
-	unsigned long long bytes, pages, wall, cpu, refs = 0, evicted = 0;
-	int note = 0;
-	bool ok = sscanf(resp, "ok %llu %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu,
-			 &refs, &evicted, &note) >= 4;
+	unsigned long long bytes, pages, wall, cpu, refs = 0;
+	int at = 0;
+	struct evict_report evicted = {0};
+	bool ok = sscanf(resp, "ok %llu %llu %llu %llu %llu %n", &bytes, &pages, &wall, &cpu, &refs,
+			 &at) >= 4;
+	/* The note follows the eviction's three words (a Sentry of an older build sends one). */
+	bool words = at && evict_report_parse(resp + at, &evicted);
+	for (int w = 0; words && resp[at] && w < 3; w++) {
+		at += strcspn(resp + at, " ");
+		at += strspn(resp + at, " ");
+	}
 	/* A Sentry that died mid-write cleans up nothing: what it left has our tag. */
 	if (!ok)
 		image_write_cleanup(parent, strrchr(abs, '/') + 1, tag);
@@ -1063,9 +1072,11 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 			printf(", %llu pages in the parent", refs);
 		if (o->base)
 			printf(", %llu pages in the base", refs);
-		printf(", %llu unused /proc and /sys nodes evicted\n", evicted);
-		if (o->parent && note && resp[note])
-			fprintf(stderr, "minisentry: checkpoint: --parent %s\n", resp + note);
+		char text[512];
+		evict_report_format(&evicted, text, sizeof(text));
+		printf(", %s\n", text);
+		if (o->parent && at && resp[at])
+			fprintf(stderr, "minisentry: checkpoint: --parent %s\n", resp + at);
 		return 0;
 	}
 	if (!strncmp(resp, "error ", 6))

@@ -311,9 +311,21 @@ leave_running_keeps_the_sandbox_going_and_list_shows_it() {
   expect_status 0 && expect_stdout still-here
 }
 
+# evicted_matches_line ERE IMAGE: the eviction the checkpoint line in ck.out reports matches
+# ERE, and `inspect IMAGE` shows the same figures in the same words (the image's `evicted`
+# section).
+evicted_matches_line() {
+  local line shown
+  line=$(sed -nE 's/.*, ([0-9]+ unused \/proc and \/sys nodes evicted .*)$/\1/p' "$WORK/ck.out")
+  grep -qE -- "$1" <<<"$line" || fail "checkpoint line: '$(cat "$WORK/ck.out")'" || return
+  shown=$(timeout "$TIMEOUT" "$MS" inspect "$2" 2>&1 | sed -n 's/^eviction before save: //p')
+  [ "$shown" = "$line" ] || fail "inspect shows '$shown', the checkpoint line '$line'"
+}
+
 # Seed 000's eviction before save: a --leave-running checkpoint frees the /proc and /sys nodes
 # the guest walked but no longer holds (a second one finds none left), keeps those it holds (a
-# cwd, an open file), and the guest then sees the same trees with the same inode numbers.
+# cwd, an open file), and the guest then sees the same trees with the same inode numbers; each
+# image records what went, as the checkpoint line said it.
 leave_running_checkpoint_evicts_unused_proc_and_sys_nodes() {
   local id="e2e-$$-evict" p n
   "$MS" run --id "$id" --cpus 8 "$ROOTFS" -- /bin/sh -c '
@@ -328,12 +340,18 @@ leave_running_checkpoint_evicts_unused_proc_and_sys_nodes() {
   wait_line "$WORK/evict.out" '^walked$' || { kill "$p"; return 1; }
   step "first --leave-running checkpoint"
   checkpoint "$id" "$WORK/evict-img" --leave-running || { kill "$p"; return 1; }
-  n=$(sed -n 's/.*, \([0-9]*\) unused \/proc and \/sys nodes evicted$/\1/p' "$WORK/ck.out")
+  n=$(sed -n 's/.*, \([0-9]*\) unused \/proc and \/sys nodes evicted (.*)$/\1/p' "$WORK/ck.out")
   [ "${n:-0}" -gt 100 ] || { kill "$p"; fail "evicted '${n}' nodes: $(cat "$WORK/ck.out")"; return; }
+  # Per mount kind, both walked, adding up to the total; some heap given back.
+  evicted_matches_line '^[0-9]+ unused /proc and /sys nodes evicted \(proc [1-9][0-9]*, sysfs [1-9][0-9]*; [1-9][0-9]* bytes of heap\)$' \
+    "$WORK/evict-img" || { kill "$p"; return 1; }
+  local a b c
+  read -r a b c < <(sed -nE 's/.* ([0-9]+) unused .*\(proc ([0-9]+), sysfs ([0-9]+);.*/\1 \2 \3/p' "$WORK/ck.out")
+  [ "$a" = $((b + c)) ] || { kill "$p"; fail "$a nodes is not proc $b + sysfs $c"; return; }
   step "second --leave-running checkpoint"
   checkpoint "$id" "$WORK/evict-img2" --leave-running || { kill "$p"; return 1; }
-  n=$(sed -n 's/.*, \([0-9]*\) unused \/proc and \/sys nodes evicted$/\1/p' "$WORK/ck.out")
-  [ "$n" = 0 ] || { kill "$p"; fail "the second checkpoint evicted '$n' nodes"; return; }
+  evicted_matches_line '^0 unused /proc and /sys nodes evicted \(proc 0, sysfs 0; [0-9]+ bytes of heap\)$' \
+    "$WORK/evict-img2" || { kill "$p"; return 1; }
   kill -INT "$p"
   wait_gone "$p" "$TIMEOUT" || return
   [ "$status" -eq 0 ] || fail "exit status $status$(head -c 200 "$WORK/evict.out.err")" || return
@@ -346,10 +364,12 @@ inspect_shows_sections_and_pages() {
   ms inspect "$WORK/leave-img"
   expect_status 0 || return
   local s
-  for s in kernel memory mobjs vfs dentries files fdtables mms tasks; do
+  for s in kernel memory mobjs vfs dentries files fdtables mms tasks evicted; do
     grep -qE "^$s " <<<"$out" || fail "inspect shows no $s section: $(out_hint)" || return
   done
-  grep -qE '^memory pages saved: [1-9]' <<<"$out" || fail "inspect shows no pages: $(out_hint)"
+  grep -qE '^memory pages saved: [1-9]' <<<"$out" || fail "inspect shows no pages: $(out_hint)" || return
+  grep -qE '^eviction before save: [0-9]+ unused /proc and /sys nodes evicted \(proc [0-9]+, sysfs [0-9]+; [0-9]+ bytes of heap\)$' <<<"$out" ||
+    fail "inspect shows no eviction: $(out_hint)"
 }
 
 # A sandbox of the host's own root restores a moment later: the image depends on the few host

@@ -6,7 +6,7 @@
  *                to the decompression)
  *   entries      u8 kind, u8 name, u32 length, bytes: kind 0 a regular file of those bytes,
  *                1 a FIFO, 2 a symlink to one of a few targets (the first byte picks it),
- *                3 a directory; name 0xff is "header", below 13 a section's file, else a
+ *                3 a directory; name 0xff is "header", below 14 a section's file, else a
  *                stray file
  * Seeds: tests/fuzz/corpus/image, real images by `seedtool image`. */
 #include <dirent.h>
@@ -25,7 +25,7 @@
 
 static const char *const sections[] = {
     "kernel",	"memory",      "mobjs",	   "vfs", "dentries", "files", "file-links",
-    "fdtables", "fs-contexts", "sighands", "mms", "tasks",    "locks",
+    "fdtables", "fs-contexts", "sighands", "mms", "tasks",    "locks", "evicted",
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 #define HEADER_FIXED 24

@@ -23,10 +23,10 @@
 #include "state/image.h"
 #include "tests/fuzz/sandbox.h"
 
-/* sentry/checkpoint.c's sections, in its load order. */
+/* sentry/checkpoint.c's sections, in its load order ("evicted", last, is inspect's alone). */
 static const char *const sections[] = {
     "kernel",	"memory",      "mobjs",	   "vfs", "dentries", "files", "file-links",
-    "fdtables", "fs-contexts", "sighands", "mms", "tasks",    "locks",
+    "fdtables", "fs-contexts", "sighands", "mms", "tasks",    "locks", "evicted",
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 

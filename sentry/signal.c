@@ -81,6 +81,15 @@ static const uint64_t core_sigs =
     SIGBIT(SIGQUIT) | SIGBIT(SIGILL) | SIGBIT(SIGTRAP) | SIGBIT(SIGABRT) | SIGBIT(SIGBUS) |
     SIGBIT(SIGFPE) | SIGBIT(SIGSEGV) | SIGBIT(SIGXCPU) | SIGBIT(SIGXFSZ) | SIGBIT(SIGSYS);
 
+/* Whether SIG, ending T's process, reports a core dump (the 0x80 of its wait status,
+ * CLD_DUMPED). Linux sets it only when a core file was written, which a soft RLIMIT_CORE of 0
+ * (every process's default here, and usual on hosts) prevents. The Sentry writes no core file,
+ * so beyond that limit the flag says what Linux would have reported with one written. */
+static bool dumps_core(const struct task *t, int sig)
+{
+	return (core_sigs & SIGBIT(sig)) && t->rlim[RLIMIT_CORE].rlim_cur > 0;
+}
+
 static void jobctl_on_send(struct task *leader, int sig);
 
 /* Where a signal comes from, for the sandbox's init. */
@@ -568,7 +577,7 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 				group_stop(t, sig);
 				continue; /* T parks when it resumes (kernel_resume) */
 			}
-			kernel_exit_group(t, sig | ((core_sigs & SIGBIT(sig)) ? 0x80 : 0));
+			kernel_exit_group(t, sig | (dumps_core(t, sig) ? 0x80 : 0));
 			return false;
 		}
 		if (!have_regs && platform_get_regs(t->pt, &regs))

@@ -6,7 +6,7 @@
  * FPE_INTDIV, SIGILL ILL_ILLOPN and SIGTRAP from int3 carry the instruction address (int3:
  * SI_KERNEL, rip after the int3); hlt is a privileged-instruction SIGSEGV (SI_KERNEL, address
  * 0); SIGBUS BUS_ADRERR past the end of a mapped file. Unhandled, or handled but blocked, a
- * fault kills the process with the signal.
+ * fault kills the process with the signal, with no core dump reported when RLIMIT_CORE is 0.
  */
 #include "check.h"
 #include <fcntl.h>
@@ -239,6 +239,7 @@ static void test_fatal_faults(void)
 		CHECK_EQ(waitpid(pid, &status, 0), pid);
 		CHECK(WIFSIGNALED(status));
 		CHECK_EQ(WTERMSIG(status), SIGSEGV);
+		CHECK(!WCOREDUMP(status)); /* no core file was written */
 	}
 
 	pid_t pid = fork();
@@ -253,6 +254,7 @@ static void test_fatal_faults(void)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFSIGNALED(status));
 	CHECK_EQ(WTERMSIG(status), SIGFPE);
+	CHECK(!WCOREDUMP(status));
 }
 
 int main(void)

@@ -245,7 +245,7 @@ oci_checkpoint_and_restore_into_a_new_container_under_another_root() {
   oci create --bundle "$WORK/cka" cka1 && oci start cka1
   [ "$status" -eq 0 ] || fail "start: $err" || return
   local i
-  for ((i = 0; i < 100; i++)); do [ "$(wc -l <"$WORK/ckA/log" 2>/dev/null)" -ge 5 ] && break; sleep 0.05; done
+  for ((i = 0; i < 100; i++)); do [ "$(counter_lines "$WORK/ckA/log")" -ge 5 ] && break; sleep 0.05; done
   oci checkpoint --lazy-pages cka1
   [ "$status" -ne 0 ] && grep -q "not supported" <<<"$err" || { oci delete --force cka1; fail "--lazy-pages: $status $err"; return 1; }
   oci checkpoint --image-path "$WORK/oci-img" --work-path "$WORK" --tcp-established --file-locks cka1

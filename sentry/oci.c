@@ -1167,6 +1167,7 @@ static int cmd_exec(int argc, char **argv)
 	if (add_caps && !ps.has_caps) {
 		struct oci_spec cs = {0};
 		if (oci_spec_load(ctr.bundle, &cs, err, sizeof(err))) {
+			oci_spec_free(&cs);
 			ctr_free(&ctr);
 			return oci_fail("exec: %s", err);
 		}

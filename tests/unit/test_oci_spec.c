@@ -244,6 +244,7 @@ static void test_capabilities_by_name_unknown_ones_left_out(void **state)
 			       &s, err),
 			 -1);
 	assert_non_null(strstr(err, "process.capabilities.permitted[0]"));
+	oci_spec_free(&s);
 	assert_int_equal(oci_cap_number("CAP_SYS_ADMIN"), 21);
 	assert_int_equal(oci_cap_number("sys_admin"), 21);
 	assert_int_equal(oci_cap_number("CAP_BOGUS"), -1);

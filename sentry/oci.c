@@ -366,6 +366,13 @@ static char *in_bundle(const char *bundle, const char *path)
 	return asprintf(&out, "%s/%s", bundle, path) < 0 ? NULL : out;
 }
 
+/* S's process.capabilities as the five sets a process starts with. */
+static struct caps_sets spec_caps(const struct oci_spec *s)
+{
+	return (struct caps_sets){s->cap_bounding, s->cap_effective, s->cap_permitted,
+				  s->cap_inheritable, s->cap_ambient};
+}
+
 static int map_spec(const struct oci_spec *s, const char *bundle, const char *id, struct mapped *m)
 {
 	struct kernel_config *cfg = &m->cfg;
@@ -393,8 +400,7 @@ static int map_spec(const struct oci_spec *s, const char *bundle, const char *id
 	cfg->umask = s->umask;
 	cfg->no_new_privs = s->no_new_privileges;
 	if (s->has_caps) {
-		m->caps = (struct caps_sets){s->cap_bounding, s->cap_effective, s->cap_permitted,
-					     s->cap_inheritable, s->cap_ambient};
+		m->caps = spec_caps(s);
 		cfg->caps = &m->caps;
 	}
 	for (size_t i = 0; i < s->nrlimits; i++)
@@ -1142,9 +1148,7 @@ static int cmd_exec(int argc, char **argv)
 		if (nnp < 0)
 			nnp = ps.no_new_privileges;
 		if (ps.has_caps)
-			caps =
-			    (struct caps_sets){ps.cap_bounding, ps.cap_effective, ps.cap_permitted,
-					       ps.cap_inheritable, ps.cap_ambient};
+			caps = spec_caps(&ps);
 	} else if (!*args) {
 		return oci_fail("exec needs a command (or --process)"), 2;
 	}
@@ -1172,10 +1176,8 @@ static int cmd_exec(int argc, char **argv)
 			return oci_fail("exec: %s", err);
 		}
 		ps.has_caps = true;
-		caps = cs.has_caps
-			   ? (struct caps_sets){cs.cap_bounding, cs.cap_effective, cs.cap_permitted,
-						cs.cap_inheritable, cs.cap_ambient}
-			   : (struct caps_sets){CAPS_ALL, CAPS_ALL, CAPS_ALL, 0, 0};
+		caps = cs.has_caps ? spec_caps(&cs)
+				   : (struct caps_sets){CAPS_ALL, CAPS_ALL, CAPS_ALL, 0, 0};
 		oci_spec_free(&cs);
 	}
 	if (add_caps) {

@@ -20,6 +20,10 @@ struct platform_state {
 	size_t fpstate_size;
 	void (*stub_hook)(void);
 	struct platform_thread *factory; /* NULL before platform_start and once killed */
+	/* The stubs' descriptor socket (stubfd.c): the Sentry's end, the stubs' end, and the
+	 * number a stub's userfaultfd gets (the lowest it has free). */
+	int fdsock, fdsock_stub;
+	int fdmsg_fds[STUB_FDMSG_FDS];
 };
 
 extern struct platform_state plat;
@@ -74,5 +78,15 @@ void systrap_kill(struct platform_thread *t);
 /* At the end of the sandbox: what stubs let go of still hold. */
 void systrap_teardown(void);
 int systrap_stub_filter_fds(int *sysfd, int *doorbell);
+
+/* stubfd.c: the socket stubs send their userfaultfd on (SV[0] the Sentry's end, SV[1] the
+ * stubs'), the message in the parameter page that sends FDS, and the Sentry's receipt: 0 and
+ * the descriptor of a whole message from host process PID, -EAGAIN if no message is there,
+ * -EBADMSG if too many were someone else's or malformed (each closed); never waits.
+ * stubfd_drain closes whatever is queued. */
+int stubfd_socketpair(int sv[2]);
+void stubfd_message(struct stub_fdmsg *m, const int fds[STUB_FDMSG_FDS]);
+int stubfd_recv(int sock, pid_t pid, int fds[STUB_FDMSG_FDS]);
+void stubfd_drain(int sock);
 
 #endif

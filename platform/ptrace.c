@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/rseq.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -100,6 +101,7 @@ static int build_filters(struct stub_params *p)
 	    .systrap_thread_flags = SYSTRAP_THREAD_FLAGS,
 	    .stub_base = plat.stub_base,
 	    .stub_len = STUB_LEN,
+	    .fdsock = plat.fdsock_stub,
 	};
 	systrap_stub_filter_fds(&spec.sysfd, &spec.doorbell);
 	/* A stub of the seccomp platform is driven through its handler's gadget alone once its
@@ -147,6 +149,7 @@ static int map_stub_page(void)
 	int err = build_filters(p);
 	if (err)
 		return err;
+	stubfd_message(&p->fdmsg, plat.fdmsg_fds);
 	if (mprotect(m, PAGE, PROT_READ | PROT_EXEC) || mprotect((char *)m + PAGE, PAGE, PROT_READ))
 		return -errno;
 	return 0;
@@ -203,6 +206,22 @@ int platform_init(int memfd, enum platform_placement placement, enum platform_ki
 	choose_cpus();
 	if (kind == PLATFORM_SECCOMP && (err = systrap_init()))
 		return err;
+	int sv[2];
+	if ((err = stubfd_socketpair(sv)))
+		return err;
+	plat.fdsock = sv[0];
+	plat.fdsock_stub = sv[1];
+	/* A stub holds only the descriptors the factory kept: the userfaultfd it makes gets the
+	 * lowest number that is none of those. */
+	int kept[4] = {memfd, plat.fdsock_stub, -1, -1};
+	systrap_stub_filter_fds(&kept[2], &kept[3]);
+	for (int fd = 0, n = 0; n < STUB_FDMSG_FDS; fd++) {
+		bool taken = false;
+		for (int i = 0; i < 4; i++)
+			taken |= kept[i] == fd;
+		if (!taken)
+			plat.fdmsg_fds[n++] = fd;
+	}
 	return map_stub_page();
 }
 
@@ -260,7 +279,7 @@ static __attribute__((noreturn)) void factory_child(int go_fd)
 	if (plat.stub_hook)
 		plat.stub_hook();
 	unregister_rseq();
-	int keep[4] = {plat.memfd}, nkeep = 1;
+	int keep[4] = {plat.memfd, plat.fdsock_stub}, nkeep = 2;
 	if (plat.kind == PLATFORM_SECCOMP)
 		systrap_factory_prepare(keep, &nkeep);
 	close_all_but(keep, nkeep);
@@ -522,25 +541,6 @@ out_kill:
 	return (int)r;
 }
 
-/* Takes a copy of descriptor AT of T's stub (we trace the stub, so we may) and closes the
- * stub's own, so that ours is the only reference. The copy, or a negative errno. */
-static int take_fd(struct platform_thread *t, int at)
-{
-	int fd = -1, err;
-	int pidfd = syscall(SYS_pidfd_open, t->host_pid, 0);
-
-	if (pidfd >= 0) {
-		fd = syscall(SYS_pidfd_getfd, pidfd, at, 0);
-		err = fd < 0 ? -errno : 0;
-		close(pidfd);
-	} else {
-		err = -errno;
-	}
-	const long args[6] = {at};
-	platform_inject(t, SYS_close, args);
-	return fd >= 0 ? fd : err;
-}
-
 int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
 {
 	int err = platform_stub_new(out);
@@ -558,21 +558,42 @@ int platform_stub_new_uffd(struct platform_thread **out, int *uffd)
 	return 0;
 }
 
+_Static_assert(STUB_PARAMS_OFFSET == PAGE, "the parameter page follows the code page");
+
+/* T's stub makes a userfaultfd at the number the parameter page's message names, sends it on
+ * the stubs' socket and closes its own (docs/security.md, "A stub's userfaultfd"). Whatever
+ * was queued before is no answer to this request: dropped first. */
 int platform_stub_uffd(struct platform_thread *t)
 {
 	long args[6] = {O_CLOEXEC | O_NONBLOCK};
-	long fd = platform_inject(t, SYS_userfaultfd, args);
+	long fd, r = 0;
+	int fds[STUB_FDMSG_FDS];
 
+	stubfd_drain(plat.fdsock);
+	fd = platform_inject(t, SYS_userfaultfd, args);
 	/* vm.unprivileged_userfaultfd=0 and no capability: user-mode faults only, which are
 	 * all that tracking the stub's own writes needs. */
 	if (fd == -EPERM) {
 		args[0] |= UFFD_USER_MODE_ONLY;
 		fd = platform_inject(t, SYS_userfaultfd, args);
 	}
-
 	if (fd < 0)
 		return (int)fd;
-	return take_fd(t, (int)fd);
+	/* Another number: a guest thread of this stub holds the one the message names, which
+	 * spoils only its own sandbox's tracking. */
+	if (fd != plat.fdmsg_fds[0]) {
+		r = -EBUSY;
+	} else {
+		const long send_args[6] = {plat.fdsock_stub, (long)STUB_FDMSG_ADDR(plat.stub_base),
+					   MSG_DONTWAIT | MSG_NOSIGNAL};
+		r = platform_inject(t, SYS_sendmsg, send_args);
+		r = r == 1 ? 0 : r < 0 ? r : -EIO;
+	}
+	const long close_args[6] = {fd};
+	platform_inject(t, SYS_close, close_args);
+	if (r || (r = stubfd_recv(plat.fdsock, t->host_pid, fds)))
+		return (int)r;
+	return fds[0];
 }
 
 /* PLACEMENT_AUTO. A syscall round trip costs a few µs when the guest thread shares the

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/filter.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 /* How guest threads are made in a stub: a plain host thread, whatever the guest asked for
  * (what is shared is the Sentry's business). The stub's filter admits only these flags. */
@@ -30,6 +32,17 @@
 #define STUB_ENTRY_OFFSET 16
 #define STUB_MAX_FILTER 240
 
+/* A stub's message to the Sentry (platform/stubfd.c): its userfaultfd, at the descriptor
+ * number the Sentry chose, over the socket every stub inherits. Built once in the parameter
+ * page, which no stub can write: the stub's sendmsg names this message and no other. */
+#define STUB_FDMSG_FDS 1
+struct stub_fdmsg {
+	struct msghdr hdr;
+	struct iovec iov;
+	uint64_t control[3]; /* CMSG_SPACE(STUB_FDMSG_FDS * sizeof(int)), aligned */
+	char byte[8];	     /* the one byte sent */
+};
+
 struct stub_params {
 	uint64_t low_start, low_len;   /* everything below the stub page */
 	uint64_t high_start, high_len; /* everything above it */
@@ -40,6 +53,7 @@ struct stub_params {
 	/* Every stub's own filter, stacked in it over the factory's by the Sentry. */
 	struct sock_fprog stub_prog;
 	struct sock_filter stub_filter[STUB_MAX_FILTER];
+	struct stub_fdmsg fdmsg;
 };
 
 _Static_assert(offsetof(struct stub_params, high_start) == 16, "stub entry reads offset 16");
@@ -66,6 +80,9 @@ struct stub_filter_spec {
 	 * is pinned): no mapping call may start in it, and under the seccomp platform the
 	 * handler's calls name only addresses of their own form in its thread areas. */
 	uint64_t stub_base, stub_len;
+	/* The stubs' end of the socket the Sentry receives their descriptors on: sendmsg only on
+	 * it, and only the parameter page's message. */
+	int fdsock;
 };
 
 /* A seccomp filter into OUT (room for MAX instructions): only calls from the syscall
@@ -91,5 +108,12 @@ int stub_filter_allowlist(const struct stub_filter_spec *spec, int fd);
 #define STUB_PH_LEN 0x7a5e0005U	    /* the stub's length (below 4 GiB) */
 #define STUB_PH_PROG_LO 0x7a5e0006U /* stub_prog */
 #define STUB_PH_PROG_HI 0x7a5e0007U
+#define STUB_PH_FDSOCK 0x7a5e0008U
+
+/* Where the parameter page's message lies in a stub whose page starts at BASE. */
+#define STUB_PARAMS_OFFSET 4096UL
+#define STUB_FDMSG_ADDR(base)                                                                      \
+	((base) + STUB_PARAMS_OFFSET + offsetof(struct stub_params, fdmsg) +                       \
+	 offsetof(struct stub_fdmsg, hdr))
 
 #endif

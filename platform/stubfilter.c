@@ -75,6 +75,8 @@ static uint32_t put_in(uint32_t k, const struct stub_filter_spec *spec)
 		return (uint32_t)spec->stub_prog;
 	case STUB_PH_PROG_HI:
 		return (uint32_t)(spec->stub_prog >> 32);
+	case STUB_PH_FDSOCK:
+		return (uint32_t)spec->fdsock;
 	}
 	return k;
 }

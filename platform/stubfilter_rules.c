@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* The handler's calls name its own thread area, at a fixed offset in it: an address with the
@@ -70,6 +71,8 @@ int stub_filter_allowlist(const struct stub_filter_spec *spec, int fd)
 		err = -EINVAL; /* the handler's rows need the stub's place */
 		goto out;
 	}
+	/* The parameter page's message (platform/stubfd.c), which no stub can write. */
+	const uint64_t fdmsg = STUB_FDMSG_ADDR(spec->stub_base);
 	if ((err = add_outside_stub(ctx, SCMP_SYS(mmap), spec, 2, guest_map)) ||
 	    (err = add_outside_stub(ctx, SCMP_SYS(mprotect), spec, 0, NULL)) ||
 	    (err = add_outside_stub(ctx, SCMP_SYS(munmap), spec, 0, NULL)) ||
@@ -78,13 +81,18 @@ int stub_filter_allowlist(const struct stub_filter_spec *spec, int fd)
 				    SCMP_A0(SCMP_CMP_EQ, spec->thread_flags))) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0)) ||
 	    /* Write tracking after a checkpoint and lazy restores (docs/checkpoint.md): a
-	     * userfaultfd only the stub can make for its address space, which the Sentry takes
-	     * with pidfd_getfd and then closes in the stub. */
+	     * userfaultfd only the stub can make for its address space, which it sends the
+	     * Sentry on the stubs' socket and then closes (docs/security.md, "A stub's
+	     * userfaultfd"). */
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
 				    SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK))) ||
 	    (err = seccomp_rule_add(
 		 ctx, SCMP_ACT_ALLOW, SCMP_SYS(userfaultfd), 1,
 		 SCMP_A0(SCMP_CMP_EQ, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY))) ||
+	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 3,
+				    SCMP_A0(SCMP_CMP_EQ, (uint64_t)spec->fdsock),
+				    SCMP_A1(SCMP_CMP_EQ, fdmsg),
+				    SCMP_A2(SCMP_CMP_EQ, MSG_DONTWAIT | MSG_NOSIGNAL))) ||
 	    (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 0)))
 		goto out;
 	/* The seccomp platform's handler (docs/security.md, "Layer 4"), each call in exactly

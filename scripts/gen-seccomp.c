@@ -77,6 +77,7 @@ static int stubfilter(void)
 				factory ? (uint64_t)STUB_PH_PROG_HI << 32 | STUB_PH_PROG_LO : 0,
 			    .stub_base = (uint64_t)STUB_PH_BASE_HI << 32,
 			    .stub_len = STUB_PH_LEN,
+			    .fdsock = (int)STUB_PH_FDSOCK,
 			};
 			snprintf(name, sizeof(name), "stubfilter_%s", kinds[sys][factory]);
 			len[sys][factory] = emit(name, compile_stubfilter, &spec);

@@ -217,14 +217,16 @@ static const struct rule rules[] = {
     /* And one descriptor back on an accepted connection: the memory file's reconfiguration
      * context, for the client of an `update` that may resize it (sentry/control.c). A stream
      * connection has its peer: sendmsg reaches no other socket through it; the Sentry holds
-     * no datagram socket of its own (it makes none). */
+     * no datagram socket of its own (it makes none; the stubs' socket is a connected pair
+     * whose Sentry end is shut for writing). */
     ANY(sendmsg),
     /* Checkpoint and restore of memory (mem/, docs/checkpoint.md): worker threads that read
      * and write the image's data files (glibc's pthread_create, after clone3's ENOSYS), a
      * lazy restore's fault and loader threads, woken by an eventfd; userfaultfds for missing
-     * pages and for write tracking, the stubs' taken with pidfd_getfd, driven by their own
-     * ioctls; the written pages found with PAGEMAP_SCAN on the memory file's mapping. A new
-     * thread registers its robust list and glibc's rseq area first thing. */
+     * pages and for write tracking, the stubs' sent by the stubs themselves (recvmsg, on the
+     * stubs' socket: platform/stubfd.c), driven by their own ioctls; the written pages found
+     * with PAGEMAP_SCAN on the memory file's mapping and on the stubs' pagemaps. A new thread
+     * registers its robust list and glibc's rseq area first thing. */
     ONE(clone, EQ(0, PTHREAD_FLAGS)),
     ANY(set_robust_list),
     ANY(rseq),
@@ -233,7 +235,6 @@ static const struct rule rules[] = {
     ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK)),
     ONE(userfaultfd, EQ(0, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY)),
     ONE(pidfd_open, EQ(1, 0)),
-    ONE(pidfd_getfd, EQ(2, 0)),
     ONE(ioctl, EQ(1, UFFDIO_API)),
     ONE(ioctl, EQ(1, UFFDIO_REGISTER)),
     ONE(ioctl, EQ(1, UFFDIO_UNREGISTER)),

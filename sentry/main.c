@@ -818,13 +818,6 @@ static int cmd_restore(int argc, char **argv)
 			return fail("restore: unknown option", argv[optind - 1]);
 		}
 	}
-	/* Lazy loading needs the stubs' userfaultfds, which a confined Sentry cannot take (each
-	 * stub is not dumpable and in another user namespace; pidfd_getfd is refused). */
-	if (o.lazy && !cfg.confine.unsafe_off) {
-		fprintf(stderr, "minisentry: restore: --lazy cannot work in a confined Sentry (it "
-				"cannot take its stubs' userfaultfds); add --unsafe-no-confine\n");
-		return 2;
-	}
 	if (!image)
 		return fail("restore: missing --image DIR", NULL);
 	if (cfg.strace_file && !cfg.strace)

@@ -51,6 +51,16 @@ bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop);
  * transfers: 0, -EIO for a file that ends early, or another negative errno. */
 int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write);
 
+/* Write tracking by fault (wpfaults.c), for a stub whose pagemap the Sentry cannot read: UFFD
+ * (its API set for synchronous write-protection) is watched by a thread of the Sentry that
+ * notes each page a write stopped at and lifts that page's protection. wpq_take hands FN every
+ * page address noted since the last take (false if some were lost: count everything as
+ * written); wpq_remove stops watching (UFFD stays the caller's). */
+struct wpq;
+struct wpq *wpq_add(int uffd);
+void wpq_remove(struct wpq *q);
+bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg);
+
 /* Remembers the CPUs this process may use, before the Sentry pins itself to one. */
 void workers_init(void);
 /* How many threads a bounded phase (saving or loading memory) uses: the CPUs the process was

@@ -10,7 +10,9 @@
  *  - its range was mapped, moved or unmapped in a stub since the base (a mapping no one
  *    watches yet, or one whose written bits go with it): the whole range, conservatively.
  * Anything that goes wrong on the way (a scan that fails) makes the diff unusable until the
- * next base, never wrong. */
+ * next base, never wrong. A stub whose pagemap the Sentry may not read (a confined Sentry) is
+ * watched by synchronous write-protection instead (mem/wpfaults.c): its first write to a page
+ * after a base is a fault that the Sentry notes and lets through. */
 #include "mem/memfile.h"
 
 #include <errno.h>
@@ -52,7 +54,8 @@ struct pm_scan_arg {
  * a range mapped anew over an older one wins). */
 struct tspace {
 	const void *key;
-	int uffd, pagemap;
+	int uffd, pagemap; /* pagemap -1: watched by fault (Q) */
+	struct wpq *q;
 	struct memfile_space_range *r;
 	size_t n;
 };
@@ -175,12 +178,14 @@ bool memfile_track_dirty(uint64_t page)
 
 /* A userfaultfd for write-protection of this process's view, or of a stub's (UFFD, made by
  * the platform): its API set. */
-static int api(int uffd)
+static int api(int uffd, bool async)
 {
 	struct uffdio_api a = {.api = UFFD_API,
-			       .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED |
-					   UFFD_FEATURE_WP_HUGETLBFS_SHMEM};
+			       .features =
+				   UFFD_FEATURE_WP_UNPOPULATED | UFFD_FEATURE_WP_HUGETLBFS_SHMEM};
 
+	if (async)
+		a.features |= UFFD_FEATURE_WP_ASYNC;
 	return ioctl(uffd, UFFDIO_API, &a) ? -errno : 0;
 }
 
@@ -247,8 +252,26 @@ static void mark_all(const struct tspace *sp)
 		mark(sp->r[i].off, sp->r[i].len);
 }
 
+/* A page a write of SP stopped at: counted, and protected again for the next base. */
+static void refault(void *arg, uint64_t addr)
+{
+	const struct tspace *sp = arg;
+	struct uffdio_writeprotect w = {.range = {addr, MEMFILE_PAGE},
+					.mode = UFFDIO_WRITEPROTECT_MODE_WP};
+
+	mark_space(sp, addr, addr + MEMFILE_PAGE);
+	/* Not there any more (unmapped, its process gone): nothing to protect. */
+	if (ioctl(sp->uffd, UFFDIO_WRITEPROTECT, &w) && errno != ENOENT && errno != ESRCH)
+		tr.valid = false;
+}
+
 static void harvest_space(struct tspace *sp)
 {
+	if (sp->q) {
+		if (!wpq_take(sp->q, refault, sp))
+			mark_all(sp);
+		return;
+	}
 	for (size_t i = 0; i < sp->n; i++)
 		if (scan(sp->pagemap, sp->r[i].addr, sp->r[i].addr + sp->r[i].len, mark_space,
 			 sp)) {
@@ -285,13 +308,22 @@ int memfile_track_begin(void)
 		if (tr.why)
 			return -ENOTSUP; /* tried before */
 		tr.uffd = mem_userfaultfd();
+		/* vm.unprivileged_userfaultfd=0 and no capability (a confined Sentry): user-mode
+		 * faults only, which asynchronous write-protection never sends anyway (the kernel's
+		 * own writes through the view, a read(2) into it, flip the bit all the same). */
+		if (tr.uffd < 0) {
+			int fd = (int)syscall(SYS_userfaultfd,
+					      O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+			if (fd >= 0)
+				tr.uffd = fd;
+		}
 		if (tr.uffd < 0) {
 			fail_off("userfaultfd", tr.uffd);
 			tr.uffd = -1;
 			return -ENOTSUP;
 		}
 		tr.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-		if (tr.pagemap < 0 || (e = api(tr.uffd))) {
+		if (tr.pagemap < 0 || (e = api(tr.uffd, true))) {
 			fail_off("write tracking", tr.pagemap < 0 ? -errno : e);
 			close(tr.uffd);
 			if (tr.pagemap >= 0)
@@ -352,9 +384,12 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 		snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
 		sp = &tr.sp[tr.nsp];
 		*sp = (struct tspace){.key = key, .uffd = uffd, .pagemap = -1};
+		/* A confined Sentry may not read it (EACCES, EPERM): watched by fault instead. */
 		sp->pagemap = open(path, O_RDONLY | O_CLOEXEC);
-		if (sp->pagemap < 0 || (e = api(uffd))) {
-			e = sp->pagemap < 0 ? -errno : e;
+		e = api(uffd, sp->pagemap >= 0);
+		if (!e && sp->pagemap < 0 && !(sp->q = wpq_add(uffd)))
+			e = -ENOMEM;
+		if (e) {
 			close(uffd);
 			if (sp->pagemap >= 0)
 				close(sp->pagemap);
@@ -395,8 +430,10 @@ void memfile_track_space_end(const void *key)
 		return;
 	/* What it wrote, while its page tables still exist; then its mappings count as gone. */
 	harvest_space(sp);
+	wpq_remove(sp->q);
 	close(sp->uffd);
-	close(sp->pagemap);
+	if (sp->pagemap >= 0)
+		close(sp->pagemap);
 	free(sp->r);
 	*sp = tr.sp[--tr.nsp];
 }

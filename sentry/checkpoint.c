@@ -146,12 +146,13 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 	/* The image's directory exists from here on: the memory's pages stream into its files. */
 	if ((ret = image_begin_tagged(at, dir, o->force, o->tag, &out, err)))
 		goto out;
-	/* A confined Sentry reaches no image by its path: the image is then a full one, and the
-	 * client says so (stats->note). */
-	bool parent_unreachable = o->parent && !o->base && confine_active();
+	/* A confined Sentry reaches no image by its path: a parent whose directory the client
+	 * did not send is not used, the image is then a full one, and the client says so
+	 * (stats->note). */
+	bool parent_unreachable = o->parent && o->base_fd < 0 && confine_active();
 	if (o->parent && !parent_unreachable && !o->key) {
-		int fd = o->base ? fcntl(o->base_fd, F_DUPFD_CLOEXEC, 0) : -1;
-		if (o->base && o->base_fd >= 0 && fd < 0) {
+		int fd = o->base_fd >= 0 ? fcntl(o->base_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		if (o->base_fd >= 0 && fd < 0) {
 			ret = -errno;
 			goto out;
 		}

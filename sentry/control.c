@@ -597,6 +597,7 @@ static bool serve_request(int fd)
 				goto out;
 			}
 		} else if (!strncmp(opt, "parent=", 7) && opt[7] == '/') {
+			/* Its directory, if it came, is the request's second descriptor. */
 			co.parent = opt + 7;
 		} else if (!strncmp(opt, "base=", 5) && opt[5] == '/') {
 			/* The base's directory is the request's second descriptor. */
@@ -936,8 +937,13 @@ int control_checkpoint(const char *name, const char *dir, const struct control_c
 		return 2;
 	}
 	/* The base is named by its real path (a delta's restore opens it by that name) and
-	 * handed over opened. */
+	 * handed over opened; so is the parent (a confined Sentry reaches no path). */
 	int base = -1;
+	if (o->parent && (base = open(pimage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "minisentry: checkpoint: --parent image '%s': %s\n", o->parent,
+			strerror(errno));
+		return 1;
+	}
 	if (o->base) {
 		if (!realpath(o->base, pimage) ||
 		    (base = open(pimage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {

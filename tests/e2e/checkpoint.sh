@@ -619,31 +619,10 @@ damaged_memory_files_are_refused_with_one_line() {
   rm -rf "$bad"
 }
 
-# restore --lazy and checkpoint --parent need the stubs' userfaultfds, which a confined Sentry
-# cannot take (docs/checkpoint.md): their scenarios run with --unsafe-no-confine, and a
-# confined one says so in one line (lazy) or writes a full image with a note (parent).
-confined_lazy_and_parent_say_why() {
-  ms restore --lazy --image "$WORK/mem-random-img"
-  expect_one_line_error || return
-  grep -q 'unsafe-no-confine' <<<"$err" || fail "'$err' does not say what to do" || return
-  local id="e2e-$$-confparent" o=$WORK/confparent.out a=$WORK/confparent-a b=$WORK/confparent-b
-  rm -rf "$a" "$b"
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /bin/sh -c 'sleep 3'
-  local p=$bg_pid
-  wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
-  checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
-  checkpoint "$id" "$b" --parent "$a" || { kill "$p" 2>/dev/null; return 1; }
-  bg_status "$p"
-  grep -q 'not used: the confined Sentry' "$WORK/ck.err" ||
-    fail "no note for the unused --parent: $(head -n1 "$WORK/ck.err")" || return
-  ms restore --image "$b"
-  expect_status 0
-}
-
 # restore --lazy: the guest runs before its memory is in, and finds all of it.
 lazy_restore_brings_back_big_memory_whole() {
   [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
-  ms restore --lazy --unsafe-no-confine --image "$WORK/mem-random-img"
+  ms restore --lazy --image "$WORK/mem-random-img"
   expect_status 0 || return
   local before after
   before=$(sed -n 's/^sum //p' "$WORK/mem-random.1" | head -n1)
@@ -651,7 +630,7 @@ lazy_restore_brings_back_big_memory_whole() {
   [ -n "$before" ] && [ "$before" = "$after" ] ||
     fail "memory checksum $before before the checkpoint, $after after a lazy restore" || return
   # Patterned (compressed) chunks too, and a sandbox restored lazily checkpoints again.
-  mem_restore_opts=(--lazy --unsafe-no-confine)
+  mem_restore_opts=(--lazy)
   mem_cycle mem-lazy pattern 64
   local r=$?
   mem_restore_opts=()
@@ -664,7 +643,7 @@ lazy_restore_outlives_its_image_being_removed() {
   local img=$WORK/mem-removed-img id="e2e-$$-lazyrm"
   rm -rf "$img"
   cp -a "$WORK/mem-random-img" "$img"
-  ms_bg "$WORK/lazyrm.out" restore --lazy --unsafe-no-confine --id "$id" --image "$img"
+  ms_bg "$WORK/lazyrm.out" restore --lazy --id "$id" --image "$img"
   local p=$bg_pid
   wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
   rm -rf "$img"
@@ -685,7 +664,7 @@ lazy_restore_of_a_corrupt_chunk_dies_with_one_line() {
   cp -a "$WORK/mem-random-img" "$bad"
   size=$(stat -c %s "$bad/pages.0")
   printf '\x5a' | dd of="$bad/pages.0" bs=1 seek=$((size / 2)) conv=notrunc status=none
-  ms restore --lazy --unsafe-no-confine --stats --image "$bad"
+  ms restore --lazy --stats --image "$bad"
   # The stats line says the guest was started; then one line of error, and no result.
   grep -q 'stats: restore' <<<"$err" || fail "the lazy restore did not start: $(err_hint)" || return
   err=$(grep -v 'stats: restore' <<<"$err")
@@ -703,7 +682,7 @@ checkpoint_during_a_lazy_restore_has_every_page() {
   [ -f "$WORK/mem-random-img/pages.0" ] || skip "needs big_random_memory_comes_back_whole" || return
   local id="e2e-$$-lazyck" img=$WORK/mem-lazyck-img
   rm -rf "$img"
-  ms_bg "$WORK/lazyck.out" restore --lazy --unsafe-no-confine --id "$id" --image "$WORK/mem-random-img"
+  ms_bg "$WORK/lazyck.out" restore --lazy --id "$id" --image "$WORK/mem-random-img"
   local p=$bg_pid
   wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$img" || { kill "$p" 2>/dev/null; return 1; }
@@ -722,7 +701,7 @@ parent_images_hold_only_what_changed() {
   need_in_rootfs /usr/local/bin/memfill || return
   local id="e2e-$$-parent" o=$WORK/parent.out a=$WORK/parent-a b=$WORK/parent-b c=$WORK/parent-c
   rm -rf "$a" "$b" "$c"
-  ms_bg "$o" run --unsafe-no-confine --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
   local p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
@@ -741,7 +720,7 @@ parent_images_hold_only_what_changed() {
   [ "$status" -eq 0 ] || fail "the run exited with $status" || return
   local want img got
   want=$(sed -n 's/^sum //p' "$o" | tail -n1)
-  for img in "$b" "$c" "$c --lazy --unsafe-no-confine"; do
+  for img in "$b" "$c" "$c --lazy"; do
     # shellcheck disable=SC2086
     ms restore --image $img
     expect_status 0 || { why="restore $img: $why"; return 1; }
@@ -761,7 +740,7 @@ parent_of_a_restored_sandbox_is_its_image() {
   [ -d "$WORK/parent-a" ] || skip "needs parent_images_hold_only_what_changed" || return
   local id="e2e-$$-parent-r" img=$WORK/parent-r
   rm -rf "$img"
-  ms_bg "$WORK/parent-r.out" restore --unsafe-no-confine --id "$id" --image "$WORK/parent-a"
+  ms_bg "$WORK/parent-r.out" restore --id "$id" --image "$WORK/parent-a"
   local p=$bg_pid
   wait_listed "$id" || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$img" --parent "$WORK/parent-a" || { kill "$p" 2>/dev/null; return 1; }
@@ -839,7 +818,6 @@ scenarios+=(
   patterned_memory_comes_back_whole_with_either_codec
   damaged_memory_files_are_refused_with_one_line
   lazy_restore_brings_back_big_memory_whole
-  confined_lazy_and_parent_say_why
   lazy_restore_outlives_its_image_being_removed
   lazy_restore_of_a_corrupt_chunk_dies_with_one_line
   checkpoint_during_a_lazy_restore_has_every_page

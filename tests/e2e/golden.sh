@@ -72,13 +72,14 @@ delta_of_a_sandbox_not_from_the_golden_image() {
   [ "$got" = "$want" ] || fail "checksum $got, want $want"
 }
 
-# A sandbox restored from the golden image with its writes tracked (unconfined): its delta
-# is found without comparing, holds the change only, and restores whole.
+# A sandbox restored from the golden image with its writes tracked (confined: the stub sends
+# its userfaultfd): its delta is found without comparing, holds the change only, and restores
+# whole.
 tracked_delta_of_a_restored_golden_image() {
   [ -d "$WORK/golden" ] || skip "needs golden_image_and_delta_restore_whole" || return
   local id="e2e-$$-golden-t" o=$WORK/golden-t.out d=$WORK/golden-t
   rm -rf "$d"
-  ms_bg "$o" restore --unsafe-no-confine --id "$id" --image "$WORK/golden"
+  ms_bg "$o" restore --id "$id" --image "$WORK/golden"
   local p=$bg_pid
   wait_line "$o" '^ready2$' || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$d" --base "$WORK/golden" || { kill "$p" 2>/dev/null; return 1; }
@@ -202,14 +203,19 @@ slot_restore_is_a_plain_restore() {
       grep -q 'stats: slot: reset .* pages' <<<"$err" || { rm -rf "$s"; fail "no reset: $(err_hint)"; return 1; }
     done
   done
-  # Unconfined, writes are tracked: the reset follows them, not the slot's 8201 pages.
+  # Confined or not, writes are tracked: the reset follows them, not the slot's 8201 pages.
   local pages
-  pages=$(sed -n 's/.*slot: reset \([0-9]*\) pages (tracked).*/\1/p' <<<"$err")
-  if [ -n "$pages" ] && [ "$pages" -ge 4000 ]; then
-    rm -rf "$s"
-    fail "a tracked reset of $pages pages for 4 MiB changed"
-    return 1
-  fi
+  for mode in "" --unsafe-no-confine; do
+    # shellcheck disable=SC2086
+    ms restore --stats $mode --image "$WORK/golden-delta" --slots "$s"
+    expect_status 0 || { why="slot restore $mode: $why"; rm -rf "$s"; return 1; }
+    pages=$(sed -n 's/.*slot: reset \([0-9]*\) pages (tracked).*/\1/p' <<<"$err")
+    if [ -z "$pages" ] || [ "$pages" -ge 4000 ]; then
+      rm -rf "$s"
+      fail "slot restore $mode: not a tracked reset of the pages written: $(grep 'slot:' <<<"$err")"
+      return 1
+    fi
+  done
   slot_equals_golden "$s/slot.0" && slot_equals_golden "$s/slot.1" || { rm -rf "$s"; return 1; }
   # An image that is not a delta of the slots' golden image is refused in one line.
   local id="e2e-$$-slot-full" o=$WORK/slot-full.out full=$WORK/slot-full
@@ -239,7 +245,7 @@ tracked_reset_counts_the_written_pages_wherever_the_guest_runs() {
   expect_status 0 || return
   for plat in seccomp ptrace; do
     for i in 1 2; do
-      ms restore --stats --unsafe-no-confine --platform "$plat" --placement other \
+      ms restore --stats --platform "$plat" --placement other \
         --image "$WORK/golden-delta" --slots "$s"
       expect_status 0 || { why="$plat: $why"; rm -rf "$s"; return 1; }
       pages=$(sed -n 's/.*slot: reset \([0-9]*\) pages (tracked).*/\1/p' <<<"$err")
@@ -247,7 +253,7 @@ tracked_reset_counts_the_written_pages_wherever_the_guest_runs() {
         { rm -rf "$s"; fail "$plat, exit: a tracked reset of '$pages' pages for 4 MiB changed"; return 1; }
     done
     # Ended by a SIGTERM to the Sentry while the guest sleeps: its stubs are killed at teardown.
-    ms_bg "$o" restore --stats --unsafe-no-confine --platform "$plat" --placement other \
+    ms_bg "$o" restore --stats --platform "$plat" --placement other \
       --image "$WORK/golden-delta" --slots "$s"
     p=$bg_pid
     wait_line "$o.err" 'memory loaded' || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
@@ -273,7 +279,7 @@ tracked_reset_counts_the_written_pages_wherever_the_guest_runs() {
   ms slots --base "$g" --count 1 "$s"
   expect_status 0 || return
   for plat in seccomp ptrace; do
-    ms_bg "$o" restore --stats --unsafe-no-confine --platform "$plat" --placement other \
+    ms_bg "$o" restore --stats --platform "$plat" --placement other \
       --image "$g" --slots "$s"
     p=$bg_pid
     wait_line "$o.err" 'memory loaded' || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }

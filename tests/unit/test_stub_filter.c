@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +47,9 @@ extern const char test_gadget[], test_gadget2[];
 #define MEMFD 1000 /* no such descriptor here */
 #define SYSFD 1001
 #define DOORBELL 1002
+#define FDSOCK 1003
+/* The parameter page's message, where the filters are told it lies. */
+#define FDMSG STUB_FDMSG_ADDR(STUB_BASE)
 #define SYSTRAP_FLAGS                                                                              \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |        \
 	 CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)
@@ -114,6 +118,7 @@ static int build(struct sock_filter *f, bool factory)
 	    .stub_prog = factory ? (uint64_t)&stub_prog : 0,
 	    .stub_base = STUB_BASE,
 	    .stub_len = STUB_LEN,
+	    .fdsock = FDSOCK,
 	};
 	return stub_filter_build(f, STUB_MAX_FILTER, &spec);
 }
@@ -195,6 +200,40 @@ static void mmap_memfd_via_gadget(void)
 	/* Allowed through; the host then refuses it (no such descriptor here): EBADF. */
 	if (via_gadget(SYS_mmap, 0x10000, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, MEMFD) != -EBADF)
 		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+/* A stub's userfaultfd to the Sentry (docs/security.md, "A stub's userfaultfd"): sendmsg of
+ * the parameter page's message on the stubs' socket, in the one form the Sentry injects. */
+static void send_fd_via_gadget(void)
+{
+	/* Allowed through; the host then refuses it (no such descriptor here): EBADF. */
+	if (via_gadget(SYS_sendmsg, FDSOCK, FDMSG, MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0) != -EBADF)
+		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+static void send_fd_on_another_socket_via_gadget(void)
+{
+	via_gadget(SYS_sendmsg, MEMFD, FDMSG, MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0);
+}
+
+static void send_another_message_via_gadget(void)
+{
+	via_gadget(SYS_sendmsg, FDSOCK, FDMSG + 8, MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0);
+}
+
+static void send_fd_blocking_via_gadget(void)
+{
+	via_gadget(SYS_sendmsg, FDSOCK, FDMSG, MSG_NOSIGNAL, 0, 0);
+}
+
+static void sendto_via_gadget(void)
+{
+	via_gadget(SYS_sendto, FDSOCK, FDMSG, 1, MSG_DONTWAIT | MSG_NOSIGNAL, 0);
+}
+
+static void recvmsg_via_gadget(void)
+{
+	via_gadget(SYS_recvmsg, FDSOCK, FDMSG, MSG_DONTWAIT, 0, 0);
 }
 
 static void fork_via_gadget(void)
@@ -448,6 +487,24 @@ static void test_other_calls_from_the_gadget_kill_the_stub(void **state)
 	assert_int_equal(under_filter(exit_group_via_gadget), KILLED);
 }
 
+/* The stubs' socket carries the one message, in the one form; nothing else of sockets. */
+static void test_a_stub_sends_only_its_message_on_its_socket(void **state)
+{
+	(void)state;
+	for (int sys = 0; sys < 2; sys++) {
+		systrap = sys;
+		int refused = sys ? TRAPPED : KILLED;
+		assert_int_equal(under_filter(send_fd_via_gadget), ALLOWED);
+		assert_int_equal(under(STACKED, send_fd_via_gadget), ALLOWED);
+		assert_int_equal(under_filter(send_fd_on_another_socket_via_gadget), refused);
+		assert_int_equal(under_filter(send_another_message_via_gadget), refused);
+		assert_int_equal(under_filter(send_fd_blocking_via_gadget), refused);
+		assert_int_equal(under_filter(sendto_via_gadget), refused);
+		assert_int_equal(under_filter(recvmsg_via_gadget), refused);
+	}
+	systrap = false;
+}
+
 static void test_the_factory_forks_and_installs_only_the_stub_filter(void **state)
 {
 	(void)state;
@@ -548,6 +605,7 @@ static void test_built_filters_are_what_libseccomp_compiles_at_run_time(void **s
 		    .stub_prog = i & 2 ? base + 4096 + 8 * (x >> 50 & 63) : 0,
 		    .stub_base = base,
 		    .stub_len = i & 1 ? STUB_LEN : 8192,
+		    .fdsock = 6000 + (int)(x >> 40) % 1000,
 		};
 		int n = stub_filter_build(built, STUB_MAX_FILTER, &spec);
 		int m = stub_filter_compile(now, STUB_MAX_FILTER, &spec);
@@ -573,6 +631,7 @@ int main(void)
 	    cmocka_unit_test(test_a_call_from_elsewhere_is_trapped),
 	    cmocka_unit_test(test_injected_calls_pass),
 	    cmocka_unit_test(test_other_calls_from_the_gadget_kill_the_stub),
+	    cmocka_unit_test(test_a_stub_sends_only_its_message_on_its_socket),
 	    cmocka_unit_test(test_the_factory_forks_and_installs_only_the_stub_filter),
 	    cmocka_unit_test(test_a_stub_of_the_factory_can_neither_fork_nor_refilter),
 	    cmocka_unit_test(test_the_seccomp_platform_rows),

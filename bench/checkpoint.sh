@@ -13,10 +13,9 @@
 # and restore wall time (median, min, max), the image size, the throughput, against the
 # native memcpy bandwidth of this machine (bench/membw.c) and the load average while it ran;
 # where this minisentry has them, `restore --lazy` (time to the first instruction) and
-# `checkpoint --parent` of the unchanged guest. Both need an unconfined Sentry (docs/checkpoint.md,
-# "Under confinement"): the lazy restore gets --unsafe-no-confine, and --parent is measured only
-# with BENCH_MEM_UNCONFINED=1, which runs the guests unconfined too (the checkpoint figures are
-# then an unconfined Sentry's). BENCH_CKPT_PARTS ("idle memory") picks parts.
+# `checkpoint --parent` of the unchanged guest, all confined (docs/checkpoint.md, "Under
+# confinement"); BENCH_MEM_UNCONFINED=1 runs everything with --unsafe-no-confine instead, for
+# comparison. BENCH_CKPT_PARTS ("idle memory") picks parts.
 # Exits non-zero if a run failed or a target is missed.
 # Usage: bench/checkpoint.sh MINISENTRY ROOTFS
 set -uo pipefail
@@ -235,7 +234,7 @@ mem_run() {
   local rs lazy=""
   rs=$(restore_stats "$WORK/mimg") || return 1
   if [ -n "$HAVE_LAZY" ]; then
-    lazy=$(restore_stats "$WORK/mimg" --lazy --unsafe-no-confine) || return 1
+    lazy=$(restore_stats "$WORK/mimg" --lazy "${RUN_FLAGS[@]}") || return 1
   fi
   read -r a b <<<"$line"
   echo "$a $b $rs ${lazy:--} ${parent:--}" >>"$WORK/mem.runs"
@@ -256,11 +255,9 @@ part_memory() {
   local help
   help=$("$MS" --help 2>&1)
   grep -q -- '--lazy' <<<"$help" && HAVE_LAZY=1
+  grep -q -- '--parent' <<<"$help" && HAVE_PARENT=1
   RUN_FLAGS=()
-  if [ "${BENCH_MEM_UNCONFINED:-0}" = 1 ]; then
-    RUN_FLAGS=(--unsafe-no-confine)
-    grep -q -- '--parent' <<<"$help" && HAVE_PARENT=1
-  fi
+  [ "${BENCH_MEM_UNCONFINED:-0}" = 1 ] && RUN_FLAGS=(--unsafe-no-confine)
   read -r hot fresh < <("$repo/build/bench/membw" 256 5)
   echo "## Guest memory: checkpoint and restore (median [min–max] of $MEM_RUNS runs)"
   echo

@@ -4,8 +4,8 @@
 # --golden; it then rewrites 7.15 MB in 20 regions and is checkpointed with --base (and, for
 # the size comparison, in full). Reported, as median [min–max] of BENCH_GOLDEN_RUNS (5) runs:
 # - delta creation: the checkpoint's wall time in the Sentry and the GB/s of populated base
-#   (167 MiB / time), confined (pages compared with the base) and unconfined (restored from
-#   the golden image, so writes are tracked);
+#   (167 MiB / time), of a guest started from scratch (pages compared with the base) and of one
+#   restored from the golden image (writes tracked), both confined;
 # - the memory of a restore: plain restore of the delta (a full copy of the base, then the
 #   delta) against a slot restore (overlay in place) plus the slot's reset at exit, as GB/s of
 #   populated base;
@@ -81,12 +81,12 @@ make_images() {
   echo "${d% *} ${d#* } ${f#* } ${g% *}"
 }
 
-# tracked_delta DIR: restores DIR/golden unconfined (its writes tracked from there), lets it
+# tracked_delta DIR: restores DIR/golden (its writes tracked from there, confined), lets it
 # change, and checkpoints it with --base; prints the checkpoint's wall ms.
 tracked_delta() {
   local dir=$1 id="bench-golden-t-$$-$RANDOM" ck
   rm -rf "$dir/tdelta"
-  timeout -k 5 600 "$MS" restore --unsafe-no-confine --id "$id" --image "$dir/golden" \
+  timeout -k 5 600 "$MS" restore --id "$id" --image "$dir/golden" \
     </dev/null >"$dir/t.out" 2>&1 &
   local pid=$!
   wait_for "$dir/t.out" '^ready2$' 300 || { echo "bench: tracked restore did not change: $(head -n2 "$dir/t.out")" >&2; kill "$pid"; return 1; }
@@ -144,7 +144,7 @@ if [ -s "$WORK/ck.runs" ]; then
     "$(fmt3 "$c" 1)" "$(awk -v p="$popmb" '{ printf "%.2f [%.2f–%.2f]", p / $1, p / $3, p / $2 }' <<<"$c")"
   if [ -s "$WORK/tck.runs" ]; then
     c=$(col 1 "$WORK/tck.runs")
-    printf "delta creation, tracked (restored from the golden image, unconfined): %s ms = %s GB/s\n" \
+    printf "delta creation, tracked (restored from the golden image, confined): %s ms = %s GB/s\n" \
       "$(fmt3 "$c" 1)" "$(awk -v p="$popmb" '{ printf "%.2f [%.2f–%.2f]", p / $1, p / $3, p / $2 }' <<<"$c")"
   fi
   printf "image sizes: delta %s bytes, full image %s bytes, golden image (sparse) %s bytes on disk\n" \

@@ -53,9 +53,11 @@ int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write);
 
 /* Write tracking by fault (wpfaults.c), for a stub whose pagemap the Sentry cannot read: UFFD
  * (its API set for synchronous write-protection) is watched by a thread of the Sentry that
- * notes each page a write stopped at and lifts that page's protection. wpq_take hands FN every
- * page address noted since the last take (false if some were lost: count everything as
- * written); wpq_remove stops watching (UFFD stays the caller's). */
+ * notes the WPQ_BLOCK-aligned block of each page a write stopped at and lifts that block's
+ * protection. wpq_take hands FN the address of every block noted since the last take (false
+ * if some were lost: count everything as written); wpq_remove stops watching (UFFD stays the
+ * caller's). */
+#define WPQ_BLOCK (64 * 1024)
 struct wpq;
 struct wpq *wpq_add(int uffd);
 void wpq_remove(struct wpq *q);

@@ -252,17 +252,24 @@ static void mark_all(const struct tspace *sp)
 		mark(sp->r[i].off, sp->r[i].len);
 }
 
-/* A page a write of SP stopped at: counted, and protected again for the next base. */
+/* A block a write of SP stopped at (wpfaults.c): counted, and protected again for the next
+ * base. A block that reaches past a registered range is refused, possibly after protecting a
+ * part of it; it is then protected page by page. */
 static void refault(void *arg, uint64_t addr)
 {
 	const struct tspace *sp = arg;
-	struct uffdio_writeprotect w = {.range = {addr, MEMFILE_PAGE},
+	struct uffdio_writeprotect w = {.range = {addr, WPQ_BLOCK},
 					.mode = UFFDIO_WRITEPROTECT_MODE_WP};
 
-	mark_space(sp, addr, addr + MEMFILE_PAGE);
-	/* Not there any more (unmapped, its process gone): nothing to protect. */
-	if (ioctl(sp->uffd, UFFDIO_WRITEPROTECT, &w) && errno != ENOENT && errno != ESRCH)
-		tr.valid = false;
+	mark_space(sp, addr, addr + WPQ_BLOCK);
+	if (!ioctl(sp->uffd, UFFDIO_WRITEPROTECT, &w))
+		return;
+	for (uint64_t at = addr; at < addr + WPQ_BLOCK; at += MEMFILE_PAGE) {
+		w.range = (struct uffdio_range){at, MEMFILE_PAGE};
+		/* Not there any more (unmapped, its process gone): nothing to protect. */
+		if (ioctl(sp->uffd, UFFDIO_WRITEPROTECT, &w) && errno != ENOENT && errno != ESRCH)
+			tr.valid = false;
+	}
 }
 
 static void harvest_space(struct tspace *sp)

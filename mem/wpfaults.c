@@ -4,11 +4,13 @@
  * find what the asynchronous write-protection recorded). The stub's userfaultfd is then set up
  * for synchronous write-protection: the first write to a protected page after a base stops the
  * writing thread with a fault message, which a thread of the Sentry answers here by noting the
- * page and lifting the protection of that page alone. A harvest takes the noted pages and
- * protects them again (docs/checkpoint.md, "Write tracking under confinement").
+ * WPQ_BLOCK-aligned block around the page and lifting the protection of that block. A harvest
+ * takes the noted blocks and protects them again (docs/checkpoint.md, "Write tracking under
+ * confinement"). A block rather than a page because every fault is a round trip the guest
+ * waits for: a page at a time, writing 256 MiB after a restore cost it a second more.
  *
- * The order keeps every write seen: a page is noted before its protection is lifted, and the
- * write it stopped only lands after that, so a write is either in the pages a harvest takes, or
+ * The order keeps every write seen: a block is noted before its protection is lifted, and the
+ * write it stopped only lands after that, so a write is either in the blocks a harvest takes, or
  * lands after the harvest (and is noted for the next one). */
 #include "mem/internal.h"
 
@@ -41,10 +43,13 @@ static struct {
 	uint64_t gen, gen_seen; /* changes of the set, and the last one the thread has taken */
 } wp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .wake = -1};
 
-/* A page of Q's written: noted, then its protection lifted (which wakes the writer). */
+/* A page of Q's written: its block noted, then the block's protection lifted (which wakes the
+ * writer). A block that reaches past the registered range is refused (ENOENT), possibly after
+ * a part of it was lifted, all of which is noted; the page itself is then lifted alone. */
 static void answer(struct wpq *q, uint64_t addr)
 {
-	struct uffdio_writeprotect w = {.range = {addr, MEMFILE_PAGE}, .mode = 0};
+	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
+	struct uffdio_writeprotect w = {.range = {block, WPQ_BLOCK}, .mode = 0};
 
 	pthread_mutex_lock(&wp.lock);
 	if (q->n == q->cap) {
@@ -56,14 +61,16 @@ static void answer(struct wpq *q, uint64_t addr)
 		}
 	}
 	if (q->n < q->cap)
-		q->addr[q->n++] = addr;
+		q->addr[q->n++] = block;
 	else
 		q->lost = true;
 	pthread_mutex_unlock(&wp.lock);
+	if (!ioctl(q->uffd, UFFDIO_WRITEPROTECT, &w))
+		return;
+	w.range = (struct uffdio_range){addr, MEMFILE_PAGE};
 	if (ioctl(q->uffd, UFFDIO_WRITEPROTECT, &w) && errno != ENOENT) {
 		/* Still protected: the writer would wait forever. Wake it to fault again. */
-		struct uffdio_range r = {addr, MEMFILE_PAGE};
-		ioctl(q->uffd, UFFDIO_WAKE, &r);
+		ioctl(q->uffd, UFFDIO_WAKE, &w.range);
 	}
 }
 

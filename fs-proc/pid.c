@@ -403,7 +403,7 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 		kernfs_buf_printf(b, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",
 				  (unsigned long long)st.st_ino);
 	} else if (f->ops->ioctl && f->ops->ioctl(f, TCGETS, tbuf) == 0) {
-		kernfs_buf_puts(b, "/dev/console"); /* a terminal the sandbox has no node for */
+		kernfs_buf_puts(b, "/dev/pts/0"); /* the sandbox's terminal (sentry/kernel.c) */
 	} else if (f->ops->host_fd && f->ops->host_fd(f) >= 0 && f->ops->getattr &&
 		   f->ops->getattr(f, &st) == 0) {
 		/* A host file handed in as stdio: its host path is not the guest's business. */

@@ -22,9 +22,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -1214,16 +1217,157 @@ static void print_msghdr(FILE *out, struct task *t, unsigned long addr, long ret
 	fputc('}', out);
 }
 
+/* --- credentials, CPU and system figures ----------------------------------------------------- */
+
+static void print_tms(FILE *out, struct task *t, unsigned long addr)
+{
+	struct tms tm;
+
+	if (!addr || copy_in(t->mm, &tm, addr, sizeof(tm))) {
+		print_addr(out, addr);
+		return;
+	}
+	fprintf(out, "{tms_utime=%ld, tms_stime=%ld, tms_cutime=%ld, tms_cstime=%ld}",
+		(long)tm.tms_utime, (long)tm.tms_stime, (long)tm.tms_cutime, (long)tm.tms_cstime);
+}
+
+/* N group ids at ADDR: [0, 5]. */
+static void print_gid_list(FILE *out, struct task *t, unsigned long addr, long n)
+{
+	uint32_t g;
+
+	if (!addr || n < 0 || n > 65536) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (long i = 0; i < n; i++) {
+		if (i == STRACE_STR) {
+			fputs(", ...", out);
+			break;
+		}
+		if (copy_in(t->mm, &g, addr + 4 * i, sizeof(g))) {
+			fprintf(out, "%s%#lx", i ? ", " : "", addr + 4 * i);
+			break;
+		}
+		fprintf(out, "%s%u", i ? ", " : "", g);
+	}
+	fputc(']', out);
+}
+
+static void print_sysinfo(FILE *out, struct task *t, unsigned long addr)
+{
+	struct sysinfo si;
+
+	if (!addr || copy_in(t->mm, &si, addr, sizeof(si))) {
+		print_addr(out, addr);
+		return;
+	}
+	fprintf(out,
+		"{uptime=%ld, loads=[%lu, %lu, %lu], totalram=%lu, freeram=%lu, sharedram=%lu, "
+		"bufferram=%lu, totalswap=%lu, freeswap=%lu, procs=%u, totalhigh=%lu, "
+		"freehigh=%lu, mem_unit=%u}",
+		si.uptime, si.loads[0], si.loads[1], si.loads[2], si.totalram, si.freeram,
+		si.sharedram, si.bufferram, si.totalswap, si.freeswap, (unsigned)si.procs,
+		si.totalhigh, si.freehigh, (unsigned)si.mem_unit);
+}
+
+static void print_statfs(FILE *out, struct task *t, unsigned long addr)
+{
+	static const struct flag_name magics[] = {
+	    {0x9fa0, "PROC_SUPER_MAGIC"},	 {0x01021994, "TMPFS_MAGIC"},
+	    {0x62656572, "SYSFS_MAGIC"},	 {0x794c7630, "OVERLAYFS_SUPER_MAGIC"},
+	    {0x1cd1, "DEVPTS_SUPER_MAGIC"},	 {0xef53, "EXT2_SUPER_MAGIC"},
+	    {0x9123683e, "BTRFS_SUPER_MAGIC"},	 {0x58465342, "XFS_SUPER_MAGIC"},
+	    {0x63677270, "CGROUP2_SUPER_MAGIC"}, {0x27e0eb, "CGROUP_SUPER_MAGIC"},
+	    {0x534f434b, "SOCKFS_MAGIC"},	 {0x50495045, "PIPEFS_MAGIC"},
+	    {0x09041934, "ANON_INODE_FS_MAGIC"}, {0x858458f6, "RAMFS_MAGIC"},
+	    {0x6969, "NFS_SUPER_MAGIC"},	 {0x73636673, "SECURITYFS_MAGIC"},
+	    {0x64626720, "DEBUGFS_MAGIC"},	 {0x74726163, "TRACEFS_MAGIC"},
+	    {0x65735546, "FUSE_SUPER_MAGIC"},	 {0x73717368, "SQUASHFS_MAGIC"},
+	    {0x9660, "ISOFS_SUPER_MAGIC"},	 {0x4d44, "MSDOS_SUPER_MAGIC"},
+	    {0x42494e4d, "BINFMTFS_MAGIC"},	 {0x6e736673, "NSFS_MAGIC"},
+	    {0xcafe4a11, "BPF_FS_MAGIC"},	 {0x958458f6, "HUGETLBFS_MAGIC"},
+	    {0x2fc12fc1, "ZFS_SUPER_MAGIC"},	 {0x01021997, "V9FS_MAGIC"}};
+	/* strace lists ST_VALID first, then the others by bit. */
+	static const struct flag_name flags[] = {
+	    {32, "ST_VALID"},	   {1, "ST_RDONLY"},	    {2, "ST_NOSUID"},
+	    {4, "ST_NODEV"},	   {8, "ST_NOEXEC"},	    {16, "ST_SYNCHRONOUS"},
+	    {64, "ST_MANDLOCK"},   {128, "ST_WRITE"},	    {256, "ST_APPEND"},
+	    {512, "ST_IMMUTABLE"}, {1024, "ST_NOATIME"},    {2048, "ST_NODIRATIME"},
+	    {4096, "ST_RELATIME"}, {8192, "ST_NOSYMFOLLOW"}};
+	struct statfs sf;
+	int fsid[2];
+
+	if (!addr || copy_in(t->mm, &sf, addr, sizeof(sf))) {
+		print_addr(out, addr);
+		return;
+	}
+	memcpy(fsid, &sf.f_fsid, sizeof(fsid));
+	fputs("{f_type=", out);
+	print_const(out, (unsigned long)sf.f_type, magics, NFLAGS(magics), "%#lx");
+	fprintf(out,
+		", f_bsize=%ld, f_blocks=%lu, f_bfree=%lu, f_bavail=%lu, f_files=%lu, f_ffree=%lu, "
+		"f_fsid={val=[%#x, %#x]}, f_namelen=%ld, f_frsize=%ld, f_flags=",
+		(long)sf.f_bsize, (unsigned long)sf.f_blocks, (unsigned long)sf.f_bfree,
+		(unsigned long)sf.f_bavail, (unsigned long)sf.f_files, (unsigned long)sf.f_ffree,
+		(unsigned)fsid[0], (unsigned)fsid[1], (long)sf.f_namelen, (long)sf.f_frsize);
+	print_flags(out, (unsigned long)sf.f_flags, flags, NFLAGS(flags), "0");
+	fputc('}', out);
+}
+
+/* A CPU set of LEN bytes: the numbers of the CPUs in it, [0 1]. */
+static void print_cpu_set(FILE *out, struct task *t, unsigned long addr, long len)
+{
+	uint64_t w;
+	bool any = false;
+
+	if (!addr || len < 0 || len > 8192) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (long word = 0; word * 8 < len; word++) {
+		if (copy_in(t->mm, &w, addr + word * 8, sizeof(w)))
+			break;
+		for (int b = 0; b < 64; b++)
+			if (w >> b & 1) {
+				fprintf(out, "%s%ld", any ? " " : "", word * 64 + b);
+				any = true;
+			}
+	}
+	fputc(']', out);
+}
+
 /* --- calls ----------------------------------------------------------------------------------- */
 
 /* Format letters beyond the table's (sentry/syscall.h): decoders of strace's constants and
  * structures. Those in OUT_FORMATS are what the call writes: decoded after it, shown only
  * when it succeeded (else the address), and left for the `resumed` part of a blocked call. */
 #define OUT_FORMATS "rqmyNBZjDzVwgYi8@_}=:`.'"
+/* A backslash and a letter are one argument's format of a second set (EXT(c)); those in
+ * OUT_EXT_FORMATS are what the call writes. */
+#define EXT(c) (0x100 | (c))
+#define OUT_EXT_FORMATS "TGisa"
 
-static bool is_out(char c)
+static bool is_out(int code)
 {
-	return c && strchr(OUT_FORMATS, c);
+	if (code & 0x100)
+		return strchr(OUT_EXT_FORMATS, code & 0xff) != NULL;
+	return code && strchr(OUT_FORMATS, code);
+}
+
+/* FMT as one code per argument (at most 6); returns how many. */
+static int format_codes(const char *fmt, int codes[6])
+{
+	int n = 0;
+
+	for (; *fmt && n < 6; fmt++)
+		if (*fmt == '\\' && fmt[1])
+			codes[n++] = EXT((unsigned char)*++fmt);
+		else
+			codes[n++] = (unsigned char)*fmt;
+	return n;
 }
 
 /* A call whose arguments depend on another one: the format for this instance. */
@@ -1594,17 +1738,44 @@ static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsign
 	}
 }
 
-/* Argument I of T's call in format C, given the call's result RET. */
-static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long ret)
+/* Argument I of T's call in format CODES[I] (N of them), given the call's result RET. */
+static void print_arg(FILE *out, struct task *t, const int *codes, int n, int i, long ret)
 {
 	const unsigned long *a = t->sc.args;
 	bool ok = ret >= 0 && ret != -ESENTRY_BLOCK;
 
-	if (is_out(fmt[i]) && !ok && fmt[i] != 'z') {
+	if (is_out(codes[i]) && !ok && codes[i] != 'z') {
 		print_addr(out, a[i]);
 		return;
 	}
-	switch (fmt[i]) {
+	switch (codes[i]) {
+	case EXT('w'): {
+		static const struct flag_name which[] = {
+		    {0, "PRIO_PROCESS"}, {1, "PRIO_PGRP"}, {2, "PRIO_USER"}};
+		print_const(out, (unsigned)a[i], which, NFLAGS(which), "%#lx /* PRIO_??? */");
+		break;
+	}
+	case EXT('T'):
+		print_tms(out, t, a[i]);
+		break;
+	case EXT('g'): /* setgroups' list, as many as its first argument */
+		print_gid_list(out, t, a[i], (long)(int)a[0]);
+		break;
+	case EXT('G'): /* getgroups' list: as many as it returned, if it was asked for them */
+		if ((int)a[0] == 0)
+			print_addr(out, a[i]);
+		else
+			print_gid_list(out, t, a[i], ret);
+		break;
+	case EXT('i'):
+		print_sysinfo(out, t, a[i]);
+		break;
+	case EXT('s'):
+		print_statfs(out, t, a[i]);
+		break;
+	case EXT('a'): /* a CPU set, as many bytes as the call returned */
+		print_cpu_set(out, t, a[i], ret);
+		break;
 	case 'd':
 		fprintf(out, "%d", (int)a[i]);
 		break;
@@ -1705,7 +1876,7 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 		break;
 	case 'k':
 	case 'm':
-		print_sigset(out, t, a[i], a[strlen(fmt) - 1]); /* sigsetsize: the last one */
+		print_sigset(out, t, a[i], a[n - 1]); /* sigsetsize: the last one */
 		break;
 	case 't':
 	case 'V':
@@ -2060,7 +2231,7 @@ void strace_print_call(FILE *out, struct task *t, long ret, enum strace_part par
 	const struct syscall_def *def = syscall_def(t->sc.nr);
 	const char *name = syscall_name(t->sc.nr);
 	const unsigned long *a = t->sc.args;
-	const char *fmt;
+	int codes[6];
 	int n, k;
 
 	if (!def) {
@@ -2090,16 +2261,15 @@ void strace_print_call(FILE *out, struct task *t, long ret, enum strace_part par
 		}
 		return;
 	}
-	fmt = call_format(t, def);
-	n = (int)strlen(fmt);
-	for (k = 0; k < n && !is_out(fmt[k]); k++)
+	n = format_codes(call_format(t, def), codes);
+	for (k = 0; k < n && !is_out(codes[k]); k++)
 		;
 	for (int i = 0; i < n; i++) {
 		if (!(part & (i < k ? STRACE_ENTRY : STRACE_EXIT)))
 			continue;
 		if (i && (i != k || part == STRACE_WHOLE))
 			fputs(", ", out);
-		print_arg(out, t, fmt, i, ret);
+		print_arg(out, t, codes, n, i, ret);
 		if (part == STRACE_ENTRY && i == k - 1 && k < n)
 			fputs(", ", out);
 	}

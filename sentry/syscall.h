@@ -32,7 +32,10 @@ typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
  *   m sigset, y stat, N utsname, j int[2], D dirents, V timespec, z timespec left of a
  *   sleep, w wait status, i iovecs, 8 epoll events, Y an ioctl's structure, @ statx,
  *   _ stack_t, } itimerval, . rusage, = getsockopt value, : int, ` msghdr received,
- *   ' sockaddr (its length at the next argument). */
+ *   ' sockaddr (its length at the next argument).
+ * A backslash and a letter are one argument of a second set: \w getpriority's which, \g
+ * setgroups' list; written by the call: \G getgroups' list, \T tms, \i sysinfo, \s statfs,
+ * \a CPU set. */
 /* How much of a syscall is there, as in gVisor's table. */
 enum syscall_support {
 	SYSCALL_SUPPORTED,

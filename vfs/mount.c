@@ -110,6 +110,13 @@ int vfs_mount_id(const struct vfs_dentry *d)
 	return d->mount ? d->mount->id + 1 : VFS_ROOT_MOUNT_ID;
 }
 
+unsigned long vfs_mount_flags(const struct vfs_dentry *d)
+{
+	while (d->parent != d)
+		d = d->parent;
+	return d->mount ? d->mount->flags : 0;
+}
+
 int vfs_mounts_foreach(int (*fn)(struct vfs_mount *m, void *arg), void *arg)
 {
 	struct vfs_mount *m;

@@ -299,6 +299,9 @@ int vfs_mount_fs(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root,
 #define VFS_ROOT_MOUNT_ID 1
 #define VFS_INTERNAL_MOUNT_ID 15
 int vfs_mount_id(const struct vfs_dentry *d);
+/* The mount(2) flags (MS_RDONLY, MS_NOSUID, ...) of the mount dentry D lies in; 0 for the
+ * root's tree. */
+unsigned long vfs_mount_flags(const struct vfs_dentry *d);
 /* Calls FN on every mount, oldest first (the order of /proc/mounts), until it returns
  * non-zero, which is then returned; 0 after the last. FN must not mount or unmount. */
 int vfs_mounts_foreach(int (*fn)(struct vfs_mount *m, void *arg), void *arg);

@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/times.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -136,6 +138,17 @@ int main(void)
 	len = sizeof(cr);
 	getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &cr, &len);
 	getrusage(RUSAGE_SELF, &ru);
+
+	gid_t groups[2] = {0, 5};
+	uid_t ru_, eu_, su_;
+	struct tms tm;
+	getpriority(PRIO_PROCESS, 0);
+	setpriority(PRIO_PROCESS, 0, 1);
+	setgroups(2, groups);
+	getgroups(2, groups);
+	getgroups(0, NULL);
+	getresuid(&ru_, &eu_, &su_);
+	times(&tm);
 
 	umount2("/nonexistent-strace-calls", MNT_DETACH);
 	mount("none", "/nonexistent-strace-calls", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m");

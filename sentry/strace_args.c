@@ -1348,13 +1348,65 @@ static void print_cpu_set(FILE *out, struct task *t, unsigned long addr, long le
 /* A backslash and a letter are one argument's format of a second set (EXT(c)); those in
  * OUT_EXT_FORMATS are what the call writes. */
 #define EXT(c) (0x100 | (c))
-#define OUT_EXT_FORMATS "TGisa"
+#define OUT_EXT_FORMATS "TGisal"
 
 static bool is_out(int code)
 {
 	if (code & 0x100)
 		return strchr(OUT_EXT_FORMATS, code & 0xff) != NULL;
 	return code && strchr(OUT_FORMATS, code);
+}
+
+/* The socklen_t an in/out length argument held when its call began, one slot per task: strace
+ * shows [128 => 16] when the call changed it, [128] when it failed. */
+static struct {
+	pid_t tid;
+	long nr;
+	uint32_t val;
+} entry_lens[64];
+
+static void stash_entry_len(struct task *t, unsigned long addr)
+{
+	uint32_t v;
+	int slot = (int)(t->tid & 63);
+
+	entry_lens[slot].tid = 0;
+	if (addr && !copy_in(t->mm, &v, addr, sizeof(v))) {
+		entry_lens[slot].tid = t->tid;
+		entry_lens[slot].nr = t->sc.nr;
+		entry_lens[slot].val = v;
+	}
+}
+
+static bool entry_len(struct task *t, uint32_t *v)
+{
+	int slot = (int)(t->tid & 63);
+
+	if (entry_lens[slot].tid != t->tid || entry_lens[slot].nr != t->sc.nr)
+		return false;
+	*v = entry_lens[slot].val;
+	return true;
+}
+
+/* An in/out length at ADDR after its call: [N => M], or [M] when unchanged (or not known);
+ * after a failed call, what it held: [N]. */
+static void print_inout_len(FILE *out, struct task *t, unsigned long addr, bool ok)
+{
+	uint32_t before, after;
+	bool known = entry_len(t, &before);
+
+	if (!ok) {
+		if (known)
+			fprintf(out, "[%u]", before);
+		else
+			print_addr(out, addr);
+	} else if (!addr || copy_in(t->mm, &after, addr, sizeof(after))) {
+		print_addr(out, addr);
+	} else if (known && before != after) {
+		fprintf(out, "[%u => %u]", before, after);
+	} else {
+		fprintf(out, "[%u]", after);
+	}
 }
 
 /* FMT as one code per argument (at most 6); returns how many. */
@@ -1744,6 +1796,10 @@ static void print_arg(FILE *out, struct task *t, const int *codes, int n, int i,
 	const unsigned long *a = t->sc.args;
 	bool ok = ret >= 0 && ret != -ESENTRY_BLOCK;
 
+	if (codes[i] == EXT('l')) { /* an in/out length, shown even when the call failed */
+		print_inout_len(out, t, a[i], ok);
+		return;
+	}
 	if (is_out(codes[i]) && !ok && codes[i] != 'z') {
 		print_addr(out, a[i]);
 		return;
@@ -2264,6 +2320,10 @@ void strace_print_call(FILE *out, struct task *t, long ret, enum strace_part par
 	n = format_codes(call_format(t, def), codes);
 	for (k = 0; k < n && !is_out(codes[k]); k++)
 		;
+	if (part == STRACE_ENTRY)
+		for (int i = 0; i < n; i++)
+			if (codes[i] == EXT('l'))
+				stash_entry_len(t, a[i]);
 	for (int i = 0; i < n; i++) {
 		if (!(part & (i < k ? STRACE_ENTRY : STRACE_EXIT)))
 			continue;

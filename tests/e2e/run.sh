@@ -376,7 +376,7 @@ strace_decodes_structures_as_host_strace_does() {
   local norm='s/^[0-9]+ +//; s/^\[pid +[0-9]+\] //; s/0x[0-9a-f]+/ADDR/g;
     s/(tv_sec|tv_usec|tv_nsec|pid|tms_[a-z]+)=[0-9]+/\1=N/g; s/htons\([0-9]+\)/htons(P)/g;
     s/^((fork|wait4)\()[0-9]+/\1N/; s/ += / = /; s/ = [0-9]+$/ = N/; s/^(mount\(.*\)) = .*/\1/'
-  local calls='^(select|pselect6|sigaltstack|setitimer|getitimer|setsockopt|getsockopt|getsockname|ioctl|sendmsg|recvmsg|getrusage|umount2|mount|wait4|<\.\.\. wait4|getpriority|setpriority|setgroups|getgroups|getresuid|times)\('
+  local calls='^(select|pselect6|sigaltstack|setitimer|getitimer|setsockopt|getsockopt|getsockname|getpeername|ioctl|sendmsg|recvmsg|getrusage|umount2|mount|wait4|<\.\.\. wait4|getpriority|setpriority|setgroups|getgroups|getresuid|times)\('
   local want got
   want=$(sed -E "$norm" "$WORK/sc-native" | grep -E "$calls")
   got=$(sed -E "$norm" <<<"$err" | grep -E "$calls")

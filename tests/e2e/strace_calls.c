@@ -122,6 +122,13 @@ int main(void)
 	socklen_t sl = sizeof(sin);
 	bind(u, (struct sockaddr *)&sin, sizeof(sin));
 	getsockname(u, (struct sockaddr *)&sin, &sl);
+	struct sockaddr_storage st;
+	sl = sizeof(st);
+	getsockname(u, (struct sockaddr *)&st, &sl);
+	len = 8;
+	getsockopt(u, SOL_SOCKET, SO_TYPE, &st, &len);
+	sl = sizeof(st);
+	getpeername(u, (struct sockaddr *)&st, &sl);
 	struct msghdr mu = {
 	    .msg_name = &sin, .msg_namelen = sizeof(sin), .msg_iov = &iov, .msg_iovlen = 1};
 	iov.iov_len = 3;

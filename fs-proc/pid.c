@@ -403,7 +403,7 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 		kernfs_buf_printf(b, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",
 				  (unsigned long long)st.st_ino);
 	} else if (f->ops->ioctl && f->ops->ioctl(f, TCGETS, tbuf) == 0) {
-		kernfs_buf_puts(b, "/dev/console"); /* a terminal the sandbox has no node for */
+		kernfs_buf_puts(b, "/dev/pts/0"); /* the sandbox's terminal (sentry/kernel.c) */
 	} else if (f->ops->host_fd && f->ops->host_fd(f) >= 0 && f->ops->getattr &&
 		   f->ops->getattr(f, &st) == 0) {
 		/* A host file handed in as stdio: its host path is not the guest's business. */
@@ -433,14 +433,6 @@ static void fd_link_getattr(struct kernfs_node *n, struct stat *st)
 	vfs_file_put(f);
 }
 
-/* The mount a dentry lies in, as /proc/PID/mountinfo numbers them (the root is 1). */
-static int mount_id_of(struct vfs_dentry *d)
-{
-	while (d->parent != d)
-		d = d->parent;
-	return d->mount ? d->mount->id + 1 : 1;
-}
-
 static int show_fdinfo(struct kernfs_node *n, struct kernfs_buf *b)
 {
 	struct vfs_file *f;
@@ -454,7 +446,7 @@ static int show_fdinfo(struct kernfs_node *n, struct kernfs_buf *b)
 		f->ops->getattr(f, &st);
 	kernfs_buf_printf(b, "pos:\t%lld\nflags:\t0%o\nmnt_id:\t%d\nino:\t%llu\n",
 			  (long long)f->pos, (unsigned int)(f->flags | (cloexec ? O_CLOEXEC : 0)),
-			  f->dentry ? mount_id_of(f->dentry) : 15, (unsigned long long)st.st_ino);
+			  vfs_mount_id(f->dentry), (unsigned long long)st.st_ino);
 	if (vfs_is_eventfd(f))
 		kernfs_buf_printf(b, "eventfd-count: %16llx\n",
 				  (unsigned long long)vfs_eventfd_count(f));

@@ -14,8 +14,6 @@
 
 #include "common/units.h"
 
-#define ROOT_MOUNT_ID 1
-
 static const struct procinfo_ops *ops_of(struct kernfs_node *n)
 {
 	return procfs_of(n)->ops;
@@ -44,13 +42,6 @@ static void put_opts(struct kernfs_buf *b, unsigned long flags)
 	if (flags & MS_NOEXEC)
 		kernfs_buf_puts(b, ",noexec");
 	kernfs_buf_puts(b, ",relatime");
-}
-
-static int mount_id(struct vfs_dentry *d)
-{
-	while (d->parent != d)
-		d = d->parent;
-	return d->mount ? d->mount->id + 1 : ROOT_MOUNT_ID;
 }
 
 /* The three views of the mount table: /proc/PID/mounts, mountinfo and mountstats. */
@@ -103,8 +94,8 @@ static int mount_one(struct vfs_mount *m, void *arg)
 
 	if (vfs_path(c->reader_root, m->mountpoint, path, sizeof(path)) < 0)
 		return 0;
-	mount_line(c, m->id + 1, mount_id(m->mountpoint), m->root, path, m->fs_type, m->source,
-		   m->flags);
+	mount_line(c, vfs_mount_id(m->root), vfs_mount_id(m->mountpoint), m->root, path, m->fs_type,
+		   m->source, m->flags);
 	return 0;
 }
 
@@ -116,7 +107,7 @@ static int show_mount_table(struct kernfs_node *n, struct kernfs_buf *b, enum mo
 
 	if (err)
 		return err == -ESRCH ? -ENOENT : err;
-	mount_line(&c, ROOT_MOUNT_ID, ROOT_MOUNT_ID, root, "/", "overlay", "overlay", 0);
+	mount_line(&c, VFS_ROOT_MOUNT_ID, VFS_ROOT_MOUNT_ID, root, "/", "overlay", "overlay", 0);
 	vfs_dentry_put(root);
 	return vfs_mounts_foreach(mount_one, &c);
 }

@@ -450,8 +450,9 @@ void kernel_stop_tick(void)
 }
 
 /* The sandbox's stdio: the Sentry's own descriptors 0-2, wrapped as files. A terminal is the
- * sandbox's console: the file is /dev/console's, so that fstat, /proc/self/fd and ttyname
- * name it as a container's console is named (the host's pty is not the guest's business). */
+ * sandbox's pseudo-terminal: the file is /dev/pts/0's, so that fstat, /proc/self/fd, ttyname
+ * and /proc/PID/stat's tty_nr name it as a container engine's -t pty is named (the host's
+ * pty is not the guest's business). */
 static int install_stdio(struct task *t)
 {
 	struct vfs_fs_ctx fs = {.root = kernel.root, .cwd = kernel.root, .umask = 022};
@@ -465,7 +466,7 @@ static int install_stdio(struct task *t)
 		if (err)
 			return err;
 		if (isatty(fd))
-			vfs_lookup(&fs, NULL, "/dev/console", 0, &f->dentry);
+			vfs_lookup(&fs, NULL, "/dev/pts/0", 0, &f->dentry);
 		if (fdtable_install_at(t->files, fd, f, false, 3) < 0)
 			return -ENOMEM;
 	}

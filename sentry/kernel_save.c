@@ -335,6 +335,10 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	kernel.next_pid = (pid_t)dec_u32(d);
 	kernel.tty_sid = (pid_t)dec_u32(d);
 	kernel.tty_fg_pgid = (pid_t)dec_u32(d);
+	/* Restored without a terminal, the session has lost its controlling one (as after a
+	 * hangup): no tty_nr, no job control through stdio. */
+	if (!isatty(STDIN_FILENO))
+		kernel.tty_sid = 0;
 	kernel.boot_mono = dec_timespec(d);
 	kernel.boot_real = dec_timespec(d);
 	kernel.forks = dec_u64(d);

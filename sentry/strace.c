@@ -199,6 +199,7 @@ static void print_result(FILE *out, struct task *t, long col, long ret)
 		fprintf(out, "%#lx (flags ", ret);
 		strace_print_open_flags(out, (unsigned long)ret);
 		fputc(')', out);
+	} else if (strace_print_detail(out, t, ret)) {
 	} else if ((t->sc.nr == SYS_poll || t->sc.nr == SYS_ppoll) && ret >= 0) {
 		fprintf(out, "%ld ", ret);
 		if (ret) {

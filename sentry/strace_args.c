@@ -17,12 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <sys/times.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -799,16 +804,622 @@ static void print_sockaddr(FILE *out, struct task *t, unsigned long addr, long l
 	fputc('}', out);
 }
 
+/* --- select, timers, alternate stacks, rusage ------------------------------------------------ */
+
+static void print_timeval_value(FILE *out, const struct timeval *tv)
+{
+	fprintf(out, "{tv_sec=%ld, tv_usec=%ld}", (long)tv->tv_sec, (long)tv->tv_usec);
+}
+
+static void print_timeval(FILE *out, struct task *t, unsigned long addr)
+{
+	struct timeval tv;
+
+	if (!addr || copy_in(t->mm, &tv, addr, sizeof(tv))) {
+		print_addr(out, addr);
+		return;
+	}
+	print_timeval_value(out, &tv);
+}
+
+/* The descriptors of select's set at ADDR below NFDS as [3 4]; with NAME (its result), as
+ * "NAME [3 4]" after ", " if ANY, and only if some are set. Returns how many are. */
+static int print_fdset(FILE *out, struct task *t, unsigned long addr, long nfds, const char *name,
+		       bool *any)
+{
+	uint64_t w = 0;
+	int n = 0;
+
+	if (!addr || nfds < 0 || nfds > 1024 * 1024 || (nfds && copy_in(t->mm, &w, addr, 8))) {
+		if (!name)
+			print_addr(out, addr);
+		return 0;
+	}
+	for (long fd = 0; fd < nfds; fd++) {
+		if (fd && fd % 64 == 0 && copy_in(t->mm, &w, addr + fd / 8, sizeof(w)))
+			break;
+		if (!(w >> (fd % 64) & 1))
+			continue;
+		if (!n && name)
+			fprintf(out, "%s%s [", *any ? ", " : "", name);
+		else
+			fputc(n ? ' ' : '[', out);
+		fprintf(out, "%ld", fd);
+		n++;
+	}
+	if (n) {
+		fputc(']', out);
+		if (any)
+			*any = true;
+	} else if (!name) {
+		fputs("[]", out);
+	}
+	return n;
+}
+
+/* select's and pselect6's " (in [3], out [4], left {...})" after a call that found RET > 0
+ * descriptors ready, " (Timeout)" after one that found none. */
+static void print_select_result(FILE *out, struct task *t, long ret)
+{
+	const unsigned long *a = t->sc.args;
+	static const char *const names[] = {"in", "out", "except"};
+	bool any = false;
+
+	if (!ret) {
+		fputs(" (Timeout)", out);
+		return;
+	}
+	fputs(" (", out);
+	for (int k = 0; k < 3; k++)
+		print_fdset(out, t, a[1 + k], (long)(int)a[0], names[k], &any);
+	if (a[4]) {
+		fputs(any ? ", left " : "left ", out);
+		if (t->sc.nr == SYS_select)
+			print_timeval(out, t, a[4]);
+		else
+			print_timespec(out, t, a[4]);
+	}
+	fputc(')', out);
+}
+
+/* pselect6's sixth argument: {sigset, its size}. */
+static void print_pselect_sigmask(FILE *out, struct task *t, unsigned long addr)
+{
+	uint64_t d[2];
+
+	if (!addr || copy_in(t->mm, d, addr, sizeof(d))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('{', out);
+	print_sigset(out, t, d[0], d[1]);
+	fprintf(out, ", %lu}", (unsigned long)d[1]);
+}
+
+static void print_stack_t(FILE *out, struct task *t, unsigned long addr)
+{
+	static const struct flag_name bits[] = {
+	    {1, "SS_ONSTACK"}, {2, "SS_DISABLE"}, {1u << 31, "SS_AUTODISARM"}};
+	stack_t ss;
+
+	if (!addr || copy_in(t->mm, &ss, addr, sizeof(ss))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{ss_sp=", out);
+	print_addr(out, (unsigned long)ss.ss_sp);
+	fputs(", ss_flags=", out);
+	print_flags(out, (unsigned)ss.ss_flags, bits, NFLAGS(bits), "0");
+	fprintf(out, ", ss_size=%lu}", (unsigned long)ss.ss_size);
+}
+
+static void print_itimerval(FILE *out, struct task *t, unsigned long addr)
+{
+	struct timeval v[2];
+
+	if (!addr || copy_in(t->mm, v, addr, sizeof(v))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{it_interval=", out);
+	print_timeval_value(out, &v[0]);
+	fputs(", it_value=", out);
+	print_timeval_value(out, &v[1]);
+	fputc('}', out);
+}
+
+static void print_rusage(FILE *out, struct task *t, unsigned long addr)
+{
+	struct rusage ru;
+
+	if (!addr || copy_in(t->mm, &ru, addr, sizeof(ru))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{ru_utime=", out);
+	print_timeval_value(out, &ru.ru_utime);
+	fputs(", ru_stime=", out);
+	print_timeval_value(out, &ru.ru_stime);
+	fputs(", ...}", out);
+}
+
+/* --- mount ------------------------------------------------------------------------------------ */
+
+#define MS_MGC_MASK 0xffff0000UL
+#define MS_MGC 0xc0ed0000UL
+
+static void print_mount_flags(FILE *out, unsigned long f)
+{
+	static const struct flag_name bits[] = {{1, "MS_RDONLY"},
+						{2, "MS_NOSUID"},
+						{4, "MS_NODEV"},
+						{8, "MS_NOEXEC"},
+						{16, "MS_SYNCHRONOUS"},
+						{32, "MS_REMOUNT"},
+						{64, "MS_MANDLOCK"},
+						{128, "MS_DIRSYNC"},
+						{256, "MS_NOSYMFOLLOW"},
+						{1024, "MS_NOATIME"},
+						{2048, "MS_NODIRATIME"},
+						{4096, "MS_BIND"},
+						{8192, "MS_MOVE"},
+						{16384, "MS_REC"},
+						{32768, "MS_SILENT"},
+						{1u << 16, "MS_POSIXACL"},
+						{1u << 17, "MS_UNBINDABLE"},
+						{1u << 18, "MS_PRIVATE"},
+						{1u << 19, "MS_SLAVE"},
+						{1u << 20, "MS_SHARED"},
+						{1u << 21, "MS_RELATIME"},
+						{1u << 22, "MS_KERNMOUNT"},
+						{1u << 23, "MS_I_VERSION"},
+						{1u << 24, "MS_STRICTATIME"},
+						{1u << 25, "MS_LAZYTIME"},
+						{1u << 30, "MS_ACTIVE"},
+						{1u << 31, "MS_NOUSER"}};
+
+	if ((f & MS_MGC_MASK) == MS_MGC) {
+		fputs("MS_MGC_VAL", out);
+		f &= ~MS_MGC_MASK;
+		if (!f)
+			return;
+		fputc('|', out);
+	}
+	print_flags(out, f, bits, NFLAGS(bits), "0");
+}
+
+/* mount: the type and the data are strings unless the flags make the kernel ignore them (a
+ * remount keeps its type; a bind, a move or a propagation change has neither). */
+static const char *mount_format(unsigned long f)
+{
+	if ((f & MS_MGC_MASK) == MS_MGC)
+		f &= ~MS_MGC_MASK;
+	if (f & MS_REMOUNT)
+		return "\"\"p|\"";
+	if (f & (MS_BIND | MS_MOVE | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE))
+		return "\"\"p|p";
+	return "\"\"\"|\"";
+}
+
+static void print_umount_flags(FILE *out, unsigned long f)
+{
+	static const struct flag_name bits[] = {
+	    {1, "MNT_FORCE"}, {2, "MNT_DETACH"}, {4, "MNT_EXPIRE"}, {8, "UMOUNT_NOFOLLOW"}};
+	print_flags(out, f, bits, NFLAGS(bits), "0");
+}
+
+/* --- socket options and messages -------------------------------------------------------------- */
+
+static const struct flag_name sol_levels[] = {
+    {0, "SOL_IP"},    {1, "SOL_SOCKET"},   {6, "SOL_TCP"},
+    {17, "SOL_UDP"},  {41, "SOL_IPV6"},	   {58, "SOL_ICMPV6"},
+    {255, "SOL_RAW"}, {263, "SOL_PACKET"}, {270, "SOL_NETLINK"}};
+
+static const struct flag_name so_names[] = {
+    {1, "SO_DEBUG"},	     {2, "SO_REUSEADDR"},      {3, "SO_TYPE"},
+    {4, "SO_ERROR"},	     {5, "SO_DONTROUTE"},      {6, "SO_BROADCAST"},
+    {7, "SO_SNDBUF"},	     {8, "SO_RCVBUF"},	       {9, "SO_KEEPALIVE"},
+    {10, "SO_OOBINLINE"},    {11, "SO_NO_CHECK"},      {12, "SO_PRIORITY"},
+    {13, "SO_LINGER"},	     {14, "SO_BSDCOMPAT"},     {15, "SO_REUSEPORT"},
+    {16, "SO_PASSCRED"},     {17, "SO_PEERCRED"},      {18, "SO_RCVLOWAT"},
+    {19, "SO_SNDLOWAT"},     {20, "SO_RCVTIMEO_OLD"},  {21, "SO_SNDTIMEO_OLD"},
+    {25, "SO_BINDTODEVICE"}, {26, "SO_ATTACH_FILTER"}, {27, "SO_DETACH_FILTER"},
+    {28, "SO_PEERNAME"},     {29, "SO_TIMESTAMP_OLD"}, {30, "SO_ACCEPTCONN"},
+    {31, "SO_PEERSEC"},	     {32, "SO_SNDBUFFORCE"},   {33, "SO_RCVBUFFORCE"},
+    {34, "SO_PASSSEC"},	     {36, "SO_MARK"},	       {38, "SO_PROTOCOL"},
+    {39, "SO_DOMAIN"},	     {40, "SO_RXQ_OVFL"},      {42, "SO_PEEK_OFF"},
+    {46, "SO_BUSY_POLL"},    {49, "SO_INCOMING_CPU"},  {59, "SO_PEERGROUPS"},
+    {60, "SO_ZEROCOPY"}};
+static const struct flag_name tcp_names[] = {
+    {1, "TCP_NODELAY"},	      {2, "TCP_MAXSEG"},	 {3, "TCP_CORK"},
+    {4, "TCP_KEEPIDLE"},      {5, "TCP_KEEPINTVL"},	 {6, "TCP_KEEPCNT"},
+    {7, "TCP_SYNCNT"},	      {8, "TCP_LINGER2"},	 {9, "TCP_DEFER_ACCEPT"},
+    {10, "TCP_WINDOW_CLAMP"}, {11, "TCP_INFO"},		 {12, "TCP_QUICKACK"},
+    {13, "TCP_CONGESTION"},   {14, "TCP_MD5SIG"},	 {18, "TCP_USER_TIMEOUT"},
+    {23, "TCP_FASTOPEN"},     {25, "TCP_NOTSENT_LOWAT"}, {30, "TCP_FASTOPEN_CONNECT"}};
+static const struct flag_name ip_names[] = {{1, "IP_TOS"},
+					    {2, "IP_TTL"},
+					    {3, "IP_HDRINCL"},
+					    {4, "IP_OPTIONS"},
+					    {6, "IP_RECVOPTS"},
+					    {7, "IP_RETOPTS"},
+					    {8, "IP_PKTINFO"},
+					    {10, "IP_MTU_DISCOVER"},
+					    {11, "IP_RECVERR"},
+					    {12, "IP_RECVTTL"},
+					    {13, "IP_RECVTOS"},
+					    {14, "IP_MTU"},
+					    {15, "IP_FREEBIND"},
+					    {19, "IP_TRANSPARENT"},
+					    {24, "IP_BIND_ADDRESS_NO_PORT"},
+					    {32, "IP_MULTICAST_IF"},
+					    {33, "IP_MULTICAST_TTL"},
+					    {34, "IP_MULTICAST_LOOP"},
+					    {35, "IP_ADD_MEMBERSHIP"},
+					    {36, "IP_DROP_MEMBERSHIP"}};
+static const struct flag_name ipv6_names[] = {
+    {1, "IPV6_ADDRFORM"},	 {7, "IPV6_CHECKSUM"},
+    {16, "IPV6_UNICAST_HOPS"},	 {17, "IPV6_MULTICAST_IF"},
+    {18, "IPV6_MULTICAST_HOPS"}, {19, "IPV6_MULTICAST_LOOP"},
+    {20, "IPV6_ADD_MEMBERSHIP"}, {21, "IPV6_DROP_MEMBERSHIP"},
+    {23, "IPV6_MTU_DISCOVER"},	 {24, "IPV6_MTU"},
+    {25, "IPV6_RECVERR"},	 {26, "IPV6_V6ONLY"},
+    {49, "IPV6_RECVPKTINFO"},	 {50, "IPV6_PKTINFO"},
+    {67, "IPV6_TCLASS"}};
+static const struct flag_name udp_names[] = {
+    {1, "UDP_CORK"}, {100, "UDP_ENCAP"}, {103, "UDP_SEGMENT"}, {104, "UDP_GRO"}};
+
+static void print_sockopt_name(FILE *out, unsigned long level, unsigned long name)
+{
+	static const struct {
+		unsigned long level;
+		const struct flag_name *names;
+		size_t n;
+	} levels[] = {{1, so_names, NFLAGS(so_names)},
+		      {6, tcp_names, NFLAGS(tcp_names)},
+		      {0, ip_names, NFLAGS(ip_names)},
+		      {41, ipv6_names, NFLAGS(ipv6_names)},
+		      {17, udp_names, NFLAGS(udp_names)}};
+
+	for (size_t i = 0; i < NFLAGS(levels); i++)
+		if (levels[i].level == (unsigned)level) {
+			print_const(out, (unsigned)name, levels[i].names, levels[i].n, "%lu");
+			return;
+		}
+	fprintf(out, "%u", (unsigned)name);
+}
+
+/* A socket option's value of LEN bytes: the structures strace shows (SO_LINGER, SO_PEERCRED),
+ * else an int as [N], else the bytes. */
+static void print_sockopt_value(FILE *out, struct task *t, unsigned long addr, long len)
+{
+	const unsigned long *a = t->sc.args;
+	int v[3];
+
+	if (!addr || len < 0) {
+		print_addr(out, addr);
+		return;
+	}
+	if ((unsigned)a[1] == SOL_SOCKET && (unsigned)a[2] == SO_LINGER && len == 8 &&
+	    !copy_in(t->mm, v, addr, 8)) {
+		fprintf(out, "{l_onoff=%d, l_linger=%d}", v[0], v[1]);
+	} else if ((unsigned)a[1] == SOL_SOCKET && (unsigned)a[2] == SO_PEERCRED && len == 12 &&
+		   !copy_in(t->mm, v, addr, 12)) {
+		fprintf(out, "{pid=%d, uid=%u, gid=%u}", v[0], (unsigned)v[1], (unsigned)v[2]);
+	} else if (len == 4 && !copy_in(t->mm, v, addr, 4)) {
+		fprintf(out, "[%d]", v[0]);
+	} else {
+		print_string(out, t, addr, len);
+	}
+}
+
+/* getsockopt's value: as many bytes as the length the call wrote back. */
+static void print_getsockopt_value(FILE *out, struct task *t, unsigned long addr)
+{
+	uint32_t len;
+
+	if (copy_in(t->mm, &len, t->sc.args[4], sizeof(len))) {
+		print_addr(out, addr);
+		return;
+	}
+	print_sockopt_value(out, t, addr, len);
+}
+
+static const struct flag_name msg_flags[] = {
+    {0x1, "MSG_OOB"},	    {0x2, "MSG_PEEK"},		 {0x4, "MSG_DONTROUTE"},
+    {0x8, "MSG_CTRUNC"},    {0x10, "MSG_PROXY"},	 {0x20, "MSG_TRUNC"},
+    {0x40, "MSG_DONTWAIT"}, {0x80, "MSG_EOR"},		 {0x100, "MSG_WAITALL"},
+    {0x200, "MSG_FIN"},	    {0x400, "MSG_SYN"},		 {0x800, "MSG_CONFIRM"},
+    {0x1000, "MSG_RST"},    {0x2000, "MSG_ERRQUEUE"},	 {0x4000, "MSG_NOSIGNAL"},
+    {0x8000, "MSG_MORE"},   {0x10000, "MSG_WAITFORONE"}, {0x40000000, "MSG_CMSG_CLOEXEC"}};
+
+/* A message's control data, LEN bytes at ADDR: each cmsghdr, SCM_RIGHTS and SCM_CREDENTIALS
+ * with their data. */
+static void print_cmsgs(FILE *out, struct task *t, unsigned long addr, unsigned long len)
+{
+	static const struct flag_name types[] = {
+	    {1, "SCM_RIGHTS"}, {2, "SCM_CREDENTIALS"}, {3, "SCM_SECURITY"}, {4, "SCM_PIDFD"}};
+	struct cmsghdr h;
+	unsigned long off = 0;
+	int n = 0;
+
+	fputc('[', out);
+	while (off + sizeof(h) <= len && n < STRACE_STR) {
+		if (copy_in(t->mm, &h, addr + off, sizeof(h))) {
+			fprintf(out, "%s%#lx", n ? ", " : "", addr + off);
+			break;
+		}
+		fprintf(out, "%s{cmsg_len=%lu, cmsg_level=", n ? ", " : "",
+			(unsigned long)h.cmsg_len);
+		print_const(out, (unsigned)h.cmsg_level, sol_levels, NFLAGS(sol_levels), "%lu");
+		fputs(", cmsg_type=", out);
+		if (h.cmsg_level == SOL_SOCKET)
+			print_const(out, (unsigned)h.cmsg_type, types, NFLAGS(types), "%#lx");
+		else
+			fprintf(out, "%#x", (unsigned)h.cmsg_type);
+		unsigned long dlen = h.cmsg_len > sizeof(h) ? h.cmsg_len - sizeof(h) : 0;
+		if (dlen > len - off - sizeof(h))
+			dlen = len - off - sizeof(h);
+		if (h.cmsg_level == SOL_SOCKET && h.cmsg_type == SCM_RIGHTS) {
+			fputs(", cmsg_data=[", out);
+			for (unsigned long i = 0; i + 4 <= dlen && i < 4 * STRACE_STR; i += 4) {
+				int fd;
+				if (copy_in(t->mm, &fd, addr + off + sizeof(h) + i, 4))
+					break;
+				fprintf(out, "%s%d", i ? ", " : "", fd);
+			}
+			fputs("]}", out);
+		} else if (h.cmsg_level == SOL_SOCKET && h.cmsg_type == SCM_CREDENTIALS &&
+			   dlen >= 12) {
+			int c[3];
+			if (!copy_in(t->mm, c, addr + off + sizeof(h), sizeof(c)))
+				fprintf(out, ", cmsg_data={pid=%d, uid=%u, gid=%u}}", c[0],
+					(unsigned)c[1], (unsigned)c[2]);
+			else
+				fputs(", ...}", out);
+		} else {
+			fputs(", cmsg_data=", out);
+			print_string_ex(out, t, addr + off + sizeof(h), (long)dlen, true);
+			fputc('}', out);
+		}
+		n++;
+		if (h.cmsg_len < sizeof(h))
+			break;
+		off += (h.cmsg_len + 7) & ~7UL;
+	}
+	fputc(']', out);
+}
+
+/* A struct msghdr as strace shows it; RECEIVED (recvmsg, after it): the RET bytes of data the
+ * call wrote, the address and control data it filled in. */
+static void print_msghdr(FILE *out, struct task *t, unsigned long addr, long ret, bool received)
+{
+	struct msghdr m;
+
+	if (!addr || copy_in(t->mm, &m, addr, sizeof(m))) {
+		print_addr(out, addr);
+		return;
+	}
+	fputs("{msg_name=", out);
+	if (m.msg_name && m.msg_namelen)
+		print_sockaddr(out, t, (unsigned long)m.msg_name, m.msg_namelen);
+	else
+		print_addr(out, (unsigned long)m.msg_name);
+	fprintf(out, ", msg_namelen=%u, msg_iov=", m.msg_namelen);
+	print_iovecs(out, t, (unsigned long)m.msg_iov, (long)m.msg_iovlen, received ? ret : -1);
+	fprintf(out, ", msg_iovlen=%lu", (unsigned long)m.msg_iovlen);
+	if (m.msg_control && m.msg_controllen) {
+		fputs(", msg_control=", out);
+		print_cmsgs(out, t, (unsigned long)m.msg_control, m.msg_controllen);
+	}
+	fprintf(out, ", msg_controllen=%lu, msg_flags=", (unsigned long)m.msg_controllen);
+	print_flags(out, (unsigned)m.msg_flags, msg_flags, NFLAGS(msg_flags), "0");
+	fputc('}', out);
+}
+
+/* --- credentials, CPU and system figures ----------------------------------------------------- */
+
+static void print_tms(FILE *out, struct task *t, unsigned long addr)
+{
+	struct tms tm;
+
+	if (!addr || copy_in(t->mm, &tm, addr, sizeof(tm))) {
+		print_addr(out, addr);
+		return;
+	}
+	fprintf(out, "{tms_utime=%ld, tms_stime=%ld, tms_cutime=%ld, tms_cstime=%ld}",
+		(long)tm.tms_utime, (long)tm.tms_stime, (long)tm.tms_cutime, (long)tm.tms_cstime);
+}
+
+/* N group ids at ADDR: [0, 5]. */
+static void print_gid_list(FILE *out, struct task *t, unsigned long addr, long n)
+{
+	uint32_t g;
+
+	if (!addr || n < 0 || n > 65536) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (long i = 0; i < n; i++) {
+		if (i == STRACE_STR) {
+			fputs(", ...", out);
+			break;
+		}
+		if (copy_in(t->mm, &g, addr + 4 * i, sizeof(g))) {
+			fprintf(out, "%s%#lx", i ? ", " : "", addr + 4 * i);
+			break;
+		}
+		fprintf(out, "%s%u", i ? ", " : "", g);
+	}
+	fputc(']', out);
+}
+
+static void print_sysinfo(FILE *out, struct task *t, unsigned long addr)
+{
+	struct sysinfo si;
+
+	if (!addr || copy_in(t->mm, &si, addr, sizeof(si))) {
+		print_addr(out, addr);
+		return;
+	}
+	fprintf(out,
+		"{uptime=%ld, loads=[%lu, %lu, %lu], totalram=%lu, freeram=%lu, sharedram=%lu, "
+		"bufferram=%lu, totalswap=%lu, freeswap=%lu, procs=%u, totalhigh=%lu, "
+		"freehigh=%lu, mem_unit=%u}",
+		si.uptime, si.loads[0], si.loads[1], si.loads[2], si.totalram, si.freeram,
+		si.sharedram, si.bufferram, si.totalswap, si.freeswap, (unsigned)si.procs,
+		si.totalhigh, si.freehigh, (unsigned)si.mem_unit);
+}
+
+static void print_statfs(FILE *out, struct task *t, unsigned long addr)
+{
+	static const struct flag_name magics[] = {
+	    {0x9fa0, "PROC_SUPER_MAGIC"},	 {0x01021994, "TMPFS_MAGIC"},
+	    {0x62656572, "SYSFS_MAGIC"},	 {0x794c7630, "OVERLAYFS_SUPER_MAGIC"},
+	    {0x1cd1, "DEVPTS_SUPER_MAGIC"},	 {0xef53, "EXT2_SUPER_MAGIC"},
+	    {0x9123683e, "BTRFS_SUPER_MAGIC"},	 {0x58465342, "XFS_SUPER_MAGIC"},
+	    {0x63677270, "CGROUP2_SUPER_MAGIC"}, {0x27e0eb, "CGROUP_SUPER_MAGIC"},
+	    {0x534f434b, "SOCKFS_MAGIC"},	 {0x50495045, "PIPEFS_MAGIC"},
+	    {0x09041934, "ANON_INODE_FS_MAGIC"}, {0x858458f6, "RAMFS_MAGIC"},
+	    {0x6969, "NFS_SUPER_MAGIC"},	 {0x73636673, "SECURITYFS_MAGIC"},
+	    {0x64626720, "DEBUGFS_MAGIC"},	 {0x74726163, "TRACEFS_MAGIC"},
+	    {0x65735546, "FUSE_SUPER_MAGIC"},	 {0x73717368, "SQUASHFS_MAGIC"},
+	    {0x9660, "ISOFS_SUPER_MAGIC"},	 {0x4d44, "MSDOS_SUPER_MAGIC"},
+	    {0x42494e4d, "BINFMTFS_MAGIC"},	 {0x6e736673, "NSFS_MAGIC"},
+	    {0xcafe4a11, "BPF_FS_MAGIC"},	 {0x958458f6, "HUGETLBFS_MAGIC"},
+	    {0x2fc12fc1, "ZFS_SUPER_MAGIC"},	 {0x01021997, "V9FS_MAGIC"}};
+	/* strace lists ST_VALID first, then the others by bit. */
+	static const struct flag_name flags[] = {
+	    {32, "ST_VALID"},	   {1, "ST_RDONLY"},	    {2, "ST_NOSUID"},
+	    {4, "ST_NODEV"},	   {8, "ST_NOEXEC"},	    {16, "ST_SYNCHRONOUS"},
+	    {64, "ST_MANDLOCK"},   {128, "ST_WRITE"},	    {256, "ST_APPEND"},
+	    {512, "ST_IMMUTABLE"}, {1024, "ST_NOATIME"},    {2048, "ST_NODIRATIME"},
+	    {4096, "ST_RELATIME"}, {8192, "ST_NOSYMFOLLOW"}};
+	struct statfs sf;
+	int fsid[2];
+
+	if (!addr || copy_in(t->mm, &sf, addr, sizeof(sf))) {
+		print_addr(out, addr);
+		return;
+	}
+	memcpy(fsid, &sf.f_fsid, sizeof(fsid));
+	fputs("{f_type=", out);
+	print_const(out, (unsigned long)sf.f_type, magics, NFLAGS(magics), "%#lx");
+	fprintf(out,
+		", f_bsize=%ld, f_blocks=%lu, f_bfree=%lu, f_bavail=%lu, f_files=%lu, f_ffree=%lu, "
+		"f_fsid={val=[%#x, %#x]}, f_namelen=%ld, f_frsize=%ld, f_flags=",
+		(long)sf.f_bsize, (unsigned long)sf.f_blocks, (unsigned long)sf.f_bfree,
+		(unsigned long)sf.f_bavail, (unsigned long)sf.f_files, (unsigned long)sf.f_ffree,
+		(unsigned)fsid[0], (unsigned)fsid[1], (long)sf.f_namelen, (long)sf.f_frsize);
+	print_flags(out, (unsigned long)sf.f_flags, flags, NFLAGS(flags), "0");
+	fputc('}', out);
+}
+
+/* A CPU set of LEN bytes: the numbers of the CPUs in it, [0 1]. */
+static void print_cpu_set(FILE *out, struct task *t, unsigned long addr, long len)
+{
+	uint64_t w;
+	bool any = false;
+
+	if (!addr || len < 0 || len > 8192) {
+		print_addr(out, addr);
+		return;
+	}
+	fputc('[', out);
+	for (long word = 0; word * 8 < len; word++) {
+		if (copy_in(t->mm, &w, addr + word * 8, sizeof(w)))
+			break;
+		for (int b = 0; b < 64; b++)
+			if (w >> b & 1) {
+				fprintf(out, "%s%ld", any ? " " : "", word * 64 + b);
+				any = true;
+			}
+	}
+	fputc(']', out);
+}
+
 /* --- calls ----------------------------------------------------------------------------------- */
 
 /* Format letters beyond the table's (sentry/syscall.h): decoders of strace's constants and
  * structures. Those in OUT_FORMATS are what the call writes: decoded after it, shown only
  * when it succeeded (else the address), and left for the `resumed` part of a blocked call. */
-#define OUT_FORMATS "rqmyNBZjDzVwgYi8@"
+#define OUT_FORMATS "rqmyNBZjDzVwgYi8@_}=:`.'"
+/* A backslash and a letter are one argument's format of a second set (EXT(c)); those in
+ * OUT_EXT_FORMATS are what the call writes. */
+#define EXT(c) (0x100 | (c))
+#define OUT_EXT_FORMATS "TGisal"
 
-static bool is_out(char c)
+static bool is_out(int code)
 {
-	return c && strchr(OUT_FORMATS, c);
+	if (code & 0x100)
+		return strchr(OUT_EXT_FORMATS, code & 0xff) != NULL;
+	return code && strchr(OUT_FORMATS, code);
+}
+
+/* The socklen_t an in/out length argument held when its call began, one slot per task: strace
+ * shows [128 => 16] when the call changed it, [128] when it failed. */
+static struct {
+	pid_t tid;
+	long nr;
+	uint32_t val;
+} entry_lens[64];
+
+static void stash_entry_len(struct task *t, unsigned long addr)
+{
+	uint32_t v;
+	int slot = (int)(t->tid & 63);
+
+	entry_lens[slot].tid = 0;
+	if (addr && !copy_in(t->mm, &v, addr, sizeof(v))) {
+		entry_lens[slot].tid = t->tid;
+		entry_lens[slot].nr = t->sc.nr;
+		entry_lens[slot].val = v;
+	}
+}
+
+static bool entry_len(struct task *t, uint32_t *v)
+{
+	int slot = (int)(t->tid & 63);
+
+	if (entry_lens[slot].tid != t->tid || entry_lens[slot].nr != t->sc.nr)
+		return false;
+	*v = entry_lens[slot].val;
+	return true;
+}
+
+/* An in/out length at ADDR after its call: [N => M], or [M] when unchanged (or not known);
+ * after a failed call, what it held: [N]. */
+static void print_inout_len(FILE *out, struct task *t, unsigned long addr, bool ok)
+{
+	uint32_t before, after;
+	bool known = entry_len(t, &before);
+
+	if (!ok) {
+		if (known)
+			fprintf(out, "[%u]", before);
+		else
+			print_addr(out, addr);
+	} else if (!addr || copy_in(t->mm, &after, addr, sizeof(after))) {
+		print_addr(out, addr);
+	} else if (known && before != after) {
+		fprintf(out, "[%u => %u]", before, after);
+	} else {
+		fprintf(out, "[%u]", after);
+	}
+}
+
+/* FMT as one code per argument (at most 6); returns how many. */
+static int format_codes(const char *fmt, int codes[6])
+{
+	int n = 0;
+
+	for (; *fmt && n < 6; fmt++)
+		if (*fmt == '\\' && fmt[1])
+			codes[n++] = EXT((unsigned char)*++fmt);
+		else
+			codes[n++] = (unsigned char)*fmt;
+	return n;
 }
 
 /* A call whose arguments depend on another one: the format for this instance. */
@@ -889,12 +1500,36 @@ static const char *call_format(struct task *t, const struct syscall_def *def)
 		case 0x5413: /* TIOCGWINSZ */
 		case 0x5401: /* TCGETS */
 			return "dIY";
-		case 0x540f: /* TIOCGPGRP */
+		case 0x5402: /* TCSETS */
+		case 0x5403: /* TCSETSW */
+		case 0x5404: /* TCSETSF */
+		case 0x5414: /* TIOCSWINSZ */
+			return "dI?";
+		case 0x540f:	 /* TIOCGPGRP */
+		case 0x5429:	 /* TIOCGSID */
+		case 0x541b:	 /* FIONREAD */
+		case 0x5411:	 /* TIOCOUTQ */
+		case 0x80045430: /* TIOCGPTN */
 			return "dIj";
-		case 0x5410: /* TIOCSPGRP */
+		case 0x5410:	 /* TIOCSPGRP */
+		case 0x5421:	 /* FIONBIO */
+		case 0x5452:	 /* FIOASYNC */
+		case 0x40045431: /* TIOCSPTLCK */
 			return "dIJ";
+		case 0x540b: /* TCFLSH */
+			return "dI-";
+		case 0x540e: /* TIOCSCTTY */
+			return "dId";
+		case 0x5422: /* TIOCNOTTY */
+		case 0x5450: /* FIONCLEX */
+		case 0x5451: /* FIOCLEX */
+		case 0x540c: /* TIOCEXCL */
+		case 0x540d: /* TIOCNXCL */
+			return "dI";
 		}
 		return "dIx";
+	case SYS_mount:
+		return mount_format(a[3]);
 	}
 	return def->args;
 }
@@ -948,12 +1583,31 @@ static void print_fcntl_cmd(FILE *out, unsigned long c)
 static void print_ioctl_request(FILE *out, unsigned long r)
 {
 	static const struct flag_name names[] = {
-	    {0x5401, "TCGETS"},	       {0x5402, "TCSETS"},    {0x5403, "TCSETSW"},
-	    {0x5404, "TCSETSF"},       {0x540b, "TCFLSH"},    {0x540e, "TIOCSCTTY"},
-	    {0x540f, "TIOCGPGRP"},     {0x5410, "TIOCSPGRP"}, {0x5413, "TIOCGWINSZ"},
-	    {0x5414, "TIOCSWINSZ"},    {0x541b, "FIONREAD"},  {0x5421, "FIONBIO"},
-	    {0x5422, "TIOCNOTTY"},     {0x5429, "TIOCGSID"},  {0x5450, "FIONCLEX"},
-	    {0x5451, "FIOCLEX"},       {0x5452, "FIOASYNC"},  {0x80045430, "TIOCGPTN"},
+	    {0x5401, "TCGETS"},
+	    /* strace names the three by both of their meanings */
+	    {0x5402, "SNDCTL_TMR_START or TCSETS"},
+	    {0x5403, "SNDCTL_TMR_STOP or TCSETSW"},
+	    {0x5404, "SNDCTL_TMR_CONTINUE or TCSETSF"},
+	    {0x5409, "TCSBRK"},
+	    {0x540a, "TCXONC"},
+	    {0x540c, "TIOCEXCL"},
+	    {0x540d, "TIOCNXCL"},
+	    {0x5411, "TIOCOUTQ"},
+	    {0x5412, "TIOCSTI"},
+	    {0x540b, "TCFLSH"},
+	    {0x540e, "TIOCSCTTY"},
+	    {0x540f, "TIOCGPGRP"},
+	    {0x5410, "TIOCSPGRP"},
+	    {0x5413, "TIOCGWINSZ"},
+	    {0x5414, "TIOCSWINSZ"},
+	    {0x541b, "FIONREAD"},
+	    {0x5421, "FIONBIO"},
+	    {0x5422, "TIOCNOTTY"},
+	    {0x5429, "TIOCGSID"},
+	    {0x5450, "FIONCLEX"},
+	    {0x5451, "FIOCLEX"},
+	    {0x5452, "FIOASYNC"},
+	    {0x80045430, "TIOCGPTN"},
 	    {0x40045431, "TIOCSPTLCK"}};
 	print_const(out, (unsigned)r, names, NFLAGS(names), "%#lx");
 }
@@ -1104,12 +1758,10 @@ static void print_termios(FILE *out, const uint32_t *tio)
 		print_speed(out, (c >> 16) & 010017);
 		fputs("<<IBSHIFT", out);
 	}
-	fprintf(out, "|CS%u", 5 + ((c >> 4) & 3));
+	/* strace puts the '|' after the character size whether or not flags follow. */
+	fprintf(out, "|CS%u|", 5 + ((c >> 4) & 3));
 	c &= ~(010017u | (010017u << 16) | 060u);
-	if (c) {
-		fputc('|', out);
-		print_flags(out, c, cflags, NFLAGS(cflags), "");
-	}
+	print_flags(out, c, cflags, NFLAGS(cflags), "");
 	fputs(", c_lflag=", out);
 	print_flags(out, tio[3], lflags, NFLAGS(lflags), "0");
 	fputs(", ...}", out);
@@ -1118,7 +1770,7 @@ static void print_termios(FILE *out, const uint32_t *tio)
 /* The kernel's struct winsize and the head of its struct termios (libc's differs). */
 static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsigned long addr)
 {
-	if (req == 0x5413) {
+	if (req == 0x5413 || req == 0x5414) {
 		uint16_t w[4];
 		if (copy_in(t->mm, w, addr, sizeof(w))) {
 			print_addr(out, addr);
@@ -1126,7 +1778,7 @@ static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsign
 		}
 		fprintf(out, "{ws_row=%u, ws_col=%u, ws_xpixel=%u, ws_ypixel=%u}", w[0], w[1], w[2],
 			w[3]);
-	} else if (req == 0x5401) {
+	} else if (req >= 0x5401 && req <= 0x5404) {
 		uint32_t tio[4]; /* c_iflag, c_oflag, c_cflag, c_lflag */
 		if (copy_in(t->mm, tio, addr, sizeof(tio))) {
 			print_addr(out, addr);
@@ -1138,17 +1790,48 @@ static void print_ioctl_arg(FILE *out, struct task *t, unsigned long req, unsign
 	}
 }
 
-/* Argument I of T's call in format C, given the call's result RET. */
-static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long ret)
+/* Argument I of T's call in format CODES[I] (N of them), given the call's result RET. */
+static void print_arg(FILE *out, struct task *t, const int *codes, int n, int i, long ret)
 {
 	const unsigned long *a = t->sc.args;
 	bool ok = ret >= 0 && ret != -ESENTRY_BLOCK;
 
-	if (is_out(fmt[i]) && !ok && fmt[i] != 'z') {
+	if (codes[i] == EXT('l')) { /* an in/out length, shown even when the call failed */
+		print_inout_len(out, t, a[i], ok);
+		return;
+	}
+	if (is_out(codes[i]) && !ok && codes[i] != 'z') {
 		print_addr(out, a[i]);
 		return;
 	}
-	switch (fmt[i]) {
+	switch (codes[i]) {
+	case EXT('w'): {
+		static const struct flag_name which[] = {
+		    {0, "PRIO_PROCESS"}, {1, "PRIO_PGRP"}, {2, "PRIO_USER"}};
+		print_const(out, (unsigned)a[i], which, NFLAGS(which), "%#lx /* PRIO_??? */");
+		break;
+	}
+	case EXT('T'):
+		print_tms(out, t, a[i]);
+		break;
+	case EXT('g'): /* setgroups' list, as many as its first argument */
+		print_gid_list(out, t, a[i], (long)(int)a[0]);
+		break;
+	case EXT('G'): /* getgroups' list: as many as it returned, if it was asked for them */
+		if ((int)a[0] == 0)
+			print_addr(out, a[i]);
+		else
+			print_gid_list(out, t, a[i], ret);
+		break;
+	case EXT('i'):
+		print_sysinfo(out, t, a[i]);
+		break;
+	case EXT('s'):
+		print_statfs(out, t, a[i]);
+		break;
+	case EXT('a'): /* a CPU set, as many bytes as the call returned */
+		print_cpu_set(out, t, a[i], ret);
+		break;
 	case 'd':
 		fprintf(out, "%d", (int)a[i]);
 		break;
@@ -1249,7 +1932,7 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 		break;
 	case 'k':
 	case 'm':
-		print_sigset(out, t, a[i], a[strlen(fmt) - 1]); /* sigsetsize: the last one */
+		print_sigset(out, t, a[i], a[n - 1]); /* sigsetsize: the last one */
 		break;
 	case 't':
 	case 'V':
@@ -1320,7 +2003,84 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 			fprintf(out, "%#lx", a[i]);
 		break;
 	case 'Y':
+	case '?': /* what an ioctl reads */
 		print_ioctl_arg(out, t, a[1], a[i]);
+		break;
+	case '-': {
+		static const struct flag_name queues[] = {
+		    {0, "TCIFLUSH"}, {1, "TCOFLUSH"}, {2, "TCIOFLUSH"}};
+		print_const(out, (unsigned)a[i], queues, NFLAGS(queues), "%lu");
+		break;
+	}
+	case '[':
+		print_fdset(out, t, a[i], (long)(int)a[0], NULL, NULL);
+		break;
+	case '(':
+		print_timeval(out, t, a[i]);
+		break;
+	case ']':
+		print_pselect_sigmask(out, t, a[i]);
+		break;
+	case '^':
+	case '_':
+		print_stack_t(out, t, a[i]);
+		break;
+	case '!': {
+		static const struct flag_name which[] = {
+		    {0, "ITIMER_REAL"}, {1, "ITIMER_VIRTUAL"}, {2, "ITIMER_PROF"}};
+		print_const(out, (unsigned)a[i], which, NFLAGS(which), "%#lx /* ITIMER_??? */");
+		break;
+	}
+	case '{':
+	case '}':
+		print_itimerval(out, t, a[i]);
+		break;
+	case '.':
+		print_rusage(out, t, a[i]);
+		break;
+	case ')': {
+		static const struct flag_name who[] = {
+		    {0, "RUSAGE_SELF"}, {-1UL, "RUSAGE_CHILDREN"}, {1, "RUSAGE_THREAD"}};
+		print_const(out, (unsigned long)(long)(int)a[i], who, NFLAGS(who), "%ld");
+		break;
+	}
+	case '<':
+		print_const(out, (unsigned)a[i], sol_levels, NFLAGS(sol_levels), "%lu");
+		break;
+	case '>':
+		print_sockopt_name(out, a[1], a[i]);
+		break;
+	case '+': /* setsockopt's value, its length next */
+		print_sockopt_value(out, t, a[i], (long)(int)a[i + 1]);
+		break;
+	case '=':
+		print_getsockopt_value(out, t, a[i]);
+		break;
+	case ':':
+		print_int_array(out, t, a[i], 1);
+		break;
+	case '|':
+		print_mount_flags(out, a[i]);
+		break;
+	case '/':
+		print_umount_flags(out, a[i]);
+		break;
+	case '"': /* a string the call reads */
+		print_string(out, t, a[i], -1);
+		break;
+	case '\'': /* a socket address the call wrote, its length at the next argument */ {
+		uint32_t len;
+		if (!a[i] || !a[i + 1] || copy_in(t->mm, &len, a[i + 1], sizeof(len)))
+			print_addr(out, a[i]);
+		else
+			print_sockaddr(out, t, a[i], len);
+		break;
+	}
+	case ';':
+		print_msghdr(out, t, a[i], ret, false);
+		break;
+	case '`':
+		print_msghdr(out, t, a[i], ret, true);
 		break;
 	case 'I':
 		print_ioctl_request(out, a[i]);
@@ -1370,6 +2130,12 @@ static void print_arg(FILE *out, struct task *t, const char *fmt, int i, long re
 	case '2':
 		print_socket_type(out, a[i]);
 		break;
+	case ',': {
+		static const struct flag_name bits[] = {{O_CLOEXEC, "SOCK_CLOEXEC"},
+							{O_NONBLOCK, "SOCK_NONBLOCK"}};
+		print_flags(out, a[i], bits, NFLAGS(bits), "0");
+		break;
+	}
 	case '3':
 		if ((int)a[0] == AF_INET || (int)a[0] == AF_INET6)
 			print_const(out, (unsigned)a[i], protocols, NFLAGS(protocols), "%lu");
@@ -1504,6 +2270,16 @@ static void print_clone3(FILE *out, struct task *t, long ret)
 	fprintf(out, ", %lu", t->sc.args[1]);
 }
 
+bool strace_print_detail(FILE *out, struct task *t, long ret)
+{
+	if ((t->sc.nr == SYS_select || t->sc.nr == SYS_pselect6) && ret >= 0) {
+		fprintf(out, "%ld", ret);
+		print_select_result(out, t, ret);
+		return true;
+	}
+	return false;
+}
+
 /* The part PART of T's call NAME(ARGS): on STRACE_ENTRY its name and the arguments it reads (each
  * followed by ", " when more follow); on STRACE_EXIT those it writes, then the ")". */
 void strace_print_call(FILE *out, struct task *t, long ret, enum strace_part part)
@@ -1511,7 +2287,7 @@ void strace_print_call(FILE *out, struct task *t, long ret, enum strace_part par
 	const struct syscall_def *def = syscall_def(t->sc.nr);
 	const char *name = syscall_name(t->sc.nr);
 	const unsigned long *a = t->sc.args;
-	const char *fmt;
+	int codes[6];
 	int n, k;
 
 	if (!def) {
@@ -1541,16 +2317,19 @@ void strace_print_call(FILE *out, struct task *t, long ret, enum strace_part par
 		}
 		return;
 	}
-	fmt = call_format(t, def);
-	n = (int)strlen(fmt);
-	for (k = 0; k < n && !is_out(fmt[k]); k++)
+	n = format_codes(call_format(t, def), codes);
+	for (k = 0; k < n && !is_out(codes[k]); k++)
 		;
+	if (part == STRACE_ENTRY)
+		for (int i = 0; i < n; i++)
+			if (codes[i] == EXT('l'))
+				stash_entry_len(t, a[i]);
 	for (int i = 0; i < n; i++) {
 		if (!(part & (i < k ? STRACE_ENTRY : STRACE_EXIT)))
 			continue;
 		if (i && (i != k || part == STRACE_WHOLE))
 			fputs(", ", out);
-		print_arg(out, t, fmt, i, ret);
+		print_arg(out, t, codes, n, i, ret);
 		if (part == STRACE_ENTRY && i == k - 1 && k < n)
 			fputs(", ", out);
 	}

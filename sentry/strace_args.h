@@ -27,4 +27,8 @@ void strace_print_open_flags(FILE *out, unsigned long f);
 void strace_print_pollfds(FILE *out, struct task *t, unsigned long addr, unsigned long n,
 			  bool revents);
 
+/* The result RET of T's call with what strace adds to it (select's "1 (in [3], left {...})");
+ * false if the call has nothing to add. */
+bool strace_print_detail(FILE *out, struct task *t, long ret);
+
 #endif

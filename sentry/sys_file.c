@@ -371,7 +371,10 @@ long sys_lseek(struct task *t, const unsigned long *a)
 	return vfs_lseek(f, arg_long(a, 1), arg_int(a, 2));
 }
 
-static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, struct stat *st)
+/* The attributes of what DIRFD, PATH_ADDR and FLAGS name, and (MNT_ID not NULL) the id of the
+ * mount it lies in. */
+static long stat_at_mount(struct task *t, int dirfd, uintptr_t path_addr, int flags,
+			  struct stat *st, int *mnt_id)
 {
 	struct vfs_dentry *d;
 	struct vfs_file *f;
@@ -382,11 +385,20 @@ static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, s
 	if ((err = arg_lookup(t, dirfd, path_addr, flags, &d, &f)))
 		return err;
 	if (f) {
+		if (mnt_id)
+			*mnt_id = vfs_mount_id(f->dentry);
 		return f->ops->getattr ? f->ops->getattr(f, st) : -EBADF;
 	}
+	if (mnt_id)
+		*mnt_id = vfs_mount_id(d);
 	err = vfs_stat(d, st);
 	vfs_dentry_put(d);
 	return err;
+}
+
+static long stat_at(struct task *t, int dirfd, uintptr_t path_addr, int flags, struct stat *st)
+{
+	return stat_at_mount(t, dirfd, path_addr, flags, st, NULL);
 }
 
 long sys_fstat(struct task *t, const unsigned long *a)
@@ -431,16 +443,20 @@ long sys_statx(struct task *t, const unsigned long *a)
 {
 	struct stat st;
 	struct statx stx;
+	int mnt_id;
 	long err;
 
 	if ((a[2] & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
 		return -EINVAL;
 	if (a[3] & STATX__RESERVED)
 		return -EINVAL;
-	if ((err = stat_at(t, arg_int(a, 0), a[1], arg_int(a, 2), &st)))
+	if ((err = stat_at_mount(t, arg_int(a, 0), a[1], arg_int(a, 2), &st, &mnt_id)))
 		return err;
 	if ((err = vfs_statx_fill(&st, arg_uint(a, 3), &stx)))
 		return err;
+	/* Linux fills it whatever the mask asked for. */
+	stx.stx_mnt_id = (uint64_t)mnt_id;
+	stx.stx_mask |= STATX_MNT_ID;
 	return copy_out(t->mm, a[4], &stx, sizeof(stx));
 }
 

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <utime.h>
@@ -415,14 +416,21 @@ long sys_utime(struct task *t, const unsigned long *a)
 	return utimens_at(t, AT_FDCWD, a[0], ts, 0);
 }
 
+#define K_ST_VALID 0x20 /* the kernel's: f_flags is filled in (not in libc's headers) */
+
 static long statfs_out(struct task *t, struct vfs_dentry *d, uintptr_t buf)
 {
 	struct statfs sfs;
 	long err = vfs_statfs(d, &sfs);
+	unsigned long ms = vfs_mount_flags(d);
 
 	vfs_dentry_put(d);
 	if (err)
 		return err;
+	/* Linux's: valid, the mount's flags, and relatime as every mount is (mountinfo). */
+	sfs.f_flags = K_ST_VALID | ST_RELATIME | (ms & MS_RDONLY ? ST_RDONLY : 0) |
+		      (ms & MS_NOSUID ? ST_NOSUID : 0) | (ms & MS_NODEV ? ST_NODEV : 0) |
+		      (ms & MS_NOEXEC ? ST_NOEXEC : 0);
 	return copy_out(t->mm, buf, &sfs, sizeof(sfs));
 }
 

@@ -21,13 +21,21 @@ typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
  *   v iovecs, 1 2 3 socket family, type and protocol, 4 eventfd flags, 5 epoll_create1
  *   flags, 6 epoll_ctl op, 7 epoll_event, 9 madvise advice, 0 utimensat times, # fadvise
  *   advice, % statx flags, & statx mask, * sockaddr (length next), $ MSG_ flags, ~ shutdown
- *   how, C fcntl command, X FD_CLOEXEC, I ioctl request,
- *   J int, n prctl option (fcntl, ioctl, prctl, futex, open and openat choose theirs by
- *   command);
+ *   how, C fcntl command, X FD_CLOEXEC, I ioctl request, ? an ioctl's structure, - TCFLSH
+ *   queue, [ select fd set, ( timeval, ] pselect6 sigmask, ^ stack_t, ! itimer, { itimerval,
+ *   ) rusage who, < socket option level, > option name, + option value (length next),
+ *   , accept4 flags, | mount flags, / umount flags, " string, ; msghdr,
+ *   J int, n prctl option (fcntl, ioctl, prctl, futex, open, openat and mount choose theirs
+ *   by command or flags);
  * and what the call writes, decoded after it:
  *   B buffer of the result's length, g the same in hex, Z string, r rlimit, q sigaction,
  *   m sigset, y stat, N utsname, j int[2], D dirents, V timespec, z timespec left of a
- *   sleep, w wait status, i iovecs, 8 epoll events, Y an ioctl's structure, @ statx. */
+ *   sleep, w wait status, i iovecs, 8 epoll events, Y an ioctl's structure, @ statx,
+ *   _ stack_t, } itimerval, . rusage, = getsockopt value, : int, ` msghdr received,
+ *   ' sockaddr (its length at the next argument).
+ * A backslash and a letter are one argument of a second set: \w getpriority's which, \g
+ * setgroups' list; written by the call: \G getgroups' list, \T tms, \i sysinfo, \s statfs,
+ * \a CPU set, \l an in/out length ([128 => 16]). */
 /* How much of a syscall is there, as in gVisor's table. */
 enum syscall_support {
 	SYSCALL_SUPPORTED,

@@ -218,8 +218,8 @@ static const struct vfs_file_ops urandom_ops = {
     .llseek = dev_llseek,
 };
 
-/* /dev/tty and /dev/console: the sandbox's controlling terminal, which for now is the
- * Sentry's stdin if that is a terminal. Without one, Linux's tty open fails with ENXIO. The
+/* /dev/tty, /dev/console and /dev/pts/0: the sandbox's controlling terminal, the Sentry's
+ * stdin if that is a terminal. Without one, Linux's tty open fails with ENXIO. The
  * file wraps its own dup of the descriptor, so closing it leaves the Sentry's stdin open. */
 static int tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 {
@@ -239,6 +239,14 @@ static int tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 	return err;
 }
 
+/* /dev/pts: the terminal the sandbox was given is its pseudo-terminal 0, as a container
+ * engine's `-t` shows its pty to the container (docker, runsc: /dev/pts/0, 136:0). The node
+ * is always there, so that an image taken with a terminal restores without one (its files
+ * are then the host objects they are restored onto); without a terminal it opens as ENXIO. */
+static const struct vfs_synth_node pts_nodes[] = {
+    {.name = "0", .mode = S_IFCHR | 0620, .dev_major = 136, .dev_minor = 0, .open = tty_open},
+};
+
 static const struct vfs_synth_node devfs_nodes[] = {
     VFS_SYNTH_CHR("null", 0666, 1, 3, &null_ops),
     VFS_SYNTH_CHR("zero", 0666, 1, 5, &zero_ops),
@@ -251,7 +259,7 @@ static const struct vfs_synth_node devfs_nodes[] = {
     VFS_SYNTH_LNK("stdin", "/proc/self/fd/0"),
     VFS_SYNTH_LNK("stdout", "/proc/self/fd/1"),
     VFS_SYNTH_LNK("stderr", "/proc/self/fd/2"),
-    VFS_SYNTH_EMPTY_DIR("pts", 0755),
+    VFS_SYNTH_DIR("pts", 0755, pts_nodes),
     VFS_SYNTH_EMPTY_DIR("shm", 01777),
 };
 

@@ -305,7 +305,7 @@ static int hostfd_load(struct dec *d, struct vfs_file *f)
 	if (fd < 0)
 		f->seekable = false;
 	((struct hostfd_file *)f->priv)->std_fd = (int)std_fd;
-	/* A terminal's file is its device node's (/dev/console, /dev/tty); restored onto
+	/* A terminal's file is its device node's (/dev/pts/0, /dev/tty); restored onto
 	 * something else, it is that host object again. */
 	if (f->dentry && (fd < 0 || !isatty(fd))) {
 		vfs_dentry_put(f->dentry);

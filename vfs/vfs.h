@@ -291,6 +291,17 @@ int vfs_mount(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root);
 int vfs_mount_fs(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root,
 		 const char *fs_type, const char *source, unsigned long flags,
 		 struct vfs_mount **out);
+/* The id of the mount dentry D lies in, as /proc/PID/mountinfo's first column, statx's
+ * stx_mnt_id and fdinfo's mnt_id show it: VFS_ROOT_MOUNT_ID for the root's tree, the mount's
+ * id + 1 for the others; a file without a dentry (a pipe, a socket, an anonymous file) lies
+ * in one of Linux's internal mounts, which mountinfo never lists: D NULL is
+ * VFS_INTERNAL_MOUNT_ID. */
+#define VFS_ROOT_MOUNT_ID 1
+#define VFS_INTERNAL_MOUNT_ID 15
+int vfs_mount_id(const struct vfs_dentry *d);
+/* The mount(2) flags (MS_RDONLY, MS_NOSUID, ...) of the mount dentry D lies in; 0 for the
+ * root's tree. */
+unsigned long vfs_mount_flags(const struct vfs_dentry *d);
 /* Calls FN on every mount, oldest first (the order of /proc/mounts), until it returns
  * non-zero, which is then returned; 0 after the last. FN must not mount or unmount. */
 int vfs_mounts_foreach(int (*fn)(struct vfs_mount *m, void *arg), void *arg);

@@ -234,7 +234,9 @@ interactive_shell_in_a_terminal() {
 
 # A terminal on stdin is a tty by name: `tty` (ttyname) names a device node whose stat is the
 # terminal's, as natively (script(1) gives both a pty); /proc/self/fd/0 names it too, and a
-# descriptor opened from /dev/tty is named /dev/tty.
+# descriptor opened from /dev/tty is named /dev/tty. The name is a pty slave's, as a container
+# engine's -t gives one: /dev/pts/N, a character device of major 136 + N/256 listed in
+# /dev/pts, which /proc/self/stat's tty_nr and ps's TT column name too.
 terminal_stdin_is_a_tty_by_name() {
   command -v script >/dev/null || skip "script(1) not found" || return
   local native
@@ -249,7 +251,46 @@ terminal_stdin_is_a_tty_by_name() {
   [ "$(sed -n 3p <<<"$out")" = "$(sed -n 4p <<<"$out")" ] ||
     fail "stdin and $name stat differently: $(sed -n 3,4p <<<"$out" | tr '\n' ' ')" || return
   [ "$(sed -n 5p <<<"$out")" = /dev/tty ] || fail "a descriptor of /dev/tty is '$(sed -n 5p <<<"$out")'" || return
-  [ "$(sed -n 6p <<<"$out")" = "not a tty" ] || fail "/dev/null is '$(sed -n 6p <<<"$out")'"
+  [ "$(sed -n 6p <<<"$out")" = "not a tty" ] || fail "/dev/null is '$(sed -n 6p <<<"$out")'" || return
+  [[ $name =~ ^/dev/pts/([0-9]+)$ ]] || fail "tty printed '$name', not a /dev/pts path" || return
+  local n=${BASH_REMATCH[1]}
+  step "minisentry run under script(1): the pty's node, tty_nr and ps"
+  out=$(timeout -k 5 "$TIMEOUT" script -qec "'$MS' run '$ROOTFS' -- /bin/sh -c 'ls /dev/pts; stat -c %F:%t:%T $name; cut -d\" \" -f7 /proc/self/stat; ps -o tty,comm | grep -w ps'" /dev/null </dev/null | tr -d '\r')
+  grep -qx "$n" <<<"$(sed -n 1p <<<"$out")" || fail "/dev/pts lists '$(sed -n 1p <<<"$out")', not $n" || return
+  local major=$((136 + n / 256)) minor=$((n % 256))
+  [ "$(sed -n 2p <<<"$out")" = "character special file:$(printf %x $major):$(printf %x $minor)" ] ||
+    fail "$name is '$(sed -n 2p <<<"$out")'" || return
+  [ "$(sed -n 3p <<<"$out")" = $((major << 8 | minor)) ] ||
+    fail "tty_nr is '$(sed -n 3p <<<"$out")', not $((major << 8 | minor))" || return
+  [[ $(sed -n 4p <<<"$out") == "$major,$minor "* ]] || fail "ps shows '$(sed -n 4p <<<"$out")'"
+}
+
+# A sandbox with a terminal checkpointed and restored on another terminal: the guest's stdin is
+# still /dev/pts/N by every name, with the new terminal's window size; restored without a
+# terminal, it is the host object it was restored onto and the session has no controlling
+# terminal any more (tty_nr 0), as after a hangup.
+terminal_sandbox_restores_onto_another_terminal() {
+  command -v script >/dev/null || skip "script(1) not found" || return
+  local id="e2e-$$-$RANDOM" img="$WORK/tty-img"
+  local cmd="tty; sleep 2; tty; readlink /proc/self/fd/0; cut -d\" \" -f7 /proc/self/stat; stty size"
+  step "minisentry run --id $id under script(1)"
+  timeout -k 5 "$TIMEOUT" script -qec "'$MS' run --id $id '$ROOTFS' -- /bin/sh -c '$cmd'" /dev/null \
+    </dev/null >"$WORK/tty-run" 2>&1 &
+  local pid=$!
+  wait_line "$WORK/tty-run" '^/dev/pts/[0-9]+' || { kill "$pid" 2>/dev/null; return 1; }
+  checkpoint "$id" "$img" || { kill "$pid" 2>/dev/null; return 1; }
+  wait_bounded "$pid"
+  step "minisentry restore under script(1), a 33x77 terminal"
+  out=$(timeout -k 5 "$TIMEOUT" script -qec "stty rows 33 cols 77; '$MS' restore --image '$img'" /dev/null </dev/null | tr -d '\r')
+  local name
+  name=$(sed -n 1p <<<"$out")
+  [[ $name =~ ^/dev/pts/[0-9]+$ ]] || fail "restored: tty printed '$name'" || return
+  [ "$(sed -n 2p <<<"$out")" = "$name" ] || fail "restored: /proc/self/fd/0 is '$(sed -n 2p <<<"$out")'" || return
+  [ "$(sed -n 3p <<<"$out")" != 0 ] || fail "restored: tty_nr is 0" || return
+  [ "$(sed -n 4p <<<"$out")" = "33 77" ] || fail "restored: stty size says '$(sed -n 4p <<<"$out")'" || return
+  ms restore --image "$img"
+  [ "$(sed -n 1p <<<"$out")" = "not a tty" ] || fail "restored without a terminal: tty printed '$(sed -n 1p <<<"$out")'" || return
+  [ "$(sed -n 3p <<<"$out")" = 0 ] || fail "restored without a terminal: tty_nr is '$(sed -n 3p <<<"$out")'"
 }
 
 # ASLR as a user sees it: each exec of busybox gets its own stack, heap and vDSO; `setarch -R`
@@ -294,6 +335,7 @@ clock_reads_make_no_syscall_unless_the_vdso_is_told_to() {
 
 scenarios+=(
   terminal_stdin_is_a_tty_by_name
+  terminal_sandbox_restores_onto_another_terminal
   layout_is_randomised_per_exec_unless_setarch_R
   clock_reads_make_no_syscall_unless_the_vdso_is_told_to
   dev_stdin_reads_the_sandbox_stdin

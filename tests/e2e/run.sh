@@ -355,6 +355,35 @@ EOF
 EOF
 }
 
+# The calls whose arguments are structures or depend on a command (select's fd sets and time
+# left, sigaltstack, itimers, socket options by level, tty and file ioctls, sendmsg/recvmsg
+# with addresses and SCM_RIGHTS, rusage, mount and umount2 flags): tests/e2e/strace_calls.c
+# runs under the host's `strace -f` and under --strace, and their lines must be the same once
+# addresses, times, pids and ports are left out (and mount's result: the sandbox refuses a
+# bind mount that Linux would attempt).
+strace_decodes_structures_as_host_strace_does() {
+  command -v strace >/dev/null || { skip "host strace not found"; return; }
+  command -v gcc >/dev/null || { skip "host gcc not found"; return; }
+  local bin="$WORK/sc-bin"
+  mkdir -p "$bin"
+  gcc -static -O2 -o "$bin/strace_calls" "$(dirname "$SELF")/strace_calls.c" ||
+    fail "cannot build strace_calls.c" || return
+  step "strace -f strace_calls (natively)"
+  timeout "$TIMEOUT" strace -f -o "$WORK/sc-native" "$bin/strace_calls" ||
+    { skip "host strace cannot trace here"; return; }
+  ms run --strace -v "$bin:/xbin:ro" "$ROOTFS" -- /xbin/strace_calls
+  expect_status 0 || return
+  local norm='s/^[0-9]+ +//; s/^\[pid +[0-9]+\] //; s/0x[0-9a-f]+/ADDR/g;
+    s/(tv_sec|tv_usec|tv_nsec|pid|tms_[a-z]+)=[0-9]+/\1=N/g; s/htons\([0-9]+\)/htons(P)/g;
+    s/^((fork|wait4)\()[0-9]+/\1N/; s/ += / = /; s/ = [0-9]+$/ = N/; s/^(mount\(.*\)) = .*/\1/'
+  local calls='^(select|pselect6|sigaltstack|setitimer|getitimer|setsockopt|getsockopt|getsockname|getpeername|ioctl|sendmsg|recvmsg|getrusage|umount2|mount|wait4|<\.\.\. wait4|getpriority|setpriority|setgroups|getgroups|getresuid|times)\('
+  local want got
+  want=$(sed -E "$norm" "$WORK/sc-native" | grep -E "$calls")
+  got=$(sed -E "$norm" <<<"$err" | grep -E "$calls")
+  [ "$(wc -l <<<"$want")" -ge 40 ] || fail "the host's strace shows only $(wc -l <<<"$want") of the calls" || return
+  [ "$want" = "$got" ] || fail "differs from strace -f: $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | head -4 | tr '\n' '|')"
+}
+
 # --strace -o FILE, as strace -f -o: the trace goes to FILE, every line led by its pid in a
 # column, and stderr has none of it; for run and for restore, whose trace is a new file (the
 # checkpointed run's is left as it was).
@@ -549,6 +578,7 @@ scenarios=(
   strace_option_logs_syscalls_on_stderr_and_keeps_stdout
   strace_output_reads_like_strace
   strace_decodes_like_strace
+  strace_decodes_structures_as_host_strace_does
   strace_output_goes_to_a_file_for_run_and_restore
   strace_output_file_that_cannot_be_made_is_a_one_line_error
   missing_rootfs_is_a_one_line_error

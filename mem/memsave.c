@@ -99,7 +99,7 @@ struct item {
 	uint64_t off, len;
 	struct chunk *ch;
 	uint32_t nch, cap;
-	uint64_t differs; /* --base by comparison: bit I, page I of the cell differs from it */
+	uint64_t differs; /* compared or refined: bit I, page I of the cell is to be saved */
 };
 
 struct data_file {
@@ -125,6 +125,10 @@ struct save_job {
 	/* --base where writes were not tracked since it: what is unchanged is found by comparing
 	 * with its pages (read through MAPS where raw). */
 	bool compare;
+	/* Tracked: a written page that still equals the parent's raw, mapped page is referred
+	 * to (refine_item), so a write of the same bytes, or a page counted only because its
+	 * tracking block was (wpfaults.c), costs the image nothing. */
+	bool refine;
 	/* --base: the items are the file's data (SEEK_DATA over all of it, once), so no page
 	 * of them is looked up again: SEEK_HOLE walks all the data after where it starts. */
 	bool data_items;
@@ -275,7 +279,7 @@ static uint64_t chunk_after(const struct store *s, uint64_t off)
  * (it did not save them because they were). */
 static bool item_dirty(const struct save_job *j, const struct item *it, uint64_t p)
 {
-	if (j->compare)
+	if (j->compare || j->refine)
 		return it->differs >> ((p % CHUNK_BYTES) / MEMFILE_PAGE) & 1;
 	return memfile_track_dirty(p / MEMFILE_PAGE);
 }
@@ -321,6 +325,41 @@ static int compare_item(struct save_job *j, struct worker_state *ws, struct item
 	return 0;
 }
 
+/* Tracked: which written pages of IT are to be saved: all but those whose bytes equal the
+ * parent's where it holds them raw in a mapped file (a golden image). Only data is read: a
+ * hole (memory the guest gave back) read through the mapping would be filled. */
+static void refine_item(const struct save_job *j, struct item *it)
+{
+	const struct store *ps = j->parent;
+	uint64_t end = it->off + it->len, k = chunk_after(ps, it->off);
+
+	it->differs = 0;
+	for (uint64_t p = it->off; p < end; p += MEMFILE_PAGE) {
+		if (!memfile_track_dirty(p / MEMFILE_PAGE))
+			continue;
+		uint64_t q = p, data = p, stop = p;
+		while (q < end && memfile_track_dirty(q / MEMFILE_PAGE))
+			q += MEMFILE_PAGE;
+		for (uint64_t at = p; at < q; at += MEMFILE_PAGE) {
+			const uint64_t bit = 1ULL << ((at % CHUNK_BYTES) / MEMFILE_PAGE);
+			if (at >= stop && !mf_next_data(at, q, &data, &stop))
+				data = stop = q; /* a hole to the run's end */
+			while (k < ps->nch &&
+			       ps->ch[k].mem_off + ps->ch[k].pages * MEMFILE_PAGE <= at)
+				k++;
+			const struct chunk *c =
+			    k < ps->nch && ps->ch[k].mem_off <= at ? &ps->ch[k] : NULL;
+			if (at >= data && c && c->how == HOW_RAW && j->mp->map[c->where] &&
+			    !memcmp((const uint8_t *)mf.base + at,
+				    j->mp->map[c->where] + c->file_off + (at - c->mem_off),
+				    MEMFILE_PAGE))
+				continue;
+			it->differs |= bit;
+		}
+		p = q;
+	}
+}
+
 static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, struct item *it)
 {
 	const struct store *ps = j->parent;
@@ -329,6 +368,8 @@ static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, 
 
 	if (j->compare && (e = compare_item(j, ws, it)))
 		return e;
+	if (j->refine)
+		refine_item(j, it);
 	while (p < end) {
 		if (item_dirty(j, it, p)) {
 			uint64_t q = p, data, stop;
@@ -763,6 +804,7 @@ int memfile_save(struct enc *e, const struct memfile_save_opts *o, struct memfil
 	}
 	j.mp = parent;
 	j.parent = parent ? &parent->st : NULL;
+	j.refine = parent && !j.compare;
 	j.identity = o->golden;
 	enc_u64(e, mf.bump);
 	enc_u64(e, mf.nfree);

@@ -286,7 +286,14 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(go[1]);
 		close(notes[0]);
-		sigprocmask(SIG_SETMASK, &orig, NULL);
+		/* The signals its loop takes stay blocked from here on: as pid 1 it would discard
+		 * one that came before it blocks them (it has no handler), and a SIGTERM passed on
+		 * in its first milliseconds would be lost. Blocked, it waits for the loop. */
+		sigset_t keep = orig;
+		for (int sig = 1; sig < 32; sig++)
+			if (sentry_takes(sig))
+				sigaddset(&keep, sig);
+		sigprocmask(SIG_SETMASK, &keep, NULL);
 		link->launcher_pid = self;
 		link->restart_fd = notes[1];
 		link->maps_fd = go[0];

@@ -60,8 +60,9 @@ void memfile_free_harvested(bool on);
 /* Zeroes a range in place (madvise(DONTNEED) of private memory). */
 void memfile_zero(uint64_t off, uint64_t len);
 /* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
- * a copy costs only the pages that hold data. */
-void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
+ * a copy costs only the pages that hold data; DST is written through the file, not mapped in
+ * the Sentry. 0, or a negative errno (-ENOSPC: a bounded file is full). */
+int memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
 /* memfile_copy under memfile_guard: 0 or -ENOMEM. */
 int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len);
 

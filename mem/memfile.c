@@ -218,6 +218,14 @@ void *memfile_ptr(uint64_t off)
 	return mf.base + off;
 }
 
+void memfile_write_at(void *p, const void *src, size_t len)
+{
+	uint64_t off = (uint64_t)((char *)p - mf.base);
+
+	if (mf_pio_all(mf.fd, (void *)src, len, off, true))
+		memcpy(p, src, len);
+}
+
 int64_t memfile_alloc(uint64_t len)
 {
 	for (size_t i = 0; i < mf.nfree; i++) {

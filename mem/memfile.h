@@ -45,6 +45,10 @@ void memfile_set_full_hook(bool (*hook)(void));
 int memfile_settle(void);
 /* The Sentry's view of byte OFF of the file. */
 void *memfile_ptr(uint64_t off);
+/* Writes LEN bytes at P, a place in the Sentry's view (memfile_ptr), through the file instead,
+ * so that the page does not enter the view's page tables. Falls back to the view when the
+ * file refuses (a bounded file's ENOSPC then faults as a write through the view would). */
+void memfile_write_at(void *p, const void *src, size_t len);
 /* The pages at the top of the file that the Sentry keeps for itself (the guests' vDSO,
  * sentry/vdso.c): no allocation reaches them, no image holds them and no write to them is
  * tracked; they are at the same offset in every Sentry, restored ones too. */

@@ -148,7 +148,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		goto out;
 	}
 	if (flags & CLONE_CHILD_SETTID)
-		copy_out(c->mm, child_tid, &c->tid, sizeof(pid_t));
+		copy_out_cold(c->mm, child_tid, &c->tid, sizeof(pid_t));
 	if (flags & CLONE_CHILD_CLEARTID)
 		c->clear_child_tid = child_tid;
 	if (flags & CLONE_VFORK)

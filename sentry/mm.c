@@ -180,6 +180,8 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 	mm->arg_end = parent->arg_end;
 	mm->env_start = parent->env_start;
 	mm->env_end = parent->env_end;
+	if (vma_set_reserve(&mm->vmas, parent->vmas.n))
+		goto fail;
 	for (size_t i = 0; i < parent->vmas.n; i++) {
 		struct vma *pv = &parent->vmas.v[i];
 		if (pv->flags & VMA_RESERVED)

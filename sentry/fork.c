@@ -113,10 +113,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	if (flags & CLONE_SIGHAND) {
 		c->sighand = sighand_get(p->sighand);
 	} else {
-		if (!(c->sighand = malloc(sizeof(*c->sighand))))
+		if (!(c->sighand = sighand_fork(p->sighand)))
 			goto out;
-		*c->sighand = *p->sighand;
-		c->sighand->refs = 1;
 	}
 	if (flags & CLONE_FILES) {
 		c->files = fdtable_get(p->files);

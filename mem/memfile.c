@@ -222,6 +222,11 @@ void memfile_write_at(void *p, const void *src, size_t len)
 {
 	uint64_t off = (uint64_t)((char *)p - mf.base);
 
+	/* What the view's faults would have done: a page a lazy restore has not placed yet is
+	 * loaded first (a write through the file would make the page, and the image's bytes
+	 * could never be placed), and write tracking, which watches the view, is told. */
+	memfile_lazy_ensure(off, len);
+	memfile_track_untracked(off, len);
 	if (mf_pio_all(mf.fd, (void *)src, len, off, true))
 		memcpy(p, src, len);
 }
@@ -389,9 +394,10 @@ bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
 }
 
 /* One run of data copied inside the file by the kernel (copy_file_range), not through the
- * Sentry's view: both sides are a guest's pages (copy on write after fork copies a parent's
- * stack and data for each child, or for the parent, ~12 pages per fork), and through the view
- * each page would also be mapped in the Sentry for good, a page-table entry and a page of its
+ * Sentry's view (DST is a fresh allocation: memfile_alloc counted it as written, and no lazy
+ * restore's page is missing there): both sides are a guest's pages (copy on write after fork copies
+ * a parent's stack and data for each child, or for the parent, ~12 pages per fork), and through the
+ * view each page would also be mapped in the Sentry for good, a page-table entry and a page of its
  * resident size, with a page-table page per copied piece (docs/platform.md, "What a process
  * costs the Sentry"). A kernel that cannot copy a file's range so writes the view's bytes. */
 static int copy_run(uint64_t dst, uint64_t src, uint64_t len)

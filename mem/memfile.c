@@ -218,6 +218,19 @@ void *memfile_ptr(uint64_t off)
 	return mf.base + off;
 }
 
+void memfile_write_at(void *p, const void *src, size_t len)
+{
+	uint64_t off = (uint64_t)((char *)p - mf.base);
+
+	/* What the view's faults would have done: a page a lazy restore has not placed yet is
+	 * loaded first (a write through the file would make the page, and the image's bytes
+	 * could never be placed), and write tracking, which watches the view, is told. */
+	memfile_lazy_ensure(off, len);
+	memfile_track_untracked(off, len);
+	if (mf_pio_all(mf.fd, (void *)src, len, off, true))
+		memcpy(p, src, len);
+}
+
 int64_t memfile_alloc(uint64_t len)
 {
 	for (size_t i = 0; i < mf.nfree; i++) {
@@ -380,7 +393,35 @@ bool mf_next_data(uint64_t at, uint64_t end, uint64_t *data, uint64_t *stop)
 	return true;
 }
 
-void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
+/* One run of data copied inside the file by the kernel (copy_file_range), not through the
+ * Sentry's view (DST is a fresh allocation: memfile_alloc counted it as written, and no lazy
+ * restore's page is missing there): both sides are a guest's pages (copy on write after fork copies
+ * a parent's stack and data for each child, or for the parent, ~12 pages per fork), and through the
+ * view each page would also be mapped in the Sentry for good, a page-table entry and a page of its
+ * resident size, with a page-table page per copied piece (docs/platform.md, "What a process
+ * costs the Sentry"). A kernel that cannot copy a file's range so writes the view's bytes. */
+static int copy_run(uint64_t dst, uint64_t src, uint64_t len)
+{
+	while (len) {
+		loff_t in = (loff_t)src, out = (loff_t)dst;
+		ssize_t n = copy_file_range(mf.fd, &in, mf.fd, &out, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 &&
+		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+			return mf_pio_all(mf.fd, mf.base + src, len, dst, true);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* SRC was data: it cannot end here */
+		src += (uint64_t)n;
+		dst += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 {
 	uint64_t at = src, end = src + len;
 
@@ -389,26 +430,40 @@ void memfile_copy(uint64_t dst, uint64_t src, uint64_t len)
 	/* The holes are the truth only once the image's pages are in. */
 	memfile_lazy_ensure(src, len);
 	/* Past the last extent all is hole: the destination is fresh, so already zero. */
-	for (; at < end && mf_next_data(at, end, &data, &stop); at = stop)
-		memcpy(mf.base + dst + (data - src), mf.base + data, stop - data);
+	for (; at < end && mf_next_data(at, end, &data, &stop); at = stop) {
+		int err = copy_run(dst + (data - src), data, stop - data);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 struct copy_args {
 	uint64_t dst, src, len;
+	int err;
 };
 
 static void copy_fn(void *arg)
 {
 	struct copy_args *c = arg;
 
-	memfile_copy(c->dst, c->src, c->len);
+	c->err = memfile_copy(c->dst, c->src, c->len);
 }
 
+/* A bounded file refuses a page with ENOSPC here (a write through the view would fault with
+ * SIGBUS): the full hook may free room once, and the copy runs again, whole. */
 int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len)
 {
-	struct copy_args c = {dst, src, len};
+	struct copy_args c = {dst, src, len, 0};
 
-	return memfile_guard(copy_fn, &c);
+	for (int tries = 0;; tries++) {
+		if (memfile_guard(copy_fn, &c))
+			return -ENOMEM;
+		if (!c.err)
+			return 0;
+		if (c.err != -ENOSPC || tries || !mf.full_hook || !mf.full_hook())
+			return -ENOMEM;
+	}
 }
 
 struct mobj *mobj_new(uint64_t len)

@@ -45,6 +45,10 @@ void memfile_set_full_hook(bool (*hook)(void));
 int memfile_settle(void);
 /* The Sentry's view of byte OFF of the file. */
 void *memfile_ptr(uint64_t off);
+/* Writes LEN bytes at P, a place in the Sentry's view (memfile_ptr), through the file instead,
+ * so that the page does not enter the view's page tables. Falls back to the view when the
+ * file refuses (a bounded file's ENOSPC then faults as a write through the view would). */
+void memfile_write_at(void *p, const void *src, size_t len);
 /* The pages at the top of the file that the Sentry keeps for itself (the guests' vDSO,
  * sentry/vdso.c): no allocation reaches them, no image holds them and no write to them is
  * tracked; they are at the same offset in every Sentry, restored ones too. */
@@ -60,8 +64,9 @@ void memfile_free_harvested(bool on);
 /* Zeroes a range in place (madvise(DONTNEED) of private memory). */
 void memfile_zero(uint64_t off, uint64_t len);
 /* Copies LEN bytes from SRC to DST within the file, skipping holes (SEEK_DATA/SEEK_HOLE), so
- * a copy costs only the pages that hold data. */
-void memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
+ * a copy costs only the pages that hold data; DST is written through the file, not mapped in
+ * the Sentry. 0, or a negative errno (-ENOSPC: a bounded file is full). */
+int memfile_copy(uint64_t dst, uint64_t src, uint64_t len);
 /* memfile_copy under memfile_guard: 0 or -ENOMEM. */
 int memfile_copy_guarded(uint64_t dst, uint64_t src, uint64_t len);
 

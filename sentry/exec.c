@@ -410,6 +410,10 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	if ((err = platform_set_regs(pt, &fresh)))
 		goto out_mm;
 
+	/* The handlers' reset (after_exec) may need the table copied; it cannot fail later. */
+	if ((err = sighand_exec_prepare(t->sighand)))
+		goto out_mm;
+
 	/* Point of no return: the old address space and its stub go. */
 	if (t->pt) {
 		/* The process keeps the CPU time it used, unless the stub was its vfork parent's.
@@ -529,12 +533,7 @@ static void after_exec(struct task *t)
 		if (e && e->cloexec)
 			fdtable_close(t->files, fd);
 	}
-	for (int i = 0; i < NSIG_GUEST; i++) {
-		struct ksigaction *a = &t->sighand->act[i];
-		if (a->handler != (uint64_t)SIG_IGN)
-			*a = (struct ksigaction){0};
-	}
-	sighand_changed(t->sighand);
+	sighand_exec_reset(t->sighand);
 	t->altstack = (stack_t){.ss_flags = SS_DISABLE};
 	t->clear_child_tid = 0;
 	t->robust_list = 0;

@@ -75,7 +75,7 @@ static bool parent_autoreaps(struct task *parent)
 
 	if (!parent || !parent->sighand)
 		return true;
-	a = &parent->sighand->act[SIGCHLD - 1];
+	a = &parent->sighand->sa->act[SIGCHLD - 1];
 	return a->handler == (uint64_t)SIG_IGN || (a->flags & SA_NOCLDWAIT);
 }
 

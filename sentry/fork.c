@@ -113,10 +113,8 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	if (flags & CLONE_SIGHAND) {
 		c->sighand = sighand_get(p->sighand);
 	} else {
-		if (!(c->sighand = malloc(sizeof(*c->sighand))))
+		if (!(c->sighand = sighand_fork(p->sighand)))
 			goto out;
-		*c->sighand = *p->sighand;
-		c->sighand->refs = 1;
 	}
 	if (flags & CLONE_FILES) {
 		c->files = fdtable_get(p->files);
@@ -148,7 +146,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		goto out;
 	}
 	if (flags & CLONE_CHILD_SETTID)
-		copy_out(c->mm, child_tid, &c->tid, sizeof(pid_t));
+		copy_out_cold(c->mm, child_tid, &c->tid, sizeof(pid_t));
 	if (flags & CLONE_CHILD_CLEARTID)
 		c->clear_child_tid = child_tid;
 	if (flags & CLONE_VFORK)

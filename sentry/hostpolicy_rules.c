@@ -115,9 +115,11 @@ static const struct rule rules[] = {
     ANY(linkat),
     ANY(fchmodat),
     ANY(utimensat),
-    /* The memory file: holes punched when guest memory is freed. */
+    /* The memory file: holes punched when guest memory is freed, and copy on write's copies
+     * made inside it (mem/memfile.c), which read and write no more than read and write may. */
     ANY(fallocate),
     ANY(ftruncate),
+    ANY(copy_file_range),
     /* The sandbox's terminal: the requests vfs/hostfd.c forwards, and isatty/tcsetattr. */
     ONE(ioctl, EQ(1, TCGETS)),
     ONE(ioctl, EQ(1, TCSETS)),

@@ -483,12 +483,11 @@ static struct task *make_init(void)
 	caps_init(t, kernel.cfg.caps);
 	sched_default_affinity(t);
 	t->files = fdtable_new();
-	t->sighand = calloc(1, sizeof(*t->sighand));
+	t->sighand = sighand_new();
 	if (!t->files || !t->sighand) {
 		task_free(t);
 		return NULL;
 	}
-	t->sighand->refs = 1;
 	if (!(t->fs = fs_new(kernel.root, kernel.root,
 			     kernel.cfg.umask_set ? kernel.cfg.umask & 0777 : 022))) {
 		task_free(t);
@@ -602,13 +601,12 @@ int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t siz
 	t->group_leader = t;
 	sched_default_affinity(t);
 	t->files = fdtable_new();
-	t->sighand = calloc(1, sizeof(*t->sighand));
+	t->sighand = sighand_new();
 	if (!t->files || !t->sighand || !(t->fs = fs_new(kernel.root, kernel.root, 022))) {
 		task_free(t);
 		snprintf(msg, size, "out of memory");
 		return -ENOMEM;
 	}
-	t->sighand->refs = 1;
 	t->uid = t->euid = t->suid = s->uid;
 	t->gid = t->egid = t->sgid = s->gid;
 	caps_init(t, s->caps ? s->caps : kernel.cfg.caps);

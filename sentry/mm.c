@@ -180,6 +180,8 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 	mm->arg_end = parent->arg_end;
 	mm->env_start = parent->env_start;
 	mm->env_end = parent->env_end;
+	if (vma_set_reserve(&mm->vmas, parent->vmas.n))
+		goto fail;
 	for (size_t i = 0; i < parent->vmas.n; i++) {
 		struct vma *pv = &parent->vmas.v[i];
 		if (pv->flags & VMA_RESERVED)
@@ -988,6 +990,14 @@ static void copy_to_guest(void *p, size_t n, void *ctx)
 	*src += n;
 }
 
+static void write_to_guest(void *p, size_t n, void *ctx)
+{
+	const char **src = ctx;
+
+	memfile_write_at(p, *src, n);
+	*src += n;
+}
+
 int copy_in(struct mm *mm, void *dst, uintptr_t src, size_t len)
 {
 	char *d = dst;
@@ -1000,6 +1010,13 @@ int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len)
 	const char *s = src;
 
 	return walk(mm, dst, len, true, copy_to_guest, &s);
+}
+
+int copy_out_cold(struct mm *mm, uintptr_t dst, const void *src, size_t len)
+{
+	const char *s = src;
+
+	return walk(mm, dst, len, true, write_to_guest, &s);
 }
 
 struct string_args {

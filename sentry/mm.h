@@ -118,6 +118,11 @@ void mm_reap(struct mm *mm);
 
 int copy_in(struct mm *mm, void *dst, uintptr_t src, size_t len);
 int copy_out(struct mm *mm, uintptr_t dst, const void *src, size_t len);
+/* copy_out of a few bytes the Sentry will not touch again soon (a new child's tid), written
+ * through the memory file: through the Sentry's view, each fork would leave a page of the
+ * child's mapped in the Sentry, with a page-table page of its own (docs/platform.md, "What a
+ * process costs the Sentry"). A syscall more than copy_out. */
+int copy_out_cold(struct mm *mm, uintptr_t dst, const void *src, size_t len);
 /* Copies a NUL-terminated string of at most MAX bytes (with the NUL); returns its length,
  * -EFAULT, or -ENAMETOOLONG. */
 long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max);

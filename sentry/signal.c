@@ -111,12 +111,12 @@ static bool init_drops(struct task *t, int sig, enum sig_source src)
 		return false;
 	if (sig == SIGKILL || sig == SIGSTOP)
 		return src == FROM_INSIDE;
-	return t->sighand->act[sig - 1].handler == (uint64_t)SIG_DFL;
+	return t->sighand->sa->act[sig - 1].handler == (uint64_t)SIG_DFL;
 }
 
 static bool is_ignored(struct task *t, int sig, enum sig_source src)
 {
-	const struct ksigaction *a = &t->sighand->act[sig - 1];
+	const struct ksigaction *a = &t->sighand->sa->act[sig - 1];
 
 	/* A blocked signal stays pending: the action may change before it is unblocked. */
 	if (sig != SIGKILL && sig != SIGSTOP && ((t->sigmask | t->blk.sigwait_set) & SIGBIT(sig)))
@@ -215,7 +215,7 @@ static void drop_sig(struct sigpending *p, int sig)
 
 void signal_flush_ignored(struct task *t, int sig)
 {
-	const struct ksigaction *a = &t->sighand->act[sig - 1];
+	const struct ksigaction *a = &t->sighand->sa->act[sig - 1];
 	bool ignored = a->handler == (uint64_t)SIG_IGN ||
 		       (a->handler == (uint64_t)SIG_DFL && (ignore_sigs & SIGBIT(sig)));
 
@@ -351,7 +351,8 @@ static void notify_parent_jobctl(struct task *leader, int code, int status)
 	struct task *parent = leader->parent;
 
 	waitq_wake(parent ? &parent->child_wait : &leader->child_wait, 0);
-	if (!parent || !parent->sighand || (parent->sighand->act[SIGCHLD - 1].flags & SA_NOCLDSTOP))
+	if (!parent || !parent->sighand ||
+	    (parent->sighand->sa->act[SIGCHLD - 1].flags & SA_NOCLDSTOP))
 		return;
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
@@ -545,6 +546,23 @@ static int pick_signal(struct task *t)
 	return set ? __builtin_ctzll(set) + 1 : 0;
 }
 
+/* SIG's action in T's table back to SIG_DFL (SA_RESETHAND; a fault that may not be blocked or
+ * ignored away). A table shared since fork that the Sentry has no memory to copy leaves
+ * nothing right to do but end the process. */
+static void set_default(struct task *t, int sig)
+{
+	struct sighand *sh = t->sighand;
+
+	if (sh->sa->act[sig - 1].handler == (uint64_t)SIG_DFL)
+		return;
+	if (sighand_own(sh)) {
+		signal_send_process_forced(t->group_leader, SIGKILL, NULL);
+		return;
+	}
+	sh->sa->act[sig - 1].handler = (uint64_t)SIG_DFL;
+	sighand_changed(sh);
+}
+
 bool signal_deliver(struct task *t, long ret, bool in_syscall)
 {
 	struct user_regs_struct regs;
@@ -558,7 +576,7 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 		dequeue(from, sig, &info);
 		if (kernel.cfg.strace)
 			strace_signal(t, &info);
-		struct ksigaction act = t->sighand->act[sig - 1];
+		struct ksigaction act = t->sighand->sa->act[sig - 1];
 
 		if (act.handler == (uint64_t)SIG_IGN && sig != SIGKILL && sig != SIGSTOP)
 			continue;
@@ -599,10 +617,8 @@ bool signal_deliver(struct task *t, long ret, bool in_syscall)
 		if (!(act.flags & SA_NODEFER))
 			t->sigmask |= SIGBIT(sig);
 		t->sigmask &= ~UNBLOCKABLE;
-		if (act.flags & SA_RESETHAND) {
-			t->sighand->act[sig - 1].handler = (uint64_t)SIG_DFL;
-			sighand_changed(t->sighand);
-		}
+		if (act.flags & SA_RESETHAND)
+			set_default(t, sig);
 		break; /* one frame per return to the guest, like Linux's single pass */
 	}
 	if (t->has_saved_sigmask && !have_regs) {
@@ -659,11 +675,12 @@ static bool write_fault(struct task *t, const siginfo_t *si, const struct user_r
  * fatal rather than let the instruction fault forever. */
 static void force_fault(struct task *t, int sig, const siginfo_t *si)
 {
-	struct ksigaction *act = &t->sighand->act[sig - 1];
+	const struct ksigaction *act = &t->sighand->sa->act[sig - 1];
 
 	t->fault_addr = (uint64_t)si->si_addr;
 	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
-		act->handler = (uint64_t)SIG_DFL;
+		set_default(t, sig);
+	act = &t->sighand->sa->act[sig - 1];
 	/* Linux's force_sig_info_to_task: a fault init cannot handle kills it. */
 	if (act->handler == (uint64_t)SIG_DFL)
 		t->group_leader->init_killable = true;
@@ -808,6 +825,29 @@ bad:
 	return 0;
 }
 
+int sighand_exec_prepare(struct sighand *sh)
+{
+	for (int i = 0; i < NSIG_GUEST; i++) {
+		const struct ksigaction *a = &sh->sa->act[i];
+		if (a->handler != (uint64_t)SIG_IGN &&
+		    (a->handler || a->flags || a->restorer || a->mask))
+			return sighand_own(sh);
+	}
+	return 0;
+}
+
+void sighand_exec_reset(struct sighand *sh)
+{
+	if (sh->sa->refs > 1)
+		return; /* shared: sighand_exec_prepare found nothing to reset */
+	for (int i = 0; i < NSIG_GUEST; i++) {
+		struct ksigaction *a = &sh->sa->act[i];
+		if (a->handler != (uint64_t)SIG_IGN)
+			*a = (struct ksigaction){0};
+	}
+	sighand_changed(sh);
+}
+
 /* --- checkpoint and restore ----------------------------------------------------------------- */
 
 /* Handler tables are a kind of their own (CK_SIGHAND), saved once however many threads share
@@ -816,7 +856,7 @@ void sighand_changed(struct sighand *sh)
 {
 	sh->ignored = sh->caught = 0;
 	for (int s = 1; s <= NSIG_GUEST; s++) {
-		uint64_t h = sh->act[s - 1].handler;
+		uint64_t h = sh->sa->act[s - 1].handler;
 		if (h == (uint64_t)SIG_IGN)
 			sh->ignored |= SIGBIT(s);
 		else if (h != (uint64_t)SIG_DFL)
@@ -829,31 +869,30 @@ int sighand_save(struct enc *e, const void *obj)
 	const struct sighand *sh = obj;
 
 	for (int i = 0; i < NSIG_GUEST; i++) {
-		enc_u64(e, sh->act[i].handler);
-		enc_u64(e, sh->act[i].flags);
-		enc_u64(e, sh->act[i].restorer);
-		enc_u64(e, sh->act[i].mask);
+		enc_u64(e, sh->sa->act[i].handler);
+		enc_u64(e, sh->sa->act[i].flags);
+		enc_u64(e, sh->sa->act[i].restorer);
+		enc_u64(e, sh->sa->act[i].mask);
 	}
 	return 0;
 }
 
 void *sighand_load(struct dec *d)
 {
-	struct sighand *sh = calloc(1, sizeof(*sh));
+	struct sighand *sh = sighand_new();
 
 	if (!sh) {
 		dec_fail(d, "out of memory");
 		return NULL;
 	}
-	sh->refs = 1;
 	for (int i = 0; i < NSIG_GUEST; i++) {
-		sh->act[i].handler = dec_u64(d);
-		sh->act[i].flags = dec_u64(d);
-		sh->act[i].restorer = dec_u64(d);
-		sh->act[i].mask = dec_u64(d);
+		sh->sa->act[i].handler = dec_u64(d);
+		sh->sa->act[i].flags = dec_u64(d);
+		sh->sa->act[i].restorer = dec_u64(d);
+		sh->sa->act[i].mask = dec_u64(d);
 	}
 	if (!dec_ok(d)) {
-		free(sh);
+		sighand_put(sh);
 		return NULL;
 	}
 	sighand_changed(sh);

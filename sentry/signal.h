@@ -76,7 +76,12 @@ void signal_flush_ignored(struct task *t, int sig);
  * queue is part of a task's record. */
 struct enc;
 struct dec;
-/* Recomputes SH's ignored and caught masks: called after every change of SH->act. */
+/* Exec resets every handled signal's action to the default (ignored ones stay ignored):
+ * sighand_exec_prepare makes SH's table its own if that changes anything (0 or -ENOMEM),
+ * before the point of no return; sighand_exec_reset then resets. */
+int sighand_exec_prepare(struct sighand *sh);
+void sighand_exec_reset(struct sighand *sh);
+/* Recomputes SH's ignored and caught masks: called after every change of SH->sa. */
 void sighand_changed(struct sighand *sh);
 int sighand_save(struct enc *e, const void *sh);
 void *sighand_load(struct dec *d);

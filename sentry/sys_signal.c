@@ -39,12 +39,14 @@ long sys_rt_sigaction(struct task *t, const unsigned long *a)
 		return -EINVAL;
 	if (a[1] && copy_in(t->mm, &act, a[1], sizeof(act)))
 		return -EFAULT;
-	if (a[2] && copy_out(t->mm, a[2], &t->sighand->act[sig - 1], sizeof(act)))
+	if (a[2] && copy_out(t->mm, a[2], &t->sighand->sa->act[sig - 1], sizeof(act)))
 		return -EFAULT;
 	if (a[1]) {
+		if (sighand_own(t->sighand))
+			return -ENOMEM;
 		act.mask &= ~UNBLOCKABLE;
 		act.flags &= KNOWN_SA_FLAGS; /* unknown bits read back as clear, as on Linux */
-		t->sighand->act[sig - 1] = act;
+		t->sighand->sa->act[sig - 1] = act;
 		sighand_changed(t->sighand);
 		signal_flush_ignored(t, sig);
 	}

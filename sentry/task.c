@@ -85,6 +85,18 @@ void fsctx_drop(void *fs)
 	fs_put(fs);
 }
 
+struct sighand *sighand_new(void)
+{
+	struct sighand *sh = calloc(1, sizeof(*sh));
+
+	if (!sh || !(sh->sa = calloc(1, sizeof(*sh->sa)))) {
+		free(sh);
+		return NULL;
+	}
+	sh->refs = sh->sa->refs = 1;
+	return sh;
+}
+
 struct sighand *sighand_get(struct sighand *sh)
 {
 	sh->refs++;
@@ -93,8 +105,37 @@ struct sighand *sighand_get(struct sighand *sh)
 
 void sighand_put(struct sighand *sh)
 {
-	if (sh && --sh->refs == 0)
-		free(sh);
+	if (!sh || --sh->refs > 0)
+		return;
+	if (--sh->sa->refs == 0)
+		free(sh->sa);
+	free(sh);
+}
+
+struct sighand *sighand_fork(struct sighand *sh)
+{
+	struct sighand *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *sh;
+	c->refs = 1;
+	c->sa->refs++;
+	return c;
+}
+
+int sighand_own(struct sighand *sh)
+{
+	if (sh->sa->refs == 1)
+		return 0;
+	struct sigactions *sa = malloc(sizeof(*sa));
+	if (!sa)
+		return -ENOMEM;
+	*sa = *sh->sa;
+	sa->refs = 1;
+	sh->sa->refs--;
+	sh->sa = sa;
+	return 0;
 }
 
 struct task *task_new(pid_t tid)

@@ -27,12 +27,20 @@ struct ksigaction {
 	uint64_t mask;
 };
 
+/* A table of signal actions. A forked process shares its parent's until either changes one
+ * (sighand_own): most children never do, or exec first, and the table is 2 KiB of the few
+ * a process costs the Sentry (docs/platform.md, "What a process costs the Sentry"). */
+struct sigactions {
+	int refs; /* the sighands that use it */
+	struct ksigaction act[NSIG_GUEST];
+};
+
 /* Signal actions, shared under CLONE_SIGHAND: one reference per task. */
 struct sighand {
 	int refs;
-	struct ksigaction act[NSIG_GUEST];
+	struct sigactions *sa; /* read freely; changed only after sighand_own */
 	/* Signals whose action is SIG_IGN, and those with a handler (bit N-1 for signal N):
-	 * what /proc shows of every process, kept by sighand_changed at each change of ACT. */
+	 * what /proc shows of every process, kept by sighand_changed at each change of SA. */
 	uint64_t ignored, caught;
 };
 
@@ -245,9 +253,17 @@ int fsctx_save(struct enc *e, const void *fs);
 void *fsctx_load(struct dec *d);
 void fsctx_drop(void *fs);
 
+/* A sighand with every action SIG_DFL, or NULL (out of memory). */
+struct sighand *sighand_new(void);
 /* Another reference on SH; sighand_put drops one (SH may be NULL), the last frees it. */
 struct sighand *sighand_get(struct sighand *sh);
 void sighand_put(struct sighand *sh);
+/* A copy of SH for fork (no CLONE_SIGHAND), sharing its table until one of them changes it;
+ * NULL if out of memory. */
+struct sighand *sighand_fork(struct sighand *sh);
+/* SH's table is its own from now on (copied if another sighand shares it), so that an action
+ * may be changed: 0 or -ENOMEM. */
+int sighand_own(struct sighand *sh);
 
 /* The credentials T's file operations are checked against: its effective ids (there is no
  * separate fsuid) and supplementary groups; task_real_cred has the real ids, for access(2). */

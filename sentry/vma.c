@@ -67,7 +67,7 @@ static int make_room(struct vma_set *s, size_t extra)
 {
 	if (s->n + extra <= s->cap)
 		return 0;
-	size_t cap = s->cap ? s->cap * 2 : 16;
+	size_t cap = s->cap ? s->cap * 2 : 4; /* the stub's alone, then fork reserves */
 	while (cap < s->n + extra)
 		cap *= 2;
 	struct vma *v = realloc(s->v, cap * sizeof(*v));
@@ -75,6 +75,18 @@ static int make_room(struct vma_set *s, size_t extra)
 		return -ENOMEM;
 	s->v = v;
 	s->cap = cap;
+	return 0;
+}
+
+int vma_set_reserve(struct vma_set *s, size_t n)
+{
+	if (n <= s->cap)
+		return 0;
+	struct vma *v = realloc(s->v, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	s->cap = n;
 	return 0;
 }
 

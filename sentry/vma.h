@@ -63,6 +63,9 @@ struct vma *vma_find(struct vma_set *s, uintptr_t addr);
 bool vma_range_free(const struct vma_set *s, uintptr_t start, uintptr_t end);
 /* True if VMAs cover [start, end) without holes. */
 bool vma_range_covered(const struct vma_set *s, uintptr_t start, uintptr_t end);
+/* Room for N VMAs in all, allocated now and no more (a fork's copy of a set of N): growth by
+ * doubling would hold up to twice what is used. 0 or -ENOMEM. */
+int vma_set_reserve(struct vma_set *s, size_t n);
 /* Inserts V, which must not overlap any VMA. Returns 0 or -ENOMEM. */
 int vma_insert(struct vma_set *s, const struct vma *v);
 /* Removes [start, end), splitting VMAs at the edges; calls FN for each removed piece. */

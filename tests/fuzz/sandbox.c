@@ -127,13 +127,12 @@ struct task *fuzz_task_new(void)
 	t->group_leader = t;
 	sched_default_affinity(t);
 	t->files = fdtable_new();
-	t->sighand = calloc(1, sizeof(*t->sighand));
+	t->sighand = sighand_new();
 	t->fs = fs_new(kernel.root, kernel.root, 022);
 	if (!t->files || !t->sighand || !t->fs || platform_stub_new(&pt)) {
 		task_free(t);
 		return NULL;
 	}
-	t->sighand->refs = 1;
 	if (!(t->mm = mm_new(pt))) {
 		platform_thread_release(pt);
 		task_free(t);

@@ -118,6 +118,8 @@ static const struct rule rules[] = {
     /* The memory file: holes punched when guest memory is freed. */
     ANY(fallocate),
     ANY(ftruncate),
+    /* The file cache: a lower-layer file's pages copied into the memory file in the kernel. */
+    ANY(sendfile),
     /* The sandbox's terminal: the requests vfs/hostfd.c forwards, and isatty/tcsetattr. */
     ONE(ioctl, EQ(1, TCGETS)),
     ONE(ioctl, EQ(1, TCSETS)),

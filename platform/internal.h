@@ -20,6 +20,7 @@ struct platform_state {
 	size_t fpstate_size;
 	void (*stub_hook)(void);
 	struct platform_thread *factory; /* NULL before platform_start and once killed */
+	bool factory_starting;		 /* forked, its first stop not yet taken */
 };
 
 extern struct platform_state plat;

@@ -877,16 +877,27 @@ static bool quiet_end(bool tty)
 	       !c->save_restore_test && !memfile_slot_active();
 }
 
-/* Runs the sandbox until init exits, then takes it down. EARLY_END: the launcher may end the
- * command before the teardown (quiet_end). */
-static int serve(bool tty, const struct termios *saved_tty, bool early_end)
+/* A run whose end nothing can change after init's exit (quiet_end): the launcher is told the
+ * exit status then, not after every stub is killed and reaped (0.2-0.4 ms) and init's own exit
+ * is done with. If it ends us before we are done, the end of our PID namespace kills what is
+ * left. */
+static bool end_early;
+
+void kernel_init_exiting(int status)
+{
+	if (!end_early)
+		return;
+	fflush(NULL);
+	confine_exiting((status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);
+}
+
+/* Runs the sandbox until init exits, then takes it down. */
+static int serve(bool tty, const struct termios *saved_tty)
 {
 	clock_tick();
 	start_tick();
 	loop();
-	/* The launcher is told now, not after every stub is killed and reaped (0.2-0.4 ms): if
-	 * it ends us before we are done, the end of our PID namespace kills what is left. */
-	if (early_end && quiet_end(tty)) {
+	if (end_early) { /* a host signal ended the sandbox: init made no exit of its own */
 		fflush(NULL);
 		confine_exiting(kernel.exit_status);
 	}
@@ -968,7 +979,8 @@ int kernel_run(const struct kernel_config *cfg)
 	}
 	clock_tick(); /* the guests' clocks take the TSC before the first guest instruction */
 	kernel_resume(init);
-	return serve(tty, &saved_tty, true);
+	end_early = quiet_end(tty);
+	return serve(tty, &saved_tty);
 }
 
 /* --stats of a restore: its wall time since main() began, the process's CPU time, and the
@@ -1099,7 +1111,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 			"pages)\n",
 			memfile_load_ms(), (unsigned long long)(memfile_load_huge() >> 20));
 	}
-	ret = serve(tty, &saved_tty, false);
+	ret = serve(tty, &saved_tty);
 	kernel_slot_done();
 	/* The save-restore test's chain ends here: its golden image and pool go. */
 	if (cfg->save_restore_slots && cfg->srt_slots)

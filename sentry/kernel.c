@@ -897,7 +897,7 @@ static int serve(bool tty, const struct termios *saved_tty)
 	clock_tick();
 	start_tick();
 	loop();
-	if (end_early) { /* a host signal ended the sandbox: init made no exit of its own */
+	if (end_early) { /* said at init's exit, unless a host signal ended the sandbox */
 		fflush(NULL);
 		confine_exiting(kernel.exit_status);
 	}

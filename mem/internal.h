@@ -30,6 +30,8 @@ struct memfile_state {
 	uint64_t limit; /* --memory: the bounded file's size, 0 when unbounded */
 	bool huge;	/* the file can have huge folios where the view asks (dense.c) */
 	int reconf_fd;	/* the bounded tmpfs's reconfiguration context, or -1 */
+	int mnt_fd;	/* the bounded tmpfs's detached mount, or -1 (bounded_file) */
+	int copy_fd;	/* the file again, with a position of its own (memfile_copy_fd), or -1 */
 	bool (*full_hook)(void);
 	sigjmp_buf *guard; /* the memfile_guard running, if any */
 	/* Pages the bounded file had no room for, touched outside a guard: private pages stand

@@ -21,7 +21,7 @@
 #include "mem/internal.h"
 #include "state/codec.h"
 
-struct memfile_state mf = {.fd = -1, .reconf_fd = -1};
+struct memfile_state mf = {.fd = -1, .reconf_fd = -1, .mnt_fd = -1, .copy_fd = -1};
 
 /* Frees of an address space whose writes were collected (memfile_free_harvested). */
 static bool harvested;
@@ -129,11 +129,20 @@ static int bounded_file(uint64_t limit, bool huge)
 	if (mnt < 0)
 		return -errno;
 	fd = openat(mnt, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0 && mf.reconf_fd < 0)
+	if (fd < 0) {
+		fd = -errno;
+		close(mnt);
+		return fd;
+	}
+	if (mf.reconf_fd < 0)
 		mf.reconf_fd =
 		    (int)syscall(SYS_fspick, mnt, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
-	close(mnt);
-	return fd < 0 ? -errno : fd;
+	/* Kept, not closed: closing the last reference to a detached mount unmounts it, and an
+	 * unmount waits for an RCU grace period (0.1-0.5 ms of every start here, more while a
+	 * thread makes the network namespace). It goes with the Sentry's exit, which its
+	 * launcher does not wait for. Nothing else is reachable through it. */
+	mf.mnt_fd = mnt;
+	return fd;
 }
 
 int memfile_init_bounded(uint64_t limit)
@@ -211,6 +220,18 @@ int memfile_guard(void (*fn)(void *arg), void *arg)
 int memfile_fd(void)
 {
 	return mf.fd;
+}
+
+int memfile_copy_fd(void)
+{
+	char path[32];
+
+	if (mf.copy_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", mf.fd);
+		if ((mf.copy_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+			return -errno;
+	}
+	return mf.copy_fd;
 }
 
 void *memfile_ptr(uint64_t off)

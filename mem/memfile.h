@@ -30,6 +30,9 @@ int memfile_reconf_fd(void);
  * one if it cannot be read). */
 uint64_t memfile_limit_reread(void);
 int memfile_fd(void);
+/* The memory file again, with a file position of its own, for copies that write at the
+ * position (sendfile): memfile_fd's is moved by SEEK_DATA/SEEK_HOLE. Or -errno. */
+int memfile_copy_fd(void);
 
 /* The accounting point for the Sentry's own accesses to guest memory. Runs FN(ARG), which
  * reads or writes through memfile_ptr and holds nothing that a jump out of it would leak; if

@@ -421,10 +421,28 @@ void platform_note_sigchld(pid_t tid)
  * the options of the process it was forked from. */
 #define SEIZE_OPTIONS (PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE)
 
+/* The factory's entry ends in int3 once its filter is in place: until then it forks nothing. */
+static int factory_ready(void)
+{
+	pid_t pid = plat.factory->tid;
+	int st;
+
+	if (!plat.factory_starting)
+		return 0;
+	plat.factory_starting = false;
+	if (waitpid(pid, &st, __WALL) == pid && WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
+		return 0;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+	free(plat.factory);
+	plat.factory = NULL;
+	return -ECHILD;
+}
+
 int platform_start(void)
 {
 	struct platform_thread *t;
-	int go[2], st, err;
+	int go[2], err;
 	pid_t pid;
 
 	if (plat.factory)
@@ -453,13 +471,11 @@ int platform_start(void)
 		err = -EIO;
 		goto out_kill;
 	}
-	/* The entry ends in int3 once the filter is in place. */
-	if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
-		err = -ECHILD;
-		goto out_kill;
-	}
+	/* Its set-up (credentials, unmapping the Sentry's image, its filter) runs on while we
+	 * go on with ours: the first stub waits for it (factory_ready). */
 	t->tid = t->host_pid = pid;
 	plat.factory = t;
+	plat.factory_starting = true;
 	t = NULL;
 	err = 0;
 	goto out_close;
@@ -491,6 +507,8 @@ int platform_stub_new(struct platform_thread **out)
 
 	if (!plat.factory)
 		return -ESRCH;
+	if ((r = factory_ready()))
+		return (int)r;
 	if ((pid = ptrace_inject(plat.factory, SYS_clone, fork_args)) < 0)
 		return (int)pid;
 	if (waitpid((pid_t)pid, &st, __WALL) != pid || !WIFSTOPPED(st)) {
@@ -1068,6 +1086,7 @@ void platform_kill_all(void)
 		kill(plat.factory->tid, SIGKILL);
 		free(plat.factory);
 		plat.factory = NULL;
+		plat.factory_starting = false;
 	}
 	if (plat.kind == PLATFORM_SECCOMP)
 		systrap_teardown();

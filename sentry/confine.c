@@ -214,12 +214,16 @@ void confine_note_loaded(void)
 void confine_exiting(int status)
 {
 	unsigned char msg[2] = {'x', (unsigned char)status};
+	static bool said;
 
 #if defined(__SANITIZE_ADDRESS__)
 	/* A sanitizer's report at exit (LeakSanitizer's) must still decide the status. */
 	return;
 #endif
-	if (conf.active && write(conf.link.restart_fd, msg, sizeof(msg)) != sizeof(msg)) {
+	if (!conf.active || said)
+		return;
+	said = true;
+	if (write(conf.link.restart_fd, msg, sizeof(msg)) != sizeof(msg)) {
 		/* The launcher then waits for our exit itself. */
 	}
 }

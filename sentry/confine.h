@@ -79,8 +79,9 @@ void confine_note_socket(unsigned long long ino);
 void confine_set_ready_fd(int fd);
 void confine_note_loaded(void);
 
-/* The Sentry ends with STATUS, its sandbox gone: the launcher exits with it at once, without
- * waiting for the kernel to tear the Sentry's namespaces down. */
+/* The Sentry ends with STATUS, its sandbox gone (or going, with nothing left to change the
+ * status): the launcher exits with it at once, without waiting for the kernel to tear the
+ * Sentry's namespaces down. Said once; later calls do nothing. */
 void confine_exiting(int status);
 
 /* For the self-test: the rootfs descriptor (-1 if none) and the launcher's host pid. */

@@ -134,6 +134,8 @@ void kernel_exit_group(struct task *t, int status)
 
 	if (kernel.cfg.strace)
 		strace_exit(t, status);
+	if (leader->tid == 1)
+		kernel_init_exiting(status);
 
 	record_cpu_time(leader);
 	if (t->pt && stub_exclusive(t->pt, t->tgid)) {

@@ -120,6 +120,8 @@ static const struct rule rules[] = {
     ANY(fallocate),
     ANY(ftruncate),
     ANY(copy_file_range),
+    /* The file cache: a lower-layer file's pages copied into the memory file in the kernel. */
+    ANY(sendfile),
     /* The sandbox's terminal: the requests vfs/hostfd.c forwards, and isatty/tcsetattr. */
     ONE(ioctl, EQ(1, TCGETS)),
     ONE(ioctl, EQ(1, TCSETS)),

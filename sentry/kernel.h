@@ -196,6 +196,8 @@ void kernel_free_dead(void);
 /* exit.c: ends the thread group of T with wait status STATUS (exit code << 8, or a signal
  * number); the leader stays as a zombie for its parent to reap. */
 void kernel_exit_group(struct task *t, int status);
+/* Init is exiting with wait STATUS: a run that nothing after can change tells its launcher now. */
+void kernel_init_exiting(int status);
 /* exit(2) of one thread: the last one ends the group. */
 void kernel_exit_thread(struct task *t, int status);
 /* A vfork child gives the address space back (exec or exit): its parent runs again. */

@@ -164,6 +164,10 @@ struct vfs_file_ops {
 	int (*host_fd)(struct vfs_file *f);
 	/* Reads LEN bytes at OFF into BUF in the Sentry (used to populate file mappings). */
 	ssize_t (*pread_kernel)(struct vfs_file *f, void *buf, size_t len, off_t off);
+	/* Optional: copies LEN bytes at OFF into host descriptor TO_FD at TO_OFF inside the host
+	 * kernel, as pread_kernel would into a mapping of it; returns the bytes copied (fewer
+	 * only at the end of the file) or -errno. */
+	ssize_t (*copy_to_fd)(struct vfs_file *f, int to_fd, off_t to_off, size_t len, off_t off);
 	void (*release)(struct vfs_file *f);
 	/* Optional: readiness now (POLLIN|POLLOUT|POLLHUP|POLLERR...) and, in *WQ, the queue
 	 * woken when it changes. NULL means always ready for what the file supports. */

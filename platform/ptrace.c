@@ -998,6 +998,12 @@ int platform_set_return(struct platform_thread *t, long ret)
 											    : 0;
 }
 
+void platform_blocked(struct platform_thread *t)
+{
+	if (t->systrap)
+		systrap_blocked(t);
+}
+
 int platform_resume(struct platform_thread *t, int sig)
 {
 	watch(t);

@@ -158,6 +158,8 @@ static bool is_restart(long ret)
  * is gone. */
 static void finish_syscall(struct task *t, long ret)
 {
+	if (ret == -ESENTRY_BLOCK && t->pt && !t->exited && !t->zombie && !t->thread_gone)
+		platform_blocked(t->pt);
 	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie || t->thread_gone)
 		return;
 	bool in_syscall = !t->regs_set;

@@ -161,17 +161,20 @@ static void pin_to(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* --placement other: every guest thread on one CPU of their own, and there a thread the
- * Sentry wakes must not preempt the one running, which is usually about to block in the
+/* --placement other: every guest thread on one CPU of their own. Under seccomp a thread the
+ * Sentry wakes there must not preempt the one running, which is usually about to block in the
  * Sentry itself (a ping-pong's sender, its recvfrom next): a preemption costs a reschedule
  * IPI from the Sentry's CPU and a switch more. SCHED_BATCH threads do not preempt on wake-up;
- * the woken one runs when the other blocks or its slice ends (docs/network.md). */
+ * the woken one runs when the other blocks or its slice ends (docs/network.md). Not under
+ * ptrace: there every syscall's resume is such a wake-up, and one that waits for a host
+ * process's slice to end made a connect round trip 4 times slower on a loaded machine. */
 static void guests_on_their_cpu(void)
 {
 	struct sched_param none = {0};
 
 	pin_to(plat.guest_cpu);
-	sched_setscheduler(0, SCHED_BATCH, &none);
+	if (plat.kind == PLATFORM_SECCOMP)
+		sched_setscheduler(0, SCHED_BATCH, &none);
 }
 
 static void choose_cpus(void)

@@ -245,14 +245,14 @@ net_rows=(
 )
 have_runsc=0
 command -v runsc >/dev/null && [ "$(id -u)" -eq 0 ] && have_runsc=1
-echo "### loopback network (median of $NET_RUNS runs, default placement)"
+echo "### loopback network (median of $NET_RUNS runs; ${MINISENTRY_PLATFORM:-default} platform, default placement and --placement other)"
 echo
 if [ $have_runsc = 1 ]; then
-  echo "| operation | unit | native | minisentry | minisentry / native | runsc (netstack, ptrace) |"
-  echo "|---|---|---:|---:|---:|---:|"
+  echo "| operation | unit | native | minisentry | minisentry / native | --placement other | runsc (netstack, ptrace) |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
 else
-  echo "| operation | unit | native | minisentry | minisentry / native |"
-  echo "|---|---|---:|---:|---:|"
+  echo "| operation | unit | native | minisentry | minisentry / native | --placement other |"
+  echo "|---|---|---:|---:|---:|---:|"
 fi
 for row in "${net_rows[@]}"; do
   IFS=: read -r mode label n_native n_sandbox unit <<<"$row"
@@ -264,14 +264,15 @@ for row in "${net_rows[@]}"; do
     v_native=$(getpid_ns "$n_native" "$build/net" "$mode") || bad=1
   fi
   v_sandbox=$(getpid_ns "$n_sandbox" "$MS" run "$ROOTFS" -- /opt/bench/net "$mode") || bad=1
+  v_other=$(getpid_ns "$n_sandbox" "$MS" run --placement other "$ROOTFS" -- /opt/bench/net "$mode") || bad=1
   runsc_col=""
   if [ $have_runsc = 1 ]; then
     v_runsc=$(getpid_ns "$n_sandbox" runsc --platform=ptrace --network=none do "$build/net" "$mode")
     runsc_col=" $(fmt "$v_runsc") |"
   fi
   RUNS=$saved
-  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $(ratio "$v_sandbox" "$v_native") |$runsc_col"
-  eval "net_${mode}_native=\$v_native net_${mode}_sandbox=\$v_sandbox"
+  echo "| $label | $unit | $(fmt "$v_native") | $(fmt "$v_sandbox") | $(ratio "$v_sandbox" "$v_native") | $(fmt "$v_other") |$runsc_col"
+  eval "net_${mode}_native=\$v_native net_${mode}_sandbox=\$v_sandbox net_${mode}_other=\$v_other"
 done
 echo
 
@@ -511,12 +512,15 @@ if [ "$net_tcp_sandbox" != failed ] && [ "$net_tcp_native" != failed ]; then
 fi
 [ "$v_tcp" = met ] || bad=1
 v_conn=$(verdict "$net_connect_sandbox" 50)
-pp_half=failed
+pp_half=failed pp_half_other=failed
 [ "$net_udp_sandbox" = failed ] || pp_half=$(awk -v a="$net_udp_sandbox" 'BEGIN { printf "%.1f", a / 2 }')
+[ "$net_udp_other" = failed ] || pp_half_other=$(awk -v a="$net_udp_other" 'BEGIN { printf "%.1f", a / 2 }')
 v_pp=$(verdict "$pp_half" 15)
+v_pp_other=$(verdict "$pp_half_other" 15)
 echo "| TCP throughput under minisentry >= native | $(fmt "$net_tcp_sandbox") MB/s vs $(fmt "$net_tcp_native") | $v_tcp |"
 echo "| TCP connect round trip under minisentry < 50 µs | $(fmt "$net_connect_sandbox") µs | $v_conn |"
-echo "| UDP ping-pong latency (half a round trip) < 15 µs | $pp_half µs | $v_pp |"
+echo "| UDP ping-pong latency (half a round trip) < 15 µs | $pp_half µs | $v_pp (not counted) |"
+echo "| the same with --placement other | $pp_half_other µs | $v_pp_other (not counted) |"
 # Issue 14's target for process creation: reported, not counted (a loaded machine misses it).
 spawn_s=failed
 [ "$spawn_10k" = failed ] || spawn_s=$(awk -v a="$spawn_10k" 'BEGIN { printf "%.2f", a / 1000 }')
@@ -535,7 +539,8 @@ cost_fgp=failed cost_fopen=failed
 [ "$f_open" = failed ] || [ "$n_open" = failed ] || cost_fopen=$(awk -v a="$f_open" -v b="$n_open" 'BEGIN { print (a / b - 1) * 100 }')
 echo "| allowlist alone: getpid costs < 5% more | $(pct "$f_gp" "$n_gp") | $(verdict "$cost_fgp" 5 | sed 's/MISSED/missed/') (not counted) |"
 echo "| allowlist alone: open + close costs < 5% more | $(pct "$f_open" "$n_open") | $(verdict "$cost_fopen" 5 | sed 's/MISSED/missed/') (not counted) |"
-# The UDP ping-pong target is reported, not counted: it is not met yet (docs/network.md).
+# The UDP ping-pong target is reported, not counted: under the default placement it is not
+# met, and --placement other meets it only while the guest CPU is quiet (docs/network.md).
 [ "$v_gp" = met ] && [ "$v_true" = met ] && [ "$v_start" = met ] && [ "$v_conn" = met ] &&
   [ "$v_clock" = met ] &&
   [ "$bad" -eq 0 ]

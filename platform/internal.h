@@ -69,6 +69,7 @@ int systrap_wait(struct platform_event *ev, bool block);
 int systrap_syscall_info(struct platform_thread *t, struct platform_syscall *sc);
 int systrap_set_return(struct platform_thread *t, long ret);
 int systrap_resume(struct platform_thread *t);
+void systrap_blocked(struct platform_thread *t);
 int systrap_interrupt(struct platform_thread *t);
 int systrap_get_regs(struct platform_thread *t, struct user_regs_struct *regs);
 int systrap_set_regs(struct platform_thread *t, const struct user_regs_struct *regs);

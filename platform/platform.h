@@ -163,6 +163,9 @@ int platform_syscall_info(struct platform_thread *t, struct platform_syscall *sc
 int platform_set_return(struct platform_thread *t, long ret);
 /* Resumes T until its next syscall or signal; SIG is delivered to the host thread (0: none). */
 int platform_resume(struct platform_thread *t, int sig);
+/* T's syscall blocks: it will not be resumed soon, so it should not spin for its answer
+ * (the seccomp platform's handler sleeps at once); nothing for ptrace. */
+void platform_blocked(struct platform_thread *t);
 /* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that keeps stopping soon
  * after its resume goes back to the Sentry's CPU. */
 void platform_thread_stopped(struct platform_thread *t);

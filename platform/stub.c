@@ -80,6 +80,10 @@ __asm__(".pushsection .text\n"
 	"	jz 4f\n"
 	"	cmp $" SYSTRAP_CMD_STR ", %r14d\n"
 	"	je 3f\n"
+	/* A blocked syscall's answer is far off; a spin would only keep the CPU from the
+	 * thread that is to make it ready. */
+	"	cmp $" SYSTRAP_PARKED_STR ", %r14d\n"
+	"	je 8f\n"
 	/* On another CPU than the Sentry's, an answer comes sooner than a wake-up would. */
 	"	mov " G_SENTRY_CPU "(%r12), %r13d\n"
 	"	test %r13d, %r13d\n"

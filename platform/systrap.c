@@ -928,6 +928,18 @@ int systrap_resume(struct platform_thread *t)
 	return 0;
 }
 
+/* A plain store, no wake-up: a handler that already sleeps sleeps on, and the resume that
+ * ends the wait wakes it; one that spins sees the word change and goes to sleep. Any state
+ * but the event's would do for the Sentry, which only looks for events of threads it let
+ * run. */
+void systrap_blocked(struct platform_thread *t)
+{
+	uint32_t ev = SYSTRAP_EVENT;
+
+	__atomic_compare_exchange_n(&t->area->state, &ev, SYSTRAP_PARKED, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+}
+
 int systrap_interrupt(struct platform_thread *t)
 {
 	plat_watch(t);

@@ -22,9 +22,11 @@
 #define SYSTRAP_EVENT 1	   /* the handler posted an event and waits */
 #define SYSTRAP_CMD 2	   /* the Sentry asks the waiting handler to make a call */
 #define SYSTRAP_CMD_DONE 3 /* the call's result is in `result`; it waits again */
+#define SYSTRAP_PARKED 4   /* the event was taken and its syscall blocks: sleep, do not spin */
 #define SYSTRAP_EVENT_STR "1"
 #define SYSTRAP_CMD_STR "2"
 #define SYSTRAP_CMD_DONE_STR "3"
+#define SYSTRAP_PARKED_STR "4"
 
 /* Flags the Sentry sets: load fs/gs base before returning; leave (exit) at the next look. */
 #define SYSTRAP_F_SETFS 1

@@ -181,6 +181,11 @@ int platform_resume(struct platform_thread *t, int sig)
 	return 0;
 }
 
+void platform_blocked(struct platform_thread *t)
+{
+	(void)t;
+}
+
 void platform_thread_stopped(struct platform_thread *t)
 {
 	(void)t;

@@ -24,7 +24,7 @@ struct platform_state {
 	 * number a stub's userfaultfd gets (the lowest it has free). */
 	int fdsock, fdsock_stub;
 	int fdmsg_fds[STUB_FDMSG_FDS];
-	bool factory_starting;		 /* forked, its first stop not yet taken */
+	bool factory_starting; /* forked, its first stop not yet taken */
 };
 
 extern struct platform_state plat;

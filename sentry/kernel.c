@@ -159,10 +159,13 @@ static bool is_restart(long ret)
  * is gone. */
 static void finish_syscall(struct task *t, long ret)
 {
-	if (ret == -ESENTRY_BLOCK && t->pt && !t->exited && !t->zombie && !t->thread_gone)
-		platform_blocked(t->pt);
-	if (ret == -ESENTRY_BLOCK || t->exited || t->zombie || t->thread_gone)
+	if (t->exited || t->zombie || t->thread_gone)
 		return;
+	if (ret == -ESENTRY_BLOCK) {
+		if (t->pt)
+			platform_blocked(t->pt);
+		return;
+	}
 	bool in_syscall = !t->regs_set;
 	t->blk.retry = false;
 	t->blk.timed_out = false;

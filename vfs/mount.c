@@ -101,20 +101,27 @@ int vfs_mount(struct vfs_dentry *mountpoint, struct vfs_dentry *mounted_root)
 	return vfs_mount_fs(mountpoint, mounted_root, type, type, 0, NULL);
 }
 
+/* The mount D lies in: its tree's root records it (NULL: the sandbox's root mount). */
+static const struct vfs_mount *mount_of(const struct vfs_dentry *d)
+{
+	while (d->parent != d)
+		d = d->parent;
+	return d->mount;
+}
+
 int vfs_mount_id(const struct vfs_dentry *d)
 {
 	if (!d)
 		return VFS_INTERNAL_MOUNT_ID;
-	while (d->parent != d)
-		d = d->parent;
-	return d->mount ? d->mount->id + 1 : VFS_ROOT_MOUNT_ID;
+	const struct vfs_mount *m = mount_of(d);
+	return m ? m->id + 1 : VFS_ROOT_MOUNT_ID;
 }
 
 unsigned long vfs_mount_flags(const struct vfs_dentry *d)
 {
-	while (d->parent != d)
-		d = d->parent;
-	return d->mount ? d->mount->flags : 0;
+	const struct vfs_mount *m = mount_of(d);
+
+	return m ? m->flags : 0;
 }
 
 int vfs_mounts_foreach(int (*fn)(struct vfs_mount *m, void *arg), void *arg)

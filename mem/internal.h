@@ -56,12 +56,17 @@ int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write);
 /* Write tracking by fault (wpfaults.c), for a stub whose pagemap the Sentry cannot read: UFFD
  * (its API set for synchronous write-protection) is watched by a thread of the Sentry that
  * notes the WPQ_BLOCK-aligned block of each page a write stopped at and lifts that block's
- * protection. wpq_take hands FN the address of every block noted since the last take (false
- * if some were lost: count everything as written); wpq_remove stops watching (UFFD stays the
- * caller's). */
+ * protection. Ranges registered for minor and missing faults too (watched lazily: nothing is
+ * protected up front) get their pages mapped, write-protected, by WPQ_LAZY_SPAN-aligned span
+ * when the stub first touches them. With WPQ_ASYNC (asynchronous write-protection, read by
+ * PAGEMAP_SCAN) the thread only maps, and notes nothing. wpq_take hands FN the address of
+ * every block noted since the last take, under the lock that noting takes (false if some were
+ * lost: count everything as written); wpq_remove stops watching (UFFD stays the caller's). */
 #define WPQ_BLOCK (64 * 1024)
+#define WPQ_LAZY_SPAN (1024 * 1024)
+#define WPQ_ASYNC 1u
 struct wpq;
-struct wpq *wpq_add(int uffd);
+struct wpq *wpq_add(int uffd, unsigned flags);
 void wpq_remove(struct wpq *q);
 bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg);
 

@@ -9,9 +9,19 @@
  * confinement"). A block rather than a page because every fault is a round trip the guest
  * waits for: a page at a time, writing 256 MiB after a restore cost it a second more.
  *
- * The order keeps every write seen: a block is noted before its protection is lifted, and the
- * write it stopped only lands after that, so a write is either in the blocks a harvest takes, or
- * lands after the harvest (and is noted for the next one). */
+ * The same thread maps the pages of a stub whose ranges are watched lazily (WPQ_LAZY, also for
+ * a stub tracked asynchronously): there no page is protected up front, the ranges are
+ * registered for minor and missing faults besides write-protection, and the first touch of a
+ * page the stub does not map yet stops the toucher. Its WPQ_LAZY_SPAN-aligned span is then
+ * mapped from the file write-protected (UFFDIO_CONTINUE; holes of its block get zero pages,
+ * UFFDIO_COPY), so a write to it still stops; a write that made the fault notes its block
+ * first and maps that block writable.
+ *
+ * The order keeps every write seen: a block is noted before its protection is lifted (or it is
+ * mapped writable), and the write it stopped only lands after that; a take and its protecting
+ * again run under the lock that a note and its lifting hold, so a write is either in the blocks
+ * a harvest takes, or lands after the harvest protected its block again (and stops, to be noted
+ * for the next one). */
 #include "mem/internal.h"
 
 #include <errno.h>
@@ -25,13 +35,23 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* Linux 6.4's write-protected UFFDIO_CONTINUE, which the C library's headers may predate. */
+#ifndef UFFDIO_CONTINUE_MODE_WP
+#define UFFDIO_CONTINUE_MODE_WP ((__u64)1 << 1)
+#endif
+
 struct wpq {
 	int uffd;
+	unsigned flags; /* WPQ_* */
 	uint64_t *addr; /* page addresses noted since the last take */
 	size_t n, cap;
-	bool lost; /* a page could not be noted: everything counts as written */
-	bool dead; /* its descriptor reported an error: no longer polled */
+	bool lost;   /* a page could not be noted: everything counts as written */
+	bool broken; /* a page could not be mapped, and was left unwatched: for good */
+	bool dead;   /* its descriptor reported an error: no longer polled */
 };
+
+/* What UFFDIO_COPY fills a hole with. */
+static const uint8_t zeros[WPQ_BLOCK];
 
 static struct {
 	pthread_mutex_t lock;
@@ -43,15 +63,9 @@ static struct {
 	uint64_t gen, gen_seen; /* changes of the set, and the last one the thread has taken */
 } wp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .wake = -1};
 
-/* A page of Q's written: its block noted, then the block's protection lifted (which wakes the
- * writer). A block that reaches past the registered range is refused (ENOENT), possibly after
- * a part of it was lifted, all of which is noted; the page itself is then lifted alone. */
-static void answer(struct wpq *q, uint64_t addr)
+/* Notes BLOCK for Q's next take. Under wp.lock. */
+static void note_locked(struct wpq *q, uint64_t block)
 {
-	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
-	struct uffdio_writeprotect w = {.range = {block, WPQ_BLOCK}, .mode = 0};
-
-	pthread_mutex_lock(&wp.lock);
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? 2 * q->cap : 256;
 		uint64_t *a = realloc(q->addr, cap * sizeof(*a));
@@ -64,7 +78,17 @@ static void answer(struct wpq *q, uint64_t addr)
 		q->addr[q->n++] = block;
 	else
 		q->lost = true;
-	pthread_mutex_unlock(&wp.lock);
+}
+
+/* A page of Q's written: its block noted, then the block's protection lifted (which wakes the
+ * writer). A block that reaches past the registered range is refused (ENOENT), possibly after
+ * a part of it was lifted, all of which is noted; the page itself is then lifted alone. */
+static void answer_write(struct wpq *q, uint64_t addr)
+{
+	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
+	struct uffdio_writeprotect w = {.range = {block, WPQ_BLOCK}, .mode = 0};
+
+	note_locked(q, block);
 	if (!ioctl(q->uffd, UFFDIO_WRITEPROTECT, &w))
 		return;
 	w.range = (struct uffdio_range){addr, MEMFILE_PAGE};
@@ -74,15 +98,108 @@ static void answer(struct wpq *q, uint64_t addr)
 	}
 }
 
+/* Maps [A, END) of Q's address space from the file: the pages it holds (UFFDIO_CONTINUE) and,
+ * when HOLES, zero pages where it holds none (UFFDIO_COPY, which puts them in the file), write-
+ * protected when WP. A page mapped already is left as it is. Without HOLES it stops at the
+ * first page it cannot map. Returns 0, or the error that stopped it (-ENOENT before anything
+ * was mapped: the range is not inside one registered mapping). */
+static int map_range(struct wpq *q, uint64_t a, uint64_t end, bool wp, bool holes)
+{
+	bool fill = false;
+
+	for (int guard = 0; a < end && guard < 3 * (int)(WPQ_LAZY_SPAN / MEMFILE_PAGE); guard++) {
+		long done;
+		int r;
+		if (!fill) {
+			struct uffdio_continue c = {.range = {a, end - a},
+						    .mode = wp ? UFFDIO_CONTINUE_MODE_WP : 0};
+			r = ioctl(q->uffd, UFFDIO_CONTINUE, &c);
+			done = c.mapped;
+		} else {
+			uint64_t n = end - a < sizeof(zeros) ? end - a : sizeof(zeros);
+			struct uffdio_copy c = {.dst = a,
+						.src = (uintptr_t)zeros,
+						.len = n,
+						.mode = wp ? UFFDIO_COPY_MODE_WP : 0};
+			r = ioctl(q->uffd, UFFDIO_COPY, &c);
+			done = c.copy;
+			if (!r) {
+				a += n;
+				fill = false;
+				continue;
+			}
+		}
+		if (!r)
+			return 0;
+		if (errno == EAGAIN && done > 0) { /* stopped part way: a page it could not map */
+			a += (uint64_t)done;
+		} else if (errno == EEXIST) {
+			if (fill)
+				fill = false; /* the page appeared in the file meanwhile: map it */
+			else if (holes)
+				a += MEMFILE_PAGE; /* mapped already */
+			else
+				return -EEXIST;
+		} else if (errno == EFAULT && !fill && holes) {
+			fill = true; /* a hole */
+		} else {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* Q's stub touched ADDR, which it does not map yet (a minor or a missing fault of a lazily
+ * watched range): maps ADDR's block (zero pages for its holes) and the rest of its span (the
+ * pages the file holds, up to the first it cannot map), write-protected; a write that made
+ * the fault, where writes are noted (not WPQ_ASYNC), notes the block and maps it writable. A
+ * block or span that reaches past the registered range is refused (ENOENT): then the page
+ * alone, and no more of the span. A page that cannot be had (the file is full) leaves the
+ * address space unwatched for good (every take then counts everything as written), and the
+ * page unregistered, so that the toucher faults as it would unwatched. */
+static void answer_touch(struct wpq *q, uint64_t addr, bool write)
+{
+	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
+	uint64_t span = addr & ~(uint64_t)(WPQ_LAZY_SPAN - 1);
+	bool wp = !write || (q->flags & WPQ_ASYNC);
+	struct uffdio_range page = {addr, MEMFILE_PAGE};
+	int e;
+
+	if (!wp)
+		note_locked(q, block);
+	e = map_range(q, block, block + WPQ_BLOCK, wp, true);
+	if (e == -ENOENT)
+		e = map_range(q, addr, addr + MEMFILE_PAGE, wp, true);
+	else if (!e) {
+		map_range(q, block + WPQ_BLOCK, span + WPQ_LAZY_SPAN, true, false);
+		map_range(q, span, block, true, false);
+	}
+	if (e == -ENOMEM || e == -ENOSPC) {
+		q->broken = true;
+		ioctl(q->uffd, UFFDIO_UNREGISTER, &page);
+	}
+	/* Mapped by someone else meanwhile, or not at all: the toucher tries again. */
+	ioctl(q->uffd, UFFDIO_WAKE, &page);
+}
+
 static void drain(struct wpq *q)
 {
 	struct uffd_msg m[16];
 	ssize_t n;
 
 	while ((n = read(q->uffd, m, sizeof(m))) > 0)
-		for (size_t i = 0; i < (size_t)n / sizeof(m[0]); i++)
-			if (m[i].event == UFFD_EVENT_PAGEFAULT)
-				answer(q, m[i].arg.pagefault.address & ~(MEMFILE_PAGE - 1));
+		for (size_t i = 0; i < (size_t)n / sizeof(m[0]); i++) {
+			uint64_t addr = m[i].arg.pagefault.address & ~(MEMFILE_PAGE - 1);
+			uint64_t flags = m[i].arg.pagefault.flags;
+			if (m[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			pthread_mutex_lock(&wp.lock);
+			if (flags & UFFD_PAGEFAULT_FLAG_WP)
+				answer_write(q, addr);
+			else
+				answer_touch(q, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+			pthread_mutex_unlock(&wp.lock);
+		}
 }
 
 static void *fault_thread(void *arg)
@@ -177,7 +294,7 @@ static int start_locked(void)
 	return 0;
 }
 
-struct wpq *wpq_add(int uffd)
+struct wpq *wpq_add(int uffd, unsigned flags)
 {
 	struct wpq *q = calloc(1, sizeof(*q));
 	int e = 0;
@@ -185,6 +302,7 @@ struct wpq *wpq_add(int uffd)
 	if (!q)
 		return NULL;
 	q->uffd = uffd;
+	q->flags = flags;
 	pthread_mutex_lock(&wp.lock);
 	if (wp.nq == wp.cap) {
 		size_t cap = wp.cap ? 2 * wp.cap : 16;
@@ -223,20 +341,18 @@ void wpq_remove(struct wpq *q)
 
 bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg)
 {
-	uint64_t *a;
-	size_t n;
 	bool lost;
 
+	/* Under the lock, protecting again included: a block being noted and lifted meanwhile
+	 * would be lifted after FN protects it, and its write missed by the next take. */
 	pthread_mutex_lock(&wp.lock);
-	a = q->addr;
-	n = q->n;
-	lost = q->lost;
+	for (size_t i = 0; i < q->n; i++)
+		fn(arg, q->addr[i]);
+	lost = q->lost || q->broken;
+	free(q->addr);
 	q->addr = NULL;
 	q->n = q->cap = 0;
 	q->lost = false;
 	pthread_mutex_unlock(&wp.lock);
-	for (size_t i = 0; i < n; i++)
-		fn(arg, a[i]);
-	free(a);
 	return !lost;
 }

@@ -229,9 +229,8 @@ static int watch(int uffd, uint64_t addr, uint64_t len, bool *lazy, bool protect
 	if (!len)
 		return 0;
 	if (lazy && *lazy) {
-		r.mode |= UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_MISSING;
-		if (!ioctl(uffd, UFFDIO_REGISTER, &r) && (r.ioctls & (1ULL << _UFFDIO_CONTINUE)) &&
-		    (r.ioctls & (1ULL << _UFFDIO_COPY)))
+		r.mode |= UFFDIO_REGISTER_MODE_MINOR;
+		if (!ioctl(uffd, UFFDIO_REGISTER, &r) && (r.ioctls & (1ULL << _UFFDIO_CONTINUE)))
 			return protect && ioctl(uffd, UFFDIO_WRITEPROTECT, &w) ? -errno : 0;
 		*lazy = false;
 		protect = true;
@@ -426,6 +425,93 @@ int memfile_track_begin(void)
 	return 0;
 }
 
+/* The ranges of the file punched out or written by a slot's restore since the last base: a
+ * page there may be a hole now where a lazily watched stub would take it for a page of the
+ * file (which the kernel would then fill, writable, without a word). */
+#define HOLES_MAX 4096
+static struct {
+	struct extent *v;
+	size_t n, cap;
+	bool overflow; /* more than HOLES_MAX, or no memory: they could be anywhere */
+} holes;
+
+void track_hole(uint64_t off, uint64_t len)
+{
+	struct extent *last = holes.n ? &holes.v[holes.n - 1] : NULL;
+
+	if (!len || holes.overflow)
+		return;
+	if (last && last->off + last->len == off) {
+		last->len += len;
+		return;
+	}
+	if (holes.n == holes.cap) {
+		size_t cap = holes.cap ? 2 * holes.cap : 64;
+		struct extent *v = cap <= HOLES_MAX ? realloc(holes.v, cap * sizeof(*v)) : NULL;
+		if (!v) {
+			holes.overflow = true;
+			return;
+		}
+		holes.v = v;
+		holes.cap = cap;
+	}
+	holes.v[holes.n++] = (struct extent){off, len};
+}
+
+/* Protects the part of SP's range R that maps [A, B) of the file. */
+static int protect_file(const struct tspace *sp, const struct memfile_space_range *r, uint64_t a,
+			uint64_t b)
+{
+	if (a < r->off)
+		a = r->off;
+	if (b > r->off + r->len)
+		b = r->off + r->len;
+	if (a >= b)
+		return 0;
+	struct uffdio_writeprotect w = {.range = {r->addr + (a - r->off), b - a},
+					.mode = UFFDIO_WRITEPROTECT_MODE_WP};
+	return ioctl(sp->uffd, UFFDIO_WRITEPROTECT, &w) ? -errno : 0;
+}
+
+/* SP's lazily watched range R: a first touch of a page of the file is reported (a minor fault),
+ * not one of a hole, which must therefore be protected (a marker): when FIRST (a stub that maps
+ * nothing yet), every part of R that a claimed slot's golden image has no page for, or all of R
+ * without a slot (a file whose holes are not known without walking it); then what was punched
+ * out since the last base. */
+static int protect_lazy(const struct tspace *sp, const struct memfile_space_range *r, bool first)
+{
+	const struct store *g = first && memfile_slot_active() ? slot_golden_store() : NULL;
+	uint64_t at = r->off, end = r->off + r->len;
+	int e = 0;
+
+	if (holes.overflow || (first && !g))
+		return protect_file(sp, r, at, end);
+	if (first) {
+		/* The first chunk that ends after AT; the chunks are in address order. */
+		uint64_t lo = 0, hi = g->nch;
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (g->ch[mid].mem_off + (uint64_t)g->ch[mid].pages * MEMFILE_PAGE <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint64_t k = lo; k < g->nch && at < end && !e; k++) {
+			uint64_t cs = g->ch[k].mem_off;
+			uint64_t ce = cs + (uint64_t)g->ch[k].pages * MEMFILE_PAGE;
+			if (cs > at)
+				e = protect_file(sp, r, at, cs);
+			if (ce > at)
+				at = ce;
+		}
+		if (!e && at < end)
+			e = protect_file(sp, r, at, end);
+	}
+	for (size_t i = 0; i < holes.n && !e; i++)
+		e = protect_file(sp, r, holes.v[i].off, holes.v[i].off + holes.v[i].len);
+	return e;
+}
+
 static struct tspace *find_space(const void *key)
 {
 	for (size_t i = 0; i < tr.nsp; i++)
@@ -488,16 +574,18 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 	}
 	/* Every range is registered (again: a range registered already stays so, in the same
 	 * mode); only those mapped since the last base need protecting, the others were reset by
-	 * the harvest, and a lazily watched stub that has mapped no page yet (UNTOUCHED: just
-	 * restored, not run) needs none. A range the kernel will not watch lazily is protected
-	 * up front. */
+	 * the harvest. Of a lazily watched stub that has mapped no page yet (UNTOUCHED: just
+	 * restored, not run), only the holes; a range the kernel will not watch lazily is
+	 * protected whole. */
 	for (size_t i = 0; i < n && !e; i++) {
 		bool lazy = sp->lazy;
-		e = watch(sp->uffd, r[i].addr, r[i].len, &lazy, false);
+		e = watch(sp->uffd, r[i].addr, r[i].len, &lazy, untouched && !sp->lazy);
+		if (!e && lazy)
+			e = protect_lazy(sp, &r[i], untouched);
 	}
-	for (size_t i = 0; i < nfresh && !e; i++) {
+	for (size_t i = 0; i < nfresh && !e && !untouched; i++) {
 		bool lazy = sp->lazy;
-		e = watch(sp->uffd, fresh[i].addr, fresh[i].len, &lazy, !(lazy && untouched));
+		e = watch(sp->uffd, fresh[i].addr, fresh[i].len, &lazy, true);
 	}
 	struct memfile_space_range *copy = calloc(n + 1, sizeof(*copy));
 	if (!copy && !e)
@@ -536,6 +624,8 @@ void memfile_track_commit(const uint8_t id[ID_LEN])
 		return;
 	memcpy(tr.base, id, ID_LEN);
 	gather();
+	holes.n = 0;
+	holes.overflow = false;
 	if (tr.dirty)
 		memset(tr.dirty, 0, tr.dirty_words * sizeof(*tr.dirty));
 }

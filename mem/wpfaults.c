@@ -9,13 +9,14 @@
  * confinement"). A block rather than a page because every fault is a round trip the guest
  * waits for: a page at a time, writing 256 MiB after a restore cost it a second more.
  *
- * The same thread maps the pages of a stub whose ranges are watched lazily (WPQ_LAZY, also for
- * a stub tracked asynchronously): there no page is protected up front, the ranges are
- * registered for minor and missing faults besides write-protection, and the first touch of a
- * page the stub does not map yet stops the toucher. Its WPQ_LAZY_SPAN-aligned span is then
- * mapped from the file write-protected (UFFDIO_CONTINUE; holes of its block get zero pages,
- * UFFDIO_COPY), so a write to it still stops; a write that made the fault notes its block
- * first and maps that block writable.
+ * The same thread maps the pages of a stub whose ranges are watched lazily (also for a stub
+ * tracked asynchronously): there only the file's holes are protected up front (a marker in the
+ * page tables), the ranges are registered for minor faults besides write-protection, and the
+ * first touch of a page of the file that the stub does not map yet stops the toucher. Its
+ * WPQ_LAZY_SPAN-aligned span is then mapped from the file write-protected (UFFDIO_CONTINUE), so
+ * a write to it still stops; a write that made the fault notes its block first and maps that
+ * block writable. A hole is left to the kernel, which allocates a page under the marker
+ * protected: one page, as without tracking.
  *
  * The order keeps every write seen: a block is noted before its protection is lifted (or it is
  * mapped writable), and the write it stopped only lands after that; a take and its protecting
@@ -45,13 +46,9 @@ struct wpq {
 	unsigned flags; /* WPQ_* */
 	uint64_t *addr; /* page addresses noted since the last take */
 	size_t n, cap;
-	bool lost;   /* a page could not be noted: everything counts as written */
-	bool broken; /* a page could not be mapped, and was left unwatched: for good */
-	bool dead;   /* its descriptor reported an error: no longer polled */
+	bool lost; /* a page could not be noted: everything counts as written */
+	bool dead; /* its descriptor reported an error: no longer polled */
 };
-
-/* What UFFDIO_COPY fills a hole with. */
-static const uint8_t zeros[WPQ_BLOCK];
 
 static struct {
 	pthread_mutex_t lock;
@@ -98,65 +95,35 @@ static void answer_write(struct wpq *q, uint64_t addr)
 	}
 }
 
-/* Maps [A, END) of Q's address space from the file: the pages it holds (UFFDIO_CONTINUE) and,
- * when HOLES, zero pages where it holds none (UFFDIO_COPY, which puts them in the file), write-
- * protected when WP. A page mapped already is left as it is. Without HOLES it stops at the
- * first page it cannot map. Returns 0, or the error that stopped it (-ENOENT before anything
- * was mapped: the range is not inside one registered mapping). */
-static int map_range(struct wpq *q, uint64_t a, uint64_t end, bool wp, bool holes)
+/* Maps [A, END) of Q's address space from the file (UFFDIO_CONTINUE), write-protected when WP.
+ * A page mapped already, or that the file does not hold (a hole: protected by a marker), is
+ * left as it is when SKIP; otherwise the first one stops it. Returns 0, or the error that
+ * stopped it (-ENOENT before anything was mapped: the range is not inside one registered
+ * mapping). */
+static int map_range(struct wpq *q, uint64_t a, uint64_t end, bool wp, bool skip)
 {
-	bool fill = false;
-
-	for (int guard = 0; a < end && guard < 3 * (int)(WPQ_LAZY_SPAN / MEMFILE_PAGE); guard++) {
-		long done;
-		int r;
-		if (!fill) {
-			struct uffdio_continue c = {.range = {a, end - a},
-						    .mode = wp ? UFFDIO_CONTINUE_MODE_WP : 0};
-			r = ioctl(q->uffd, UFFDIO_CONTINUE, &c);
-			done = c.mapped;
-		} else {
-			uint64_t n = end - a < sizeof(zeros) ? end - a : sizeof(zeros);
-			struct uffdio_copy c = {.dst = a,
-						.src = (uintptr_t)zeros,
-						.len = n,
-						.mode = wp ? UFFDIO_COPY_MODE_WP : 0};
-			r = ioctl(q->uffd, UFFDIO_COPY, &c);
-			done = c.copy;
-			if (!r) {
-				a += n;
-				fill = false;
-				continue;
-			}
-		}
-		if (!r)
+	while (a < end) {
+		struct uffdio_continue c = {.range = {a, end - a},
+					    .mode = wp ? UFFDIO_CONTINUE_MODE_WP : 0};
+		if (!ioctl(q->uffd, UFFDIO_CONTINUE, &c))
 			return 0;
-		if (errno == EAGAIN && done > 0) { /* stopped part way: a page it could not map */
-			a += (uint64_t)done;
-		} else if (errno == EEXIST) {
-			if (fill)
-				fill = false; /* the page appeared in the file meanwhile: map it */
-			else if (holes)
-				a += MEMFILE_PAGE; /* mapped already */
-			else
-				return -EEXIST;
-		} else if (errno == EFAULT && !fill && holes) {
-			fill = true; /* a hole */
-		} else {
+		if (errno == EAGAIN &&
+		    c.mapped > 0) /* stopped part way, at a page it could not map */
+			a += (uint64_t)c.mapped;
+		else if ((errno == EEXIST || errno == EFAULT) && skip)
+			a += MEMFILE_PAGE;
+		else
 			return -errno;
-		}
 	}
 	return 0;
 }
 
-/* Q's stub touched ADDR, which it does not map yet (a minor or a missing fault of a lazily
- * watched range): maps ADDR's block (zero pages for its holes) and the rest of its span (the
- * pages the file holds, up to the first it cannot map), write-protected; a write that made
- * the fault, where writes are noted (not WPQ_ASYNC), notes the block and maps it writable. A
- * block or span that reaches past the registered range is refused (ENOENT): then the page
- * alone, and no more of the span. A page that cannot be had (the file is full) leaves the
- * address space unwatched for good (every take then counts everything as written), and the
- * page unregistered, so that the toucher faults as it would unwatched. */
+/* Q's stub touched ADDR, a page of the file it does not map yet (a minor fault of a lazily
+ * watched range): maps ADDR's block and the rest of its span (up to the first page it cannot
+ * map), write-protected; a write that made the fault, where writes are noted (not WPQ_ASYNC),
+ * notes the block and maps it writable. A block or span that reaches past the registered range
+ * is refused (ENOENT): then the page alone, and no more of the span. The toucher is woken
+ * either way (a page mapped by someone else meanwhile, or not at all, is touched again). */
 static void answer_touch(struct wpq *q, uint64_t addr, bool write)
 {
 	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
@@ -169,16 +136,11 @@ static void answer_touch(struct wpq *q, uint64_t addr, bool write)
 		note_locked(q, block);
 	e = map_range(q, block, block + WPQ_BLOCK, wp, true);
 	if (e == -ENOENT)
-		e = map_range(q, addr, addr + MEMFILE_PAGE, wp, true);
+		map_range(q, addr, addr + MEMFILE_PAGE, wp, true);
 	else if (!e) {
 		map_range(q, block + WPQ_BLOCK, span + WPQ_LAZY_SPAN, true, false);
 		map_range(q, span, block, true, false);
 	}
-	if (e == -ENOMEM || e == -ENOSPC) {
-		q->broken = true;
-		ioctl(q->uffd, UFFDIO_UNREGISTER, &page);
-	}
-	/* Mapped by someone else meanwhile, or not at all: the toucher tries again. */
 	ioctl(q->uffd, UFFDIO_WAKE, &page);
 }
 
@@ -348,7 +310,7 @@ bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg)
 	pthread_mutex_lock(&wp.lock);
 	for (size_t i = 0; i < q->n; i++)
 		fn(arg, q->addr[i]);
-	lost = q->lost || q->broken;
+	lost = q->lost;
 	free(q->addr);
 	q->addr = NULL;
 	q->n = q->cap = 0;

@@ -17,8 +17,8 @@
  * What a base costs before the guest runs does not grow with the memory where the kernel allows
  * (docs/checkpoint.md, "Write tracking that starts lazily"): the Sentry's view protects only
  * the pages it maps (a page it maps later comes in unprotected, and counts as written), and a
- * restored stub, which maps no page yet, protects none: its ranges are registered for minor and
- * missing faults too, and its pages come in write-protected on first touch (wpfaults.c).
+ * restored stub, which maps no page yet, only the file's holes: its ranges are registered for
+ * minor faults too, and the file's pages come in write-protected on first touch (wpfaults.c).
  * Otherwise every page of a newly watched range is protected up front, as a marker in the page
  * tables where nothing is mapped. */
 #include "mem/memfile.h"

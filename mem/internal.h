@@ -56,14 +56,24 @@ int mf_pio_all(int fd, void *buf, size_t len, uint64_t off, bool write);
 /* Write tracking by fault (wpfaults.c), for a stub whose pagemap the Sentry cannot read: UFFD
  * (its API set for synchronous write-protection) is watched by a thread of the Sentry that
  * notes the WPQ_BLOCK-aligned block of each page a write stopped at and lifts that block's
- * protection. wpq_take hands FN the address of every block noted since the last take (false
- * if some were lost: count everything as written); wpq_remove stops watching (UFFD stays the
- * caller's). */
+ * protection. Ranges registered for minor faults too (watched lazily: only holes are
+ * protected up front) get the file's pages mapped, write-protected, by WPQ_LAZY_SPAN-aligned
+ * span when the stub first touches them. With WPQ_ASYNC (asynchronous write-protection, read by
+ * PAGEMAP_SCAN) the thread only maps, and notes nothing. wpq_take hands FN the address of
+ * every block noted since the last take, under the lock that noting takes (false if some were
+ * lost: count everything as written); wpq_remove stops watching (UFFD stays the caller's). */
 #define WPQ_BLOCK (64 * 1024)
+#define WPQ_LAZY_SPAN (1024 * 1024)
+#define WPQ_ASYNC 1u
 struct wpq;
-struct wpq *wpq_add(int uffd);
+struct wpq *wpq_add(int uffd, unsigned flags);
 void wpq_remove(struct wpq *q);
 bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg);
+
+/* [OFF, OFF+LEN) of the file was punched out (memfile_zero) or written by a slot's restore
+ * (memfile_slot_written) since the last base: a lazily watched stub must not take it for a
+ * page of the file that every touch reports (pagediff.c). */
+void track_hole(uint64_t off, uint64_t len);
 
 /* Remembers the CPUs this process may use, before the Sentry pins itself to one. */
 void workers_init(void);

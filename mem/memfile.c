@@ -308,6 +308,7 @@ void memfile_zero(uint64_t off, uint64_t len)
 	/* Crossed off first: a lazy restore must not bring the old pages back. */
 	lazy_forget(off, len);
 	memfile_track_untracked(off, len);
+	track_hole(off, len);
 	fallocate(mf.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
 }
 

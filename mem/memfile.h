@@ -190,9 +190,12 @@ void memfile_lazy_ensure(uint64_t off, uint64_t len);
 int memfile_track_begin(void);
 /* Address space KEY (a stub with process id PID) maps the file at R[0..N): its writes are
  * tracked through UFFD (taken over; -1 once KEY is known). FRESH[0..NFRESH) are the ranges
- * mapped since the last base, which must be protected anew (all of them the first time). */
+ * mapped since the last base, which must be protected anew (all of them the first time).
+ * UNTOUCHED: KEY is new and its stub has run nothing since its ranges were mapped, so it maps
+ * no page of them yet (a restored stub), and they may be watched lazily. */
 int memfile_track_space(const void *key, int uffd, int pid, const struct memfile_space_range *r,
-			size_t n, const struct memfile_space_range *fresh, size_t nfresh);
+			size_t n, const struct memfile_space_range *fresh, size_t nfresh,
+			bool untouched);
 /* Address space KEY is going: what it wrote is collected now. */
 void memfile_track_space_end(const void *key);
 /* [OFF, OFF+LEN) changed, or is mapped where no one watches it. */

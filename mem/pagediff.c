@@ -12,7 +12,15 @@
  * Anything that goes wrong on the way (a scan that fails) makes the diff unusable until the
  * next base, never wrong. A stub whose pagemap the Sentry may not read (a confined Sentry) is
  * watched by synchronous write-protection instead (mem/wpfaults.c): its first write to a page
- * after a base is a fault that the Sentry notes and lets through. */
+ * after a base is a fault that the Sentry notes and lets through.
+ *
+ * What a base costs before the guest runs does not grow with the memory where the kernel allows
+ * (docs/checkpoint.md, "Write tracking that starts lazily"): the Sentry's view protects only
+ * the pages it maps (a page it maps later comes in unprotected, and counts as written), and a
+ * restored stub, which maps no page yet, only the file's holes: its ranges are registered for
+ * minor faults too, and the file's pages come in write-protected on first touch (wpfaults.c).
+ * Otherwise every page of a newly watched range is protected up front, as a marker in the page
+ * tables where nothing is mapped. */
 #include "mem/memfile.h"
 
 #include <errno.h>
@@ -23,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "mem/internal.h"
@@ -35,8 +44,15 @@
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC (1 << 15)
 #endif
+#ifndef UFFD_FEATURE_MINOR_SHMEM
+#define UFFD_FEATURE_MINOR_SHMEM (1 << 10)
+#endif
+#ifndef UFFDIO_REGISTER_MODE_MINOR
+#define UFFDIO_REGISTER_MODE_MINOR ((__u64)1 << 2)
+#endif
 #ifndef PAGEMAP_SCAN
 #define PAGE_IS_WRITTEN (1 << 1)
+#define PAGE_IS_PRESENT (1 << 3)
 struct page_region {
 	uint64_t start, end, categories;
 };
@@ -55,6 +71,7 @@ struct pm_scan_arg {
 struct tspace {
 	const void *key;
 	int uffd, pagemap; /* pagemap -1: watched by fault (Q) */
+	bool lazy;	   /* its ranges are registered for first touches too (Q maps them) */
 	struct wpq *q;
 	struct memfile_space_range *r;
 	size_t n;
@@ -68,6 +85,10 @@ static struct {
 	uint64_t dirty_words;
 	int uffd, pagemap; /* the Sentry's own */
 	uint64_t self_end; /* [0, self_end) of the file is watched in the Sentry's view */
+	/* Only what is mapped is protected at a base, and a page with nothing mapped counts as
+	 * unwritten: in the Sentry's view (LAZY_VIEW) and in a stub tracked asynchronously;
+	 * stubs may be registered for first touches (MINOR: the kernel can). */
+	bool lazy_view, minor;
 	struct tspace *sp;
 	size_t nsp, cap;
 	char *why; /* why watching is not possible here */
@@ -177,8 +198,9 @@ bool memfile_track_dirty(uint64_t page)
 }
 
 /* A userfaultfd for write-protection of this process's view, or of a stub's (UFFD, made by
- * the platform): its API set. */
-static int api(int uffd, bool async)
+ * the platform): its API set, with minor faults on shared memory when MINOR. *FEATURES: what
+ * the kernel offers. */
+static int api(int uffd, bool async, bool minor, uint64_t *features)
 {
 	struct uffdio_api a = {.api = UFFD_API,
 			       .features =
@@ -186,23 +208,45 @@ static int api(int uffd, bool async)
 
 	if (async)
 		a.features |= UFFD_FEATURE_WP_ASYNC;
-	return ioctl(uffd, UFFDIO_API, &a) ? -errno : 0;
+	if (minor)
+		a.features |= UFFD_FEATURE_MINOR_SHMEM;
+	if (ioctl(uffd, UFFDIO_API, &a))
+		return -errno;
+	if (features)
+		*features = a.features;
+	return 0;
 }
 
-static int watch(int uffd, uint64_t addr, uint64_t len, bool protect)
+/* Registers [ADDR, ADDR+LEN) of UFFD's address space for write-protection, and for first
+ * touches when LAZY (false on return where the kernel refused that: not shared memory), and
+ * protects all of it when PROTECT (a range watched lazily is protected all the same when it
+ * may map pages already). */
+static int watch(int uffd, uint64_t addr, uint64_t len, bool *lazy, bool protect)
 {
 	struct uffdio_register r = {.range = {addr, len}, .mode = UFFDIO_REGISTER_MODE_WP};
 	struct uffdio_writeprotect w = {.range = {addr, len}, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
 
 	if (!len)
 		return 0;
+	if (lazy && *lazy) {
+		r.mode |= UFFDIO_REGISTER_MODE_MINOR;
+		if (!ioctl(uffd, UFFDIO_REGISTER, &r) && (r.ioctls & (1ULL << _UFFDIO_CONTINUE)))
+			return protect && ioctl(uffd, UFFDIO_WRITEPROTECT, &w) ? -errno : 0;
+		*lazy = false;
+		protect = true;
+		r.mode = UFFDIO_REGISTER_MODE_WP;
+	}
 	if (ioctl(uffd, UFFDIO_REGISTER, &r))
 		return -errno;
 	return protect && ioctl(uffd, UFFDIO_WRITEPROTECT, &w) ? -errno : 0;
 }
 
-/* The written pages of [START, END) in PAGEMAP, reset to protected: each region goes to FN. */
-static int scan(int pagemap, uint64_t start, uint64_t end,
+/* The written pages of [START, END) in PAGEMAP, reset to protected: each region goes to FN
+ * (when not NULL). The kernel counts a page with nothing mapped as written unless it holds a
+ * protection marker: where nothing was protected up front (MAPPED_ONLY) only mapped pages are
+ * asked for, the others being unwritten. (Elsewhere this keeps a written page that was
+ * unmapped since, swapped out, counted.) */
+static int scan(int pagemap, uint64_t start, uint64_t end, bool mapped_only,
 		void (*fn)(const struct tspace *sp, uint64_t a, uint64_t b),
 		const struct tspace *sp)
 {
@@ -217,10 +261,14 @@ static int scan(int pagemap, uint64_t start, uint64_t end,
 					.vec_len = SCAN_VEC,
 					.category_mask = PAGE_IS_WRITTEN,
 					.return_mask = PAGE_IS_WRITTEN};
+		if (mapped_only) {
+			a.category_mask |= PAGE_IS_PRESENT;
+			a.return_mask |= PAGE_IS_PRESENT;
+		}
 		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
 		if (n < 0)
 			return -errno;
-		for (long i = 0; i < n; i++)
+		for (long i = 0; i < n && fn; i++)
 			fn(sp, v[i].start, v[i].end);
 		if (a.walk_end <= start)
 			return -EIO;
@@ -274,14 +322,15 @@ static void refault(void *arg, uint64_t addr)
 
 static void harvest_space(struct tspace *sp)
 {
-	if (sp->q) {
-		if (!wpq_take(sp->q, refault, sp))
-			mark_all(sp);
+	if (sp->q && !wpq_take(sp->q, refault, sp)) {
+		mark_all(sp);
 		return;
 	}
+	if (sp->pagemap < 0)
+		return;
 	for (size_t i = 0; i < sp->n; i++)
-		if (scan(sp->pagemap, sp->r[i].addr, sp->r[i].addr + sp->r[i].len, mark_space,
-			 sp)) {
+		if (scan(sp->pagemap, sp->r[i].addr, sp->r[i].addr + sp->r[i].len, sp->lazy,
+			 mark_space, sp)) {
 			mark_all(sp); /* its process is gone: what it wrote is not known */
 			return;
 		}
@@ -291,11 +340,22 @@ int memfile_track_harvest(void)
 {
 	if (!tr.on)
 		return -ENOENT;
-	if (scan(tr.pagemap, (uintptr_t)mf.base, (uintptr_t)mf.base + tr.self_end, mark_self, NULL))
+	if (scan(tr.pagemap, (uintptr_t)mf.base, (uintptr_t)mf.base + tr.self_end, tr.lazy_view,
+		 mark_self, NULL))
 		tr.valid = false;
 	for (size_t i = 0; i < tr.nsp; i++)
 		harvest_space(&tr.sp[i]);
 	return tr.valid ? 0 : -EIO;
+}
+
+/* Whether the host can swap: swapping a page of the file out unmaps it, and a written page the
+ * Sentry's view maps without protection would then look unwritten. (sysinfo: a confined
+ * Sentry's /proc has no /proc/swaps.) */
+static bool swap_configured(void)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) || si.totalswap;
 }
 
 static void fail_off(const char *what, int e)
@@ -329,8 +389,9 @@ int memfile_track_begin(void)
 			tr.uffd = -1;
 			return -ENOTSUP;
 		}
+		uint64_t features = 0;
 		tr.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-		if (tr.pagemap < 0 || (e = api(tr.uffd, true))) {
+		if (tr.pagemap < 0 || (e = api(tr.uffd, true, false, &features))) {
 			fail_off("write tracking", tr.pagemap < 0 ? -errno : e);
 			close(tr.uffd);
 			if (tr.pagemap >= 0)
@@ -339,6 +400,8 @@ int memfile_track_begin(void)
 			return -ENOTSUP;
 		}
 		tr.on = true;
+		tr.minor = (features & UFFD_FEATURE_MINOR_SHMEM) && !getenv("MINISENTRY_WP_EAGER");
+		tr.lazy_view = tr.minor && !swap_configured();
 	} else if (!tr.valid) {
 		acc.lost = true; /* a change since the last base went unseen */
 	}
@@ -346,13 +409,107 @@ int memfile_track_begin(void)
 	/* The part of the file allocated since the last base: watched from now on. */
 	if (mf.bump > tr.self_end) {
 		if ((e = watch(tr.uffd, (uintptr_t)mf.base + tr.self_end, mf.bump - tr.self_end,
-			       true))) {
+			       NULL, !tr.lazy_view))) {
 			fail_off("write tracking of the memory file", e);
 			return e;
 		}
 		tr.self_end = mf.bump;
 	}
+	/* What the view maps unprotected now (read since the harvest: by the checkpoint that
+	 * set this base, or by the restore) is protected, not counted. */
+	if (tr.lazy_view && (e = scan(tr.pagemap, (uintptr_t)mf.base,
+				      (uintptr_t)mf.base + tr.self_end, true, NULL, NULL))) {
+		fail_off("write tracking of the memory file", e);
+		return e;
+	}
 	return 0;
+}
+
+/* The ranges of the file punched out or written by a slot's restore since the last base: a
+ * page there may be a hole now where a lazily watched stub would take it for a page of the
+ * file (which the kernel would then fill, writable, without a word). */
+#define HOLES_MAX 4096
+static struct {
+	struct extent *v;
+	size_t n, cap;
+	bool overflow; /* more than HOLES_MAX, or no memory: they could be anywhere */
+} holes;
+
+void track_hole(uint64_t off, uint64_t len)
+{
+	struct extent *last = holes.n ? &holes.v[holes.n - 1] : NULL;
+
+	if (!len || holes.overflow)
+		return;
+	if (last && last->off + last->len == off) {
+		last->len += len;
+		return;
+	}
+	if (holes.n == holes.cap) {
+		size_t cap = holes.cap ? 2 * holes.cap : 64;
+		struct extent *v = cap <= HOLES_MAX ? realloc(holes.v, cap * sizeof(*v)) : NULL;
+		if (!v) {
+			holes.overflow = true;
+			return;
+		}
+		holes.v = v;
+		holes.cap = cap;
+	}
+	holes.v[holes.n++] = (struct extent){off, len};
+}
+
+/* Protects the part of SP's range R that maps [A, B) of the file. */
+static int protect_file(const struct tspace *sp, const struct memfile_space_range *r, uint64_t a,
+			uint64_t b)
+{
+	if (a < r->off)
+		a = r->off;
+	if (b > r->off + r->len)
+		b = r->off + r->len;
+	if (a >= b)
+		return 0;
+	struct uffdio_writeprotect w = {.range = {r->addr + (a - r->off), b - a},
+					.mode = UFFDIO_WRITEPROTECT_MODE_WP};
+	return ioctl(sp->uffd, UFFDIO_WRITEPROTECT, &w) ? -errno : 0;
+}
+
+/* SP's lazily watched range R: a first touch of a page of the file is reported (a minor fault),
+ * not one of a hole, which must therefore be protected (a marker): when FIRST (a stub that maps
+ * nothing yet), every part of R that a claimed slot's golden image has no page for, or all of R
+ * without a slot (a file whose holes are not known without walking it); then what was punched
+ * out since the last base. */
+static int protect_lazy(const struct tspace *sp, const struct memfile_space_range *r, bool first)
+{
+	const struct store *g = first && memfile_slot_active() ? slot_golden_store() : NULL;
+	uint64_t at = r->off, end = r->off + r->len;
+	int e = 0;
+
+	if (holes.overflow || (first && !g))
+		return protect_file(sp, r, at, end);
+	if (first) {
+		/* The first chunk that ends after AT; the chunks are in address order. */
+		uint64_t lo = 0, hi = g->nch;
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (g->ch[mid].mem_off + (uint64_t)g->ch[mid].pages * MEMFILE_PAGE <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint64_t k = lo; k < g->nch && at < end && !e; k++) {
+			uint64_t cs = g->ch[k].mem_off;
+			uint64_t ce = cs + (uint64_t)g->ch[k].pages * MEMFILE_PAGE;
+			if (cs > at)
+				e = protect_file(sp, r, at, cs);
+			if (ce > at)
+				at = ce;
+		}
+		if (!e && at < end)
+			e = protect_file(sp, r, at, end);
+	}
+	for (size_t i = 0; i < holes.n && !e; i++)
+		e = protect_file(sp, r, holes.v[i].off, holes.v[i].off + holes.v[i].len);
+	return e;
 }
 
 static struct tspace *find_space(const void *key)
@@ -364,7 +521,8 @@ static struct tspace *find_space(const void *key)
 }
 
 int memfile_track_space(const void *key, int uffd, int pid, const struct memfile_space_range *r,
-			size_t n, const struct memfile_space_range *fresh, size_t nfresh)
+			size_t n, const struct memfile_space_range *fresh, size_t nfresh,
+			bool untouched)
 {
 	struct tspace *sp = find_space(key);
 	int e = 0;
@@ -393,8 +551,12 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 		*sp = (struct tspace){.key = key, .uffd = uffd, .pagemap = -1};
 		/* A confined Sentry may not read it (EACCES, EPERM): watched by fault instead. */
 		sp->pagemap = open(path, O_RDONLY | O_CLOEXEC);
-		e = api(uffd, sp->pagemap >= 0);
-		if (!e && sp->pagemap < 0 && !(sp->q = wpq_add(uffd)))
+		/* Asynchronously, an unmapped page must look unwritten (scan), which only holds
+		 * where nothing unmaps a written one. */
+		sp->lazy = tr.minor && (sp->pagemap < 0 || tr.lazy_view);
+		e = api(uffd, sp->pagemap >= 0, sp->lazy, NULL);
+		if (!e && (sp->pagemap < 0 || sp->lazy) &&
+		    !(sp->q = wpq_add(uffd, sp->pagemap >= 0 ? WPQ_ASYNC : 0)))
 			e = -ENOMEM;
 		if (e) {
 			close(uffd);
@@ -405,15 +567,26 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 		tr.nsp++;
 		fresh = r;
 		nfresh = n;
-	} else if (uffd >= 0) {
-		close(uffd);
+	} else {
+		if (uffd >= 0)
+			close(uffd);
+		untouched = false;
 	}
-	/* Every range is registered (again: a range registered already stays so); only those
-	 * mapped since the last base need protecting, the others were reset by the harvest. */
-	for (size_t i = 0; i < n && !e; i++)
-		e = watch(sp->uffd, r[i].addr, r[i].len, false);
-	for (size_t i = 0; i < nfresh && !e; i++)
-		e = watch(sp->uffd, fresh[i].addr, fresh[i].len, true);
+	/* Every range is registered (again: a range registered already stays so, in the same
+	 * mode); only those mapped since the last base need protecting, the others were reset by
+	 * the harvest. Of a lazily watched stub that has mapped no page yet (UNTOUCHED: just
+	 * restored, not run), only the holes; a range the kernel will not watch lazily is
+	 * protected whole. */
+	for (size_t i = 0; i < n && !e; i++) {
+		bool lazy = sp->lazy;
+		e = watch(sp->uffd, r[i].addr, r[i].len, &lazy, untouched && !sp->lazy);
+		if (!e && lazy)
+			e = protect_lazy(sp, &r[i], untouched);
+	}
+	for (size_t i = 0; i < nfresh && !e && !untouched; i++) {
+		bool lazy = sp->lazy;
+		e = watch(sp->uffd, fresh[i].addr, fresh[i].len, &lazy, true);
+	}
 	struct memfile_space_range *copy = calloc(n + 1, sizeof(*copy));
 	if (!copy && !e)
 		e = -ENOMEM;
@@ -451,6 +624,8 @@ void memfile_track_commit(const uint8_t id[ID_LEN])
 		return;
 	memcpy(tr.base, id, ID_LEN);
 	gather();
+	holes.n = 0;
+	holes.overflow = false;
 	if (tr.dirty)
 		memset(tr.dirty, 0, tr.dirty_words * sizeof(*tr.dirty));
 }

@@ -391,6 +391,7 @@ int memfile_slot_golden_dirfd(void)
 
 void memfile_slot_written(uint64_t off, uint64_t len)
 {
+	track_hole(off, len);
 	if (!slot.active || slot.overflow || !len)
 		return;
 	if (slot.nwritten &&

@@ -9,9 +9,20 @@
  * confinement"). A block rather than a page because every fault is a round trip the guest
  * waits for: a page at a time, writing 256 MiB after a restore cost it a second more.
  *
- * The order keeps every write seen: a block is noted before its protection is lifted, and the
- * write it stopped only lands after that, so a write is either in the blocks a harvest takes, or
- * lands after the harvest (and is noted for the next one). */
+ * The same thread maps the pages of a stub whose ranges are watched lazily (also for a stub
+ * tracked asynchronously): there only the file's holes are protected up front (a marker in the
+ * page tables), the ranges are registered for minor faults besides write-protection, and the
+ * first touch of a page of the file that the stub does not map yet stops the toucher. Its
+ * WPQ_LAZY_SPAN-aligned span is then mapped from the file write-protected (UFFDIO_CONTINUE), so
+ * a write to it still stops; a write that made the fault notes its block first and maps that
+ * block writable. A hole is left to the kernel, which allocates a page under the marker
+ * protected: one page, as without tracking.
+ *
+ * The order keeps every write seen: a block is noted before its protection is lifted (or it is
+ * mapped writable), and the write it stopped only lands after that; a take and its protecting
+ * again run under the lock that a note and its lifting hold, so a write is either in the blocks
+ * a harvest takes, or lands after the harvest protected its block again (and stops, to be noted
+ * for the next one). */
 #include "mem/internal.h"
 
 #include <errno.h>
@@ -25,8 +36,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* Linux 6.4's write-protected UFFDIO_CONTINUE, which the C library's headers may predate. */
+#ifndef UFFDIO_CONTINUE_MODE_WP
+#define UFFDIO_CONTINUE_MODE_WP ((__u64)1 << 1)
+#endif
+
 struct wpq {
 	int uffd;
+	unsigned flags; /* WPQ_* */
 	uint64_t *addr; /* page addresses noted since the last take */
 	size_t n, cap;
 	bool lost; /* a page could not be noted: everything counts as written */
@@ -43,15 +60,9 @@ static struct {
 	uint64_t gen, gen_seen; /* changes of the set, and the last one the thread has taken */
 } wp = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .wake = -1};
 
-/* A page of Q's written: its block noted, then the block's protection lifted (which wakes the
- * writer). A block that reaches past the registered range is refused (ENOENT), possibly after
- * a part of it was lifted, all of which is noted; the page itself is then lifted alone. */
-static void answer(struct wpq *q, uint64_t addr)
+/* Notes BLOCK for Q's next take. Under wp.lock. */
+static void note_locked(struct wpq *q, uint64_t block)
 {
-	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
-	struct uffdio_writeprotect w = {.range = {block, WPQ_BLOCK}, .mode = 0};
-
-	pthread_mutex_lock(&wp.lock);
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? 2 * q->cap : 256;
 		uint64_t *a = realloc(q->addr, cap * sizeof(*a));
@@ -64,7 +75,17 @@ static void answer(struct wpq *q, uint64_t addr)
 		q->addr[q->n++] = block;
 	else
 		q->lost = true;
-	pthread_mutex_unlock(&wp.lock);
+}
+
+/* A page of Q's written: its block noted, then the block's protection lifted (which wakes the
+ * writer). A block that reaches past the registered range is refused (ENOENT), possibly after
+ * a part of it was lifted, all of which is noted; the page itself is then lifted alone. */
+static void answer_write(struct wpq *q, uint64_t addr)
+{
+	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
+	struct uffdio_writeprotect w = {.range = {block, WPQ_BLOCK}, .mode = 0};
+
+	note_locked(q, block);
 	if (!ioctl(q->uffd, UFFDIO_WRITEPROTECT, &w))
 		return;
 	w.range = (struct uffdio_range){addr, MEMFILE_PAGE};
@@ -74,15 +95,73 @@ static void answer(struct wpq *q, uint64_t addr)
 	}
 }
 
+/* Maps [A, END) of Q's address space from the file (UFFDIO_CONTINUE), write-protected when WP.
+ * A page mapped already, or that the file does not hold (a hole: protected by a marker), is
+ * left as it is when SKIP; otherwise the first one stops it. Returns 0, or the error that
+ * stopped it (-ENOENT before anything was mapped: the range is not inside one registered
+ * mapping). */
+static int map_range(struct wpq *q, uint64_t a, uint64_t end, bool wp, bool skip)
+{
+	while (a < end) {
+		struct uffdio_continue c = {.range = {a, end - a},
+					    .mode = wp ? UFFDIO_CONTINUE_MODE_WP : 0};
+		if (!ioctl(q->uffd, UFFDIO_CONTINUE, &c))
+			return 0;
+		if (errno == EAGAIN &&
+		    c.mapped > 0) /* stopped part way, at a page it could not map */
+			a += (uint64_t)c.mapped;
+		else if ((errno == EEXIST || errno == EFAULT) && skip)
+			a += MEMFILE_PAGE;
+		else
+			return -errno;
+	}
+	return 0;
+}
+
+/* Q's stub touched ADDR, a page of the file it does not map yet (a minor fault of a lazily
+ * watched range): maps ADDR's block and the rest of its span (up to the first page it cannot
+ * map), write-protected; a write that made the fault, where writes are noted (not WPQ_ASYNC),
+ * notes the block and maps it writable. A block or span that reaches past the registered range
+ * is refused (ENOENT): then the page alone, and no more of the span. The toucher is woken
+ * either way (a page mapped by someone else meanwhile, or not at all, is touched again). */
+static void answer_touch(struct wpq *q, uint64_t addr, bool write)
+{
+	uint64_t block = addr & ~(uint64_t)(WPQ_BLOCK - 1);
+	uint64_t span = addr & ~(uint64_t)(WPQ_LAZY_SPAN - 1);
+	bool wp = !write || (q->flags & WPQ_ASYNC);
+	struct uffdio_range page = {addr, MEMFILE_PAGE};
+	int e;
+
+	if (!wp)
+		note_locked(q, block);
+	e = map_range(q, block, block + WPQ_BLOCK, wp, true);
+	if (e == -ENOENT)
+		map_range(q, addr, addr + MEMFILE_PAGE, wp, true);
+	else if (!e) {
+		map_range(q, block + WPQ_BLOCK, span + WPQ_LAZY_SPAN, true, false);
+		map_range(q, span, block, true, false);
+	}
+	ioctl(q->uffd, UFFDIO_WAKE, &page);
+}
+
 static void drain(struct wpq *q)
 {
 	struct uffd_msg m[16];
 	ssize_t n;
 
 	while ((n = read(q->uffd, m, sizeof(m))) > 0)
-		for (size_t i = 0; i < (size_t)n / sizeof(m[0]); i++)
-			if (m[i].event == UFFD_EVENT_PAGEFAULT)
-				answer(q, m[i].arg.pagefault.address & ~(MEMFILE_PAGE - 1));
+		for (size_t i = 0; i < (size_t)n / sizeof(m[0]); i++) {
+			uint64_t addr = m[i].arg.pagefault.address & ~(MEMFILE_PAGE - 1);
+			uint64_t flags = m[i].arg.pagefault.flags;
+			if (m[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			pthread_mutex_lock(&wp.lock);
+			if (flags & UFFD_PAGEFAULT_FLAG_WP)
+				answer_write(q, addr);
+			else
+				answer_touch(q, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+			pthread_mutex_unlock(&wp.lock);
+		}
 }
 
 static void *fault_thread(void *arg)
@@ -177,7 +256,7 @@ static int start_locked(void)
 	return 0;
 }
 
-struct wpq *wpq_add(int uffd)
+struct wpq *wpq_add(int uffd, unsigned flags)
 {
 	struct wpq *q = calloc(1, sizeof(*q));
 	int e = 0;
@@ -185,6 +264,7 @@ struct wpq *wpq_add(int uffd)
 	if (!q)
 		return NULL;
 	q->uffd = uffd;
+	q->flags = flags;
 	pthread_mutex_lock(&wp.lock);
 	if (wp.nq == wp.cap) {
 		size_t cap = wp.cap ? 2 * wp.cap : 16;
@@ -223,20 +303,18 @@ void wpq_remove(struct wpq *q)
 
 bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg)
 {
-	uint64_t *a;
-	size_t n;
 	bool lost;
 
+	/* Under the lock, protecting again included: a block being noted and lifted meanwhile
+	 * would be lifted after FN protects it, and its write missed by the next take. */
 	pthread_mutex_lock(&wp.lock);
-	a = q->addr;
-	n = q->n;
+	for (size_t i = 0; i < q->n; i++)
+		fn(arg, q->addr[i]);
 	lost = q->lost;
+	free(q->addr);
 	q->addr = NULL;
 	q->n = q->cap = 0;
 	q->lost = false;
 	pthread_mutex_unlock(&wp.lock);
-	for (size_t i = 0; i < n; i++)
-		fn(arg, a[i]);
-	free(a);
 	return !lost;
 }

@@ -225,6 +225,14 @@ out:
 	return ret;
 }
 
+/* From here on every stub may have run: none is known to map no page. */
+static void mm_all_touched(void)
+{
+	for (struct task *t = task_list_first(); t; t = t->next)
+		if (t->mm)
+			t->mm->untouched = false;
+}
+
 void checkpoint_track_base(void)
 {
 	struct mm **done = NULL;
@@ -232,8 +240,10 @@ void checkpoint_track_base(void)
 	uint8_t id[16];
 	int e = 0;
 
-	if (!memfile_image_id(id) || memfile_track_begin())
+	if (!memfile_image_id(id) || memfile_track_begin()) {
+		mm_all_touched();
 		return;
+	}
 	for (struct task *t = task_list_first(); t && !e; t = t->next) {
 		bool seen = !t->mm;
 		for (size_t i = 0; i < ndone && !seen; i++)
@@ -258,6 +268,8 @@ void checkpoint_track_base(void)
 		e = stopped ? mm_track(t->mm, stopped->pt) : -EBUSY;
 	}
 	free(done);
+	/* A restored stub not reached here runs before its next base. */
+	mm_all_touched();
 	if (e)
 		memfile_track_invalidate();
 	else

@@ -229,7 +229,8 @@ static const struct rule rules[] = {
      * lazy restore's fault and loader threads, woken by an eventfd; userfaultfds for missing
      * pages and for write tracking, the stubs' sent by the stubs themselves (recvmsg, on the
      * stubs' socket: platform/stubfd.c), driven by their own ioctls; the written pages found
-     * with PAGEMAP_SCAN on the memory file's mapping and on the stubs' pagemaps. A new thread
+     * with PAGEMAP_SCAN on the memory file's mapping and on the stubs' pagemaps; a lazily watched
+     * stub's pages mapped on first touch (UFFDIO_CONTINUE, UFFDIO_COPY). A new thread
      * registers its robust list and glibc's rseq area first thing. */
     ONE(clone, EQ(0, PTHREAD_FLAGS)),
     ANY(set_robust_list),
@@ -246,6 +247,7 @@ static const struct rule rules[] = {
     ONE(ioctl, EQ(1, UFFDIO_ZEROPAGE)),
     ONE(ioctl, EQ(1, UFFDIO_WAKE)),
     ONE(ioctl, EQ(1, UFFDIO_WRITEPROTECT)),
+    ONE(ioctl, EQ(1, UFFDIO_CONTINUE)),
     ONE(ioctl, EQ(1, PAGEMAP_SCAN)),
 };
 

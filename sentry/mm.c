@@ -297,7 +297,9 @@ int mm_track(struct mm *mm, struct platform_thread *stopped)
 			return uffd;
 		}
 	}
-	e = memfile_track_space(mm, uffd, stopped->host_pid, r, n, mm->fresh, mm->nfresh);
+	e = memfile_track_space(mm, uffd, stopped->host_pid, r, n, mm->fresh, mm->nfresh,
+				mm->untouched);
+	mm->untouched = false;
 	free(r);
 	mm->nfresh = 0;
 	mm->tracked = !e;
@@ -1441,6 +1443,7 @@ void *mm_load(struct dec *d)
 		uffd = -1;
 	} else if (dec_ok(d)) {
 		mm->uffd = uffd;
+		mm->untouched = true;
 		uffd = -1;
 	}
 	if (uffd >= 0)

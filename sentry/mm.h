@@ -40,6 +40,7 @@ struct mm {
 	bool tracked;
 	bool collected; /* its writes were read before its stub went (mm_collect_writes) */
 	int uffd;	/* the userfaultfd a restored stub made, until mm_track takes it */
+	bool untouched; /* restored, and its stub has run nothing yet: it maps no page */
 	struct memfile_space_range *fresh;
 	size_t nfresh, capfresh;
 };

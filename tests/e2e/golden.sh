@@ -163,10 +163,10 @@ scenarios+=(
 # slot_sums OUT: the checksums memfill printed, as one line.
 slot_sums() { sed -n 's/^sum //p' "$1" | tr '\n' ' '; }
 
-# slot_equals_golden SLOT: the slot file holds exactly the golden image's pages and nothing
-# beyond them.
+# slot_equals_golden SLOT [GOLDEN]: the slot file holds exactly the golden image's pages and
+# nothing beyond them.
 slot_equals_golden() {
-  python3 - "$1" "$WORK/golden/pages.0" <<'PY' || fail "$(basename "$1") is not the golden image again"
+  python3 - "$1" "${2:-$WORK/golden}/pages.0" <<'PY' || fail "$(basename "$1") is not the golden image again"
 import os, sys
 f = os.open(sys.argv[1], os.O_RDONLY); g = os.open(sys.argv[2], os.O_RDONLY)
 n = os.fstat(g).st_size
@@ -376,11 +376,75 @@ except OSError:
   rm -rf "$s"
 }
 
+# Writes after a slot restore are tracked lazily (docs/checkpoint.md, "Write tracking that
+# starts lazily"): nothing is protected up front but the golden image's holes, and the stub's
+# pages come in protected on first touch. Whatever the guest writes (the golden image's pages,
+# its holes, pages it dropped before touching them, memory unmapped and mapped again), confined
+# or not, a checkpoint --parent taken while it runs has every page changed since the last one,
+# the sandbox ends as a plain restore does, and the slot is the golden image again afterwards.
+lazily_tracked_slot_keeps_every_write() {
+  local id="e2e-$$-lazyw" o=$WORK/lazyw.out g=$WORK/lazyw-golden p1=$WORK/lazyw-1 p2=$WORK/lazyw-2
+  local s=/dev/shm/minisentry-e2e-$$-lazyw in=$WORK/lazyw.in mode p want got sums last
+  rm -rf "$g" "$s"
+  { sleep "$TIMEOUT" | timeout -k 5 "$TIMEOUT" "$MS" run --id "$id" "$ROOTFS" -- \
+    /usr/local/bin/touchmem 6 6 >"$o" 2>"$o.err"; } &
+  p=$!
+  wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$g" --golden || { kill "$p" 2>/dev/null; return 1; }
+  pkill -P "$p" sleep 2>/dev/null
+  wait "$p" 2>/dev/null || true
+  ms slots --base "$g" --count 1 "$s"
+  expect_status 0 || return
+  # Pauses long enough for a checkpoint on a busy host (the second starts at the pause).
+  printf 'd 2\nW 2\nR 6\ns\np 2\nw 3\nW 6\ns\np 4\nu\nw 1\ns\n' >"$in"
+  cp "$in" "$WORK/in"
+  ms restore --image "$g"
+  : >"$WORK/in"
+  expect_status 0 || return
+  want=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+  last=${want% }
+  last=${last##* }
+  for mode in "" --unsafe-no-confine; do
+    rm -rf "$p1" "$p2"
+    # shellcheck disable=SC2086
+    timeout -k 5 "$TIMEOUT" "$MS" restore --stats $mode --id "$id" --image "$g" --slots "$s" \
+      <"$in" >"$o" 2>"$o.err" &
+    p=$!
+    wait_line "$o" '^pause$' || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
+    checkpoint "$id" "$p1" --leave-running || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
+    local i
+    for ((i = 0; i < TIMEOUT * 20 && $(grep -c '^pause$' "$o") < 2; i++)); do sleep 0.05; done
+    checkpoint "$id" "$p2" --leave-running --parent "$p1" ||
+      { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
+    grep -q 'pages in the parent' "$WORK/ck.out" ||
+      { kill "$p" 2>/dev/null; rm -rf "$s"; fail "$mode: no tracked --parent: $(cat "$WORK/ck.out")"; return 1; }
+    bg_status "$p"
+    expect_status 0 || { why="slot restore $mode: $why"; rm -rf "$s"; return 1; }
+    got=$(sed -n 's/^sum //p' "$o" | tr '\n' ' ')
+    [ "$got" = "$want" ] || { rm -rf "$s"; fail "slot restore $mode: sums $got, want $want"; return 1; }
+    grep -q 'slot: reset [0-9]* pages (tracked)' "$o.err" ||
+      { rm -rf "$s"; fail "slot restore $mode: $(grep 'slot:' "$o.err" | tail -n1)"; return 1; }
+    slot_equals_golden "$s/slot.0" "$g" || { why="slot restore $mode: $why"; rm -rf "$s"; return 1; }
+    # The --parent image holds what the guest had written by its pause: restored, the guest
+    # goes on with the commands it had read (its stdio buffer) to the same last sum, and then
+    # sums once more what it reads now.
+    echo s >"$WORK/in"
+    ms restore --image "$p2"
+    : >"$WORK/in"
+    expect_status 0 || { why="restore of the --parent image $mode: $why"; rm -rf "$s"; return 1; }
+    sums=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+    [ "$sums" = "$last $last " ] ||
+      { rm -rf "$s"; fail "the --parent image taken while it ran $mode: sums '$sums', want '$last $last '"; return 1; }
+  done
+  rm -rf "$s"
+}
+
 scenarios+=(
   slot_restore_is_a_plain_restore
   tracked_reset_counts_the_written_pages_wherever_the_guest_runs
   two_slot_restores_at_once_keep_their_own_memory
   killed_sandboxs_slot_is_recovered_not_reused_dirty
+  lazily_tracked_slot_keeps_every_write
 )
 
 # The use case (README): a Python interpreter warmed up (modules imported) and waiting for a

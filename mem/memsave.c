@@ -1506,13 +1506,13 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 		store_close(&s);
 		return ret;
 	}
-	ret = store_open_refs(&s, err);
+	/* In a slot the one image a delta may refer to is the slot's golden image, open already
+	 * (and a warm slot's Sentry reaches no image by its path). */
+	ret = memfile_slot_active() ? slot_overlay(&s, o->dir, err) : store_open_refs(&s, err);
 	if (!ret) {
 		memcpy(last_image.id, s.id, ID_LEN);
 		last_image.set = true;
 	}
-	if (!ret && memfile_slot_active())
-		ret = slot_overlay(&s, o->dir, err);
 	if (!ret && o->lazy) {
 		/* Inline chunks now (the section goes away after the load), the rest lazily. */
 		struct chunk_reader r;

@@ -1087,8 +1087,9 @@ static int restore_loaded(const struct kernel_config *cfg, const struct kernel_r
 		bool recovered;
 		int i = memfile_slot_index(&recovered);
 		if (i >= 0)
-			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s\n", i,
-				recovered ? " (recovered: a dead Sentry had left it)" : "");
+			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s%s\n", i,
+				recovered ? " (recovered: a dead Sentry had left it)" : "",
+				warm_setup ? " by its waiting Sentry" : "");
 		fprintf(stderr,
 			"minisentry: stats: restore: memory loaded in %.2f ms (%llu MiB in huge "
 			"pages)\n",

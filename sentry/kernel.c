@@ -298,6 +298,28 @@ static void handle_event(const struct platform_event *ev)
 	}
 }
 
+/* A warm slot's restore client (sentry/warm.c), which stands where a launcher would: its
+ * connection closes when it dies, and the sandbox then ends as at a hangup (a launcher's death
+ * kills its Sentry; here the slot is still reset). It sends nothing else once the guest runs. */
+static int client_fd = -1;
+
+int kernel_watch_client(int fd)
+{
+	struct epoll_event e = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = &client_fd};
+
+	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, fd, &e))
+		return -errno;
+	client_fd = fd;
+	return 0;
+}
+
+static void client_gone(void)
+{
+	epoll_ctl(kernel.epfd, EPOLL_CTL_DEL, client_fd, NULL);
+	client_fd = -1;
+	act_on_host_signal(SIGHUP);
+}
+
 /* The loop's one wait point. With BLOCK, waits for a guest stop, a host signal or, when tasks
  * wait on host descriptors or deadlines or a control socket listens, one of those; without,
  * takes only what is there already. Host signals pending at the call end it at once. */
@@ -306,7 +328,8 @@ static void wait_for_work(bool block)
 	struct epoll_event evs[16];
 
 	clock_tick(); /* a TSC read when nothing is due */
-	if (!sched_needs_events() && !control_active() && platform_event_fd() < 0) {
+	if (!sched_needs_events() && !control_active() && platform_event_fd() < 0 &&
+	    client_fd < 0) {
 		/* The fast path: only a guest stop (SIGCHLD) or a host signal can wake anyone. */
 		siginfo_t si;
 		if (!block)
@@ -327,6 +350,8 @@ static void wait_for_work(bool block)
 			; /* a guest thread's event: the loop's platform_wait finds it */
 		else if (evs[i].data.ptr == &platform_exit_tag)
 			platform_take_fd_events();
+		else if (evs[i].data.ptr == &client_fd)
+			client_gone();
 		else if (!control_handle_event(evs[i].data.ptr))
 			sched_handle_event(evs[i].data.ptr, evs[i].events);
 	}

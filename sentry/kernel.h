@@ -157,6 +157,8 @@ int kernel_warm_setup(const struct kernel_config *cfg);
 int kernel_warm_restore(const struct kernel_config *cfg, const char *image,
 			const struct kernel_restore_opts *o);
 extern struct timespec kernel_cpu_start;
+/* The loop watches warm restore client connection FD: the sandbox ends when it closes. */
+int kernel_watch_client(int fd);
 /* The sandbox restored from a slot is over (no stub is left): its slot is reset and goes back
  * to the pool (nothing without a slot). */
 void kernel_slot_done(void);

@@ -32,6 +32,7 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/launcher.h"
+#include "sentry/mm.h"
 
 #define WARM_MAGIC "MSWARM01"
 /* stdin, stdout, stderr, the image's directory, the pool (holding the slot's lock), and with
@@ -429,6 +430,9 @@ int warm_serve(const char *dir, unsigned index)
 		return fail("slots", strerror(errno));
 	if (confine_lock())
 		return 1; /* said */
+	/* The restored init's stub, made now (it would be made the same way once the image is
+	 * read): a restore that finds none makes its own. */
+	mm_prepare_spare_stub();
 	/* Locked in: from here on, what comes is untrusted. */
 	if (wait_for_request(dir, &cfg))
 		return 0;
@@ -468,6 +472,7 @@ int warm_serve(const char *dir, unsigned index)
 		w.fds[WARM_FD_CONTROL] = -1;
 		control_set_caller_pid(w.req.client_pid);
 	}
+	kernel_watch_client(w.conn);
 	r = kernel_warm_restore(&cfg, w.req.image, &o);
 	if (r < 0)
 		r = 1;

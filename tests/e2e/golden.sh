@@ -546,6 +546,33 @@ warm_restore_exit_status_and_signals() {
     grep -q recovered <<<"$err" && seen=1
   done
   [ "$seen" -eq 1 ] || { warm_gone "$s"; fail "the killed sandbox's slot was not recovered"; return 1; }
+  warm_gone "$s" || return
+  # A client killed outright: its Sentry sees the connection go, ends the sandbox and resets
+  # the slot (no new Sentry: the client did not live to start one; `slots --warm` does).
+  ms slots --base "$g" --count 1 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  echo wait >"$WORK/warm-in"
+  "$MS" restore --stats --image "$g" --slots "$s" <"$WORK/warm-in" >"$WORK/warm-sig.out" 2>"$WORK/warm-sig.err" &
+  p=$!
+  for ((i = 0; i < 200; i++)); do
+    grep -q 'memory loaded' "$WORK/warm-sig.err" && break
+    sleep 0.05
+  done
+  sleep 0.3
+  kill -KILL "$p"
+  wait_bounded "$p"
+  for ((i = 0; i < 200; i++)); do
+    [ -z "$(warm_pids "$s")" ] && break
+    sleep 0.05
+  done
+  [ -z "$(warm_pids "$s")" ] || { warm_gone "$s"; fail "the sandbox of a killed client goes on"; return 1; }
+  ms slots --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  echo after >"$WORK/in"
+  ms restore --stats --image "$g" --slots "$s"
+  expect_status 7 || { warm_gone "$s"; return 1; }
+  [ "$out" = "got after" ] && grep -q 'by its waiting Sentry' <<<"$err" && ! grep -q recovered <<<"$err" ||
+    { warm_gone "$s"; fail "after a killed client: '$out' $(grep slot: <<<"$err" | tr '\n' '|')"; return 1; }
   warm_gone "$s"
 }
 

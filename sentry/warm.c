@@ -351,6 +351,14 @@ static int wait_for_request(const char *dir, const struct kernel_config *cfg)
 			}
 			free(err);
 			got = 1;
+			if (memfile_slot_pool_fd() < 0) {
+				/* The claim failed half-way (its recovery): the slot is in use, for
+				 * its next claimer to recover, and this Sentry has none left. */
+				send_byte(c, 'f', 0);
+				close_fds();
+				close(c);
+				return -1;
+			}
 		}
 		if (got == 1)
 			send_byte(c, 'f', 0);

@@ -526,7 +526,7 @@ warm_restore_exit_status_and_signals() {
     "$MS" restore --stats --image "$g" --slots "$s" <"$WORK/warm-in" >"$WORK/warm-sig.out" 2>"$WORK/warm-sig.err" &
     p=$!
     for ((i = 0; i < 200; i++)); do
-      grep -q 'memory loaded' "$WORK/warm-sig.err" && break
+      grep -q 'memory loaded' "$WORK/warm-sig.err" 2>/dev/null && break
       sleep 0.05
     done
     grep -q 'by its waiting Sentry' "$WORK/warm-sig.err" || { kill -9 "$p"; warm_gone "$s"; fail "$sig: not warm: $(head -n3 "$WORK/warm-sig.err" | tr '\n' '|')"; return 1; }
@@ -555,7 +555,7 @@ warm_restore_exit_status_and_signals() {
   "$MS" restore --stats --image "$g" --slots "$s" <"$WORK/warm-in" >"$WORK/warm-sig.out" 2>"$WORK/warm-sig.err" &
   p=$!
   for ((i = 0; i < 200; i++)); do
-    grep -q 'memory loaded' "$WORK/warm-sig.err" && break
+    grep -q 'memory loaded' "$WORK/warm-sig.err" 2>/dev/null && break
     sleep 0.05
   done
   sleep 0.3

@@ -488,6 +488,27 @@ warm_slot_restore_answers_like_a_cold_one() {
     warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
     slot_equals_golden "$s/slot.0" && slot_equals_golden "$s/slot.1" || { warm_gone "$s"; return 1; }
   fi
+  # Requests that are not one (a short message, a long one with descriptors it does not
+  # expect, a connection that says nothing) are dropped: the Sentries wait on and serve.
+  python3 - "$s" <<'PY' || { warm_gone "$s"; fail "hostile requests: could not send them"; return 1; }
+import os, socket, sys, time
+for i in (0, 1):
+    path = f"{sys.argv[1]}/warm.{i}.sock"
+    a = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.connect(path); a.send(b"hello")
+    b = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); b.connect(path)
+    r, w = os.pipe()
+    socket.send_fds(b, [b"MSWARM01" + b"\xff" * 8000], [r, w, r, w, r, w, r])
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); c.connect(path)
+    time.sleep(0.1)
+    for s in (a, b, c):
+        s.close()
+PY
+  for i in 1 2; do
+    ms restore --stats --image "$WORK/golden-delta" --slots "$s"
+    expect_status 0 || { why="after hostile requests: $why"; warm_gone "$s"; return 1; }
+    grep -q 'by its waiting Sentry' <<<"$err" || { warm_gone "$s"; fail "after hostile requests, not served warm: $(err_hint)"; return 1; }
+    warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
+  done
   warm_gone "$s"
 }
 

@@ -1,5 +1,6 @@
-/* Private to sentry/confine.c: the launcher, the one process of `run` and `restore` that stays
- * in the host's namespaces (docs/security.md, "The launcher"). */
+/* Private to sentry/confine.c (and sentry/warm.c, whose restore client stands where a launcher
+ * would): the launcher, the one process of `run` and `restore` that stays in the host's
+ * namespaces (docs/security.md, "The launcher"). */
 #ifndef SENTRY_LAUNCHER_H
 #define SENTRY_LAUNCHER_H
 

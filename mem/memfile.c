@@ -78,7 +78,7 @@ int memfile_settle(void)
 static int map_file(void)
 {
 	/* A claimed slot is the memory file as it is: the golden image's pages, ready. */
-	if (!memfile_slot_active() && ftruncate(mf.fd, MEMFILE_SIZE))
+	if (memfile_slot_fd() < 0 && ftruncate(mf.fd, MEMFILE_SIZE))
 		return -errno;
 	mf.base =
 	    mmap(NULL, MEMFILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mf.fd, 0);
@@ -96,8 +96,8 @@ int memfile_init(void)
 {
 	workers_init();
 	mf.huge = false;
-	mf.fd = memfile_slot_active() ? memfile_slot_fd()
-				      : memfd_create("minisentry-memory", MFD_CLOEXEC);
+	mf.fd = memfile_slot_fd() >= 0 ? memfile_slot_fd()
+				       : memfd_create("minisentry-memory", MFD_CLOEXEC);
 	if (mf.fd < 0)
 		return -errno;
 	return map_file();

@@ -220,8 +220,25 @@ int memfile_slots_create(const char *golden, unsigned count, const char *dir, ch
  * overlays only what the image holds beyond the golden image. */
 int memfile_slot_claim(const char *dir, char **err);
 bool memfile_slot_active(void);
+/* A warm slot (sentry/warm.c; docs/checkpoint.md, "Warm slots"). The client of a restore
+ * reserves a slot: the next in turn whose state byte it can lock, as a claim does, without
+ * reading the golden image; the pool's descriptor (which holds the lock), or a negative errno
+ * with *ERR. The slot's waiting Sentry has prepared that slot before: its pool and golden
+ * image opened and its file open, to be the memory file (memfile_init), but not claimed and
+ * never written. Given the client's descriptor, it adopts the claim (the lock must be held by
+ * that descriptor; it is taken over, closed on failure) and the slot is claimed as by
+ * memfile_slot_claim, recovered first if a dead Sentry left it. */
+int memfile_slot_reserve(const char *dir, unsigned *index, char **err);
+/* The number of slots of DIR's pool, or a negative errno. */
+int memfile_slots_count(const char *dir);
+int memfile_slot_prepare(const char *dir, unsigned index, char **err);
+int memfile_slot_adopt(int pool_fd, const char *dir, char **err);
+int memfile_slot_pool_fd(void);
+/* Section NAME of the prepared or claimed slot's golden image, as read (-ENOENT: none). */
+int memfile_slot_golden_section(const char *name, const void **data, size_t *len);
 /* The claimed slot's number (-1: none); *RECOVERED: a dead Sentry had left it. */
 int memfile_slot_index(bool *recovered);
+/* The claimed or prepared slot's file (-1: none): the memory file. */
 int memfile_slot_fd(void);
 /* The claimed slot's golden image: its path, as its pool names it, and its directory's
  * descriptor (NULL and -1 without a slot): what a later checkpoint --base of it needs in a

@@ -1510,7 +1510,8 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 	}
 	/* A delta onto a claimed slot needs no image but the slot's golden one, open and checked
 	 * since the claim (slot_overlay refuses any other base): opening it again read and
-	 * checked its whole index, which grows with it (0.9 ms at 1 GiB). */
+	 * checked its whole index, which grows with it (0.9 ms at 1 GiB), and a warm slot's
+	 * Sentry reaches no image by its path. */
 	if (!(memfile_slot_active() && !o->lazy))
 		ret = store_open_refs(&s, err);
 	if (!ret && memfile_slot_active())

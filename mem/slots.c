@@ -283,13 +283,14 @@ static bool lock_byte(int fd, off_t at)
 	return fcntl(fd, F_OFD_SETLK, &l) == 0;
 }
 
-int memfile_slot_claim(const char *dir, char **err)
+/* Opens DIR's pool (mapped: its header, cursor and state bytes) and its golden image, which
+ * must still be the one the pool was made from. */
+static int pool_open(const char *dir, char **err)
 {
 	char path[PATH_MAX + 32];
 	struct stat st;
 	int e;
 
-	*err = NULL;
 	snprintf(path, sizeof(path), "%s/pool", dir);
 	slot.pool_fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (slot.pool_fd < 0)
@@ -297,36 +298,74 @@ int memfile_slot_claim(const char *dir, char **err)
 			     errno == ENOENT ? "no pool there (minisentry slots makes one)"
 					     : strerror(errno));
 	if (fstat(slot.pool_fd, &st) || st.st_size < (off_t)sizeof(struct pool_hdr) ||
-	    (st.st_mode & 077)) {
-		e = failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
-		goto fail;
-	}
+	    (st.st_mode & 077))
+		return failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
 	slot.hdr_len = st.st_size;
 	slot.hdr = mmap(NULL, slot.hdr_len, PROT_READ | PROT_WRITE, MAP_SHARED, slot.pool_fd, 0);
 	if (slot.hdr == MAP_FAILED) {
 		slot.hdr = NULL;
-		e = failf(err, -errno, "slots '%s': %s", dir, strerror(errno));
-		goto fail;
+		return failf(err, -errno, "slots '%s': %s", dir, strerror(errno));
 	}
 	struct pool_hdr *h = slot.hdr;
 	if (memcmp(h->magic, POOL_MAGIC, 8) || !h->count || h->count > POOL_MAX ||
-	    slot.hdr_len != sizeof(*h) + h->count || !memchr(h->golden, 0, sizeof(h->golden))) {
-		e = failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
-		goto fail;
-	}
+	    slot.hdr_len != sizeof(*h) + h->count || !memchr(h->golden, 0, sizeof(h->golden)))
+		return failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
 	char *why = NULL;
 	if ((e = golden_open(h->golden, &slot.g, &why))) {
 		failf(err, e, "slots '%s': golden image: %s", dir, why ? why : strerror(-e));
 		free(why);
-		goto fail;
+		return e;
 	}
-	if (memcmp(slot.g.st.id, h->golden_id, ID_LEN)) {
-		e = failf(err, -EINVAL,
-			  "slots '%s' were made from another golden image than '%s' is now", dir,
-			  h->golden);
-		goto fail;
+	if (memcmp(slot.g.st.id, h->golden_id, ID_LEN))
+		return failf(err, -EINVAL,
+			     "slots '%s' were made from another golden image than '%s' is now", dir,
+			     h->golden);
+	return 0;
+}
+
+/* Slot INDEX's file, which must be a whole slot. */
+static int slot_file_open(const char *dir, char **err)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/slot.%u", dir, slot.index);
+	slot.fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (slot.fd < 0 || fstat(slot.fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != MEMFILE_SIZE)
+		return failf(err, -EINVAL, "slots '%s': slot.%u is missing or bad", dir,
+			     slot.index);
+	return 0;
+}
+
+/* The claim's last step, under the slot's lock: a slot a dead Sentry left (IN_USE, its lock
+ * gone with it) is reset fully, never used as it is; then it is ours. */
+static int slot_take(const char *dir, char **err)
+{
+	uint8_t *state = &slot.hdr->state[slot.index];
+	int e;
+
+	if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != SLOT_READY) {
+		if ((e = slot_reset_all(&slot.g, slot.fd)))
+			return failf(err, e, "slots '%s': cannot recover slot.%u: %s", dir,
+				     slot.index, strerror(-e));
+		slot.recovered = true;
 	}
+	__atomic_store_n(state, SLOT_IN_USE, __ATOMIC_RELEASE);
+	slot.active = true;
+	memfile_track_since_claim_start();
+	return 0;
+}
+
+int memfile_slot_claim(const char *dir, char **err)
+{
+	int e;
+
+	*err = NULL;
+	if ((e = pool_open(dir, err)))
+		goto fail;
 	/* The next slot in turn; one that another Sentry holds is passed over. */
+	struct pool_hdr *h = slot.hdr;
 	uint32_t n = h->count;
 	bool got = false;
 	for (uint32_t tries = 0; tries < n && !got; tries++) {
@@ -337,30 +376,132 @@ int memfile_slot_claim(const char *dir, char **err)
 		e = failf(err, -EBUSY, "slots '%s': all %u slots are in use", dir, n);
 		goto fail;
 	}
-	snprintf(path, sizeof(path), "%s/slot.%u", dir, slot.index);
-	slot.fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (slot.fd < 0 || fstat(slot.fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != MEMFILE_SIZE) {
-		e = failf(err, -EINVAL, "slots '%s': slot.%u is missing or bad", dir, slot.index);
+	if ((e = slot_file_open(dir, err)) || (e = slot_take(dir, err)))
 		goto fail;
-	}
-	uint8_t *state = &h->state[slot.index];
-	if (__atomic_load_n(state, __ATOMIC_ACQUIRE) != SLOT_READY) {
-		/* Left by a Sentry that died (its lock went with it): never used as it is. */
-		if ((e = slot_reset_all(&slot.g, slot.fd))) {
-			failf(err, e, "slots '%s': cannot recover slot.%u: %s", dir, slot.index,
-			      strerror(-e));
-			goto fail;
-		}
-		slot.recovered = true;
-	}
-	__atomic_store_n(state, SLOT_IN_USE, __ATOMIC_RELEASE);
-	slot.active = true;
-	memfile_track_since_claim_start();
 	return 0;
 fail:
 	memfile_slot_release();
 	return e;
+}
+
+/* --- a warm slot (sentry/warm.c) ----------------------------------------------------------- */
+
+int memfile_slot_reserve(const char *dir, unsigned *index, char **err)
+{
+	char path[PATH_MAX + 32];
+	struct pool_hdr h;
+	struct stat st;
+	int fd;
+
+	*err = NULL;
+	snprintf(path, sizeof(path), "%s/pool", dir);
+	if ((fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return failf(err, -errno, "slots '%s': %s", dir, strerror(errno));
+	if (fstat(fd, &st) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, POOL_MAGIC, 8) || !h.count || h.count > POOL_MAX ||
+	    st.st_size != (off_t)(sizeof(h) + h.count)) {
+		close(fd);
+		return failf(err, -EINVAL, "slots '%s': a bad pool file", dir);
+	}
+	/* The cursor is shared through the file's pages, as the claimers' mappings share it. */
+	uint64_t *cursor = mmap(NULL, sizeof(h), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (cursor == MAP_FAILED) {
+		close(fd);
+		return failf(err, -errno, "slots '%s': %s", dir, strerror(errno));
+	}
+	cursor = (uint64_t *)((char *)cursor + offsetof(struct pool_hdr, cursor));
+	bool got = false;
+	for (uint32_t tries = 0; tries < h.count && !got; tries++) {
+		*index = __atomic_fetch_add(cursor, 1, __ATOMIC_RELAXED) % h.count;
+		got = lock_byte(fd, offsetof(struct pool_hdr, state) + *index);
+	}
+	munmap((char *)cursor - offsetof(struct pool_hdr, cursor), sizeof(h));
+	if (!got) {
+		close(fd);
+		return failf(err, -EBUSY, "slots '%s': all %u slots are in use", dir, h.count);
+	}
+	return fd;
+}
+
+int memfile_slots_count(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct pool_hdr h;
+	int fd, n = -EINVAL;
+
+	snprintf(path, sizeof(path), "%s/pool", dir);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -errno;
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && !memcmp(h.magic, POOL_MAGIC, 8) &&
+	    h.count && h.count <= POOL_MAX)
+		n = (int)h.count;
+	close(fd);
+	return n;
+}
+
+int memfile_slot_prepare(const char *dir, unsigned index, char **err)
+{
+	int e;
+
+	*err = NULL;
+	if ((e = pool_open(dir, err)))
+		goto fail;
+	if (index >= slot.hdr->count) {
+		e = failf(err, -EINVAL, "slots '%s': no slot.%u", dir, index);
+		goto fail;
+	}
+	slot.index = index;
+	if ((e = slot_file_open(dir, err)))
+		goto fail;
+	return 0;
+fail:
+	memfile_slot_release();
+	return e;
+}
+
+/* Whether a write lock on slot INDEX's state byte conflicts with one through FD: F_WRLCK when
+ * another open file description holds it, F_UNLCK when FD's own does or nobody does. */
+static int lock_seen_through(int fd, unsigned index)
+{
+	struct flock l = {.l_type = F_WRLCK,
+			  .l_whence = SEEK_SET,
+			  .l_start = offsetof(struct pool_hdr, state) + index,
+			  .l_len = 1};
+
+	return fcntl(fd, F_OFD_GETLK, &l) ? -1 : l.l_type;
+}
+
+int memfile_slot_adopt(int pool_fd, const char *dir, char **err)
+{
+	struct stat mine, theirs;
+	int e;
+
+	*err = NULL;
+	if (slot.fd < 0 || slot.active) {
+		close(pool_fd);
+		return failf(err, -EINVAL, "no slot prepared");
+	}
+	/* It must be our pool, and its descriptor must be the one holding our slot's lock: our
+	 * own sees that lock held by another, theirs sees none in the way. */
+	if (fstat(pool_fd, &theirs) || fstat(slot.pool_fd, &mine) || !S_ISREG(theirs.st_mode) ||
+	    theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino) {
+		close(pool_fd);
+		return failf(err, -EINVAL, "slots '%s': the request's pool is another file", dir);
+	}
+	if (lock_seen_through(slot.pool_fd, slot.index) != F_WRLCK ||
+	    lock_seen_through(pool_fd, slot.index) != F_UNLCK) {
+		close(pool_fd);
+		return failf(err, -EPERM, "slots '%s': the request does not hold slot.%u", dir,
+			     slot.index);
+	}
+	/* From here the lock is ours: it goes with this descriptor, as a claim's does. */
+	close(slot.pool_fd);
+	slot.pool_fd = pool_fd;
+	if ((e = slot_take(dir, err))) {
+		memfile_slot_release();
+		return e;
+	}
+	return 0;
 }
 
 int memfile_slot_index(bool *recovered)
@@ -377,6 +518,11 @@ bool memfile_slot_active(void)
 int memfile_slot_fd(void)
 {
 	return slot.fd;
+}
+
+int memfile_slot_pool_fd(void)
+{
+	return slot.pool_fd;
 }
 
 const char *memfile_slot_golden_path(void)
@@ -410,6 +556,17 @@ void memfile_slot_written(uint64_t off, uint64_t len)
 		slot.capwritten = cap;
 	}
 	slot.written[slot.nwritten++] = (struct extent){off, len};
+}
+
+int memfile_slot_golden_section(const char *name, const void **data, size_t *len)
+{
+	struct image_section *sec = slot.hdr ? image_find(&slot.g.img, name) : NULL;
+
+	if (!sec)
+		return -ENOENT;
+	*data = sec->data;
+	*len = sec->len;
+	return 0;
 }
 
 const uint8_t *memfile_slot_golden_id(void)

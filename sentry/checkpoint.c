@@ -406,7 +406,15 @@ int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
 		return -ENOMEM;
 	}
 	snprintf(r->dir, sizeof(r->dir), "%s", dir);
-	if ((ret = image_read(dir, &r->img, err))) {
+	int fd = o->image_by_fd ? fcntl(o->image_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (o->image_by_fd && fd < 0) {
+		ret = -errno;
+		*err = strdup("cannot use the image's directory");
+		free(r);
+		return ret;
+	}
+	if ((ret =
+		 fd >= 0 ? image_read_fd(fd, dir, &r->img, err) : image_read(dir, &r->img, err))) {
 		free(r);
 		return ret;
 	}

@@ -28,6 +28,10 @@ struct kernel_restore_opts {
 	const struct kernel_bind *binds;
 	int nbinds;
 	const char *slots; /* restore --slots DIR: the memory file is a slot of that pool */
+	/* The image is read beneath this directory descriptor (a warm slot's Sentry reaches no
+	 * path: sentry/warm.c) rather than opened by its path, which then names it in messages. */
+	bool image_by_fd;
+	int image_fd;
 };
 
 /* How to write an image. */

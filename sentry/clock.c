@@ -319,7 +319,7 @@ void clock_tick(void)
 /* Whether the host's TSC keeps time: it ticks at one rate whatever the CPU's frequency and
  * state (constant_tsc, nonstop_tsc), and the kernel has not given up on it as a clock
  * source (it is no longer listed once the kernel finds it unstable). */
-static const char *host_tsc_unusable(void)
+static const char *host_tsc_looked_up(void)
 {
 	const char *env = getenv("MINISENTRY_VDSO_CLOCK");
 	char line[4096];
@@ -348,6 +348,25 @@ static const char *host_tsc_unusable(void)
 			return "the kernel does not trust the TSC as a clock source";
 	}
 	return NULL;
+}
+
+/* Looked up once: a warm slot's Sentry sets its clock up once locked in, where /proc/cpuinfo
+ * is out of reach (clock_probe_host, before its lock). */
+static const char *host_tsc_unusable(void)
+{
+	static const char *why;
+	static bool known;
+
+	if (!known) {
+		why = host_tsc_looked_up();
+		known = true;
+	}
+	return why;
+}
+
+void clock_probe_host(void)
+{
+	host_tsc_unusable();
 }
 
 static int64_t host_res(clockid_t clk)

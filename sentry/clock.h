@@ -18,6 +18,9 @@ struct vclock_page;
  * own, for tests). TSC mode is tried unless the host's TSC is not usable or
  * MINISENTRY_VDSO_CLOCK=syscall is set in the environment. */
 void clock_init(struct vclock_page *page);
+/* Looks at the host's clocks now (what clock_init would read of /proc and /sys), for a
+ * clock_init in a Sentry that no longer reaches them. */
+void clock_probe_host(void);
 /* Re-draws the lines when that is due: the Sentry's tick, and a guest's clock syscall. */
 void clock_tick(void);
 

@@ -184,10 +184,12 @@ static bool ping(const char *path)
 	return ping_info(path, NULL);
 }
 
-int control_listen(const char *name, int epfd)
+int control_bind(const char *name, unsigned long long *ino)
 {
 	char dir[PATH_MAX];
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd;
 
 	if (!control_socket_path(name, ctl.path, sizeof(ctl.path))) {
 		fprintf(stderr,
@@ -205,23 +207,53 @@ int control_listen(const char *name, int epfd)
 		return -EADDRINUSE;
 	}
 	unlink(ctl.path); /* a socket left by a Sentry that died */
-	ctl.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ctl.path);
-	if (ctl.fd < 0 || bind(ctl.fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(ctl.fd, 8)) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 8)) {
 		fprintf(stderr, "minisentry: cannot listen on %s: %s\n", ctl.path, strerror(errno));
-		control_close();
+		if (fd >= 0)
+			close(fd);
 		return -EIO;
 	}
-	struct stat st;
-	if (stat(ctl.path, &st) == 0)
-		confine_note_socket(st.st_ino); /* the launcher removes it when we are gone */
+	*ino = stat(ctl.path, &st) == 0 ? st.st_ino : 0;
+	return fd;
+}
+
+int control_adopt(const char *name, int fd, int epfd)
+{
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctl};
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ctl.fd, &ev)) {
+
+	ctl.fd = fd;
+	if (!control_socket_path(name, ctl.path, sizeof(ctl.path)) ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, ctl.fd, &ev)) {
 		control_close();
-		return -errno;
+		return -EINVAL;
 	}
 	snprintf(ctl.name, sizeof(ctl.name), "%s", name);
 	return 0;
+}
+
+int control_listen(const char *name, int epfd)
+{
+	unsigned long long ino;
+	int fd = control_bind(name, &ino), err;
+
+	if (fd < 0)
+		return fd;
+	if (ino)
+		confine_note_socket(ino); /* the launcher removes it when we are gone */
+	if ((err = control_adopt(name, fd, epfd)))
+		fprintf(stderr, "minisentry: cannot listen on %s: %s\n", ctl.path, strerror(-err));
+	return err;
+}
+
+/* The process a caller of this sandbox waits on, when it is not our launcher: a warm slot's
+ * restore client (sentry/warm.c). */
+static int caller_pid;
+
+void control_set_caller_pid(int pid)
+{
+	caller_pid = pid;
 }
 
 bool control_active(void)
@@ -559,7 +591,9 @@ static bool serve_request(int fd)
 	*nl = 0;
 	if (!strcmp(req, "ping")) {
 		reply(fd, "ok %d %lld %d\n",
-		      confine_active() ? confine_launcher_pid() : (int)getpid(),
+		      caller_pid	 ? caller_pid
+		      : confine_active() ? confine_launcher_pid()
+					 : (int)getpid(),
 		      (long long)kernel.boot_real.tv_sec, kernel_frozen());
 		goto out;
 	}

@@ -20,6 +20,13 @@ struct task;
 
 /* Listens on NAME's socket, watched by epoll set EPFD. Prints the error itself. */
 int control_listen(const char *name, int epfd);
+/* The same in two steps, for a Sentry that reaches no path (a warm slot's: sentry/warm.c):
+ * control_bind, in its client, makes NAME's listening socket (its inode in *INO; a descriptor,
+ * or a negative errno with the error printed); control_adopt, in the Sentry, serves it. */
+int control_bind(const char *name, unsigned long long *ino);
+int control_adopt(const char *name, int fd, int epfd);
+/* The host pid a ping reports as the process its callers wait on (0: the launcher's). */
+void control_set_caller_pid(int pid);
 /* True while the loop must watch the control socket. */
 bool control_active(void);
 /* Handles an epoll event whose data is PTR; false if it is not the control socket's. */

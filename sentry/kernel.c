@@ -298,6 +298,28 @@ static void handle_event(const struct platform_event *ev)
 	}
 }
 
+/* A warm slot's restore client (sentry/warm.c), which stands where a launcher would: its
+ * connection closes when it dies, and the sandbox then ends as at a hangup (a launcher's death
+ * kills its Sentry; here the slot is still reset). It sends nothing else once the guest runs. */
+static int client_fd = -1;
+
+int kernel_watch_client(int fd)
+{
+	struct epoll_event e = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = &client_fd};
+
+	if (epoll_ctl(kernel.epfd, EPOLL_CTL_ADD, fd, &e))
+		return -errno;
+	client_fd = fd;
+	return 0;
+}
+
+static void client_gone(void)
+{
+	epoll_ctl(kernel.epfd, EPOLL_CTL_DEL, client_fd, NULL);
+	client_fd = -1;
+	act_on_host_signal(SIGHUP);
+}
+
 /* The loop's one wait point. With BLOCK, waits for a guest stop, a host signal or, when tasks
  * wait on host descriptors or deadlines or a control socket listens, one of those; without,
  * takes only what is there already. Host signals pending at the call end it at once. */
@@ -306,7 +328,8 @@ static void wait_for_work(bool block)
 	struct epoll_event evs[16];
 
 	clock_tick(); /* a TSC read when nothing is due */
-	if (!sched_needs_events() && !control_active() && platform_event_fd() < 0) {
+	if (!sched_needs_events() && !control_active() && platform_event_fd() < 0 &&
+	    client_fd < 0) {
 		/* The fast path: only a guest stop (SIGCHLD) or a host signal can wake anyone. */
 		siginfo_t si;
 		if (!block)
@@ -327,6 +350,8 @@ static void wait_for_work(bool block)
 			; /* a guest thread's event: the loop's platform_wait finds it */
 		else if (evs[i].data.ptr == &platform_exit_tag)
 			platform_take_fd_events();
+		else if (evs[i].data.ptr == &client_fd)
+			client_gone();
 		else if (!control_handle_event(evs[i].data.ptr))
 			sched_handle_event(evs[i].data.ptr, evs[i].events);
 	}
@@ -804,7 +829,7 @@ static int init_memory(const struct kernel_config *cfg)
 	limit &= ~(uint64_t)(PAGE_SIZE - 1);
 	confine_maps_ready();
 	/* A claimed slot is the memory file (the pool's tmpfs bounds it). */
-	if (memfile_slot_active())
+	if (memfile_slot_fd() >= 0)
 		return memfile_init();
 	err = memfile_init_bounded(limit);
 	if (err && !cfg->memory)
@@ -844,6 +869,19 @@ static void keep_heap_for_messages(void)
 	mallopt(M_MMAP_THRESHOLD, HEAP_MMAP_ABOVE);
 }
 
+/* A warm slot's Sentry sets up before it has its slot: the guests' vDSO, which lives in the
+ * memory file (the slot), waits for the claim (kernel_warm_restore). */
+static bool warm_setup;
+
+static int setup_vdso(void)
+{
+	int err = vdso_init();
+
+	if (err)
+		fprintf(stderr, "minisentry: cannot set up the guests' vDSO: %s\n", strerror(-err));
+	return err;
+}
+
 /* What every sandbox needs before its first task: the memory file, the platform, the event
  * loop's descriptors, and the control socket when it has a name. */
 static int setup_kernel(const struct kernel_config *cfg)
@@ -860,10 +898,8 @@ static int setup_kernel(const struct kernel_config *cfg)
 	timerfd_register_kind();
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */
-	if ((err = vdso_init())) {
-		fprintf(stderr, "minisentry: cannot set up the guests' vDSO: %s\n", strerror(-err));
+	if (!warm_setup && (err = setup_vdso()))
 		return err;
-	}
 	vfs_set_clock(realtime_now);
 	if (cfg->platform == PLATFORM_SECCOMP && !platform_seccomp_supported()) {
 		fprintf(stderr, "minisentry: --platform seccomp needs the FSGSBASE instructions "
@@ -1016,10 +1052,12 @@ static void print_restore_stats(void)
 	fprintf(stderr, "minisentry: stats: restore: wall %.2f ms, cpu %.2f ms, rss %ld KiB\n",
 		(now.tv_sec - kernel_main_start.tv_sec) * (double)MSEC_PER_SEC +
 		    (now.tv_nsec - kernel_main_start.tv_nsec) / (double)NSEC_PER_MSEC,
-		cpu.tv_sec * (double)MSEC_PER_SEC + cpu.tv_nsec / (double)NSEC_PER_MSEC, rss);
+		(cpu.tv_sec - kernel_cpu_start.tv_sec) * (double)MSEC_PER_SEC +
+		    (cpu.tv_nsec - kernel_cpu_start.tv_nsec) / (double)NSEC_PER_MSEC,
+		rss);
 }
 
-struct timespec kernel_main_start;
+struct timespec kernel_main_start, kernel_cpu_start;
 
 void kernel_slot_done(void)
 {
@@ -1042,6 +1080,52 @@ void kernel_slot_done(void)
 		fprintf(stderr, "minisentry: stats: slot: reset %llu pages (%s) in %.2f ms\n",
 			(unsigned long long)st.pages, st.tracked ? "tracked" : "by comparison",
 			(b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
+}
+
+/* A restore whose image is loaded (its tasks stopped): tracking starts, the guest runs, and
+ * the sandbox is served until it ends; then the slot, if any, is reset and released. */
+static int restore_loaded(const struct kernel_config *cfg, const struct kernel_restore_opts *o,
+			  bool tty, const struct termios *saved_tty)
+{
+	int ret;
+
+	if (kernel.cfg.root_readonly)
+		vfs_overlay_set_rdonly(true);
+	confine_note_loaded();
+	/* Writes from here on are tracked against the image, for a later checkpoint --parent
+	 * (a lazy restore starts tracking at its next checkpoint, once its pages are in). Every
+	 * task is still stopped: one already running could write before it is watched. */
+	if (!o->lazy)
+		checkpoint_track_base();
+	task_load_resume();
+	/* The guest is ready to run: a lazy restore's background load starts with it. */
+	if ((ret = memfile_lazy_start())) {
+		fprintf(stderr, "minisentry: restore: cannot start loading memory: %s\n",
+			strerror(-ret));
+		kernel_teardown();
+		control_close();
+		kernel_slot_done();
+		return ret;
+	}
+	if (cfg->stats) {
+		print_restore_stats();
+		bool recovered;
+		int i = memfile_slot_index(&recovered);
+		if (i >= 0)
+			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s%s\n", i,
+				recovered ? " (recovered: a dead Sentry had left it)" : "",
+				warm_setup ? " by its waiting Sentry" : "");
+		fprintf(stderr,
+			"minisentry: stats: restore: memory loaded in %.2f ms (%llu MiB in huge "
+			"pages)\n",
+			memfile_load_ms(), (unsigned long long)(memfile_load_huge() >> 20));
+	}
+	ret = serve(tty, saved_tty);
+	kernel_slot_done();
+	/* The save-restore test's chain ends here: its golden image and pool go. */
+	if (cfg->save_restore_slots && cfg->srt_slots)
+		control_srt_slots_remove(cfg->srt_slots);
+	return ret;
 }
 
 int kernel_restore(const struct kernel_config *cfg, const char *image,
@@ -1102,40 +1186,42 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		kernel_slot_done();
 		return ret;
 	}
-	if (kernel.cfg.root_readonly)
-		vfs_overlay_set_rdonly(true);
-	confine_note_loaded();
-	/* Writes from here on are tracked against the image, for a later checkpoint --parent
-	 * (a lazy restore starts tracking at its next checkpoint, once its pages are in). Every
-	 * task is still stopped: one already running could write before it is watched. */
-	if (!o->lazy)
-		checkpoint_track_base();
-	task_load_resume();
-	/* The guest is ready to run: a lazy restore's background load starts with it. */
-	if ((ret = memfile_lazy_start())) {
-		fprintf(stderr, "minisentry: restore: cannot start loading memory: %s\n",
-			strerror(-ret));
+	return restore_loaded(cfg, o, tty, &saved_tty);
+}
+
+/* A warm slot's Sentry (sentry/warm.c): set up, its slot prepared, and locked in, before it
+ * knows its image. */
+int kernel_warm_setup(const struct kernel_config *cfg)
+{
+	kernel.cfg = *cfg;
+	warm_setup = true;
+	clock_probe_host();
+	return setup_kernel(cfg);
+}
+
+int kernel_warm_restore(const struct kernel_config *cfg, const char *image,
+			const struct kernel_restore_opts *o)
+{
+	struct termios saved_tty;
+	bool tty = tcgetattr(0, &saved_tty) == 0;
+	struct checkpoint_restore *r = NULL;
+	char *err = NULL;
+	int ret;
+
+	kernel.cfg = *cfg;
+	syscall_quiet = cfg->quiet;
+	bind_restore_init(o->binds, o->nbinds);
+	if (!(ret = setup_vdso()) && !(ret = checkpoint_load_begin(image, o, &r, &err)))
+		ret = checkpoint_load_finish(r, o, &err);
+	bind_restore_done();
+	if (ret) {
+		if (err)
+			fprintf(stderr, "minisentry: restore: %s\n", err);
+		free(err);
 		kernel_teardown();
 		control_close();
 		kernel_slot_done();
 		return ret;
 	}
-	if (cfg->stats) {
-		print_restore_stats();
-		bool recovered;
-		int i = memfile_slot_index(&recovered);
-		if (i >= 0)
-			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s\n", i,
-				recovered ? " (recovered: a dead Sentry had left it)" : "");
-		fprintf(stderr,
-			"minisentry: stats: restore: memory loaded in %.2f ms (%llu MiB in huge "
-			"pages)\n",
-			memfile_load_ms(), (unsigned long long)(memfile_load_huge() >> 20));
-	}
-	ret = serve(tty, &saved_tty);
-	kernel_slot_done();
-	/* The save-restore test's chain ends here: its golden image and pool go. */
-	if (cfg->save_restore_slots && cfg->srt_slots)
-		control_srt_slots_remove(cfg->srt_slots);
-	return ret;
+	return restore_loaded(cfg, o, tty, &saved_tty);
 }

@@ -148,6 +148,17 @@ extern struct timespec kernel_main_start;
  * image once it is loaded (the save-restore test's own images). */
 int kernel_restore(const struct kernel_config *cfg, const char *image,
 		   const struct kernel_restore_opts *o, bool delete_image);
+/* A warm slot's Sentry (sentry/warm.c): kernel_warm_setup does what kernel_restore does before
+ * it reads an image (its slot prepared, not claimed: nothing is written to it); once it is
+ * locked in and its request has come (the slot claimed, stdio in place), kernel_warm_restore
+ * restores IMAGE (a name for messages: O reads it by its descriptor) and serves it, as
+ * kernel_restore. The process CPU time --stats reports starts at KERNEL_CPU_START. */
+int kernel_warm_setup(const struct kernel_config *cfg);
+int kernel_warm_restore(const struct kernel_config *cfg, const char *image,
+			const struct kernel_restore_opts *o);
+extern struct timespec kernel_cpu_start;
+/* The loop watches warm restore client connection FD: the sandbox ends when it closes. */
+int kernel_watch_client(int fd);
 /* The sandbox restored from a slot is over (no stub is left): its slot is reset and goes back
  * to the pool (nothing without a slot). */
 void kernel_slot_done(void);
@@ -160,6 +171,8 @@ struct dec;
 int kernel_ckpt_save(struct enc *e);
 int kernel_ckpt_save_rootfs_deps(struct enc *e);
 int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o);
+/* The rootfs a kernel record (DATA, LEN bytes) names, into BUF (SIZE bytes); 0 or -EINVAL. */
+int kernel_ckpt_rootfs(const void *data, size_t len, char *buf, size_t size);
 
 /* Re-runs T's syscall after a wake-up (sched.c calls it) and resumes T if it finished. */
 void kernel_retry_syscall(struct task *t);

@@ -312,8 +312,16 @@ static int kernel_check_config(struct dec *d, const char *rootfs, struct timespe
 				(unsigned long long)fpsize, (unsigned long long)xfeatures,
 				platform_fpstate_size(), (unsigned long long)platform_xfeatures());
 	const char *use = o->rootfs ? o->rootfs : rootfs;
+	/* As the Sentry reaches it: a warm slot's Sentry, locked in, reaches only the rootfs
+	 * of its golden image, opened before (sentry/warm.c). */
+	const char *reach = confine_rootfs(use);
 	struct stat st;
-	if (stat(use, &st) || !S_ISDIR(st.st_mode))
+	if (!reach && errno == EXDEV)
+		return dec_fail(d,
+				"rootfs '%s' of the image is not the golden image's, the one a "
+				"waiting Sentry of these slots has opened",
+				use);
+	if (!reach || stat(reach, &st) || !S_ISDIR(st.st_mode))
 		return dec_fail(d, "rootfs '%s' of the image is missing (--rootfs gives another)",
 				use);
 	free(restore_rootfs);
@@ -322,6 +330,18 @@ static int kernel_check_config(struct dec *d, const char *rootfs, struct timespe
 		return dec_fail(d, "out of memory");
 	kernel.cfg.rootfs = restore_rootfs;
 	return 0;
+}
+
+int kernel_ckpt_rootfs(const void *data, size_t len, char *buf, size_t size)
+{
+	struct dec d;
+	int err = 0;
+
+	dec_init(&d, data, len, NULL);
+	if (!dec_str_buf(&d, buf, size))
+		err = -EINVAL;
+	dec_free(&d);
+	return err;
 }
 
 int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)

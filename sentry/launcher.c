@@ -130,6 +130,16 @@ static void pass_on(pid_t sentry, int sig, const siginfo_t *si)
 	}
 }
 
+void launcher_pass_on(pid_t sentry, int sig, const siginfo_t *si)
+{
+	pass_on(sentry, sig, si);
+}
+
+void launcher_die_of(int sig)
+{
+	die_of(sig);
+}
+
 /* --- the end ------------------------------------------------------------------------------- */
 
 /* Where the launcher says that the Sentry has loaded its image (launcher_set_ready_fd). */

@@ -1,8 +1,10 @@
-/* Private to sentry/confine.c: the launcher, the one process of `run` and `restore` that stays
- * in the host's namespaces (docs/security.md, "The launcher"). */
+/* Private to sentry/confine.c (and sentry/warm.c, whose restore client stands where a launcher
+ * would): the launcher, the one process of `run` and `restore` that stays in the host's
+ * namespaces (docs/security.md, "The launcher"). */
 #ifndef SENTRY_LAUNCHER_H
 #define SENTRY_LAUNCHER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -34,6 +36,12 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 /* The launcher writes a byte to FD (and closes it) once its Sentry has loaded the image of a
  * restore: an OCI restore returns only then, as runc's does once CRIU is done. */
 void launcher_set_ready_fd(int fd);
+
+/* What the launcher does with signal SIG (info SI) that came to it, for Sentry SENTRY (a host
+ * pid), and its death of a signal: also what a warm slot's restore client does, which stands
+ * where a launcher would (sentry/warm.c). */
+void launcher_pass_on(pid_t sentry, int sig, const siginfo_t *si);
+void launcher_die_of(int sig) __attribute__((noreturn));
 
 /* In the Sentry: waits until the launcher has written the id maps (it exits if the launcher
  * could not: the launcher says why). */

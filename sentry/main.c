@@ -18,6 +18,7 @@
 #include "sentry/kernel.h"
 #include "sentry/oci.h"
 #include "sentry/syscall.h"
+#include "sentry/warm.h"
 #include "state/compress.h"
 #include "state/mac.h"
 
@@ -52,7 +53,8 @@ static const char usage[] =
     "       minisentry update [--memory BYTES] [--pids-limit N] NAME\n"
     "       minisentry events [--stats] [--interval DURATION] NAME\n"
     "       minisentry inspect [--image-key FILE] DIR\n"
-    "       minisentry slots --base GOLDEN --count N DIR\n"
+    "       minisentry slots --base GOLDEN --count N [--warm] DIR\n"
+    "       minisentry slots --warm DIR\n"
     "       minisentry [--root DIR] [--log FILE] [--log-format json] [--systemd-cgroup]\n"
     "                  create|start|state|kill|delete|run|exec|ps|checkpoint|restore|pause|\n"
     "                  resume|update|events|features ... (an OCI runtime, as runc: docs/oci.md)\n"
@@ -834,7 +836,11 @@ static int cmd_restore(int argc, char **argv)
 	if (optind != argc)
 		return fail("restore: unexpected argument", argv[optind]);
 	debug_from_env(&cfg);
-	int r = kernel_restore(&cfg, image, &o, delete_image);
+	/* A pool with waiting Sentries: one of them restores it, if these options let it. */
+	int r = warm_restore(&cfg, &o, image, delete_image);
+	if (r != WARM_COLD)
+		return r;
+	r = kernel_restore(&cfg, image, &o, delete_image);
 	return r >= 0 ? r : 1;
 }
 
@@ -842,9 +848,13 @@ static int cmd_slots(int argc, char **argv)
 {
 	static const struct option opts[] = {{"base", required_argument, NULL, 'b'},
 					     {"count", required_argument, NULL, 'n'},
+					     {"warm", no_argument, NULL, 'w'},
+					     /* Not in the usage: what --warm starts per slot. */
+					     {"serve-slot", required_argument, NULL, 's'},
 					     {NULL, 0, NULL, 0}};
 	const char *base = NULL;
-	unsigned long count = 0;
+	unsigned long count = 0, serve = 0;
+	bool warm = false, serving = false;
 	char *end, *err = NULL;
 	int c;
 
@@ -856,18 +866,32 @@ static int cmd_slots(int argc, char **argv)
 			count = strtoul(optarg, &end, 10);
 			if (*end || !*optarg)
 				return fail("slots: --count takes a number, got", optarg);
+		} else if (c == 'w') {
+			warm = true;
+		} else if (c == 's') {
+			serve = strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				return fail("slots: --serve-slot takes a number, got", optarg);
+			serving = true;
 		} else {
 			return fail("slots: unknown option or missing value", argv[optind - 1]);
 		}
 	}
-	if (!base || !count || optind != argc - 1)
-		return fail("slots: usage: minisentry slots --base GOLDEN --count N DIR", NULL);
-	if (memfile_slots_create(base, count, argv[optind], &err)) {
+	if (serving && optind == argc - 1)
+		return warm_serve(argv[optind], (unsigned)serve);
+	if ((!base && !warm) || !!base != !!count || optind != argc - 1)
+		return fail("slots: usage: minisentry slots --base GOLDEN --count N [--warm] DIR",
+			    NULL);
+	if (base && memfile_slots_create(base, count, argv[optind], &err)) {
 		fprintf(stderr, "minisentry: slots: %s\n", err ? err : "cannot make the slots");
 		free(err);
 		return 1;
 	}
-	printf("%lu slots of %s in %s\n", count, base, argv[optind]);
+	if (warm && warm_start_all(argv[optind]))
+		return 1; /* said */
+	if (base)
+		printf("%lu slots of %s in %s%s\n", count, base, argv[optind],
+		       warm ? ", each with a Sentry waiting" : "");
 	return 0;
 }
 
@@ -931,7 +955,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "slots"))
-		return cmd_slots(argc - 1, argv + 1);
+		return ended(cmd_slots(argc - 1, argv + 1));
 	if (!strcmp(argv[1], "list")) {
 		if (argc != 2)
 			return fail("list: takes no arguments", NULL);

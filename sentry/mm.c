@@ -1354,6 +1354,20 @@ static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
 	return e;
 }
 
+/* A stub made before the restore knew its image (a warm slot's waiting Sentry: sentry/warm.c),
+ * with its userfaultfd: the first address space a restore loads takes it. */
+static struct {
+	struct platform_thread *thread;
+	int uffd;
+} spare = {NULL, -1};
+
+int mm_prepare_spare_stub(void)
+{
+	if (spare.thread)
+		return 0;
+	return platform_stub_new_uffd(&spare.thread, &spare.uffd);
+}
+
 void *mm_load(struct dec *d)
 {
 	struct platform_thread *thread;
@@ -1363,7 +1377,15 @@ void *mm_load(struct dec *d)
 
 	/* A userfaultfd made by the new stub itself: for the lazy loader, or for tracking writes
 	 * from the restore on (mm_track), which then needs no injection to make one. */
-	err = platform_stub_new_uffd(&thread, &uffd);
+	if (spare.thread && !lazy) {
+		thread = spare.thread;
+		uffd = spare.uffd;
+		spare.thread = NULL;
+		spare.uffd = -1;
+		err = 0;
+	} else {
+		err = platform_stub_new_uffd(&thread, &uffd);
+	}
 	if (err && !lazy)
 		err = platform_stub_new(&thread); /* no userfaultfd here: no tracking either */
 	if (err) {

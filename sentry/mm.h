@@ -138,6 +138,8 @@ struct enc;
 struct dec;
 int mm_save(struct enc *e, const void *mm);
 void *mm_load(struct dec *d);
+/* Makes the stub (and its userfaultfd) the next mm_load takes, ahead of time: 0 or -errno. */
+int mm_prepare_spare_stub(void);
 void mm_drop(void *mm);
 
 #endif

@@ -486,3 +486,276 @@ print(json.dumps({"req": req, "sum": str(sum(decimal.Decimal(x) for x in re.find
 }
 
 scenarios+=(python_requests_are_served_from_slots)
+
+# --- warm slots (docs/checkpoint.md, "Warm slots") -----------------------------------------------
+
+# warm_pids POOL: the processes of POOL's waiting Sentries (launchers and Sentries).
+warm_pids() { pgrep -f -- "--serve-slot [0-9]* $1\$"; }
+
+# warm_gone POOL: removes POOL and waits (bounded) until its waiting Sentries have gone.
+warm_gone() {
+  local i
+  rm -rf "$1"
+  for ((i = 0; i < 100; i++)); do
+    [ -z "$(warm_pids "$1")" ] && return 0
+    sleep 0.05
+  done
+  fail "waiting Sentries of $1 outlived it: $(warm_pids "$1" | tr '\n' ' ')"
+}
+
+# warm_waiting POOL N: waits (bounded) until N Sentries wait in POOL (two processes each).
+warm_waiting() {
+  local i
+  for ((i = 0; i < 200; i++)); do
+    [ "$(warm_pids "$1" | grep -c '')" -eq $((2 * $2)) ] && [ "$(ls "$1" | grep -c '^warm\.[0-9]*\.sock$')" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "not $2 waiting Sentries in $1: $(warm_pids "$1" | tr '\n' ' ')"
+}
+
+# A restore through a waiting Sentry goes on exactly as a cold one, golden image and delta;
+# its slot is the golden image again afterwards, a new Sentry waits for it, and the socket is
+# private.
+warm_slot_restore_answers_like_a_cold_one() {
+  [ -d "$WORK/golden-delta" ] || skip "needs golden_image_and_delta_restore_whole" || return
+  local s=/dev/shm/minisentry-e2e-$$-warm cold=/dev/shm/minisentry-e2e-$$-cold img want got i
+  rm -rf "$s" "$cold"
+  ms slots --base "$WORK/golden" --count 2 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  [ "$(stat -c %a "$s/warm.0.sock")" = 600 ] || { warm_gone "$s"; fail "socket mode $(stat -c %a "$s/warm.0.sock")"; return 1; }
+  ms slots --base "$WORK/golden" --count 1 "$cold"
+  expect_status 0 || { warm_gone "$s"; rm -rf "$cold"; return 1; }
+  for img in "$WORK/golden" "$WORK/golden-delta"; do
+    ms restore --stats --image "$img" --slots "$cold"
+    expect_status 0 || { why="cold slot restore of $img: $why"; warm_gone "$s"; rm -rf "$cold"; return 1; }
+    grep -q 'by its waiting Sentry' <<<"$err" && { warm_gone "$s"; rm -rf "$cold"; fail "a pool without --warm was served warm"; return 1; }
+    want=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+    for i in 1 2 3; do
+      ms restore --stats --image "$img" --slots "$s"
+      expect_status 0 || { why="warm restore $i of $img: $why"; warm_gone "$s"; rm -rf "$cold"; return 1; }
+      got=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+      [ "$got" = "$want" ] || { warm_gone "$s"; rm -rf "$cold"; fail "warm restore $i of $img: sums $got, want $want"; return 1; }
+      grep -q 'claimed slot\.[0-9] by its waiting Sentry' <<<"$err" && grep -q 'stats: restore: wall' <<<"$err" &&
+        grep -q 'slot: reset .* (tracked)' <<<"$err" ||
+        { warm_gone "$s"; rm -rf "$cold"; fail "warm restore $i of $img: $(grep -E 'slot|wall' <<<"$err" | tr '\n' '|')"; return 1; }
+      # The next restore of the same slot needs its new Sentry.
+      warm_waiting "$s" 2 || { warm_gone "$s"; rm -rf "$cold"; return 1; }
+    done
+  done
+  rm -rf "$cold"
+  slot_equals_golden "$s/slot.0" && slot_equals_golden "$s/slot.1" || { warm_gone "$s"; return 1; }
+  # An image that is not a delta of the golden image: the same one-line refusal.
+  if [ -d "$WORK/slot-full" ]; then
+    ms restore --image "$WORK/slot-full" --slots "$s"
+    expect_one_line_error || { warm_gone "$s"; return 1; }
+    grep -qF "not a delta of the slots' golden image" <<<"$err" || { warm_gone "$s"; fail "'$err'"; return 1; }
+    warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
+    slot_equals_golden "$s/slot.0" && slot_equals_golden "$s/slot.1" || { warm_gone "$s"; return 1; }
+  fi
+  # Requests that are not one (a short message, a long one with descriptors it does not
+  # expect, a connection that says nothing) are dropped: the Sentries wait on and serve.
+  python3 - "$s" <<'PY' || { warm_gone "$s"; fail "hostile requests: could not send them"; return 1; }
+import os, socket, sys, time
+for i in (0, 1):
+    path = f"{sys.argv[1]}/warm.{i}.sock"
+    a = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.connect(path); a.send(b"hello")
+    b = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); b.connect(path)
+    r, w = os.pipe()
+    socket.send_fds(b, [b"MSWARM01" + b"\xff" * 8000], [r, w, r, w, r, w, r])
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); c.connect(path)
+    time.sleep(0.1)
+    for s in (a, b, c):
+        s.close()
+PY
+  for i in 1 2; do
+    ms restore --stats --image "$WORK/golden-delta" --slots "$s"
+    expect_status 0 || { why="after hostile requests: $why"; warm_gone "$s"; return 1; }
+    grep -q 'by its waiting Sentry' <<<"$err" || { warm_gone "$s"; fail "after hostile requests, not served warm: $(err_hint)"; return 1; }
+    warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
+  done
+  warm_gone "$s"
+}
+
+# warm_shell_golden IMAGE: a golden image of a shell that waits to read a line, then sleeps
+# if it read "wait", says what it read and exits with status 7.
+warm_shell_golden() {
+  local id="e2e-$$-warm-sh" o=$WORK/warm-sh.out p
+  rm -rf "$1"
+  { sleep "$TIMEOUT" | timeout -k 5 "$TIMEOUT" "$MS" run --id "$id" "$ROOTFS" -- \
+    /bin/sh -c 'echo ready; read x; [ "$x" = wait ] && sleep 30; echo "got $x"; exit 7' >"$o" 2>"$o.err"; } &
+  p=$!
+  wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
+  sleep 0.3
+  checkpoint "$id" "$1" --golden || { kill "$p" 2>/dev/null; return 1; }
+  pkill -P "$p" sleep 2>/dev/null
+  wait "$p" 2>/dev/null || true
+}
+
+# The client of a warm restore exits as a direct restore would: with the guest's status, 128+N
+# when a signal the Sentry takes (SIGTERM) ends the sandbox, and of the signal itself when it
+# is one whose default is to kill (the sandbox is killed with it, its slot recovered later).
+warm_restore_exit_status_and_signals() {
+  local g=$WORK/warm-sh s=/dev/shm/minisentry-e2e-$$-warmsig p i
+  warm_shell_golden "$g" || return
+  rm -rf "$s"
+  ms slots --base "$g" --count 2 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  echo hello >"$WORK/in"
+  ms restore --stats --image "$g" --slots "$s"
+  expect_status 7 || { warm_gone "$s"; return 1; }
+  [ "$out" = "got hello" ] && grep -q 'by its waiting Sentry' <<<"$err" || { warm_gone "$s"; fail "out '$out': $(err_hint)"; return 1; }
+  local sig want
+  for sig in TERM USR1; do
+    warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
+    echo wait >"$WORK/warm-in"
+    "$MS" restore --stats --image "$g" --slots "$s" <"$WORK/warm-in" >"$WORK/warm-sig.out" 2>"$WORK/warm-sig.err" &
+    p=$!
+    for ((i = 0; i < 200; i++)); do
+      grep -q 'memory loaded' "$WORK/warm-sig.err" 2>/dev/null && break
+      sleep 0.05
+    done
+    grep -q 'by its waiting Sentry' "$WORK/warm-sig.err" || { kill -9 "$p"; warm_gone "$s"; fail "$sig: not warm: $(head -n3 "$WORK/warm-sig.err" | tr '\n' '|')"; return 1; }
+    sleep 0.3
+    kill -"$sig" "$p"
+    wait_bounded "$p"
+    want=$((128 + $(kill -l "$sig")))
+    [ "$status" -eq "$want" ] || { warm_gone "$s"; fail "$sig: status $status, want $want: $(tr '\n' '|' <"$WORK/warm-sig.err")"; return 1; }
+  done
+  # The slot of the killed sandbox is recovered by its next claimer, never reused dirty.
+  # (Its Sentry died with it: the first restore that reserves it starts a new one and is made
+  # directly on the other slot; the new one recovers it when it is reserved again.)
+  local seen=0
+  for ((i = 0; i < 8 && !seen; i++)); do
+    [ "$i" -lt 2 ] || warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
+    echo again >"$WORK/in"
+    ms restore --stats --image "$g" --slots "$s"
+    expect_status 7 || { warm_gone "$s"; return 1; }
+    [ "$out" = "got again" ] || { warm_gone "$s"; fail "after the kill: '$out'"; return 1; }
+    grep -q recovered <<<"$err" && seen=1
+  done
+  [ "$seen" -eq 1 ] || { warm_gone "$s"; fail "the killed sandbox's slot was not recovered"; return 1; }
+  warm_gone "$s" || return
+  # A client killed outright: its Sentry sees the connection go, ends the sandbox and resets
+  # the slot (no new Sentry: the client did not live to start one; `slots --warm` does).
+  ms slots --base "$g" --count 1 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  echo wait >"$WORK/warm-in"
+  "$MS" restore --stats --image "$g" --slots "$s" <"$WORK/warm-in" >"$WORK/warm-sig.out" 2>"$WORK/warm-sig.err" &
+  p=$!
+  for ((i = 0; i < 200; i++)); do
+    grep -q 'memory loaded' "$WORK/warm-sig.err" 2>/dev/null && break
+    sleep 0.05
+  done
+  sleep 0.3
+  kill -KILL "$p"
+  wait_bounded "$p"
+  for ((i = 0; i < 200; i++)); do
+    [ -z "$(warm_pids "$s")" ] && break
+    sleep 0.05
+  done
+  [ -z "$(warm_pids "$s")" ] || { warm_gone "$s"; fail "the sandbox of a killed client goes on"; return 1; }
+  ms slots --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  echo after >"$WORK/in"
+  ms restore --stats --image "$g" --slots "$s"
+  expect_status 7 || { warm_gone "$s"; return 1; }
+  [ "$out" = "got after" ] && grep -q 'by its waiting Sentry' <<<"$err" && ! grep -q recovered <<<"$err" ||
+    { warm_gone "$s"; fail "after a killed client: '$out' $(grep slot: <<<"$err" | tr '\n' '|')"; return 1; }
+  warm_gone "$s"
+}
+
+# Two warm restores at once get two slots and do not see each other's memory; a killed
+# waiting Sentry leaves its slot clean: the restore that finds it gone is made directly, and a
+# new Sentry waits for the slot afterwards.
+warm_restores_at_once_and_a_killed_waiting_sentry() {
+  local g=$WORK/warm-sh s=/dev/shm/minisentry-e2e-$$-warm2 a b sa sb
+  [ -d "$g" ] || warm_shell_golden "$g" || return
+  rm -rf "$s"
+  ms slots --base "$g" --count 2 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  echo first-sandbox-line | timeout -k 5 "$TIMEOUT" "$MS" restore --stats --image "$g" --slots "$s" >"$WORK/wiso.a" 2>"$WORK/wiso.a.err" &
+  a=$!
+  echo second-one | timeout -k 5 "$TIMEOUT" "$MS" restore --stats --image "$g" --slots "$s" >"$WORK/wiso.b" 2>"$WORK/wiso.b.err" &
+  b=$!
+  wait "$a"; sa=$?
+  wait "$b"; sb=$?
+  [ "$sa" -eq 7 ] && [ "$sb" -eq 7 ] || { warm_gone "$s"; fail "statuses $sa $sb: $(head -n1 "$WORK/wiso.a.err") $(head -n1 "$WORK/wiso.b.err")"; return 1; }
+  grep -qx 'got first-sandbox-line' "$WORK/wiso.a" && grep -qx 'got second-one' "$WORK/wiso.b" ||
+    { warm_gone "$s"; fail "outputs '$(tr '\n' '|' <"$WORK/wiso.a")' and '$(tr '\n' '|' <"$WORK/wiso.b")'"; return 1; }
+  local sl_a sl_b
+  sl_a=$(sed -n 's/.*claimed \(slot\.[0-9]*\) by its waiting Sentry.*/\1/p' "$WORK/wiso.a.err")
+  sl_b=$(sed -n 's/.*claimed \(slot\.[0-9]*\) by its waiting Sentry.*/\1/p' "$WORK/wiso.b.err")
+  [ -n "$sl_a" ] && [ -n "$sl_b" ] && [ "$sl_a" != "$sl_b" ] || { warm_gone "$s"; fail "slots '$sl_a' and '$sl_b'"; return 1; }
+  # Every waiting Sentry killed: each restore is made directly, right, on a clean slot.
+  warm_waiting "$s" 2 || { warm_gone "$s"; return 1; }
+  # shellcheck disable=SC2046
+  kill -KILL $(warm_pids "$s")
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ -z "$(warm_pids "$s")" ] && break
+    sleep 0.05
+  done
+  echo after-kill >"$WORK/in"
+  ms restore --stats --image "$g" --slots "$s"
+  expect_status 7 || { warm_gone "$s"; return 1; }
+  [ "$out" = "got after-kill" ] || { warm_gone "$s"; fail "after the kill: '$out'"; return 1; }
+  grep -q 'by its waiting Sentry' <<<"$err" && { warm_gone "$s"; fail "served by a killed Sentry?"; return 1; }
+  grep -q recovered <<<"$err" && { warm_gone "$s"; fail "a killed waiting Sentry left its slot dirty"; return 1; }
+  # The restore that found its Sentry gone started a new one.
+  for ((i = 0; i < 200; i++)); do
+    [ -n "$(warm_pids "$s")" ] && break
+    sleep 0.05
+  done
+  [ -n "$(warm_pids "$s")" ] || { warm_gone "$s"; fail "no new waiting Sentry"; return 1; }
+  python3 - "$s/slot.0" "$s/slot.1" "$g/pages.0" <<'PY' || { warm_gone "$s"; fail "a slot is not the golden image"; return 1; }
+import os, sys
+g = os.open(sys.argv[3], os.O_RDONLY)
+n = os.fstat(g).st_size
+for p in sys.argv[1:3]:
+    f = os.open(p, os.O_RDONLY)
+    if os.pread(f, n, 0) != os.pread(g, n, 0):
+        sys.exit(1)
+    try:
+        os.lseek(f, n, os.SEEK_DATA)
+        sys.exit(1)
+    except OSError:
+        pass
+PY
+  warm_gone "$s"
+}
+
+# A sandbox restored by a waiting Sentry is reachable by its name: listed, checkpointed (a
+# tracked delta against the golden image, which ends it), and its client exits 0.
+warm_restored_sandbox_checkpoints_by_its_name() {
+  [ -d "$WORK/golden" ] || skip "needs golden_image_and_delta_restore_whole" || return
+  local s=/dev/shm/minisentry-e2e-$$-warmck id="e2e-$$-warm-ck" o=$WORK/warm-ck.out d=$WORK/warm-ck p
+  rm -rf "$s" "$d"
+  ms slots --base "$WORK/golden" --count 1 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  ms_bg "$o" restore --stats --id "$id" --image "$WORK/golden" --slots "$s"
+  p=$bg_pid
+  wait_line "$o" '^ready2$' || { kill "$p" 2>/dev/null; warm_gone "$s"; return 1; }
+  grep -q 'by its waiting Sentry' "$o.err" || { kill "$p"; warm_gone "$s"; fail "not warm: $(head -n2 "$o.err" | tr '\n' '|')"; return 1; }
+  ms list
+  grep -q "^$id " <<<"$out" || { kill "$p"; warm_gone "$s"; fail "not listed: $out"; return 1; }
+  checkpoint "$id" "$d" --base "$WORK/golden" || { kill "$p" 2>/dev/null; warm_gone "$s"; return 1; }
+  bg_status "$p"
+  [ "$status" -eq 0 ] || { warm_gone "$s"; fail "the warm restore exited with $status"; return 1; }
+  grep -q 'pages in the base' "$WORK/ck.out" || { warm_gone "$s"; fail "not a delta: $(cat "$WORK/ck.out")"; return 1; }
+  ms list
+  ! grep -q "^$id " <<<"$out" || { warm_gone "$s"; fail "still listed after its end: $out"; return 1; }
+  local want got
+  want=$(sed -n 's/^sum //p' "$o" | tail -n1)
+  ms restore --image "$d"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  got=$(sed -n 's/^sum //p' <<<"$out" | tail -n1)
+  [ "$got" = "$want" ] || { warm_gone "$s"; fail "checksum $got, want $want"; return 1; }
+  warm_gone "$s"
+}
+
+scenarios+=(
+  warm_slot_restore_answers_like_a_cold_one
+  warm_restore_exit_status_and_signals
+  warm_restores_at_once_and_a_killed_waiting_sentry
+  warm_restored_sandbox_checkpoints_by_its_name
+)

@@ -339,6 +339,11 @@ static int join_netns(void)
 	return err ? fail(err, "the network namespace") : 0;
 }
 
+int confine_join_network(void)
+{
+	return conf.active ? join_netns() : 0;
+}
+
 /* Whether we run in the host's own user namespace (its uid map is the whole range). */
 static bool in_initial_userns(void)
 {

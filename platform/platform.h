@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/user.h>
@@ -87,6 +88,10 @@ void platform_take_fd_events(void);
 const char *platform_name(void);
 /* Whether this host can run the seccomp platform (its handler needs FSGSBASE). */
 bool platform_seccomp_supported(void);
+
+/* The CPUs the Sentry was allowed when it started (platform_init pins it to one of them):
+ * where a helper thread of the Sentry may run beside it. */
+void platform_start_cpus(cpu_set_t *set);
 
 /* HOOK runs in the stub factory after the Sentry has seized it and before the stub page runs:
  * the Sentry's way to give stubs their own credentials (sentry/confine.c), which every stub

@@ -207,6 +207,11 @@ static void choose_cpus(void)
 	pin_to(plat.sentry_cpu);
 }
 
+void platform_start_cpus(cpu_set_t *set)
+{
+	*set = plat.all_cpus;
+}
+
 int platform_init(int memfd, enum platform_placement placement, enum platform_kind kind)
 {
 	unsigned int a, b, c, d;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages minisentry's build, rootfs and tests need, only when missing.
 set -euo pipefail
+# The Sentry is linked statically (-static-pie, the Makefile): libc6-dev (from build-essential,
+# with rcrt1.o), libseccomp-dev, libcap-dev, zlib1g-dev and libzstd-dev ship the .a files.
 # clang and libclang-rt-14-dev (its libFuzzer runtime, which clang-14 does not pull in): the
 # fuzz harnesses of tests/fuzz. libzstd-dev: the optional zstd codec of images. crun: the
 # engines bench compares it. podman, runc,

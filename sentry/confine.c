@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -253,25 +254,69 @@ static void close_inherited(void)
 	syscall(SYS_close_range, from, ~0U, 0);
 }
 
-/* The network namespace is made by a thread of ours while the Sentry sets up, and joined
- * before the first process it forks (the stub factory): a new network namespace costs some
- * 0.4 ms of the kernel's (its loopback device, sysctl tables), most of what the other six
- * together cost. */
+/* The network namespace is made by a thread of ours while the Sentry sets up: a new network
+ * namespace costs some 0.5 ms of the kernel's (its loopback device, sysctl tables), most of
+ * what the other six together cost, and more while the other CPU is busy. The thread hands it
+ * to the stub factory on a socket of their own (the factory joins it in stub_hook, before it
+ * enters the stubs' user namespace and before the stub page runs), and the Sentry joins it at
+ * the lock: nothing waits for it before then, and every stub and the Sentry are in it before
+ * the guest's first instruction. */
 static struct {
 	pthread_t thread;
 	bool started;
 	int fd;
 	int err;
-} netns = {.fd = -1};
+	int sock[2]; /* the thread sends on [0], the factory receives on [1] */
+} netns = {.fd = -1, .sock = {-1, -1}};
 
 static void *make_netns(void *arg)
 {
+	char ctl[CMSG_SPACE(sizeof(int))] = {0};
+	char byte = 'n';
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
 	(void)arg;
 	if (unshare(CLONE_NEWNET))
 		netns.err = errno;
 	else if ((netns.fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
 		netns.err = errno;
+	if (netns.fd >= 0) {
+		msg.msg_control = ctl;
+		msg.msg_controllen = sizeof(ctl);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &netns.fd, sizeof(int));
+		if (sendmsg(netns.sock[0], &msg, MSG_NOSIGNAL) != 1)
+			netns.err = errno;
+	}
+	/* Without the namespace, the factory reads the end and gives up. */
+	shutdown(netns.sock[0], SHUT_WR);
 	return NULL;
+}
+
+/* In the factory: into the network namespace the thread made. */
+static int factory_join_netns(void)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	char byte;
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	int fd;
+
+	close(netns.sock[0]);
+	if (recvmsg(netns.sock[1], &msg, MSG_CMSG_CLOEXEC) != 1 || !(c = CMSG_FIRSTHDR(&msg)) ||
+	    c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	int err = setns(fd, CLONE_NEWNET);
+	close(fd);
+	close(netns.sock[1]);
+	return err;
 }
 
 static int join_netns(void)
@@ -283,12 +328,20 @@ static int join_netns(void)
 	netns.started = false;
 	if ((err = pthread_join(netns.thread, NULL)))
 		return fail(err, "the network namespace");
+	close(netns.sock[0]);
+	close(netns.sock[1]);
+	netns.sock[0] = netns.sock[1] = -1;
 	if (netns.fd < 0)
 		return fail(netns.err, "the network namespace");
 	err = setns(netns.fd, CLONE_NEWNET) ? errno : 0;
 	close(netns.fd);
 	netns.fd = -1;
 	return err ? fail(err, "the network namespace") : 0;
+}
+
+int confine_join_network(void)
+{
+	return conf.active ? join_netns() : 0;
 }
 
 /* Whether we run in the host's own user namespace (its uid map is the whole range). */
@@ -353,6 +406,8 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 	conf.active = true;
 	close_inherited();
 	if (new_net) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, netns.sock))
+			return fail(errno, "the network namespace");
 		int e = pthread_create(&netns.thread, NULL, make_netns, NULL);
 		if (e)
 			return fail(e, "the network namespace");
@@ -385,7 +440,7 @@ static void stub_hook(void)
 {
 	struct rlimit nproc, none = {0, 0};
 
-	if (setns(conf.userns_fd, CLONE_NEWUSER) ||
+	if ((netns.started && factory_join_netns()) || setns(conf.userns_fd, CLONE_NEWUSER) ||
 	    setresgid(conf.stub_gid, conf.stub_gid, conf.stub_gid) ||
 	    (conf.root && setgroups(0, NULL)) ||
 	    setresuid(conf.stub_uid, conf.stub_uid, conf.stub_uid))
@@ -441,12 +496,13 @@ int confine_prepare_stubs(void)
 
 	if (!conf.active)
 		return 0;
-	/* The stubs' ids are mapped through ours; the factory is forked into our network. */
+	/* The stubs' ids are mapped through ours. */
 	launcher_maps_written(&conf.link);
-	if ((err = join_netns()))
-		return err;
-	/* Root's supplementary groups would open files by group. */
-	if (conf.root && setgroups(0, NULL))
+	/* Root's supplementary groups would open files by group. The system call, not glibc's
+	 * setgroups, which changes every thread's and so would wait for the network thread to
+	 * leave the kernel (0.5 ms): only this thread's matter, the one every later thread is
+	 * made by, and the network thread is gone before the lock. */
+	if (conf.root && syscall(SYS_setgroups, 0, NULL))
 		return fail(errno, "setgroups");
 	/* A helper born in the new namespace holds it while we map it and take a handle. It
 	 * shares our memory (CLONE_VM), so neither its birth nor its death copies or tears down

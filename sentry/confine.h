@@ -44,6 +44,11 @@ void confine_maps_ready(void);
  * stub into it (platform_set_stub_hook). */
 int confine_prepare_stubs(void);
 
+/* Into the sandbox's network namespace now rather than at the lock (confine_lock joins it
+ * otherwise): before the Sentry makes a socket that outlives the lock, its control socket, so
+ * that every socket it serves is the new namespace's. Prints what failed. */
+int confine_join_network(void);
+
 /* The path through which the Sentry reads root filesystem ROOTFS from now on: a detached,
  * read-only, nosuid, nodev mount of it, as /proc/self/fd/N, made on the first call (before
  * confine_lock) and the same on every later one; ROOTFS itself when not confined. NULL with

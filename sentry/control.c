@@ -1146,6 +1146,23 @@ static void age(long long start, char *buf, size_t size)
 		snprintf(buf, size, "%lldd", d / 86400);
 }
 
+/* The user name of UID from /etc/passwd, or its number. Read as a file, not through NSS: the
+ * binary is linked statically, and a static glibc's getpwuid loads NSS modules at run time. */
+static void owner_name(uid_t uid, char *buf, size_t size)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *pw;
+
+	snprintf(buf, size, "%u", (unsigned)uid);
+	while (f && (pw = fgetpwent(f)))
+		if (pw->pw_uid == uid) {
+			snprintf(buf, size, "%s", pw->pw_name);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
 /* The sandboxes listening in directory DIR, one line each. */
 static void list_dir(const char *dir, bool *header)
 {
@@ -1175,11 +1192,7 @@ static void list_dir(const char *dir, bool *header)
 			sizeof(path) ||
 		    lstat(path, &st) || !ping_info(path, &info))
 			continue; /* a socket left by a Sentry that died */
-		struct passwd *pw = getpwuid(st.st_uid);
-		if (pw)
-			snprintf(owner, sizeof(owner), "%s", pw->pw_name);
-		else
-			snprintf(owner, sizeof(owner), "%u", (unsigned)st.st_uid);
+		owner_name(st.st_uid, owner, sizeof(owner));
 		age(info.started, when, sizeof(when));
 		if (!*header)
 			printf("%-24s %8s %-8s %6s %s\n", "NAME", "PID", "STATUS", "AGE", "OWNER");

@@ -6,16 +6,24 @@
  * Only files the sandbox cannot change are cached (the host tree below the overlay, never
  * written); an entry is known by the host file's own device, inode, size and modification
  * time, so a file changed on the host behind the sandbox's back is a new entry. The cache holds a
- * few files and a bounded number of pages; the least recently used entry goes first. */
+ * few files and a bounded number of pages; the least recently used entry goes first.
+ *
+ * exec reads a program in ahead (filecache_prefetch): a thread on another CPU copies its pages
+ * while the Sentry makes the new stub, and the Sentry shares what is left when it maps them. */
 #include "sentry/filecache.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mem/memfile.h"
+#include "platform/platform.h"
 #include "vfs/vfs.h"
 
 #define FC_PAGE 4096ULL
@@ -37,6 +45,35 @@ struct fc_entry {
 static struct fc_entry cache[FC_ENTRIES];
 static uint64_t use_clock, total_filled;
 
+/* A read-ahead in progress (filecache_prefetch): its ranges' pages are copied in chunks, which
+ * the thread and, once it needs them, the Sentry take in turn. While it runs nothing else in
+ * this file runs (every entry point waits for it first, ahead_finish): the entries, their
+ * bitmaps and the files it reads stay as they were when it started. Copies go through
+ * pread/pwrite at explicit offsets, so the two share no file position. */
+#define AHEAD_CHUNK 32 /* pages: 128 KiB */
+#define AHEAD_MIN 64   /* pages to read before a thread is worth its start */
+#define AHEAD_MAX FILECACHE_PREFETCH_MAX
+
+struct ahead_range {
+	struct fc_entry *e;
+	struct vfs_file *file; /* a reference */
+	uint64_t first, last;  /* pages */
+	uint64_t chunk0;       /* the job's first chunk index for this range */
+};
+
+static struct {
+	bool running;
+	pthread_t thread;
+	struct ahead_range r[AHEAD_MAX];
+	int n;
+	uint64_t nchunks;
+	atomic_uint_fast64_t next; /* the next chunk to take */
+	atomic_bool failed;
+	cpu_set_t cpus; /* where the thread runs */
+} ahead;
+
+static void ahead_finish(void);
+
 static void entry_drop(struct fc_entry *e)
 {
 	if (!e->mo)
@@ -49,6 +86,7 @@ static void entry_drop(struct fc_entry *e)
 
 void filecache_clear(void)
 {
+	ahead_finish();
 	for (int i = 0; i < FC_ENTRIES; i++)
 		entry_drop(&cache[i]);
 }
@@ -106,6 +144,76 @@ static bool page_filled(const struct fc_entry *e, uint64_t p)
 	return e->filled[p / 8] & (1u << (p % 8));
 }
 
+/* Copies chunk K of the read-ahead: its pages not yet in, read from the host file and written
+ * to the memory file at their places. */
+static int ahead_copy_chunk(uint64_t k, char *buf)
+{
+	const struct ahead_range *r = &ahead.r[0];
+
+	for (int i = 1; i < ahead.n && ahead.r[i].chunk0 <= k; i++)
+		r = &ahead.r[i];
+	uint64_t p = r->first + (k - r->chunk0) * AHEAD_CHUNK;
+	uint64_t end = p + AHEAD_CHUNK < r->last ? p + AHEAD_CHUNK : r->last;
+	for (; p < end; p++) {
+		if (page_filled(r->e, p))
+			continue;
+		uint64_t off = p * FC_PAGE, want = FC_PAGE, run = 1;
+		while (p + run < end && !page_filled(r->e, p + run))
+			run++;
+		want = run * FC_PAGE;
+		if (off + want > (uint64_t)r->e->size)
+			want = (uint64_t)r->e->size - off;
+		if (r->file->ops->pread_kernel(r->file, buf, want, (off_t)off) != (ssize_t)want ||
+		    pwrite(memfile_fd(), buf, want, (off_t)(r->e->mo->off + off)) != (ssize_t)want)
+			return -EIO;
+		p += run - 1;
+	}
+	return 0;
+}
+
+/* Takes and copies chunks until none is left, through buffer WHO (0 the Sentry, 1 the thread). */
+static void ahead_work(int who)
+{
+	static char bufs[2][AHEAD_CHUNK * FC_PAGE];
+	char *buf = bufs[who];
+	uint64_t k;
+
+	while ((k = atomic_fetch_add(&ahead.next, 1)) < ahead.nchunks)
+		if (ahead_copy_chunk(k, buf))
+			atomic_store(&ahead.failed, true);
+}
+
+static void *ahead_main(void *arg)
+{
+	(void)arg;
+	ahead_work(1);
+	return NULL;
+}
+
+/* Waits for the read-ahead, sharing its work: its pages are then in, unless a copy failed,
+ * when they are read again as usual. */
+static void ahead_finish(void)
+{
+	if (!ahead.running)
+		return;
+	ahead_work(0);
+	pthread_join(ahead.thread, NULL);
+	ahead.running = false;
+	bool ok = !atomic_load(&ahead.failed);
+	for (int i = 0; i < ahead.n; i++) {
+		struct ahead_range *r = &ahead.r[i];
+		for (uint64_t p = r->first; p < r->last && ok; p++)
+			if (!page_filled(r->e, p)) {
+				r->e->filled[p / 8] |= (uint8_t)(1u << (p % 8));
+				r->e->nfilled++;
+				total_filled++;
+			}
+		vfs_file_put(r->file);
+	}
+	ahead.n = 0;
+	ahead.nchunks = 0;
+}
+
 /* Reads the pages [first, last) not yet in, in runs. */
 static int fill(struct fc_entry *e, struct vfs_file *file, uint64_t first, uint64_t last)
 {
@@ -147,7 +255,10 @@ static int fill(struct fc_entry *e, struct vfs_file *file, uint64_t first, uint6
 	return 0;
 }
 
-struct mobj *filecache_get(struct vfs_file *file, off_t off, size_t len)
+/* The entry for FILE and the pages [*FIRST, *LAST) of [OFF, OFF+LEN) in it, when FILE can be
+ * cached at all. */
+static struct fc_entry *entry_for(struct vfs_file *file, off_t off, size_t len, uint64_t *first,
+				  uint64_t *last)
 {
 	struct stat host;
 	const struct stat *st = &host;
@@ -157,10 +268,78 @@ struct mobj *filecache_get(struct vfs_file *file, off_t off, size_t len)
 	    off < 0 || (uint64_t)off % FC_PAGE)
 		return NULL;
 	uint64_t pages = ((uint64_t)st->st_size + FC_PAGE - 1) / FC_PAGE;
-	uint64_t first = (uint64_t)off / FC_PAGE, last = first + (len + FC_PAGE - 1) / FC_PAGE;
-	if (last > pages || last <= first)
+	*first = (uint64_t)off / FC_PAGE;
+	*last = *first + (len + FC_PAGE - 1) / FC_PAGE;
+	if (*last > pages || *last <= *first)
 		return NULL;
-	struct fc_entry *e = lookup(st);
+	return lookup(st);
+}
+
+void filecache_prefetch(const struct filecache_range *ranges, int n)
+{
+	uint64_t todo = 0;
+
+	ahead_finish();
+	for (int i = 0; i < n && ahead.n < AHEAD_MAX; i++) {
+		struct ahead_range *r = &ahead.r[ahead.n];
+		if (!(r->e = entry_for(ranges[i].file, ranges[i].off, ranges[i].len, &r->first,
+				       &r->last)))
+			continue;
+		r->e->last_use = ++use_clock;
+		uint64_t missing = 0;
+		for (uint64_t p = r->first; p < r->last; p++)
+			missing += !page_filled(r->e, p);
+		if (!missing)
+			continue;
+		r->file = vfs_file_get(ranges[i].file);
+		r->chunk0 = ahead.nchunks;
+		ahead.nchunks += (r->last - r->first + AHEAD_CHUNK - 1) / AHEAD_CHUNK;
+		todo += missing;
+		ahead.n++;
+	}
+	atomic_store(&ahead.next, 0);
+	atomic_store(&ahead.failed, false);
+	/* The thread runs beside the Sentry, on a CPU it started with but is not pinned to (the
+	 * new stub runs on the Sentry's): with none such it would only take turns with it. */
+	cpu_set_t start, mine;
+	platform_start_cpus(&start);
+	CPU_ZERO(&ahead.cpus);
+	if (sched_getaffinity(0, sizeof(mine), &mine) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &start) && !CPU_ISSET(c, &mine))
+				CPU_SET(c, &ahead.cpus);
+	pthread_attr_t attr;
+	bool started = todo >= AHEAD_MIN && CPU_COUNT(&ahead.cpus) > 0 && !pthread_attr_init(&attr);
+	if (started) {
+		/* It needs little stack (its chunk buffer is static), and it blocks every signal:
+		 * the Sentry's are the kernel thread's (docs/checkpoint.md, "Threads in the
+		 * Sentry"). */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_attr_setstacksize(&attr, 64 << 10);
+		started = !pthread_attr_setaffinity_np(&attr, sizeof(ahead.cpus), &ahead.cpus) &&
+			  !pthread_create(&ahead.thread, &attr, ahead_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (started) {
+		ahead.running = true;
+		return;
+	}
+	/* Too little to share, or no thread: filecache_get reads it as it always did. */
+	for (int i = 0; i < ahead.n; i++)
+		vfs_file_put(ahead.r[i].file);
+	ahead.n = 0;
+	ahead.nchunks = 0;
+}
+
+struct mobj *filecache_get(struct vfs_file *file, off_t off, size_t len)
+{
+	uint64_t first, last;
+
+	ahead_finish();
+	struct fc_entry *e = entry_for(file, off, len, &first, &last);
 	if (!e)
 		return NULL;
 	e->last_use = ++use_clock;

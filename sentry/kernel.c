@@ -918,7 +918,10 @@ static int setup_kernel(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: cannot start the stub factory: %s\n", strerror(-err));
 		return err;
 	}
-	if (cfg->id && (err = control_listen(cfg->id, kernel.epfd)))
+	/* The control socket is made in the sandbox's network namespace (a named sandbox waits
+	 * for it here, an unnamed one only at the lock). */
+	if (cfg->id &&
+	    ((err = confine_join_network()) || (err = control_listen(cfg->id, kernel.epfd))))
 		return err; /* the message is printed */
 	return 0;
 }

@@ -42,6 +42,12 @@ int platform_init(int memfd, enum platform_placement placement, enum platform_ki
 	return 0;
 }
 
+/* No CPU to run a helper thread on: the fuzzed Sentry stays single-threaded. */
+void platform_start_cpus(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+}
+
 uintptr_t platform_stub_base(void)
 {
 	return STUB_BASE;

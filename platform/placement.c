@@ -1,0 +1,271 @@
+/* --placement auto: where each guest thread runs, decided from what it does (docs/platform.md,
+ * "Placement"). Three places:
+ *
+ * - home: the Sentry's CPU, where a thread starts. Under ptrace a syscall round trip is a few
+ *   µs there against tens of µs across CPUs (a cross-CPU wake-up, DESIGN.md §9); under seccomp
+ *   it costs two context switches (the caller's handler sleeps, the Sentry runs, and back).
+ * - spread: every CPU the Sentry started with, for a thread that computes for milliseconds
+ *   between syscalls: sharing one CPU with the Sentry and every other guest thread would cost
+ *   it far more (make -j2 would run on one CPU).
+ * - away (seccomp only): one other CPU, SCHED_BATCH, as --placement other puts every thread,
+ *   for a thread that spends its time in syscall round trips. There the handler and the Sentry
+ *   spin on the area's state word instead of switching, so a round trip is a trap and no
+ *   switch: a UDP ping-pong makes 2 switches instead of 8, a getpid costs 3 µs instead of 8.
+ *   But it is worth it only while that CPU is free, and not for a process that forks and
+ *   execs (each of the Sentry's calls into its stub is then a cross-CPU wake-up): so a thread
+ *   goes there on trial and stays only while it makes its syscalls faster there than at home.
+ *
+ * Spreading: the tick (every few ms) lets a home thread run anywhere once it has been in one
+ * run since the tick's previous look at it and its process used AUTO_SPREAD_NS of CPU
+ * meanwhile: CPU time, not wall time, since a thread whose stop the busy Sentry has not taken
+ * yet looks running too. A spread thread that stops again within AUTO_SHORT_NS of its resume
+ * AUTO_REPIN_RUNS times in a row comes home.
+ *
+ * What the tick costs must not grow with the number of threads (reading a CPU clock is a
+ * syscall and a pid lookup: with every thread read every tick, 2,800 processes took 98% of
+ * the Sentry's CPU). Only running threads not yet spread can be spread, so only they are in
+ * the look queue, in the order they were last resumed or looked at, and a tick looks at the
+ * AUTO_LOOKS_PER_TICK at its head, putting each back at the tail: every running thread is
+ * looked at in turn, and all of them at every tick while there are few.
+ *
+ * Going away: each thread's events (its syscalls, faults, stops) are counted in windows of
+ * AWAY_WINDOW, timed with one clock read an event (the vDSO's). A home thread whose window
+ * took under AWAY_HOT_NS an event is busy with syscalls (eight syscall-bound threads that share
+ * the Sentry's CPU take ~80 µs an event each; a shell that forks and execs, ~200 µs) and goes
+ * away on trial. Its first AWAY_SETTLE events there are not counted (the move itself); of its
+ * next AWAY_TRIAL_WINDOWS windows the best must be AWAY_GAIN_PCT faster than its last one at
+ * home, or it comes back and its next trial waits AWAY_BACKOFF_NS, twice as long after each
+ * failed one up to AWAY_BACKOFF_MAX_NS. Several windows, because a thread's pace depends on
+ * its peers': a ping-pong's end is slower away while the other end is still at home, and the
+ * other end's trial starts within a window of it. Once it has stayed, it comes home when
+ * AWAY_SLOW_WINDOWS windows in a row are AWAY_GAIN_PCT slower than home was (that CPU got
+ * busy: other processes of the host), when a window takes AWAY_COLD_NS an event (it mostly
+ * waits now: a wake-up across CPUs is the dearest kind), and when the Sentry calls into its
+ * stub AWAY_INJECTS times in one window (a fork, an exec: each call a cross-CPU wake-up of a
+ * handler asleep). A thread that has not stopped for AUTO_AWAY_SPREAD_NS away computes: the
+ * tick spreads it (its CPU time would not say, the handler spins while it waits).
+ *
+ * A move is a sched_setaffinity of the thread by the Sentry, and a sched_setscheduler the
+ * thread's handler makes at its next stop (only the thread itself may: docs/platform.md);
+ * a few a second at most. */
+#include "platform/internal.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include "common/units.h"
+
+#define AUTO_SPREAD_NS 3000000ULL
+#define AUTO_AWAY_SPREAD_NS (50 * NSEC_PER_MSEC)
+#define AUTO_SHORT_NS 200000ULL
+#define AUTO_REPIN_RUNS 16
+#define AUTO_LOOKS_PER_TICK 16
+
+#define AWAY_WINDOW 128
+#define AWAY_SETTLE 32
+#define AWAY_HOT_NS 150000ULL
+#define AWAY_COLD_NS 1000000ULL
+#define AWAY_GAIN_PCT 10
+#define AWAY_INJECTS 4
+#define AWAY_BACKOFF_NS (100 * NSEC_PER_MSEC)
+#define AWAY_BACKOFF_MAX_NS (5 * NSEC_PER_SEC)
+#define AWAY_TRIAL_WINDOWS 3
+#define AWAY_SLOW_WINDOWS 2
+
+/* The look queue: running pinned threads, the one resumed or looked at longest ago first. */
+static struct {
+	struct platform_thread *head, *tail;
+	int len;
+} looks;
+
+void plat_look_dequeue(struct platform_thread *t)
+{
+	if (!t->look_queued)
+		return;
+	*(t->look_prev ? &t->look_prev->look_next : &looks.head) = t->look_next;
+	*(t->look_next ? &t->look_next->look_prev : &looks.tail) = t->look_prev;
+	t->look_prev = t->look_next = NULL;
+	t->look_queued = false;
+	looks.len--;
+}
+
+static void look_enqueue(struct platform_thread *t)
+{
+	plat_look_dequeue(t);
+	t->look_prev = looks.tail;
+	*(looks.tail ? &looks.tail->look_next : &looks.head) = t;
+	looks.tail = t;
+	t->look_queued = true;
+	looks.len++;
+}
+
+static bool away_possible(void)
+{
+	return plat.placement == PLACEMENT_AUTO && plat.kind == PLATFORM_SECCOMP &&
+	       plat.away_cpu >= 0;
+}
+
+enum place { HOME, AWAY, SPREAD };
+
+/* Puts T at its place: its CPUs now, its policy at its next stop (fix_policy). Away it runs
+ * SCHED_BATCH: a thread the Sentry wakes there must not preempt the one running, which is
+ * usually about to block in the Sentry itself (a ping-pong's sender, its recv next), as under
+ * --placement other (docs/network.md). */
+static void place(struct platform_thread *t, enum place where)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(where == AWAY ? plat.away_cpu : plat.guest_cpu, &one);
+	sched_setaffinity(t->tid, sizeof(cpu_set_t), where == SPREAD ? &plat.all_cpus : &one);
+	t->spread = where == SPREAD;
+	t->away = where == AWAY;
+	t->short_runs = 0;
+	t->win_events = where == AWAY ? -AWAY_SETTLE : 0;
+	t->win_injects = 0;
+	t->trial = AWAY_TRIAL_WINDOWS;
+	t->best_ns = UINT64_MAX;
+	t->slow = 0;
+	if (where == SPREAD)
+		plat_look_dequeue(t);
+}
+
+/* The CPU time of host process PID so far (a process clock: Linux lets any process read
+ * another's, not another's thread clock), or 0. */
+static uint64_t process_cpu_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clock = (clockid_t)((~(unsigned int)pid) << 3) | 2; /* CPUCLOCK_SCHED */
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+void platform_placement_tick(void)
+{
+	int n = looks.len < AUTO_LOOKS_PER_TICK ? looks.len : AUTO_LOOKS_PER_TICK;
+
+	for (int i = 0; i < n; i++) {
+		struct platform_thread *t = looks.head;
+		/* Away, a handler spins while it waits for the Sentry, which counts as CPU time:
+		 * there a thread computes if it has not stopped for a long while. */
+		uint64_t cpu = t->away ? 0 : process_cpu_ns(t->host_pid);
+		if (t->tick_resumed == t->resumed_ns &&
+		    (t->away ? plat_now_ns() - t->resumed_ns >= AUTO_AWAY_SPREAD_NS
+			     : cpu && cpu - t->tick_cpu >= AUTO_SPREAD_NS)) {
+			place(t, SPREAD);
+		} else {
+			t->tick_resumed = t->resumed_ns;
+			t->tick_cpu = cpu;
+			look_enqueue(t);
+		}
+	}
+}
+
+static void trial_failed(struct platform_thread *t, uint64_t now)
+{
+	t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 : AWAY_BACKOFF_NS;
+	if (t->backoff_ns > AWAY_BACKOFF_MAX_NS)
+		t->backoff_ns = AWAY_BACKOFF_MAX_NS;
+	t->trial_after_ns = now + t->backoff_ns;
+}
+
+/* A window of T's events ended: NS an event. */
+static void window_done(struct platform_thread *t, uint64_t ns, uint64_t now)
+{
+	if (!t->away) {
+		t->home_ns = ns;
+		if (ns < AWAY_HOT_NS && now >= t->trial_after_ns)
+			place(t, AWAY);
+		return;
+	}
+	if (t->trial > 0) {
+		if (ns < t->best_ns)
+			t->best_ns = ns;
+		if (--t->trial > 0)
+			return;
+		if (t->best_ns * 100 > t->home_ns * (100 - AWAY_GAIN_PCT)) {
+			place(t, HOME);
+			trial_failed(t, now);
+		} else {
+			t->backoff_ns = 0;
+		}
+		return;
+	}
+	if (ns >= AWAY_COLD_NS) {
+		place(t, HOME);
+	} else if (ns * 100 <= t->home_ns * (100 + AWAY_GAIN_PCT)) {
+		t->slow = 0;
+	} else if (++t->slow >= AWAY_SLOW_WINDOWS) {
+		place(t, HOME);
+		trial_failed(t, now);
+	}
+}
+
+/* Stopped thread T takes the host policy of its place (the tick may have moved it while it
+ * ran). */
+static void fix_policy(struct platform_thread *t)
+{
+	if (t->batch != t->away && t->systrap && systrap_set_batch(t, t->away) == 0)
+		t->batch = t->away;
+}
+
+void platform_thread_stopped(struct platform_thread *t)
+{
+	t->running = false;
+	if (plat.placement != PLACEMENT_AUTO)
+		return;
+	plat_look_dequeue(t);
+	fix_policy(t);
+	uint64_t now = plat_now_ns();
+	if (t->spread) {
+		if (now - t->resumed_ns >= AUTO_SHORT_NS)
+			t->short_runs = 0;
+		else if (++t->short_runs >= AUTO_REPIN_RUNS)
+			place(t, HOME);
+		return;
+	}
+	if (!away_possible())
+		return;
+	if (t->win_events++ <= 0) {
+		t->win_start_ns = now; /* the window starts at its first counted event */
+		t->win_injects = 0;
+		return;
+	}
+	if (t->win_events > AWAY_WINDOW) {
+		uint64_t ns = (now - t->win_start_ns) / AWAY_WINDOW;
+		t->win_events = 0;
+		window_done(t, ns, now);
+		fix_policy(t);
+	}
+}
+
+void plat_place_resumed(struct platform_thread *t)
+{
+	if (plat.placement != PLACEMENT_AUTO)
+		return;
+	t->resumed_ns = plat_now_ns();
+	t->running = true;
+	if (!t->spread)
+		look_enqueue(t); /* home or away: the tick may spread it */
+}
+
+void plat_place_injected(struct platform_thread *t)
+{
+	if (t->away && ++t->win_injects >= AWAY_INJECTS) {
+		place(t, HOME);
+		trial_failed(t, plat_now_ns());
+	}
+}
+
+/* A new thread starts at home, whatever its creator inherited it (its CPUs and policy come
+ * from the thread that made it). */
+void plat_place_new_thread(struct platform_thread *parent, struct platform_thread *t)
+{
+	if (parent->spread || parent->away || parent->batch) {
+		t->batch = parent->batch;
+		place(t, HOME);
+		fix_policy(t);
+	}
+}

@@ -107,7 +107,17 @@ static bool away_possible(void)
 
 enum place { HOME, AWAY, SPREAD };
 
-/* Puts T at its place: its CPUs now, its policy at its next stop (fix_policy). Away it runs
+/* Stopped thread T takes the host policy of its place: a call its handler makes, two context
+ * switches on the Sentry's CPU but a cross-CPU wake-up elsewhere (50-600 µs measured), so made
+ * before it leaves and after it is back. One the tick moved while it ran takes it at its next
+ * stop. */
+static void fix_policy(struct platform_thread *t)
+{
+	if (t->batch != t->away && t->systrap && systrap_set_batch(t, t->away) == 0)
+		t->batch = t->away;
+}
+
+/* Puts T at its place: its CPUs, and its policy if it is stopped (fix_policy). Away it runs
  * SCHED_BATCH: a thread the Sentry wakes there must not preempt the one running, which is
  * usually about to block in the Sentry itself (a ping-pong's sender, its recv next), as under
  * --placement other (docs/network.md). */
@@ -115,11 +125,15 @@ static void place(struct platform_thread *t, enum place where)
 {
 	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(where == AWAY ? plat.away_cpu : plat.guest_cpu, &one);
-	sched_setaffinity(t->tid, sizeof(cpu_set_t), where == SPREAD ? &plat.all_cpus : &one);
-	t->spread = where == SPREAD;
 	t->away = where == AWAY;
+	if (t->away && !t->running)
+		fix_policy(t);
+	CPU_ZERO(&one);
+	CPU_SET(t->away ? plat.away_cpu : plat.guest_cpu, &one);
+	sched_setaffinity(t->tid, sizeof(cpu_set_t), where == SPREAD ? &plat.all_cpus : &one);
+	if (!t->running)
+		fix_policy(t);
+	t->spread = where == SPREAD;
 	t->short_runs = 0;
 	t->win_events = where == AWAY ? -AWAY_SETTLE : 0;
 	t->win_injects = 0;
@@ -203,14 +217,6 @@ static void window_done(struct platform_thread *t, uint64_t ns, uint64_t now)
 	}
 }
 
-/* Stopped thread T takes the host policy of its place (the tick may have moved it while it
- * ran). */
-static void fix_policy(struct platform_thread *t)
-{
-	if (t->batch != t->away && t->systrap && systrap_set_batch(t, t->away) == 0)
-		t->batch = t->away;
-}
-
 void platform_thread_stopped(struct platform_thread *t)
 {
 	t->running = false;
@@ -237,7 +243,6 @@ void platform_thread_stopped(struct platform_thread *t)
 		uint64_t ns = (now - t->win_start_ns) / AWAY_WINDOW;
 		t->win_events = 0;
 		window_done(t, ns, now);
-		fix_policy(t);
 	}
 }
 
@@ -266,6 +271,5 @@ void plat_place_new_thread(struct platform_thread *parent, struct platform_threa
 	if (parent->spread || parent->away || parent->batch) {
 		t->batch = parent->batch;
 		place(t, HOME);
-		fix_policy(t);
 	}
 }

@@ -239,10 +239,14 @@ void platform_thread_stopped(struct platform_thread *t)
 		t->win_injects = 0;
 		return;
 	}
-	if (t->win_events > AWAY_WINDOW) {
-		uint64_t ns = (now - t->win_start_ns) / AWAY_WINDOW;
+	/* Away, a window already slower than home was is judged at once: when another process
+	 * holds that CPU, each wake-up there waits for its slice (milliseconds), and a whole
+	 * window would take longer than many a program runs. */
+	uint64_t elapsed = now - t->win_start_ns;
+	if (t->win_events > AWAY_WINDOW ||
+	    (t->away && elapsed * 100 > AWAY_WINDOW * t->home_ns * (100 + AWAY_GAIN_PCT))) {
 		t->win_events = 0;
-		window_done(t, ns, now);
+		window_done(t, elapsed / AWAY_WINDOW, now);
 	}
 }
 

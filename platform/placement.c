@@ -15,7 +15,7 @@
  *   execs (each of the Sentry's calls into its stub is then a cross-CPU wake-up): so a thread
  *   goes there on trial and stays only while it makes its syscalls faster there than at home.
  *
- * Spreading: the tick (every few ms) lets a home thread run anywhere once it has been in one
+ * Spreading: the tick (every few ms) lets a thread run anywhere once it has been in one
  * run since the tick's previous look at it and its process used AUTO_SPREAD_NS of CPU
  * meanwhile: CPU time, not wall time, since a thread whose stop the busy Sentry has not taken
  * yet looks running too. A spread thread that stops again within AUTO_SHORT_NS of its resume
@@ -42,12 +42,12 @@
  * busy: other processes of the host), when a window takes AWAY_COLD_NS an event (it mostly
  * waits now: a wake-up across CPUs is the dearest kind), and when the Sentry calls into its
  * stub AWAY_INJECTS times in one window (a fork, an exec: each call a cross-CPU wake-up of a
- * handler asleep). A thread that has not stopped for AUTO_AWAY_SPREAD_NS away computes: the
- * tick spreads it (its CPU time would not say, the handler spins while it waits).
+ * handler asleep). An away thread that computes is spread by the tick as a home one is: a
+ * compiler that read its headers with a burst of syscalls must not keep to one CPU.
  *
- * A move is a sched_setaffinity of the thread by the Sentry, and a sched_setscheduler the
- * thread's handler makes at its next stop (only the thread itself may: docs/platform.md);
- * a few a second at most. */
+ * A move is a sched_setaffinity of the thread by the Sentry (4-10 µs) and a sched_setscheduler
+ * its handler makes on the Sentry's CPU, before it leaves and once it is back (only the thread
+ * itself may; 10-40 µs): a few a second at most. */
 #include "platform/internal.h"
 
 #include <sched.h>
@@ -56,7 +56,6 @@
 #include "common/units.h"
 
 #define AUTO_SPREAD_NS 3000000ULL
-#define AUTO_AWAY_SPREAD_NS (50 * NSEC_PER_MSEC)
 #define AUTO_SHORT_NS 200000ULL
 #define AUTO_REPIN_RUNS 16
 #define AUTO_LOOKS_PER_TICK 16
@@ -162,12 +161,9 @@ void platform_placement_tick(void)
 
 	for (int i = 0; i < n; i++) {
 		struct platform_thread *t = looks.head;
-		/* Away, a handler spins while it waits for the Sentry, which counts as CPU time:
-		 * there a thread computes if it has not stopped for a long while. */
-		uint64_t cpu = t->away ? 0 : process_cpu_ns(t->host_pid);
-		if (t->tick_resumed == t->resumed_ns &&
-		    (t->away ? plat_now_ns() - t->resumed_ns >= AUTO_AWAY_SPREAD_NS
-			     : cpu && cpu - t->tick_cpu >= AUTO_SPREAD_NS)) {
+		uint64_t cpu = process_cpu_ns(t->host_pid);
+		if (t->tick_resumed == t->resumed_ns && cpu &&
+		    cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
 			place(t, SPREAD);
 		} else {
 			t->tick_resumed = t->resumed_ns;

@@ -18,6 +18,8 @@ struct platform_state {
 	/* The Sentry's CPU; where guest threads are pinned (the Sentry's but under --placement
 	 * other); where auto sends a thread away (seccomp), -1 if nowhere. */
 	int sentry_cpu, guest_cpu, away_cpu;
+	/* /proc/stat, read by auto's tick: how idle the away CPU was lately (percent). */
+	int stat_fd, away_idle_pct;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
 	void (*stub_hook)(void);
@@ -52,7 +54,6 @@ long ptrace_inject(struct platform_thread *t, long nr, const long args[6]);
 void plat_watch(struct platform_thread *t);
 struct platform_thread *plat_first_watched(void);
 void plat_unwatch(struct platform_thread *t);
-void plat_look_dequeue(struct platform_thread *t);
 void plat_hash_del(struct platform_thread *t);
 void plat_hash_add(struct platform_thread *t);
 void plat_stub_unlink(struct platform_stub *stub);
@@ -60,6 +61,8 @@ uint64_t plat_now_ns(void);
 
 /* placement.c: PLACEMENT_AUTO's bookkeeping at a resume, at a call the Sentry makes in T's
  * stub, for a new thread of PARENT's; and the look queue. */
+void plat_place_init(void);
+void plat_place_release(struct platform_thread *t);
 void plat_place_resumed(struct platform_thread *t);
 void plat_place_injected(struct platform_thread *t);
 void plat_place_new_thread(struct platform_thread *parent, struct platform_thread *t);

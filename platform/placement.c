@@ -32,15 +32,17 @@
  * AWAY_WINDOW, timed with one clock read an event (the vDSO's). A home thread whose window
  * took under AWAY_HOT_NS an event is busy with syscalls (eight syscall-bound threads that share
  * the Sentry's CPU take ~80 µs an event each; a shell that forks and execs, ~200 µs) and goes
- * away on trial. Its first AWAY_SETTLE events there are not counted (the move itself); of its
- * next AWAY_TRIAL_WINDOWS windows the best must be AWAY_GAIN_PCT faster than its last one at
- * home, or it comes back and its next trial waits AWAY_BACKOFF_NS, twice as long after each
- * failed one up to AWAY_BACKOFF_MAX_NS. Several windows, because a thread's pace depends on
- * its peers': a ping-pong's end is slower away while the other end is still at home, and the
- * other end's trial starts within a window of it. Once it has stayed, it comes home when
- * AWAY_SLOW_WINDOWS windows in a row are AWAY_GAIN_PCT slower than home was (that CPU got
- * busy: other processes of the host), when a window takes AWAY_COLD_NS an event (it mostly
- * waits now: a wake-up across CPUs is the dearest kind), and when the Sentry calls into its
+ * away on trial, if that CPU was idle AWAY_IDLE_PCT of the time lately (/proc/stat, sampled by
+ * the tick every AWAY_IDLE_SAMPLE_NS: where another process of the host runs, a thread woken
+ * there under SCHED_BATCH waits for the end of its slice). Its first AWAY_SETTLE events there are
+ * not counted (the move itself); of its next AWAY_TRIAL_WINDOWS windows the best must be
+ * AWAY_GAIN_PCT faster than its last one at home, or it comes back and its next trial waits
+ * AWAY_BACKOFF_NS, twice as long after each failed one up to AWAY_BACKOFF_MAX_NS. Several windows,
+ * because a thread's pace depends on its peers': a ping-pong's end is slower away while the other
+ * end is still at home, and the other end's trial starts within a window of it. Once it has stayed,
+ * it comes home when AWAY_SLOW_WINDOWS windows in a row are AWAY_GAIN_PCT slower than home was
+ * (that CPU got busy: other processes of the host), when a window takes AWAY_COLD_NS an event (it
+ * mostly waits now: a wake-up across CPUs is the dearest kind), and when the Sentry calls into its
  * stub AWAY_INJECTS times in one window (a fork, an exec: each call a cross-CPU wake-up of a
  * handler asleep). An away thread that computes is spread by the tick as a home one is: a
  * compiler that read its headers with a burst of syscalls must not keep to one CPU.
@@ -51,6 +53,9 @@
 #include "platform/internal.h"
 
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "common/units.h"
@@ -69,7 +74,13 @@
 #define AWAY_BACKOFF_NS (100 * NSEC_PER_MSEC)
 #define AWAY_BACKOFF_MAX_NS (5 * NSEC_PER_SEC)
 #define AWAY_TRIAL_WINDOWS 3
+#define AWAY_IDLE_PCT 50
+#define AWAY_IDLE_SAMPLE_NS (50 * NSEC_PER_MSEC)
+#define AWAY_IDLE_FIRST_NS (20 * NSEC_PER_MSEC)
 #define AWAY_SLOW_WINDOWS 2
+
+/* Threads away now: while there are, the away CPU's idle figure counts them too. */
+static int nr_away;
 
 /* The look queue: running pinned threads, the one resumed or looked at longest ago first. */
 static struct {
@@ -77,7 +88,7 @@ static struct {
 	int len;
 } looks;
 
-void plat_look_dequeue(struct platform_thread *t)
+static void look_dequeue(struct platform_thread *t)
 {
 	if (!t->look_queued)
 		return;
@@ -90,7 +101,7 @@ void plat_look_dequeue(struct platform_thread *t)
 
 static void look_enqueue(struct platform_thread *t)
 {
-	plat_look_dequeue(t);
+	look_dequeue(t);
 	t->look_prev = looks.tail;
 	*(looks.tail ? &looks.tail->look_next : &looks.head) = t;
 	looks.tail = t;
@@ -124,6 +135,7 @@ static void place(struct platform_thread *t, enum place where)
 {
 	cpu_set_t one;
 
+	nr_away += (where == AWAY) - t->away;
 	t->away = where == AWAY;
 	if (t->away && !t->running)
 		fix_policy(t);
@@ -140,7 +152,7 @@ static void place(struct platform_thread *t, enum place where)
 	t->best_ns = UINT64_MAX;
 	t->slow = 0;
 	if (where == SPREAD)
-		plat_look_dequeue(t);
+		look_dequeue(t);
 }
 
 /* The CPU time of host process PID so far (a process clock: Linux lets any process read
@@ -155,8 +167,54 @@ static uint64_t process_cpu_ns(pid_t pid)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* How idle the away CPU was since the last sample, from /proc/stat's line of it (idle and
+ * iowait of all its jiffies; the 10 ms jiffies need a longer interval than the tick's). */
+static uint64_t last_ns, last_idle, last_total;
+static bool have_figure;
+
+static void sample_away_cpu(void)
+{
+	char buf[4096], name[16];
+	uint64_t now = plat_now_ns();
+
+	/* The first figure sooner: until it comes no thread goes away. */
+	if (plat.stat_fd < 0 ||
+	    (last_ns && now - last_ns < (have_figure ? AWAY_IDLE_SAMPLE_NS : AWAY_IDLE_FIRST_NS)))
+		return;
+	ssize_t n = pread(plat.stat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	snprintf(name, sizeof(name), "\ncpu%d ", plat.away_cpu);
+	const char *line = strstr(buf, name);
+	unsigned long long v[8] = {0};
+	if (!line || sscanf(line + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+			    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5)
+		return;
+	uint64_t idle = v[3] + v[4], total = 0;
+	for (int i = 0; i < 8; i++)
+		total += v[i];
+	if (last_ns) {
+		if (total <= last_total)
+			return; /* no jiffy yet: the figure over a longer interval */
+		plat.away_idle_pct = (int)(100 * (idle - last_idle) / (total - last_total));
+		have_figure = true;
+	}
+	last_ns = now;
+	last_idle = idle;
+	last_total = total;
+}
+
+void plat_place_init(void)
+{
+	last_ns = 0;
+	have_figure = false;
+	sample_away_cpu(); /* the first figure comes AWAY_IDLE_FIRST_NS after the start */
+}
+
 void platform_placement_tick(void)
 {
+	sample_away_cpu();
 	int n = looks.len < AUTO_LOOKS_PER_TICK ? looks.len : AUTO_LOOKS_PER_TICK;
 
 	for (int i = 0; i < n; i++) {
@@ -186,7 +244,8 @@ static void window_done(struct platform_thread *t, uint64_t ns, uint64_t now)
 {
 	if (!t->away) {
 		t->home_ns = ns;
-		if (ns < AWAY_HOT_NS && now >= t->trial_after_ns)
+		if (ns < AWAY_HOT_NS && now >= t->trial_after_ns &&
+		    (nr_away > 0 || plat.away_idle_pct >= AWAY_IDLE_PCT))
 			place(t, AWAY);
 		return;
 	}
@@ -218,7 +277,7 @@ void platform_thread_stopped(struct platform_thread *t)
 	t->running = false;
 	if (plat.placement != PLACEMENT_AUTO)
 		return;
-	plat_look_dequeue(t);
+	look_dequeue(t);
 	fix_policy(t);
 	uint64_t now = plat_now_ns();
 	if (t->spread) {
@@ -244,6 +303,13 @@ void platform_thread_stopped(struct platform_thread *t)
 		t->win_events = 0;
 		window_done(t, elapsed / AWAY_WINDOW, now);
 	}
+}
+
+void plat_place_release(struct platform_thread *t)
+{
+	look_dequeue(t);
+	nr_away -= t->away;
+	t->away = false;
 }
 
 void plat_place_resumed(struct platform_thread *t)

@@ -204,6 +204,13 @@ static void choose_cpus(void)
 	}
 	if (plat.placement == PLACEMENT_OTHER && plat.away_cpu >= 0)
 		plat.guest_cpu = plat.away_cpu;
+	/* Opened while the Sentry can (before it locks itself); without it, auto sends no thread
+	 * away. */
+	plat.stat_fd = -1;
+	plat.away_idle_pct = 0;
+	if (plat.placement == PLACEMENT_AUTO && plat.kind == PLATFORM_SECCOMP && plat.away_cpu >= 0)
+		plat.stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	plat_place_init();
 	pin_to(plat.sentry_cpu);
 }
 
@@ -702,7 +709,7 @@ void platform_thread_release(struct platform_thread *t)
 		systrap_thread_release(t);
 		return;
 	}
-	plat_look_dequeue(t);
+	plat_place_release(t);
 	unwatch(t);
 	hash_del(t);
 	if (!t->exited)

@@ -537,7 +537,7 @@ void systrap_thread_release(struct platform_thread *t)
 	struct platform_stub *stub = t->stub;
 	struct platform_systrap_stub *s = stub->sys;
 
-	plat_look_dequeue(t);
+	plat_place_release(t);
 	plat_unwatch(t);
 	plat_hash_del(t);
 	thread_unlink(t);

@@ -15,7 +15,11 @@ struct platform_state {
 	uintptr_t user_top;
 	int memfd;
 	enum platform_placement placement;
-	int sentry_cpu, guest_cpu;
+	/* The Sentry's CPU; where guest threads are pinned (the Sentry's but under --placement
+	 * other); where auto sends a thread away (seccomp), -1 if nowhere. */
+	int sentry_cpu, guest_cpu, away_cpu;
+	/* /proc/stat, read by auto's tick: how idle the away CPU was lately (percent). */
+	int stat_fd, away_idle_pct;
 	cpu_set_t all_cpus; /* where the Sentry was allowed to run when it started */
 	size_t fpstate_size;
 	void (*stub_hook)(void);
@@ -50,11 +54,18 @@ long ptrace_inject(struct platform_thread *t, long nr, const long args[6]);
 void plat_watch(struct platform_thread *t);
 struct platform_thread *plat_first_watched(void);
 void plat_unwatch(struct platform_thread *t);
-void plat_look_dequeue(struct platform_thread *t);
 void plat_hash_del(struct platform_thread *t);
 void plat_hash_add(struct platform_thread *t);
 void plat_stub_unlink(struct platform_stub *stub);
 uint64_t plat_now_ns(void);
+
+/* placement.c: PLACEMENT_AUTO's bookkeeping at a resume, at a call the Sentry makes in T's
+ * stub, for a new thread of PARENT's; and the look queue. */
+void plat_place_init(void);
+void plat_place_release(struct platform_thread *t);
+void plat_place_resumed(struct platform_thread *t);
+void plat_place_injected(struct platform_thread *t);
+void plat_place_new_thread(struct platform_thread *parent, struct platform_thread *t);
 
 /* systrap.c */
 int systrap_init(void);
@@ -71,6 +82,7 @@ int systrap_set_return(struct platform_thread *t, long ret);
 int systrap_resume(struct platform_thread *t);
 void systrap_blocked(struct platform_thread *t);
 int systrap_interrupt(struct platform_thread *t);
+int systrap_set_batch(struct platform_thread *t, bool batch);
 int systrap_get_regs(struct platform_thread *t, struct user_regs_struct *regs);
 int systrap_set_regs(struct platform_thread *t, const struct user_regs_struct *regs);
 int systrap_get_fpstate(struct platform_thread *t, void *buf, size_t len);

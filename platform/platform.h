@@ -19,7 +19,7 @@
 enum platform_placement {
 	PLACEMENT_SAME,	 /* on the Sentry's CPU: cheapest syscall round trip */
 	PLACEMENT_OTHER, /* on another CPU: for measuring, and for compute-bound guests */
-	PLACEMENT_AUTO,	 /* on the Sentry's CPU while it makes syscalls, spread when it computes */
+	PLACEMENT_AUTO,	 /* by what each thread does: platform/placement.c */
 };
 
 /* How guest syscalls are intercepted (docs/platform.md). */
@@ -47,9 +47,10 @@ struct platform_thread {
 	pid_t tid;	/* host thread id */
 	pid_t host_pid; /* host pid of its stub process */
 	struct platform_stub *stub;
-	/* PLACEMENT_AUTO: when it was last resumed, whether it runs now, whether it may run on
-	 * any CPU and how many short runs in a row it made since; its place in the queue of
-	 * running pinned threads the tick looks at, and what the tick saw at its last look. */
+	/* PLACEMENT_AUTO (platform/placement.c): when it was last resumed, whether it runs now,
+	 * whether it may run on any CPU and how many short runs in a row it made since; its place
+	 * in the queue of running threads not spread that the tick looks at, and what the tick saw
+	 * at its last look. */
 	uint64_t resumed_ns;
 	bool running;
 	bool spread;
@@ -57,6 +58,15 @@ struct platform_thread {
 	bool look_queued;
 	struct platform_thread *look_prev, *look_next;
 	uint64_t tick_resumed, tick_cpu; /* the run and its process's CPU time then */
+	/* Whether it runs away from the Sentry's CPU on trial (seccomp, docs/platform.md), and
+	 * the window of events that measures it: their count (negative while it settles after a
+	 * move), the Sentry's calls into its stub meanwhile, when it began; the windows of its
+	 * trial still to come and the best of them; slow windows in a row after it; ns an event in
+	 * its last window at home; no trial before trial_after_ns (backoff_ns after a failed one,
+	 * doubling). */
+	bool away, batch; /* batch: its host policy is SCHED_BATCH (set at a stop) */
+	int win_events, win_injects, trial, slow;
+	uint64_t win_start_ns, best_ns, home_ns, trial_after_ns, backoff_ns;
 	void *owner; /* the Sentry's: whose thread this is (a cache it keeps and checks) */
 	/* Private to the platform: its place in the tid table and, while it runs (resumed or
 	 * interrupted), in the list platform_wait asks; whether its exit was reported. */
@@ -171,8 +181,8 @@ int platform_resume(struct platform_thread *t, int sig);
 /* T's syscall blocks: it will not be resumed soon, so it should not spin for its answer
  * (the seccomp platform's handler sleeps at once); nothing for ptrace. */
 void platform_blocked(struct platform_thread *t);
-/* T stopped (an event of its came in): with PLACEMENT_AUTO, a thread that keeps stopping soon
- * after its resume goes back to the Sentry's CPU. */
+/* T stopped (an event of its came in): with PLACEMENT_AUTO, where it runs follows how often
+ * it stops (platform/placement.c). */
 void platform_thread_stopped(struct platform_thread *t);
 /* With PLACEMENT_AUTO, to be called every few milliseconds: a thread that has been computing
  * without a stop since the tick last looked at it may run on any CPU. A call looks at a

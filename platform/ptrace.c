@@ -190,20 +190,27 @@ static void choose_cpus(void)
 		CPU_ZERO(&plat.all_cpus);
 		CPU_SET(plat.sentry_cpu, &plat.all_cpus);
 	}
-	/* Under the seccomp platform one thread's syscalls are cheapest on another CPU than the
-	 * Sentry's (both spin instead of switching), but on this loaded machine processes that
-	 * fork and exec ran 2-3 times slower there (docs/platform.md "Placement"): auto stays
-	 * where ptrace's is. */
-	bool elsewhere = plat.placement == PLACEMENT_OTHER;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && elsewhere) {
+	/* The next CPU the Sentry may use: where --placement other pins every guest thread, and
+	 * where auto sends a thread on trial under seccomp (platform/placement.c). */
+	plat.away_cpu = -1;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
 		for (int c = 1; c < CPU_SETSIZE; c++) {
 			int cand = (plat.sentry_cpu + c) % CPU_SETSIZE;
 			if (CPU_ISSET(cand, &set)) {
-				plat.guest_cpu = cand;
+				plat.away_cpu = cand;
 				break;
 			}
 		}
 	}
+	if (plat.placement == PLACEMENT_OTHER && plat.away_cpu >= 0)
+		plat.guest_cpu = plat.away_cpu;
+	/* Opened while the Sentry can (before it locks itself); without it, auto sends no thread
+	 * away. */
+	plat.stat_fd = -1;
+	plat.away_idle_pct = 0;
+	if (plat.placement == PLACEMENT_AUTO && plat.kind == PLATFORM_SECCOMP && plat.away_cpu >= 0)
+		plat.stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	plat_place_init();
 	pin_to(plat.sentry_cpu);
 }
 
@@ -635,117 +642,12 @@ int platform_stub_uffd(struct platform_thread *t)
 	return fds[0];
 }
 
-/* PLACEMENT_AUTO. A syscall round trip costs a few µs when the guest thread shares the
- * Sentry's CPU and tens of µs across CPUs (a cross-CPU wake-up, DESIGN.md §9), but a thread
- * that computes for milliseconds between syscalls loses far more by sharing one CPU with the
- * Sentry and every other guest thread (make -j2 would run on one CPU). So a thread starts on
- * the Sentry's CPU. The tick (every few ms) lets a thread run anywhere once it has been in one
- * run since the tick's previous look at it and its process used AUTO_SPREAD_NS of CPU
- * meanwhile: CPU time, not wall time, since a thread whose stop the busy Sentry has not taken
- * yet looks running too. A thread that then stops again within AUTO_SHORT_NS of its resume
- * AUTO_REPIN_RUNS times in a row comes back.
- *
- * What the tick costs must not grow with the number of threads (reading a CPU clock is a
- * syscall and a pid lookup: with every thread read every tick, 2,800 processes took 98% of
- * the Sentry's CPU). Only pinned threads that are running can be spread, so only they are in
- * the look queue, in the order they were last resumed or looked at, and a tick looks at the
- * AUTO_LOOKS_PER_TICK at its head, putting each back at the tail: every running thread is
- * looked at in turn, and all of them at every tick while there are few. */
-#define AUTO_SPREAD_NS 3000000ULL
-#define AUTO_SHORT_NS 200000ULL
-#define AUTO_REPIN_RUNS 16
-#define AUTO_LOOKS_PER_TICK 16
-
-/* The look queue: running pinned threads, the one resumed or looked at longest ago first. */
-static struct {
-	struct platform_thread *head, *tail;
-	int len;
-} looks;
-
-static void look_dequeue(struct platform_thread *t)
-{
-	if (!t->look_queued)
-		return;
-	*(t->look_prev ? &t->look_prev->look_next : &looks.head) = t->look_next;
-	*(t->look_next ? &t->look_next->look_prev : &looks.tail) = t->look_prev;
-	t->look_prev = t->look_next = NULL;
-	t->look_queued = false;
-	looks.len--;
-}
-
-static void look_enqueue(struct platform_thread *t)
-{
-	look_dequeue(t);
-	t->look_prev = looks.tail;
-	*(looks.tail ? &looks.tail->look_next : &looks.head) = t;
-	looks.tail = t;
-	t->look_queued = true;
-	looks.len++;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static void set_spread(struct platform_thread *t, bool spread)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(plat.guest_cpu, &one); /* the Sentry's, but under seccomp */
-	sched_setaffinity(t->tid, sizeof(cpu_set_t), spread ? &plat.all_cpus : &one);
-	t->spread = spread;
-	t->short_runs = 0;
-	if (spread)
-		look_dequeue(t);
-}
-
-/* The CPU time of host process PID so far (a process clock: Linux lets any process read
- * another's, not another's thread clock), or 0. */
-static uint64_t process_cpu_ns(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t clock = (clockid_t)((~(unsigned int)pid) << 3) | 2; /* CPUCLOCK_SCHED */
-
-	if (clock_gettime(clock, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-void platform_placement_tick(void)
-{
-	int n = looks.len < AUTO_LOOKS_PER_TICK ? looks.len : AUTO_LOOKS_PER_TICK;
-
-	for (int i = 0; i < n; i++) {
-		struct platform_thread *t = looks.head;
-		uint64_t cpu = process_cpu_ns(t->host_pid);
-		if (t->tick_resumed == t->resumed_ns && cpu &&
-		    cpu - t->tick_cpu >= AUTO_SPREAD_NS) {
-			set_spread(t, true);
-		} else {
-			t->tick_resumed = t->resumed_ns;
-			t->tick_cpu = cpu;
-			look_enqueue(t);
-		}
-	}
-}
-
-void platform_thread_stopped(struct platform_thread *t)
-{
-	t->running = false;
-	if (plat.placement != PLACEMENT_AUTO)
-		return;
-	look_dequeue(t);
-	if (!t->spread)
-		return;
-	if (now_ns() - t->resumed_ns >= AUTO_SHORT_NS)
-		t->short_runs = 0;
-	else if (++t->short_runs >= AUTO_REPIN_RUNS)
-		set_spread(t, false);
 }
 
 int platform_thread_new(struct platform_thread *parent, struct platform_thread **out)
@@ -772,8 +674,7 @@ int platform_thread_new(struct platform_thread *parent, struct platform_thread *
 	t->stub = parent->stub;
 	t->stub->threads++;
 	hash_add(t);
-	if (parent->spread)
-		set_spread(t, false); /* it inherited its creator's spread */
+	plat_place_new_thread(parent, t);
 	*out = t;
 	return 0;
 }
@@ -813,7 +714,7 @@ void platform_thread_release(struct platform_thread *t)
 		systrap_thread_release(t);
 		return;
 	}
-	look_dequeue(t);
+	plat_place_release(t);
 	unwatch(t);
 	hash_del(t);
 	if (!t->exited)
@@ -1067,12 +968,7 @@ void platform_blocked(struct platform_thread *t)
 int platform_resume(struct platform_thread *t, int sig)
 {
 	watch(t);
-	if (plat.placement == PLACEMENT_AUTO) {
-		t->resumed_ns = now_ns();
-		t->running = true;
-		if (!t->spread)
-			look_enqueue(t);
-	}
+	plat_place_resumed(t);
 	if (t->systrap)
 		return sig ? -EINVAL : systrap_resume(t);
 	return ptrace(PTRACE_SYSEMU, t->tid, 0, sig) ? -errno : 0;
@@ -1132,11 +1028,6 @@ struct platform_thread *plat_first_watched(void)
 void plat_unwatch(struct platform_thread *t)
 {
 	unwatch(t);
-}
-
-void plat_look_dequeue(struct platform_thread *t)
-{
-	look_dequeue(t);
 }
 
 void plat_hash_add(struct platform_thread *t)

@@ -99,8 +99,9 @@ int stub_filter_allowlist(const struct stub_filter_spec *spec, int fd)
 	 * the form stub.c makes it, naming its own area: a slot of the areas' memory file mapped
 	 * as an area (never slot 0, the page shared with the Sentry and every stub), the 8 bytes
 	 * of the area's `one` written to the Sentry's doorbell, a wait (no timeout) and a wake of
-	 * one on the area's state word, rt_sigreturn, and a new thread (its stack the top of its
-	 * area, its tid there) that takes its area's stack and only unblocks signals. */
+	 * one on the area's state word, rt_sigreturn, its own policy, and a new thread (its stack
+	 * the top of its area, its tid there) that takes its area's stack and only unblocks
+	 * signals. */
 	const uint64_t base = spec->stub_base;
 	if (spec->sysfd >= 0 &&
 	    ((err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 6, IN_AREA(0, base, 0),
@@ -120,6 +121,13 @@ int stub_filter_allowlist(const struct stub_filter_spec *spec, int fd)
 				     IN_AREA(0, base, offsetof(struct systrap_area, state)),
 				     SCMP_A1(SCMP_CMP_EQ, FUTEX_WAKE), SCMP_A2(SCMP_CMP_EQ, 1))) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigreturn), 0)) ||
+	     /* Its own thread's policy, SCHED_BATCH or back (platform/placement.c). */
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 3,
+				     SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A1(SCMP_CMP_EQ, SCHED_BATCH),
+				     IN_AREA(2, base, offsetof(struct systrap_area, args[5])))) ||
+	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 3,
+				     SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A1(SCMP_CMP_EQ, SCHED_OTHER),
+				     IN_AREA(2, base, offsetof(struct systrap_area, args[5])))) ||
 	     (err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sigaltstack), 2,
 				     IN_AREA(0, base, SYSTRAP_START_SS_OFF),
 				     SCMP_A1(SCMP_CMP_EQ, 0))) ||

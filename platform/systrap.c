@@ -25,6 +25,7 @@
 #include <linux/audit.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,7 +290,32 @@ static int wait_area(struct systrap_area *a, uint32_t from, struct platform_syst
 	}
 }
 
+static long inject(struct platform_thread *t, long nr, const long args[6]);
+
 long systrap_inject(struct platform_thread *t, long nr, const long args[6])
+{
+	plat_place_injected(t);
+	return inject(t, nr, args);
+}
+
+/* Stopped thread T's host scheduling policy: SCHED_BATCH (BATCH) or SCHED_OTHER. Only T can
+ * set its own (the Sentry's is refused: another user's thread, and CAP_SYS_NICE would have to
+ * be the initial namespace's), so its handler makes the call, with a zero priority read from
+ * its own area (the call's unused sixth argument). */
+int systrap_set_batch(struct platform_thread *t, bool batch)
+{
+	const long args[6] = {0,
+			      batch ? SCHED_BATCH : SCHED_OTHER,
+			      (long)(local_addr(t->local) + offsetof(struct systrap_area, args[5])),
+			      0,
+			      0,
+			      0};
+	long r = inject(t, SYS_sched_setscheduler, args);
+
+	return r < 0 ? (int)r : 0;
+}
+
+static long inject(struct platform_thread *t, long nr, const long args[6])
 {
 	struct systrap_area *a = t->area;
 	int err;
@@ -482,12 +508,7 @@ int systrap_thread_new(struct platform_thread *parent, struct platform_thread **
 		platform_thread_release(t);
 		return err ? err : -EIO;
 	}
-	if (parent->spread) {
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(plat.guest_cpu, &one);
-		sched_setaffinity(t->tid, sizeof(one), &one);
-	}
+	plat_place_new_thread(parent, t);
 	*out = t;
 	return 0;
 }
@@ -516,7 +537,7 @@ void systrap_thread_release(struct platform_thread *t)
 	struct platform_stub *stub = t->stub;
 	struct platform_systrap_stub *s = stub->sys;
 
-	plat_look_dequeue(t);
+	plat_place_release(t);
 	plat_unwatch(t);
 	plat_hash_del(t);
 	thread_unlink(t);
@@ -657,14 +678,21 @@ static unsigned char *frame_fpstate(struct platform_thread *t, size_t *len)
 	return fp;
 }
 
-/* A thread the Sentry let run that is not on the Sentry's CPU: its next event may come
- * within microseconds, sooner than a cross-CPU wake-up (tens of them here). */
-static bool any_elsewhere(void)
+/* Whether a thread the Sentry let run is not on the Sentry's CPU (its next event may come
+ * within microseconds, sooner than a cross-CPU wake-up: tens of them here), and whether one
+ * is (a spin would keep it from running: the spin yields the CPU instead). */
+static bool any_elsewhere(bool *any_here)
 {
-	for (struct platform_thread *t = plat_first_watched(); t; t = t->w_next)
-		if (t->spread || plat.guest_cpu != plat.sentry_cpu)
-			return true;
-	return false;
+	bool elsewhere = false;
+
+	*any_here = false;
+	for (struct platform_thread *t = plat_first_watched(); t; t = t->w_next) {
+		if (t->spread || t->away || plat.guest_cpu != plat.sentry_cpu)
+			elsewhere = true;
+		else
+			*any_here = true;
+	}
+	return elsewhere;
 }
 
 #define SPIN_NS 50000
@@ -695,11 +723,15 @@ int systrap_wait(struct platform_event *ev, bool block)
 	__atomic_store_n(&st.global->sentry_sleeping, 0, __ATOMIC_RELAXED);
 	if ((r = scan(ev)) != -EAGAIN)
 		return r;
-	if (any_elsewhere()) {
+	bool here;
+	if (any_elsewhere(&here)) {
 		uint64_t until = plat_now_ns() + SPIN_NS;
 		do {
-			for (int i = 0; i < 64; i++)
-				__builtin_ia32_pause();
+			if (here)
+				sched_yield();
+			else
+				for (int i = 0; i < 64; i++)
+					__builtin_ia32_pause();
 			if ((r = scan(ev)) != -EAGAIN)
 				return r;
 		} while (plat_now_ns() < until);
@@ -934,10 +966,13 @@ int systrap_resume(struct platform_thread *t)
  * run. */
 void systrap_blocked(struct platform_thread *t)
 {
-	uint32_t ev = SYSTRAP_EVENT;
+	uint32_t ev = SYSTRAP_EVENT, done = SYSTRAP_CMD_DONE;
 
-	__atomic_compare_exchange_n(&t->area->state, &ev, SYSTRAP_PARKED, false, __ATOMIC_RELEASE,
-				    __ATOMIC_RELAXED);
+	/* CMD_DONE: the Sentry made a call in the stub while it served the syscall. */
+	if (!__atomic_compare_exchange_n(&t->area->state, &ev, SYSTRAP_PARKED, false,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		__atomic_compare_exchange_n(&t->area->state, &done, SYSTRAP_PARKED, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 int systrap_interrupt(struct platform_thread *t)

@@ -308,6 +308,39 @@ static void futex_wait_via_gadget2(void)
 		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
 }
 
+/* Its own thread's policy, the priority read from its area (unmapped here: EFAULT). */
+static void batch_via_gadget2(void)
+{
+	if (via_gadget2(SYS_sched_setscheduler, 0, SCHED_BATCH,
+			AREA + offsetof(struct systrap_area, args[5]), 0) != -EFAULT)
+		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+static void normal_via_gadget2(void)
+{
+	if (via_gadget2(SYS_sched_setscheduler, 0, SCHED_OTHER,
+			AREA + offsetof(struct systrap_area, args[5]), 0) != -EFAULT)
+		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+/* Another thread's policy, a real-time one, the priority from the guest's own memory. */
+static void batch_other_thread_via_gadget2(void)
+{
+	via_gadget2(SYS_sched_setscheduler, 1, SCHED_BATCH,
+		    AREA + offsetof(struct systrap_area, args[5]), 0);
+}
+
+static void fifo_via_gadget2(void)
+{
+	via_gadget2(SYS_sched_setscheduler, 0, SCHED_FIFO,
+		    AREA + offsetof(struct systrap_area, args[5]), 0);
+}
+
+static void batch_priority_elsewhere_via_gadget2(void)
+{
+	via_gadget2(SYS_sched_setscheduler, 0, SCHED_BATCH, (long)&word, 0);
+}
+
 /* A futex of the guest's own memory, a wait with a timeout, a wake of all. */
 static void futex_wake_elsewhere_via_gadget2(void)
 {
@@ -552,6 +585,9 @@ static void test_the_handler_calls_are_pinned_to_their_own_form(void **state)
 	assert_int_equal(under_filter(mmap_sysfd_shared_page_via_gadget), TRAPPED);
 	assert_int_equal(under_filter(mmap_sysfd_elsewhere_via_gadget), TRAPPED);
 	assert_int_equal(under_filter(mmap_sysfd_executable_via_gadget), TRAPPED);
+	assert_int_equal(under_filter(batch_other_thread_via_gadget2), TRAPPED);
+	assert_int_equal(under_filter(fifo_via_gadget2), TRAPPED);
+	assert_int_equal(under_filter(batch_priority_elsewhere_via_gadget2), TRAPPED);
 	assert_int_equal(under(STACKED, block_via_gadget2), TRAPPED);
 	assert_int_equal(under(STACKED, unblock_all_via_gadget2), ALLOWED);
 	systrap = false;
@@ -567,6 +603,8 @@ static void test_the_seccomp_platform_rows(void **state)
 	assert_int_equal(under_filter(mmap_sysfd_via_gadget), ALLOWED);
 	assert_int_equal(under_filter(futex_wait_via_gadget2), ALLOWED);
 	assert_int_equal(under_filter(unblock_all_via_gadget2), ALLOWED);
+	assert_int_equal(under_filter(batch_via_gadget2), ALLOWED);
+	assert_int_equal(under_filter(normal_via_gadget2), ALLOWED);
 	/* Refused calls trap to the handler (the Sentry answers SIGSEGV), not kill. */
 	assert_int_equal(under_filter(ring_doorbell_short_via_gadget2), TRAPPED);
 	assert_int_equal(under_filter(write_stdout_via_gadget2), TRAPPED);
@@ -579,6 +617,7 @@ static void test_the_seccomp_platform_rows(void **state)
 	assert_int_equal(under_filter(ring_doorbell_via_gadget2), KILLED);
 	assert_int_equal(under_filter(mmap_sysfd_via_gadget), KILLED);
 	assert_int_equal(under_filter(futex_wake_via_gadget2), KILLED);
+	assert_int_equal(under_filter(batch_via_gadget2), KILLED);
 }
 
 /* The programs the build compiled, with a start's descriptors and addresses put in, are

@@ -88,7 +88,8 @@ static const char usage[] =
     "  --cpus N              number of CPUs the guest sees, 1.." MAX_CPUS_STR
     " (default: the host's)\n"
     "  --placement P         where guest threads run: auto (default: on the Sentry's CPU while\n"
-    "                        they make syscalls, on any CPU while they compute), same, other\n"
+    "                        they make syscalls, on the other CPU on trial while that is\n"
+    "                        faster (seccomp), on any CPU while they compute), same, other\n"
     "  --platform P          how guest syscalls are caught: seccomp (default where the CPU has\n"
     "                        FSGSBASE: a SIGSYS handled in the guest's address space, no\n"
     "                        ptrace stop) or ptrace (a ptrace stop per syscall)\n"

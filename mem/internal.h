@@ -192,6 +192,8 @@ const uint8_t *memfile_slot_golden_id(void);
 /* Opens the images S refers to and checks that each is the one named (its memory id). */
 int store_open_refs(struct store *s, char **err);
 void store_close(struct store *s);
+/* The first chunk of S (its chunks are in address order) that ends after OFF. */
+uint64_t store_chunk_after(const struct store *s, uint64_t off);
 /* Closes the data files of S and of the images it refers to, keeping the index. */
 void store_close_files(struct store *s);
 

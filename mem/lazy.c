@@ -126,22 +126,6 @@ static int64_t find_chunk(uint64_t off)
 	return -1;
 }
 
-/* The first chunk ending after OFF. */
-static uint64_t first_chunk_after(uint64_t off)
-{
-	uint64_t lo = 0, hi = lz.s.nch;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		const struct chunk *c = &lz.s.ch[mid];
-		if (c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Places LEN bytes at file offset OFF from SRC, skipping pages already there. Called with the
  * lock held. */
 static void place(uint64_t off, const uint8_t *src, uint64_t len)
@@ -572,7 +556,7 @@ void memfile_lazy_ensure(uint64_t off, uint64_t len)
 		pthread_mutex_unlock(&lz.lock);
 		return;
 	}
-	uint64_t k = first_chunk_after(off), nch = lz.s.nch;
+	uint64_t k = store_chunk_after(&lz.s, off), nch = lz.s.nch;
 	pthread_mutex_unlock(&lz.lock);
 	/* The index does not change while loading; the lock guards its end (finish). */
 	for (; k < nch; k++) {

@@ -258,8 +258,7 @@ static int save_runs(struct save_job *j, int w, struct worker_state *ws, struct 
 	return 0;
 }
 
-/* The first chunk of S that ends after OFF. */
-static uint64_t chunk_after(const struct store *s, uint64_t off)
+uint64_t store_chunk_after(const struct store *s, uint64_t off)
 {
 	uint64_t lo = 0, hi = s->nch;
 
@@ -289,7 +288,7 @@ static bool item_dirty(const struct save_job *j, const struct item *it, uint64_t
 static int compare_item(struct save_job *j, struct worker_state *ws, struct item *it)
 {
 	const struct store *ps = j->parent;
-	uint64_t p = it->off, end = it->off + it->len, k = chunk_after(ps, p);
+	uint64_t p = it->off, end = it->off + it->len, k = store_chunk_after(ps, p);
 
 	it->differs = 0;
 	for (; p < end; p += MEMFILE_PAGE) {
@@ -331,7 +330,7 @@ static int compare_item(struct save_job *j, struct worker_state *ws, struct item
 static void refine_item(const struct save_job *j, struct item *it)
 {
 	const struct store *ps = j->parent;
-	uint64_t end = it->off + it->len, k = chunk_after(ps, it->off);
+	uint64_t end = it->off + it->len, k = store_chunk_after(ps, it->off);
 
 	it->differs = 0;
 	for (uint64_t p = it->off; p < end; p += MEMFILE_PAGE) {
@@ -363,7 +362,7 @@ static void refine_item(const struct save_job *j, struct item *it)
 static int save_item_parent(struct save_job *j, int w, struct worker_state *ws, struct item *it)
 {
 	const struct store *ps = j->parent;
-	uint64_t p = it->off, end = it->off + it->len, k = chunk_after(ps, p);
+	uint64_t p = it->off, end = it->off + it->len, k = store_chunk_after(ps, p);
 	int e;
 
 	if (j->compare && (e = compare_item(j, ws, it)))

@@ -487,16 +487,7 @@ static int protect_lazy(const struct tspace *sp, const struct memfile_space_rang
 	if (holes.overflow || (first && !g))
 		return protect_file(sp, r, at, end);
 	if (first) {
-		/* The first chunk that ends after AT; the chunks are in address order. */
-		uint64_t lo = 0, hi = g->nch;
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2;
-			if (g->ch[mid].mem_off + (uint64_t)g->ch[mid].pages * MEMFILE_PAGE <= at)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (uint64_t k = lo; k < g->nch && at < end && !e; k++) {
+		for (uint64_t k = store_chunk_after(g, at); k < g->nch && at < end && !e; k++) {
 			uint64_t cs = g->ch[k].mem_off;
 			uint64_t ce = cs + (uint64_t)g->ch[k].pages * MEMFILE_PAGE;
 			if (cs > at)

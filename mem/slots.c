@@ -104,22 +104,6 @@ static int golden_open(const char *path, struct golden *g, char **err)
 	return 0;
 }
 
-/* The first chunk of G that ends after OFF. */
-static uint64_t golden_chunk_after(const struct golden *g, uint64_t off)
-{
-	uint64_t lo = 0, hi = g->st.nch;
-
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		const struct chunk *c = &g->st.ch[mid];
-		if (c->mem_off + (uint64_t)c->pages * MEMFILE_PAGE <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static int write_all(int fd, const uint8_t *src, uint64_t a, uint64_t b)
 {
 	while (a < b) {
@@ -139,7 +123,7 @@ static int golden_fill(const struct golden *g, int fd, uint64_t off, uint64_t le
 	uint64_t end = off + len;
 	int e = 0;
 
-	for (uint64_t k = golden_chunk_after(g, off);
+	for (uint64_t k = store_chunk_after(&g->st, off);
 	     !e && k < g->st.nch && g->st.ch[k].mem_off < end; k++) {
 		const struct chunk *c = &g->st.ch[k];
 		uint64_t a = c->mem_off > off ? c->mem_off : off;
@@ -154,7 +138,7 @@ static int golden_fill(const struct golden *g, int fd, uint64_t off, uint64_t le
  * where it has none. */
 static int slot_reset_range(const struct golden *g, int fd, uint64_t off, uint64_t len)
 {
-	uint64_t at = off, end = off + len, k = golden_chunk_after(g, off);
+	uint64_t at = off, end = off + len, k = store_chunk_after(&g->st, off);
 	int e = 0;
 
 	while (!e && at < end) {

@@ -422,6 +422,11 @@ static int parse_linux(const struct json *l, struct oci_spec *s, char *err, size
 				   "the sandbox has its own",
 				   type, path->str);
 	}
+	if ((v = json_get(l, "seccomp")) && !json_is(v, JSON_NULL)) {
+		if (!json_is(v, JSON_OBJECT))
+			return bad(err, size, "linux.seccomp must be an object");
+		s->seccomp = v;
+	}
 	s->memory_limit = s->pids_limit = -1;
 	if ((v = json_get(json_get(r, "memory"), "limit"))) {
 		int64_t n;

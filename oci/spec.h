@@ -82,6 +82,7 @@ struct oci_spec {
 	int64_t memory_limit;		/* bytes; -1 when none */
 	int64_t pids_limit;		/* -1 when none */
 	const struct json *annotations; /* an object of strings, or NULL */
+	const struct json *seccomp;	/* linux.seccomp (oci/seccomp.h compiles it), or NULL */
 };
 
 /* Parses config.json text TEXT (LEN bytes) into S. 0, or -1 with the reason in ERR. */

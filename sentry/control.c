@@ -377,11 +377,15 @@ static int split_strings(char *p, size_t len, char **v, int max)
 /* "exec LEN" and LEN bytes of NUL-terminated strings — uid, gid, cwd ("" for /), the
  * supplementary groups (decimal, comma-separated), no_new_privs (0, 1, or -1 for init's),
  * the capability sets ("" for init's, or five hexadecimal sets: bounding, effective,
- * permitted, inheritable, ambient, colon-separated), argc, the arguments, the environment —
+ * permitted, inheritable, ambient, colon-separated), the seccomp program the process starts
+ * filtered by ("" for none, or '0' or '1' for SECCOMP_FILTER_FLAG_LOG and then 16 hexadecimal
+ * digits per instruction, each a struct sock_filter's 8 bytes as a little-endian number), argc,
+ * the arguments, the environment —
  * with the new process's stdin, stdout and stderr (SCM_RIGHTS). HAVE bytes of the payload came
  * with the request line. The answer is "pid PID" once the process runs, then "exit STATUS"
  * when it ends (the connection is kept until then: true), or "error MESSAGE". */
-#define EXEC_FIELDS 7	   /* before the arguments */
+#define EXEC_FIELDS 8	   /* before the arguments */
+#define EXEC_MAX_INSNS 4096 /* BPF_MAXINSNS */
 #define EXEC_MAX_GROUPS 64 /* as an OCI process's additionalGids */
 
 /* The comma-separated gids of TEXT into GROUPS (at most MAX): how many, or -1. */
@@ -413,11 +417,42 @@ static bool parse_caps(const char *text, struct caps_sets *c)
 	return true;
 }
 
+/* TEXT, a seccomp program as the request spells it, into *PROG (malloc'd, or NULL when TEXT is
+ * empty), *LEN and *LOG: false when it is malformed. Its instructions are checked as any
+ * guest's filter is when the process gets it. */
+static bool parse_seccomp(const char *text, uint64_t **prog, unsigned int *len, bool *log)
+{
+	size_t n = strlen(text);
+
+	*prog = NULL;
+	*len = 0;
+	if (!n)
+		return true;
+	if ((text[0] != '0' && text[0] != '1') || (n - 1) % 16 || n == 1 ||
+	    (n - 1) / 16 > EXEC_MAX_INSNS || !(*prog = malloc((n - 1) / 2)))
+		return false;
+	*log = text[0] == '1';
+	*len = (unsigned int)((n - 1) / 16);
+	for (unsigned int i = 0; i < *len; i++) {
+		char digits[17], *end;
+		memcpy(digits, text + 1 + 16 * (size_t)i, 16);
+		digits[16] = 0;
+		(*prog)[i] = strtoull(digits, &end, 16);
+		if (*end || digits[0] == '-' || digits[0] == '+' || digits[0] == ' ') {
+			free(*prog);
+			*prog = NULL;
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, const int *fds,
 		       int nfds)
 {
 	unsigned long len;
 	char *buf = NULL, **v = NULL, msg[512];
+	uint64_t *prog = NULL; /* the seccomp program it starts with */
 	size_t got;
 	bool keep = false;
 
@@ -451,13 +486,15 @@ static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, 
 	char *end;
 	gid_t groups[EXEC_MAX_GROUPS];
 	struct caps_sets caps;
+	unsigned int nprog = 0;
+	bool log = false;
 	if (n < EXEC_FIELDS + 1 || (uid = strtoul(v[0], &end, 10), *end) || uid > 0xfffffffeUL ||
 	    (gid = strtoul(v[1], &end, 10), *end) || gid > 0xfffffffeUL ||
 	    (v[2][0] && v[2][0] != '/') ||
 	    (ngroups = parse_groups(v[3], groups, EXEC_MAX_GROUPS)) < 0 ||
 	    (nnp = strtol(v[4], &end, 10), *end) || nnp < -1 || nnp > 1 ||
-	    (v[5][0] && !parse_caps(v[5], &caps)) || (argc = atoi(v[6])) < 1 ||
-	    argc > n - EXEC_FIELDS) {
+	    (v[5][0] && !parse_caps(v[5], &caps)) || !parse_seccomp(v[6], &prog, &nprog, &log) ||
+	    (argc = atoi(v[7])) < 1 || argc > n - EXEC_FIELDS) {
 		reply(fd, "error bad request\n");
 		goto out;
 	}
@@ -481,6 +518,9 @@ static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, 
 				 .ngroups = ngroups,
 				 .no_new_privs = (int)nnp,
 				 .caps = v[5][0] ? &caps : NULL,
+				 .seccomp_prog = prog,
+				 .seccomp_len = nprog,
+				 .seccomp_log = log,
 				 .stdio = {fds[0], fds[1], fds[2]}};
 	pid_t pid;
 	int r = kernel_spawn(&s, &pid, msg, sizeof(msg));
@@ -495,6 +535,7 @@ static bool serve_exec(int fd, const char *req, const char *have, size_t nhave, 
 	reply(fd, "pid %d\n", (int)pid);
 	keep = true;
 out:
+	free(prog);
 	free(v);
 	free(buf);
 	return keep;
@@ -1254,6 +1295,13 @@ int control_exec(const char *path, const struct kernel_spawn *s, int pid_fd)
 		fprintf(f, "%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64,
 			s->caps->bounding, s->caps->effective, s->caps->permitted,
 			s->caps->inheritable, s->caps->ambient);
+	fputc(0, f);
+	if (s->seccomp_len) {
+		const uint64_t *insns = s->seccomp_prog;
+		fputc(s->seccomp_log ? '1' : '0', f);
+		for (unsigned int i = 0; i < s->seccomp_len; i++)
+			fprintf(f, "%016" PRIx64, insns[i]);
+	}
 	fprintf(f, "%c%d%c", 0, argc, 0);
 	for (int i = 0; i < argc; i++)
 		fprintf(f, "%s%c", s->argv[i], 0);

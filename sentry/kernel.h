@@ -88,6 +88,11 @@ struct kernel_config {
 	bool umask_set;
 	mode_t umask;
 	bool no_new_privs; /* init starts with no_new_privs set (process.noNewPrivileges) */
+	/* A seccomp program init starts filtered by (an OCI bundle's linux.seccomp): SECCOMP_LEN
+	 * instructions of struct sock_filter's layout, or none. */
+	const void *seccomp_prog;
+	unsigned int seccomp_len;
+	bool seccomp_log; /* SECCOMP_FILTER_FLAG_LOG */
 	/* process.capabilities: init's sets before its first exec, and the default of an exec
 	 * request that names none; NULL: every capability. */
 	const struct caps_sets *caps;
@@ -130,6 +135,9 @@ struct kernel_spawn {
 	int ngroups;
 	int no_new_privs;	      /* 0 or 1; -1: as init was configured */
 	const struct caps_sets *caps; /* or NULL: init's configured sets */
+	const void *seccomp_prog;     /* as kernel_config's: the filter it starts with, or none */
+	unsigned int seccomp_len;
+	bool seccomp_log;
 	int stdio[3];
 };
 /* Starts S in the sandbox: its pid in *PID, or a negative errno with MSG saying why. */

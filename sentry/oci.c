@@ -34,6 +34,7 @@
 #include "common/limits.h"
 #include "oci/json.h"
 #include "oci/spec.h"
+#include "oci/seccomp.h"
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
@@ -353,6 +354,7 @@ struct mapped {
 	struct kernel_fsmount *fsmounts;
 	struct kernel_rlimit rlimits[OCI_MAX_RLIMITS];
 	struct caps_sets caps;
+	struct oci_bpf seccomp;
 	char *rootfs;
 };
 
@@ -408,6 +410,16 @@ static int map_spec(const struct oci_spec *s, const char *bundle, const char *id
 						       s->rlimits[i].hard};
 	cfg->rlimits = m->rlimits;
 	cfg->nrlimits = (int)s->nrlimits;
+	/* linux.seccomp: init starts filtered by it, as runc installs it just before it runs
+	 * the process; the guest sees a filter of its own (Seccomp: 2 in /proc/PID/status). */
+	if (s->seccomp) {
+		char err[256];
+		if (oci_seccomp_compile(s->seccomp, &m->seccomp, err, sizeof(err)))
+			return oci_fail("%s", err);
+		cfg->seccomp_prog = m->seccomp.insns;
+		cfg->seccomp_len = m->seccomp.len;
+		cfg->seccomp_log = m->seccomp.log;
+	}
 	cfg->hostname = s->hostname;
 	cfg->root_readonly = s->root_readonly;
 	cfg->placement = PLACEMENT_AUTO;
@@ -1165,21 +1177,25 @@ static int cmd_exec(int argc, char **argv)
 		return oci_fail("exec: the working directory must be absolute, got %s", cwd), 2;
 	if (ctr_load(id, &ctr))
 		return 1;
-	/* --cap adds to the process's bounding, effective and permitted sets, and to its ambient
-	 * set when it has inheritable ones (as runc's exec does); the sets it adds to are the
-	 * --process file's, or else the container's own process's. */
+	/* The container's config: its linux.seccomp filters every process exec'd into it too
+	 * (as runc's exec installs it), and --cap adds to the process's bounding, effective and
+	 * permitted sets, and to its ambient set when it has inheritable ones (as runc's exec
+	 * does); the sets it adds to are the --process file's, or else the container's own
+	 * process's. */
+	struct oci_spec cs = {0};
+	struct oci_bpf filter = {0};
+	if (oci_spec_load(ctr.bundle, &cs, err, sizeof(err)) ||
+	    (cs.seccomp && oci_seccomp_compile(cs.seccomp, &filter, err, sizeof(err)))) {
+		oci_spec_free(&cs);
+		ctr_free(&ctr);
+		return oci_fail("exec: %s", err);
+	}
 	if (add_caps && !ps.has_caps) {
-		struct oci_spec cs = {0};
-		if (oci_spec_load(ctr.bundle, &cs, err, sizeof(err))) {
-			oci_spec_free(&cs);
-			ctr_free(&ctr);
-			return oci_fail("exec: %s", err);
-		}
 		ps.has_caps = true;
 		caps = cs.has_caps ? spec_caps(&cs)
 				   : (struct caps_sets){CAPS_ALL, CAPS_ALL, CAPS_ALL, 0, 0};
-		oci_spec_free(&cs);
 	}
+	oci_spec_free(&cs);
 	if (add_caps) {
 		caps.bounding |= add_caps;
 		caps.effective |= add_caps;
@@ -1196,6 +1212,9 @@ static int cmd_exec(int argc, char **argv)
 				     .ngroups = ngroups,
 				     .no_new_privs = nnp,
 				     .caps = ps.has_caps ? &caps : NULL,
+				     .seccomp_prog = filter.insns,
+				     .seccomp_len = filter.len,
+				     .seccomp_log = filter.log,
 				     .stdio = {0, 1, 2}};
 	const char *status = ctr_status(&ctr);
 	/* In a paused container (--ignore-paused) the process starts frozen, as with runc. */

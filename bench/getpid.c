@@ -33,8 +33,8 @@ static int install_filter(long k)
 		f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 						    offsetof(struct seccomp_data, nr));
 		for (long i = 1; i < k - 2; i++) /* never getpid: each is tried */
-			f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-							    1000 + i, k - 2 - i, 0);
+			f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1000 + i,
+							    k - 2 - i, 0);
 		f[k - 2] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		f[k - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1);
 	}

@@ -256,7 +256,8 @@ uint32_t gseccomp_run(const struct seccomp_filter *f, const struct seccomp_data_
 			break;
 		case BPF_ALU | BPF_DIV | BPF_X:
 			if (!x)
-				return 0; /* classic BPF: a division by zero ends the program with 0 */
+				return 0; /* classic BPF: a division by zero ends the program with 0
+					   */
 			a /= x;
 			break;
 		case BPF_ALU | BPF_AND | BPF_K:
@@ -406,7 +407,8 @@ bool gseccomp_allows(struct task *t, unsigned long ip, long *ret)
 	uint32_t verdict = SECCOMP_RET_ALLOW;
 	for (const struct seccomp_filter *f = t->seccomp.filter; f; f = f->prev) {
 		uint32_t r = gseccomp_run(f, &sd);
-		if ((int32_t)(r & SECCOMP_RET_ACTION_FULL) < (int32_t)(verdict & SECCOMP_RET_ACTION_FULL))
+		if ((int32_t)(r & SECCOMP_RET_ACTION_FULL) <
+		    (int32_t)(verdict & SECCOMP_RET_ACTION_FULL))
 			verdict = r;
 	}
 	uint32_t data = verdict & SECCOMP_RET_DATA;
@@ -431,7 +433,7 @@ bool gseccomp_allows(struct task *t, unsigned long ip, long *ret)
 		*ret = t->sc.nr;
 		return false;
 	}
-	case SECCOMP_RET_TRACE: /* no tracer can exist (ptrace(2) traces no one): as Linux */
+	case SECCOMP_RET_TRACE:	     /* no tracer can exist (ptrace(2) traces no one): as Linux */
 	case SECCOMP_RET_USER_NOTIF: /* no filter has a listener (NEW_LISTENER is ENOSYS) */
 		*ret = -ENOSYS;
 		return false;
@@ -529,8 +531,7 @@ static long set_mode_filter(struct task *t, unsigned int flags, unsigned long ua
 		return -EACCES;
 	if (!fprog.filter)
 		return -EINVAL;
-	struct seccomp_filter *f =
-	    calloc(1, sizeof(*f) + fprog.len * sizeof(struct seccomp_insn));
+	struct seccomp_filter *f = calloc(1, sizeof(*f) + fprog.len * sizeof(struct seccomp_insn));
 	if (!f)
 		return -ENOMEM;
 	f->refs = 1;
@@ -672,7 +673,8 @@ void *gseccomp_filter_load(struct dec *d)
 	unsigned long total = 0;
 	for (const struct seccomp_filter *w = f; w; w = w->prev)
 		total += w->len + 4;
-	if (dec_ok(d) && (gseccomp_check_prog(f->insns, f->len) || total > SECCOMP_MAX_PATH_INSNS + 4))
+	if (dec_ok(d) &&
+	    (gseccomp_check_prog(f->insns, f->len) || total > SECCOMP_MAX_PATH_INSNS + 4))
 		dec_fail(d, "bad seccomp filter");
 	if (!dec_ok(d)) {
 		gseccomp_put(f);

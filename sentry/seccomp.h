@@ -47,8 +47,8 @@ struct task_seccomp {
 	struct seccomp_filter *filter;
 };
 
-#define SECCOMP_MAX_INSNS 4096	       /* BPF_MAXINSNS */
-#define SECCOMP_MAX_PATH_INSNS 32768   /* MAX_INSNS_PER_PATH: a chain's total, 4 per filter more */
+#define SECCOMP_MAX_INSNS 4096	     /* BPF_MAXINSNS */
+#define SECCOMP_MAX_PATH_INSNS 32768 /* MAX_INSNS_PER_PATH: a chain's total, 4 per filter more */
 
 /* Checks a program as Linux does before it installs one: 0, or -EINVAL. */
 int gseccomp_check_prog(const struct seccomp_insn *insns, unsigned int len);

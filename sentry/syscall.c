@@ -120,10 +120,11 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(set_robust_list, "pu",
 	    "the list is recorded but not walked when a thread dies (no FUTEX_OWNER_DIED)"),
     NOSYS(rseq, "pxxx", "restartable sequences are not offered: glibc and musl run without them"),
-    PARTIAL(prctl, "dxxxx",
-	    "PR_SET/GET_NAME, PR_SET/GET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET/GET_CHILD_SUBREAPER, "
-	    "PR_SET/GET_PDEATHSIG, PR_SET/GET_SECCOMP and the capability options; other options "
-	    "are EINVAL"),
+    PARTIAL(
+	prctl, "dxxxx",
+	"PR_SET/GET_NAME, PR_SET/GET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET/GET_CHILD_SUBREAPER, "
+	"PR_SET/GET_PDEATHSIG, PR_SET/GET_SECCOMP and the capability options; other options "
+	"are EINVAL"),
     PARTIAL(seccomp, "dxp",
 	    "strict mode and filters (evaluated by the Sentry, docs/seccomp.md); "
 	    "SECCOMP_FILTER_FLAG_NEW_LISTENER (user notification) is ENOSYS, so RET_USER_NOTIF "

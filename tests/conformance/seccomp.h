@@ -56,8 +56,14 @@ struct seccomp_notif_sizes {
 #define BPF_K 0x00
 #define BPF_X 0x08
 #define BPF_A 0x10
-#define BPF_STMT(code, k) {(unsigned short)(code), 0, 0, k}
-#define BPF_JUMP(code, k, jt, jf) {(unsigned short)(code), jt, jf, k}
+#define BPF_STMT(code, k)                                                                          \
+	{                                                                                          \
+		(unsigned short)(code), 0, 0, k                                                    \
+	}
+#define BPF_JUMP(code, k, jt, jf)                                                                  \
+	{                                                                                          \
+		(unsigned short)(code), jt, jf, k                                                  \
+	}
 #define SECCOMP_MODE_STRICT 1
 #define SECCOMP_MODE_FILTER 2
 #define SECCOMP_SET_MODE_STRICT 0
@@ -144,7 +150,7 @@ static inline long sc_status_field(const char *path, const char *field)
 /* /proc is there (always in the sandbox; natively only if the rootfs has it mounted). */
 #define CHECK_STATUS(path, field, want)                                                            \
 	do {                                                                                       \
-		if (in_sandbox() || access("/proc/self/status", R_OK) == 0)                       \
+		if (in_sandbox() || access("/proc/self/status", R_OK) == 0)                        \
 			CHECK_EQ(sc_status_field((path), (field)), (want));                        \
 	} while (0)
 

@@ -141,9 +141,8 @@ int main(void)
 	CHECK_ERR(sc_seccomp(SECCOMP_SET_MODE_STRICT, 0, &act), EINVAL);
 	CHECK_ERR(prctl(PR_SET_SECCOMP, 3, 0, 0, 0), EINVAL);
 	static const unsigned int known[] = {
-	    SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_KILL_THREAD, SECCOMP_RET_TRAP,
-	    SECCOMP_RET_ERRNO,	      SECCOMP_RET_USER_NOTIF,  SECCOMP_RET_TRACE,
-	    SECCOMP_RET_LOG,	      SECCOMP_RET_ALLOW,
+	    SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_KILL_THREAD, SECCOMP_RET_TRAP, SECCOMP_RET_ERRNO,
+	    SECCOMP_RET_USER_NOTIF,   SECCOMP_RET_TRACE,       SECCOMP_RET_LOG,	 SECCOMP_RET_ALLOW,
 	};
 	for (unsigned int i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		act = known[i];

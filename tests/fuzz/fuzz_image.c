@@ -24,7 +24,7 @@
 #include "tests/fuzz/sandbox.h"
 
 static const char *const sections[] = {
-    "kernel",	   "memory",   "mobjs", "vfs",	   "dentries", "files",	  "file-links", "fdtables",
+    "kernel",	   "memory",   "mobjs", "vfs",	   "dentries", "files", "file-links", "fdtables",
     "fs-contexts", "sighands", "mms",	"seccomp", "tasks",    "locks", "evicted",
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))

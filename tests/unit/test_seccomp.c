@@ -17,8 +17,14 @@
 #include "sentry/seccomp.h"
 #include "state/codec.h"
 
-#define S(c, k) {(uint16_t)(c), 0, 0, (k)}
-#define J(c, k, t, f) {(uint16_t)(c), (t), (f), (k)}
+#define S(c, k)                                                                                    \
+	{                                                                                          \
+		(uint16_t)(c), 0, 0, (k)                                                           \
+	}
+#define J(c, k, t, f)                                                                              \
+	{                                                                                          \
+		(uint16_t)(c), (t), (f), (k)                                                       \
+	}
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static struct seccomp_filter *make(const struct seccomp_insn *p, unsigned int n,
@@ -42,17 +48,17 @@ static void test_the_checker_refuses_what_linux_refuses(void **state)
 		struct seccomp_insn p[3];
 		unsigned int n;
 	} bad[] = {
-	    {{J(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0), ret}, 2},	      /* jump past the end */
-	    {{S(BPF_JMP | BPF_JA, 1), ret}, 2},			      /* likewise */
-	    {{S(BPF_LD | BPF_B | BPF_ABS, 0), ret}, 2},		      /* not a seccomp load */
-	    {{S(BPF_ALU | BPF_MOD | BPF_X, 0), ret}, 2},	      /* MOD: not for seccomp */
-	    {{S(BPF_LD | BPF_W | BPF_ABS, 2), ret}, 2},		      /* misaligned */
-	    {{S(BPF_LD | BPF_W | BPF_ABS, 64), ret}, 2},	      /* past seccomp_data */
-	    {{S(BPF_ALU | BPF_DIV | BPF_K, 0), ret}, 2},	      /* by a constant zero */
-	    {{S(BPF_ALU | BPF_RSH | BPF_K, 32), ret}, 2},	      /* shift too far */
-	    {{S(BPF_LDX | BPF_MEM, 0), ret}, 2},		      /* read before a write */
-	    {{S(BPF_ST, 16), ret}, 2},				      /* no such cell */
-	    {{ret, S(BPF_LD | BPF_IMM, 0)}, 2},			      /* no RET at the end */
+	    {{J(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0), ret}, 2}, /* jump past the end */
+	    {{S(BPF_JMP | BPF_JA, 1), ret}, 2},		       /* likewise */
+	    {{S(BPF_LD | BPF_B | BPF_ABS, 0), ret}, 2},	       /* not a seccomp load */
+	    {{S(BPF_ALU | BPF_MOD | BPF_X, 0), ret}, 2},       /* MOD: not for seccomp */
+	    {{S(BPF_LD | BPF_W | BPF_ABS, 2), ret}, 2},	       /* misaligned */
+	    {{S(BPF_LD | BPF_W | BPF_ABS, 64), ret}, 2},       /* past seccomp_data */
+	    {{S(BPF_ALU | BPF_DIV | BPF_K, 0), ret}, 2},       /* by a constant zero */
+	    {{S(BPF_ALU | BPF_RSH | BPF_K, 32), ret}, 2},      /* shift too far */
+	    {{S(BPF_LDX | BPF_MEM, 0), ret}, 2},	       /* read before a write */
+	    {{S(BPF_ST, 16), ret}, 2},			       /* no such cell */
+	    {{ret, S(BPF_LD | BPF_IMM, 0)}, 2},		       /* no RET at the end */
 	    {{J(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1), S(BPF_ST, 1), S(BPF_LD | BPF_MEM, 1)}, 3},
 	    /* (the last: M[1] is unwritten on the jump's false path, and there is no RET) */
 	};
@@ -113,15 +119,14 @@ static void test_the_interpreter_computes_classic_bpf(void **state)
 	gseccomp_put(f);
 
 	/* A division by X = 0 ends the program with 0; shifts by X use its low five bits. */
-	const struct seccomp_insn div[] = {
-	    S(BPF_LD | BPF_IMM, 64), S(BPF_LDX | BPF_IMM, 0), S(BPF_ALU | BPF_DIV | BPF_X, 0),
-	    S(BPF_RET | BPF_K, 9)};
+	const struct seccomp_insn div[] = {S(BPF_LD | BPF_IMM, 64), S(BPF_LDX | BPF_IMM, 0),
+					   S(BPF_ALU | BPF_DIV | BPF_X, 0), S(BPF_RET | BPF_K, 9)};
 	f = make(div, N(div), NULL);
 	assert_int_equal(gseccomp_run(f, &sd), 0);
 	gseccomp_put(f);
-	const struct seccomp_insn shift[] = {
-	    S(BPF_LD | BPF_IMM, 1), S(BPF_LDX | BPF_IMM, 33), S(BPF_ALU | BPF_LSH | BPF_X, 0),
-	    S(BPF_RET | BPF_A, 0)};
+	const struct seccomp_insn shift[] = {S(BPF_LD | BPF_IMM, 1), S(BPF_LDX | BPF_IMM, 33),
+					     S(BPF_ALU | BPF_LSH | BPF_X, 0),
+					     S(BPF_RET | BPF_A, 0)};
 	f = make(shift, N(shift), NULL);
 	assert_int_equal(gseccomp_run(f, &sd), 2);
 	gseccomp_put(f);
@@ -131,10 +136,9 @@ static void test_a_chain_round_trips_once_per_filter(void **state)
 {
 	(void)state;
 	const struct seccomp_insn a[] = {S(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
-	const struct seccomp_insn b[] = {S(BPF_LD | BPF_W | BPF_ABS, 0),
-					 J(BPF_JMP | BPF_JEQ | BPF_K, 39, 0, 1),
-					 S(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1),
-					 S(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+	const struct seccomp_insn b[] = {
+	    S(BPF_LD | BPF_W | BPF_ABS, 0), J(BPF_JMP | BPF_JEQ | BPF_K, 39, 0, 1),
+	    S(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 1), S(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
 	struct seccomp_filter *old = make(a, 1, NULL);
 	struct seccomp_filter *new = make(b, 4, gseccomp_get(old));
 	struct ckpt_refs *save = ckpt_refs_new(), *load = ckpt_refs_new();

@@ -61,7 +61,7 @@ struct seccomp_filter *gseccomp_get(struct seccomp_filter *f);
 void gseccomp_put(struct seccomp_filter *f);
 /* Child C of T starts with T's mode and filters (fork, clone, and threads alike). */
 void gseccomp_fork(struct task *c, const struct task *t);
-/* Drops T's filters (its release). */
+/* Drops T's filters (its release: a zombie keeps its mode and count, for /proc). */
 void gseccomp_release(struct task *t);
 
 /* T entered the syscall in t->sc from IP (the address after the instruction, or the vsyscall

@@ -152,7 +152,14 @@ int main(int argc, char **argv)
 		_exit(check_failures ? 1 : 0);
 	}
 	close(go[0]);
+	/* And a zombie that had them. */
+	pid_t zombie = fork();
+	if (zombie == 0)
+		_exit(0);
+	siginfo_t zi;
+	CHECK_EQ(waitid(P_PID, zombie, &zi, WEXITED | WNOWAIT), 0);
 	maybe_save();
+	CHECK_EQ(wait_child(zombie), 0);
 	check_inherited(n);
 	CHECK_EQ(write(go[1], "x", 1), 1);
 	close(go[1]);

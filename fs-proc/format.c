@@ -273,7 +273,8 @@ void procfs_fmt_status(struct kernfs_buf *b, const struct procinfo_task *t, int 
 	hex_line(b, "CapBnd", t->cap_bnd);
 	hex_line(b, "CapAmb", t->cap_amb);
 	num_line(b, "NoNewPrivs", t->no_new_privs ? 1 : 0);
-	kernfs_buf_puts(b, "Seccomp:\t0\nSeccomp_filters:\t0\n");
+	num_line(b, "Seccomp", t->seccomp_mode);
+	num_line(b, "Seccomp_filters", t->seccomp_filters);
 	kernfs_buf_puts(b, "Speculation_Store_Bypass:\tthread vulnerable\n"
 			   "SpeculationIndirectBranch:\tconditional enabled\n");
 	kernfs_buf_puts(b, "Cpus_allowed:\t");

@@ -61,6 +61,8 @@ struct procinfo_task {
 	uint64_t cpus_allowed[CPU_MASK_WORDS]; /* of --cpus CPUs */
 	int umask;
 	bool no_new_privs;
+	int seccomp_mode;	      /* 0, 1 strict, 2 filter */
+	unsigned int seccomp_filters; /* the filters in its chain */
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 	int oom_score_adj;
 	struct {

@@ -797,16 +797,17 @@ int systrap_syscall_info(struct platform_thread *t, struct platform_syscall *sc)
 	if (!si || !uc || !t->at_syscall)
 		return -EINVAL;
 	const greg_t *g = uc->uc_mcontext.gregs;
+	static const int native_regs[6] = {REG_RDI, REG_RSI, REG_RDX, REG_R10, REG_R8, REG_R9};
+	/* int $0x80: i386's argument registers, as PTRACE_GET_SYSCALL_INFO reports them (the
+	 * guests' seccomp filters read them). */
+	static const int i386_regs[6] = {REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP};
+	sc->native = si->si_arch == AUDIT_ARCH_X86_64;
+	const int *regs = sc->native ? native_regs : i386_regs;
 	sc->nr = si->si_syscall;
-	sc->args[0] = (unsigned long)g[REG_RDI];
-	sc->args[1] = (unsigned long)g[REG_RSI];
-	sc->args[2] = (unsigned long)g[REG_RDX];
-	sc->args[3] = (unsigned long)g[REG_R10];
-	sc->args[4] = (unsigned long)g[REG_R8];
-	sc->args[5] = (unsigned long)g[REG_R9];
+	for (int i = 0; i < 6; i++)
+		sc->args[i] = (unsigned long)g[regs[i]];
 	sc->ip = (unsigned long)g[REG_RIP];
 	sc->sp = (unsigned long)g[REG_RSP];
-	sc->native = si->si_arch == AUDIT_ARCH_X86_64;
 	return 0;
 }
 

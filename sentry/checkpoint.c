@@ -18,6 +18,7 @@
 #include "sentry/kernel.h"
 #include "sentry/locks.h"
 #include "sentry/mm.h"
+#include "sentry/seccomp.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
 #include "state/codec.h"
@@ -40,6 +41,7 @@ static const struct kind_ops {
     [CK_FSCTX] = {"fs-contexts", fsctx_save, fsctx_load, fsctx_drop},
     [CK_SIGHAND] = {"sighands", sighand_save, sighand_load, sighand_drop},
     [CK_MM] = {"mms", mm_save, mm_load, mm_drop},
+    [CK_SECCOMP] = {"seccomp", gseccomp_filter_save, gseccomp_filter_load, gseccomp_filter_drop},
     [CK_TASK] = {"tasks", task_save, task_load, NULL},
 };
 
@@ -321,6 +323,8 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 		const char *name = section_name(i);
 		struct image_section *s = image_find(&r->img, name);
 		struct dec d;
+		if (!s && i == SEC_KINDS + CK_SECCOMP - 1)
+			continue; /* an image from before guests had filters: none */
 		if (!s) {
 			if (asprintf(err, "image '%s' has no %s section", r->dir, name) < 0)
 				*err = NULL;

@@ -95,6 +95,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	c->sigmask = p->sigmask;
 	c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;
+	gseccomp_fork(c, p);
 	c->oom_score_adj = p->group_leader->oom_score_adj;
 	c->nice = p->nice;
 	c->cap_eff = p->cap_eff, c->cap_prm = p->cap_prm, c->cap_inh = p->cap_inh;

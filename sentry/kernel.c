@@ -206,6 +206,29 @@ void kernel_retry_syscall(struct task *t)
 	finish_syscall(t, syscall_dispatch(t));
 }
 
+/* T entered the syscall in t->sc, from IP as its seccomp filters see it: they decide first
+ * (sentry/seccomp.c; a task without any pays one test), then the handler serves it. */
+static void enter_syscall(struct task *t, unsigned long ip)
+{
+	long ret;
+
+	t->blk.retry = false;
+	t->blk.timed_out = false;
+	if (!t->seccomp.mode || gseccomp_allows(t, ip, &ret)) {
+		kernel_retry_syscall(t);
+		return;
+	}
+	if (t->exited || t->zombie || t->thread_gone)
+		return; /* killed by its filter */
+	t->mm->via = t->pt;
+	if (kernel.cfg.strace) {
+		kernel.current = t;
+		strace_enter(t);
+		strace_print(t, ret);
+	}
+	finish_syscall(t, ret);
+}
+
 /* The legacy vsyscall page: gettimeofday, time and getcpu at fixed addresses, which old
  * static binaries still call. Such a call makes no syscall stop: the host kernel emulates the
  * page, asks the stub's seccomp filter (which traps, since the call does not come from the
@@ -236,9 +259,8 @@ static bool vsyscall_trap(struct task *t)
 	    .sp = regs.rsp,
 	    .native = true,
 	};
-	t->blk.retry = false;
-	t->blk.timed_out = false;
-	kernel_retry_syscall(t);
+	/* A filter sees the call at the vsyscall address, where Linux's emulation asks it. */
+	enter_syscall(t, (uintptr_t)si.si_call_addr);
 	return true;
 }
 
@@ -263,9 +285,7 @@ static void handle_event(const struct platform_event *ev)
 		}
 		if (signal_stub_syscall(t))
 			break;
-		t->blk.retry = false;
-		t->blk.timed_out = false;
-		kernel_retry_syscall(t);
+		enter_syscall(t, t->sc.ip);
 		break;
 	case PEV_SIGNAL:
 		switch (ev->sig) {

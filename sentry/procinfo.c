@@ -249,6 +249,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	memcpy(o->cpus_allowed, t->affinity, sizeof(o->cpus_allowed));
 	o->umask = t->fs ? (int)t->fs->umask : 022;
 	o->no_new_privs = t->no_new_privs;
+	o->seccomp_mode = t->seccomp.mode;
+	o->seccomp_filters = t->seccomp.nfilters;
 	o->cap_inh = t->cap_inh, o->cap_prm = t->cap_prm, o->cap_eff = t->cap_eff;
 	o->cap_bnd = t->cap_bnd, o->cap_amb = t->cap_amb;
 	for (int r = 0; r < 16 && r < RLIM_NLIMITS; r++) {

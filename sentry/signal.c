@@ -673,6 +673,25 @@ static bool write_fault(struct task *t, const siginfo_t *si, const struct user_r
 
 /* Sends T a fault it cannot block or ignore away: Linux makes a blocked or ignored fault
  * fatal rather than let the instruction fault forever. */
+bool signal_dumps_core(const struct task *t, int sig)
+{
+	return dumps_core(t, sig);
+}
+
+void signal_force(struct task *t, int sig, const siginfo_t *si)
+{
+	const struct ksigaction *act = &t->sighand->sa->act[sig - 1];
+
+	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
+		set_default(t, sig);
+	act = &t->sighand->sa->act[sig - 1];
+	/* Linux's force_sig_info_to_task: a fault init cannot handle kills it. */
+	if (act->handler == (uint64_t)SIG_DFL)
+		t->group_leader->init_killable = true;
+	t->sigmask &= ~SIGBIT(sig);
+	queue(&t->pending, sig, si);
+}
+
 static void force_fault(struct task *t, int sig, const siginfo_t *si)
 {
 	const struct ksigaction *act = &t->sighand->sa->act[sig - 1];

@@ -57,6 +57,11 @@ bool signal_pending(struct task *t);
  * fatal signal). Writes registers when a handler runs or a syscall restarts; otherwise sets
  * rax to the (converted) RET when IN_SYSCALL. */
 bool signal_deliver(struct task *t, long ret, bool in_syscall);
+/* Queues SIG with SI for T as Linux's force_sig_info does: unblocked, and back to SIG_DFL if
+ * it was blocked or ignored (seccomp's SIGSYS); delivered when T next returns to the guest. */
+void signal_force(struct task *t, int sig, const siginfo_t *si);
+/* Whether SIG ending T's process reports a core dump (0x80 in the wait status). */
+bool signal_dumps_core(const struct task *t, int sig);
 /* A fault raised by T's own instruction: delivered to its handler or fatal. */
 void signal_fault(struct task *t, int sig);
 /* T stopped at a syscall whose instruction lies in the stub page (docs/platform.md), a range

@@ -1805,6 +1805,25 @@ static void print_arg(FILE *out, struct task *t, const int *codes, int n, int i,
 		return;
 	}
 	switch (codes[i]) {
+	case EXT('o'): {
+		static const struct flag_name ops[] = {{0, "SECCOMP_SET_MODE_STRICT"},
+						       {1, "SECCOMP_SET_MODE_FILTER"},
+						       {2, "SECCOMP_GET_ACTION_AVAIL"},
+						       {3, "SECCOMP_GET_NOTIF_SIZES"}};
+		print_const(out, (unsigned)a[i], ops, NFLAGS(ops), "%#lx /* SECCOMP_??? */");
+		break;
+	}
+	case EXT('f'): {
+		static const struct flag_name bits[] = {
+		    {1, "SECCOMP_FILTER_FLAG_TSYNC"},
+		    {2, "SECCOMP_FILTER_FLAG_LOG"},
+		    {4, "SECCOMP_FILTER_FLAG_SPEC_ALLOW"},
+		    {8, "SECCOMP_FILTER_FLAG_NEW_LISTENER"},
+		    {16, "SECCOMP_FILTER_FLAG_TSYNC_ESRCH"},
+		    {32, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"}};
+		print_flags(out, (unsigned)a[i], bits, NFLAGS(bits), "0");
+		break;
+	}
 	case EXT('w'): {
 		static const struct flag_name which[] = {
 		    {0, "PRIO_PROCESS"}, {1, "PRIO_PGRP"}, {2, "PRIO_USER"}};

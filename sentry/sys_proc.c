@@ -15,6 +15,7 @@
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
+#include "sentry/seccomp.h"
 #include "sentry/task.h"
 #include "sentry/caps.h"
 #include "sentry/timer.h"
@@ -325,6 +326,12 @@ long sys_rseq(struct task *t, const unsigned long *a)
 	return -ENOSYS;
 }
 
+/* seccomp(2): the filters are sentry/seccomp.c's. */
+long sys_seccomp(struct task *t, const unsigned long *a)
+{
+	return gseccomp_op(t, arg_uint(a, 0), arg_uint(a, 1), a[2]);
+}
+
 long sys_prctl(struct task *t, const unsigned long *a)
 {
 	char name[16];
@@ -346,6 +353,10 @@ long sys_prctl(struct task *t, const unsigned long *a)
 		return 0;
 	case PR_GET_NO_NEW_PRIVS:
 		return t->no_new_privs;
+	case PR_SET_SECCOMP:
+		return gseccomp_prctl_set(t, a[1], a[2]);
+	case PR_GET_SECCOMP:
+		return t->seccomp.mode;
 	case PR_GET_DUMPABLE:
 		return 1;
 	case PR_SET_CHILD_SUBREAPER:

@@ -120,9 +120,16 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(set_robust_list, "pu",
 	    "the list is recorded but not walked when a thread dies (no FUTEX_OWNER_DIED)"),
     NOSYS(rseq, "pxxx", "restartable sequences are not offered: glibc and musl run without them"),
-    PARTIAL(prctl, "dxxxx",
-	    "PR_SET/GET_NAME, PR_SET/GET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET/GET_CHILD_SUBREAPER "
-	    "and PR_SET/GET_PDEATHSIG; other options are EINVAL"),
+    PARTIAL(
+	prctl, "dxxxx",
+	"PR_SET/GET_NAME, PR_SET/GET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET/GET_CHILD_SUBREAPER, "
+	"PR_SET/GET_PDEATHSIG, PR_SET/GET_SECCOMP and the capability options; other options "
+	"are EINVAL"),
+    PARTIAL(seccomp, "\\o\\fp",
+	    "strict mode and filters (evaluated by the Sentry, docs/seccomp.md); "
+	    "SECCOMP_FILTER_FLAG_NEW_LISTENER (user notification) is ENOSYS, so RET_USER_NOTIF "
+	    "finds no listener (ENOSYS); RET_TRACE finds no tracer (ENOSYS); RET_LOG logs "
+	    "nothing"),
     ROW(setpgid, "dd"),
     ROW(setsid, ""),
     ROW(vfork, ""),

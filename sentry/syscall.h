@@ -34,8 +34,8 @@ typedef long (*syscall_fn)(struct task *t, const unsigned long *a);
  *   _ stack_t, } itimerval, . rusage, = getsockopt value, : int, ` msghdr received,
  *   ' sockaddr (its length at the next argument).
  * A backslash and a letter are one argument of a second set: \w getpriority's which, \g
- * setgroups' list; written by the call: \G getgroups' list, \T tms, \i sysinfo, \s statfs,
- * \a CPU set, \l an in/out length ([128 => 16]). */
+ * setgroups' list, \o seccomp's operation, \f its filter flags; written by the call: \G getgroups'
+ * list, \T tms, \i sysinfo, \s statfs, \a CPU set, \l an in/out length ([128 => 16]). */
 /* How much of a syscall is there, as in gVisor's table. */
 enum syscall_support {
 	SYSCALL_SUPPORTED,

@@ -99,6 +99,7 @@ long sys_personality(struct task *t, const unsigned long *a);
 long sys_set_robust_list(struct task *t, const unsigned long *a);
 long sys_rseq(struct task *t, const unsigned long *a);
 long sys_prctl(struct task *t, const unsigned long *a);
+long sys_seccomp(struct task *t, const unsigned long *a);
 long sys_setpgid(struct task *t, const unsigned long *a);
 long sys_setsid(struct task *t, const unsigned long *a);
 long sys_vfork(struct task *t, const unsigned long *a);

@@ -188,6 +188,7 @@ void task_release(struct task *t)
 	}
 	sighand_put(t->sighand);
 	t->sighand = NULL;
+	gseccomp_release(t);
 }
 
 void task_free(struct task *t)
@@ -567,6 +568,7 @@ int task_save(struct enc *e, const void *obj)
 		enc_raw(e, fp, fpsize);
 		free(fp);
 	}
+	gseccomp_save_task(e, t); /* last, and only when there is any (seccomp.h) */
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
@@ -771,6 +773,7 @@ void *task_load(struct dec *d)
 					 strerror(-err));
 		}
 	}
+	gseccomp_load_task(d, t);
 	if (dec_ok(d) && remember(t, leader, parent))
 		dec_fail(d, "out of memory");
 	if (!dec_ok(d)) {

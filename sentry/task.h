@@ -15,6 +15,7 @@
 #include "platform/platform.h"
 #include "vfs/vfs.h"
 #include "vfs/waitq.h"
+#include "sentry/seccomp.h"
 #include "sentry/signal.h"
 
 #define NSIG_GUEST 64
@@ -143,6 +144,7 @@ struct task {
 	uintptr_t clear_child_tid;
 	uintptr_t robust_list;
 	bool no_new_privs;
+	struct task_seccomp seccomp; /* its seccomp mode and filters (seccomp.c) */
 	/* Capabilities (caps.c): this thread's sets, bit N for capability N, and securebits. */
 	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
 	unsigned int securebits;

@@ -30,6 +30,7 @@ enum ckpt_kind {
 	CK_FSCTX,
 	CK_SIGHAND,
 	CK_MM,
+	CK_SECCOMP, /* a guest's seccomp filter (sentry/seccomp.h) */
 	CK_TASK,
 	CK_NKINDS,
 };

@@ -538,6 +538,12 @@ static void path_cases(void)
 	TRY("getpriority", "bad-which", getpriority(99, 0));
 	TRY("sched_setaffinity", "empty", syscall(SYS_sched_setaffinity, 0, 8, &(uint64_t){0}));
 	TRY("prctl", "bad-option", prctl(9999, 0, 0, 0, 0));
+	TRY("prctl", "bad-seccomp-mode", prctl(PR_SET_SECCOMP, 9, 0, 0, 0));
+	TRY("seccomp", "bad-op", syscall(SYS_seccomp, 99, 0, NULL));
+	TRY("seccomp", "strict-flags", syscall(SYS_seccomp, 0, 1, NULL));
+	TRY("seccomp", "bad-fprog", syscall(SYS_seccomp, 1, 0, BAD));
+	TRY("seccomp", "action-bad-ptr", syscall(SYS_seccomp, 2, 0, BAD));
+	TRY("seccomp", "bad-flags", syscall(SYS_seccomp, 1, 1u << 20, NULL));
 	TRY("uname", "bad-buf", syscall(SYS_uname, BAD));
 }
 

@@ -24,8 +24,8 @@
 #include "tests/fuzz/sandbox.h"
 
 static const char *const sections[] = {
-    "kernel",	"memory",      "mobjs",	   "vfs", "dentries", "files", "file-links",
-    "fdtables", "fs-contexts", "sighands", "mms", "tasks",    "locks", "evicted",
+    "kernel",	   "memory",   "mobjs", "vfs",	   "dentries", "files", "file-links", "fdtables",
+    "fs-contexts", "sighands", "mms",	"seccomp", "tasks",    "locks", "evicted",
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 #define HEADER_FIXED 24

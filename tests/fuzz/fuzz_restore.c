@@ -25,8 +25,8 @@
 
 /* sentry/checkpoint.c's sections, in its load order ("evicted", last, is inspect's alone). */
 static const char *const sections[] = {
-    "kernel",	"memory",      "mobjs",	   "vfs", "dentries", "files", "file-links",
-    "fdtables", "fs-contexts", "sighands", "mms", "tasks",    "locks", "evicted",
+    "kernel",	   "memory",   "mobjs", "vfs",	   "dentries", "files", "file-links", "fdtables",
+    "fs-contexts", "sighands", "mms",	"seccomp", "tasks",    "locks", "evicted",
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 

@@ -33,6 +33,7 @@
 #include "sentry/mm.h"
 #include "sentry/oom.h"
 #include "sentry/sched.h"
+#include "sentry/seccomp.h"
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
@@ -549,6 +550,12 @@ static struct task *make_init(void)
 		t->gid = t->egid = t->sgid = kernel.cfg.gid;
 	}
 	t->no_new_privs = kernel.cfg.no_new_privs;
+	if (kernel.cfg.seccomp_len &&
+	    gseccomp_attach(t, kernel.cfg.seccomp_prog, kernel.cfg.seccomp_len,
+			    kernel.cfg.seccomp_log)) {
+		task_free(t);
+		return NULL;
+	}
 	if (kernel.cfg.ngroups > 0) {
 		if (!(t->groups = malloc(kernel.cfg.ngroups * sizeof(gid_t)))) {
 			task_free(t);
@@ -662,6 +669,12 @@ int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t siz
 	t->gid = t->egid = t->sgid = s->gid;
 	caps_init(t, s->caps ? s->caps : kernel.cfg.caps);
 	t->no_new_privs = s->no_new_privs < 0 ? kernel.cfg.no_new_privs : s->no_new_privs;
+	if (s->seccomp_len && (err = (int)gseccomp_attach(t, s->seccomp_prog, s->seccomp_len,
+							  s->seccomp_log))) {
+		task_free(t);
+		snprintf(msg, size, "its seccomp filter: %s", strerror(-err));
+		return err;
+	}
 	if (s->ngroups > 0) {
 		if (!(t->groups = malloc((size_t)s->ngroups * sizeof(gid_t)))) {
 			task_free(t);

@@ -501,6 +501,32 @@ static void sync_threads(struct task *t)
 	}
 }
 
+/* Checks F's program and stacks F on T's filters (TSYNC in FLAGS: on all its threads). On
+ * success T owns F; on failure the caller still does. */
+static long push_filter(struct task *t, struct seccomp_filter *f, unsigned int flags)
+{
+	long ret;
+
+	if ((ret = gseccomp_check_prog(f->insns, f->len)))
+		return ret;
+	if (t->seccomp.mode && t->seccomp.mode != SECCOMP_MODE_FILTER)
+		return -EINVAL;
+	unsigned long total = f->len;
+	for (const struct seccomp_filter *w = t->seccomp.filter; w; w = w->prev)
+		total += w->len + 4; /* Linux's 4-instruction penalty per filter */
+	if (total > SECCOMP_MAX_PATH_INSNS)
+		return -ENOMEM;
+	if ((flags & SECCOMP_FILTER_FLAG_TSYNC) && (ret = can_sync_threads(t, flags)))
+		return ret;
+	f->prev = t->seccomp.filter; /* T's reference passes to F */
+	t->seccomp.filter = f;
+	t->seccomp.nfilters++;
+	t->seccomp.mode = SECCOMP_MODE_FILTER;
+	if (flags & SECCOMP_FILTER_FLAG_TSYNC)
+		sync_threads(t);
+	return 0;
+}
+
 static long set_mode_filter(struct task *t, unsigned int flags, unsigned long uargs)
 {
 	struct {
@@ -541,30 +567,29 @@ static long set_mode_filter(struct task *t, unsigned int flags, unsigned long ua
 		ret = -EFAULT;
 		goto out;
 	}
-	if ((ret = gseccomp_check_prog(f->insns, f->len)))
+	if ((ret = push_filter(t, f, flags)))
 		goto out;
-	if (t->seccomp.mode && t->seccomp.mode != SECCOMP_MODE_FILTER) {
-		ret = -EINVAL;
-		goto out;
-	}
-	unsigned long total = f->len;
-	for (const struct seccomp_filter *w = t->seccomp.filter; w; w = w->prev)
-		total += w->len + 4; /* Linux's 4-instruction penalty per filter */
-	if (total > SECCOMP_MAX_PATH_INSNS) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if ((flags & SECCOMP_FILTER_FLAG_TSYNC) && (ret = can_sync_threads(t, flags)))
-		goto out;
-	f->prev = t->seccomp.filter; /* T's reference passes to F */
-	t->seccomp.filter = f;
-	t->seccomp.nfilters++;
-	t->seccomp.mode = SECCOMP_MODE_FILTER;
-	if (flags & SECCOMP_FILTER_FLAG_TSYNC)
-		sync_threads(t);
 	return 0;
 out:
 	free(f);
+	return ret;
+}
+
+long gseccomp_attach(struct task *t, const void *prog, unsigned int len, bool log)
+{
+	struct seccomp_filter *f;
+	long ret;
+
+	if (len == 0 || len > SECCOMP_MAX_INSNS)
+		return -EINVAL;
+	if (!(f = calloc(1, sizeof(*f) + len * sizeof(struct seccomp_insn))))
+		return -ENOMEM;
+	f->refs = 1;
+	f->len = len;
+	f->log = log;
+	memcpy(f->insns, prog, len * sizeof(struct seccomp_insn));
+	if ((ret = push_filter(t, f, 0)))
+		free(f);
 	return ret;
 }
 

@@ -69,6 +69,12 @@ void gseccomp_release(struct task *t);
  * served; otherwise *RET is its result (SIGSYS queued for RET_TRAP), or T is gone (killed). */
 bool gseccomp_allows(struct task *t, unsigned long ip, long *ret);
 
+/* Stacks a filter of LEN instructions at PROG (struct sock_filter's layout, checked here as a
+ * guest's) on T, as the Sentry starts a process an OCI bundle's linux.seccomp filters: 0, or
+ * a negative errno. Needs neither no_new_privs nor a capability (runc installs it while it is
+ * still privileged). */
+long gseccomp_attach(struct task *t, const void *prog, unsigned int len, bool log);
+
 /* seccomp(2)'s operations, and prctl's PR_SET_SECCOMP / PR_GET_SECCOMP. */
 long gseccomp_op(struct task *t, unsigned int op, unsigned int flags, unsigned long uargs);
 long gseccomp_prctl_set(struct task *t, unsigned long mode, unsigned long filter);

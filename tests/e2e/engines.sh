@@ -49,6 +49,23 @@ podman_run_of_a_rootfs_prints_hi() {
   done
 }
 
+# podman's default seccomp profile filters the container as under runc: the process has a
+# filter, and a syscall the profile denies by a rule (swapon, errnoRet 1) fails with EPERM
+# (without the filter the sandbox answers ENOSYS: it has no swap).
+podman_default_seccomp_profile_as_runc_applies_it() {
+  podman_ready || return
+  local rt first=
+  for rt in $(runtimes); do
+    pm "$rt" run --rm "${ENGINE_LIMITS[@]}" --rootfs "$PODMAN_ROOTFS" /bin/sh -c \
+      'grep ^Seccomp: /proc/self/status; dd if=/dev/zero of=/tmp/sw bs=4096 count=16 2>/dev/null; mkswap /tmp/sw >/dev/null; swapon /tmp/sw 2>&1; echo $?'
+    [ "$status" -eq 0 ] || fail "with $rt: status $status$(err_hint)" || return
+    grep -q $'^Seccomp:\t2$' <<<"$out" && grep -q "Operation not permitted" <<<"$out" ||
+      fail "with $rt: $(out_hint)" || return
+    [ -z "$first" ] && first=$out
+    [ "$out" = "$first" ] || fail "$rt differs: $(out_hint) against '$first'" || return
+  done
+}
+
 # An interactive shell on a terminal (-it: the runtime's --console-socket), driven by a
 # script through script(1)'s pseudo-terminal: what it types runs, and its exit status is
 # podman's.
@@ -470,6 +487,7 @@ docker_pause_unpause_and_update_with_minisentry_and_runc() {
 
 scenarios+=(
   podman_run_of_a_rootfs_prints_hi
+  podman_default_seccomp_profile_as_runc_applies_it
   podman_interactive_shell_in_a_terminal
   podman_run_of_an_imported_image_with_env_and_a_bind_mount
   podman_stop_ends_the_container

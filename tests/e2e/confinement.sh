@@ -49,7 +49,8 @@ debug_host_syscalls_names_each_refused_call() {
 # its own and an empty root for the Sentry; the same for a stub, which runs as nobody when we
 # are root. Under each platform.
 sentry_and_stubs_hold_no_privilege_seen_from_the_host() {
-  no_privilege_under ptrace && no_privilege_under seccomp
+  local p
+  for p in $(platforms); do no_privilege_under "$p" || return; done
 }
 
 no_privilege_under() {

@@ -243,7 +243,7 @@ tracked_reset_counts_the_written_pages_wherever_the_guest_runs() {
   rm -rf "$s"
   ms slots --base "$WORK/golden" --count 1 "$s"
   expect_status 0 || return
-  for plat in seccomp ptrace; do
+  for plat in $(platforms); do
     for i in 1 2; do
       ms restore --stats --platform "$plat" --placement other \
         --image "$WORK/golden-delta" --slots "$s"
@@ -278,7 +278,7 @@ tracked_reset_counts_the_written_pages_wherever_the_guest_runs() {
   bg_status "$p"
   ms slots --base "$g" --count 1 "$s"
   expect_status 0 || return
-  for plat in seccomp ptrace; do
+  for plat in $(platforms); do
     ms_bg "$o" restore --stats --platform "$plat" --placement other \
       --image "$g" --slots "$s"
     p=$bg_pid

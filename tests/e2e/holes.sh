@@ -64,8 +64,12 @@ compat_mode_thread_does_not_hang_the_sentry() {
   mkdir -p "$bin"
   gcc -static -O2 -o "$bin/compat32" "$(dirname "$SELF")/compat32.c" ||
     fail "cannot build compat32.c" || return
+  # A host without IA-32 emulation may have no 32-bit code segment: the far jump faults
+  # natively, and no platform can offer the mode.
+  "$bin/compat32" >/dev/null 2>&1
+  [ $? -eq 139 ] && { skip "this host has no 32-bit code segment (compat32 faults natively)"; return; }
   local p
-  for p in ptrace seccomp; do
+  for p in $(platforms); do
     step "--platform $p"
     ms run --platform "$p" -v "$bin:/xbin:ro" "$ROOTFS" -- /xbin/compat32
     expect_status 0 && expect_stdout "done 42" || { why="--platform $p: $why"; return 1; }

@@ -82,6 +82,24 @@ stub_of() {
 }
 skip() { why=$*; return 2; }
 
+# platforms: the platforms this host runs guests under, of "ptrace seccomp" (the seccomp
+# platform needs the FSGSBASE instructions: docs/platform.md); minisentry itself is asked, once
+# per suite (the answer is kept in the driver's environment).
+platforms() {
+  if [ -z "${E2E_PLATFORMS:-}" ]; then
+    E2E_PLATFORMS=ptrace
+    timeout -k 5 "$TIMEOUT" "$MS" run --platform seccomp "$ROOTFS" -- /bin/true \
+      </dev/null >/dev/null 2>&1 && E2E_PLATFORMS="ptrace seccomp"
+  fi
+  echo "$E2E_PLATFORMS"
+}
+
+# need_both_platforms: SKIPs (returns 2) unless this host runs both.
+need_both_platforms() {
+  [ "$(platforms)" = "ptrace seccomp" ] ||
+    skip "the seccomp platform cannot run here (it needs FSGSBASE): only ptrace is tested"
+}
+
 # step TEXT: what the scenario is doing now, named in the report if it hangs there.
 step() { printf '%s' "$*" | cut -c1-160 >"$WORK/step"; }
 
@@ -643,6 +661,10 @@ if [ ! -x "$MS" ] || [ ! -d "$ROOTFS" ]; then
   exit 1
 fi
 
+E2E_PLATFORMS=$(platforms)
+export E2E_PLATFORMS
+[ "$E2E_PLATFORMS" = ptrace ] &&
+  echo "note: the seccomp platform cannot run on this host (no FSGSBASE): scenarios run under ptrace only"
 [ $# -gt 0 ] && scenarios=("$@")
 for s in "${scenarios[@]}"; do
   # E2E_ONLY=REGEX runs only the scenarios whose names match (while working on one).

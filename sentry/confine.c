@@ -33,6 +33,7 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/launcher.h"
+#include "sentry/marks.h"
 
 /* Started as root, stubs run as nobody: no host file, process or key of root's is theirs. */
 #define STUB_HOST_ID 65534
@@ -405,6 +406,7 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 				  "(README.md, Confinement, says what they need)");
 	conf.active = true;
 	close_inherited();
+	mark("launch: maps, closed");
 	if (new_net) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, netns.sock))
 			return fail(errno, "the network namespace");
@@ -413,6 +415,7 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 			return fail(e, "the network namespace");
 		netns.started = true;
 	}
+	mark("launch: netns thread");
 	/* Mounts of our own from here on, and a /proc that shows our PID namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return fail(errno, "private mounts");
@@ -657,8 +660,10 @@ int confine_lock(void)
 	if ((err = join_netns()))
 		return err;
 	set_limits();
+	mark("lock: netns joined");
 	if ((err = enter_empty_root()))
 		return err;
+	mark("lock: empty root");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		return fail(errno, "prctl");
 	if ((err = drop_caps()))

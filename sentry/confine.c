@@ -632,19 +632,24 @@ static int enter_empty_root(void)
 			mp = mountpoints[i];
 	if (!mp)
 		return fail(ENOENT, "a directory to build the new root on");
+	mark("root: stat");
 	if (mount("minisentry", mp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "size=4k,nr_inodes=8,mode=0555"))
 		return fail(errno, "the new root");
 	snprintf(proc, sizeof(proc), "%s/proc", mp);
 	if (mkdir(proc, 0555))
 		return fail(errno, "the new root's /proc");
+	mark("root: tmpfs, mkdir");
 	if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "subset=pid"))
 		return fail(errno, "the new root's /proc");
+	mark("root: proc");
 	if (chdir(mp) || syscall(SYS_pivot_root, ".", "."))
 		return fail(errno, "pivot_root");
 	/* The old root is stacked under the new one: detach it. */
+	mark("root: pivot");
 	if (umount2(".", MNT_DETACH) || chdir("/"))
 		return fail(errno, "detaching the old root");
+	mark("root: detach");
 	if (mount(NULL, "/", NULL,
 		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 		return fail(errno, "a read-only new root");

@@ -73,7 +73,12 @@ int stub_filter_allowlist(const struct stub_filter_spec *spec, int fd)
 	}
 	/* The parameter page's message (platform/stubfd.c), which no stub can write. */
 	const uint64_t fdmsg = STUB_FDMSG_ADDR(spec->stub_base);
+	/* The same, made present at once: a program's text from the file cache (sentry/mm.c). */
+	const struct scmp_arg_cmp guest_map_populated[2] = {
+	    SCMP_A3(SCMP_CMP_EQ, MAP_SHARED | MAP_FIXED | MAP_POPULATE),
+	    SCMP_A4(SCMP_CMP_EQ, (uint64_t)spec->memfd)};
 	if ((err = add_outside_stub(ctx, SCMP_SYS(mmap), spec, 2, guest_map)) ||
+	    (err = add_outside_stub(ctx, SCMP_SYS(mmap), spec, 2, guest_map_populated)) ||
 	    (err = add_outside_stub(ctx, SCMP_SYS(mprotect), spec, 0, NULL)) ||
 	    (err = add_outside_stub(ctx, SCMP_SYS(munmap), spec, 0, NULL)) ||
 	    /* A guest thread: a host thread of this process, traced from its birth. */

@@ -33,6 +33,7 @@
 #include "sentry/control.h"
 #include "sentry/kernel.h"
 #include "sentry/launcher.h"
+#include "sentry/marks.h"
 
 /* Started as root, stubs run as nobody: no host file, process or key of root's is theirs. */
 #define STUB_HOST_ID 65534
@@ -405,6 +406,7 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 				  "(README.md, Confinement, says what they need)");
 	conf.active = true;
 	close_inherited();
+	mark("launch: maps, closed");
 	if (new_net) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, netns.sock))
 			return fail(errno, "the network namespace");
@@ -413,6 +415,7 @@ int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg
 			return fail(e, "the network namespace");
 		netns.started = true;
 	}
+	mark("launch: netns thread");
 	/* Mounts of our own from here on, and a /proc that shows our PID namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return fail(errno, "private mounts");
@@ -629,19 +632,24 @@ static int enter_empty_root(void)
 			mp = mountpoints[i];
 	if (!mp)
 		return fail(ENOENT, "a directory to build the new root on");
+	mark("root: stat");
 	if (mount("minisentry", mp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "size=4k,nr_inodes=8,mode=0555"))
 		return fail(errno, "the new root");
 	snprintf(proc, sizeof(proc), "%s/proc", mp);
 	if (mkdir(proc, 0555))
 		return fail(errno, "the new root's /proc");
+	mark("root: tmpfs, mkdir");
 	if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "subset=pid"))
 		return fail(errno, "the new root's /proc");
+	mark("root: proc");
 	if (chdir(mp) || syscall(SYS_pivot_root, ".", "."))
 		return fail(errno, "pivot_root");
 	/* The old root is stacked under the new one: detach it. */
+	mark("root: pivot");
 	if (umount2(".", MNT_DETACH) || chdir("/"))
 		return fail(errno, "detaching the old root");
+	mark("root: detach");
 	if (mount(NULL, "/", NULL,
 		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 		return fail(errno, "a read-only new root");
@@ -657,8 +665,10 @@ int confine_lock(void)
 	if ((err = join_netns()))
 		return err;
 	set_limits();
+	mark("lock: netns joined");
 	if ((err = enter_empty_root()))
 		return err;
+	mark("lock: empty root");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		return fail(errno, "prctl");
 	if ((err = drop_caps()))

@@ -25,6 +25,7 @@
 #include "sentry/filecache.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
+#include "sentry/marks.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
@@ -373,8 +374,10 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	/* Their pages are read in on another CPU while the stub is made (a 2 MiB busybox: 0.7 ms,
 	 * most of an exec). */
 	prefetch_images(&exe, &interp);
+	mark("exec: parsed, prefetch started");
 	if ((err = platform_stub_new(&pt)))
 		goto out_put;
+	mark("exec: stub");
 	err = -ENOMEM;
 	if (!(mm = mm_new(pt)))
 		goto out_kill;
@@ -393,6 +396,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		err = 0;
 	if (err || (err = map_image(mm, &exe)))
 		goto out_mm;
+	mark("exec: mapped");
 	if (interp.file && ((err = place_dyn(mm, &interp, 0)) || (err = map_image(mm, &interp))))
 		goto out_mm;
 	/* Below the interpreter (or the program), as Linux maps it after them. */

@@ -13,14 +13,17 @@
 #include "sentry/filecache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mem/memfile.h"
 #include "platform/platform.h"
@@ -144,9 +147,15 @@ static bool page_filled(const struct fc_entry *e, uint64_t p)
 	return e->filled[p / 8] & (1u << (p % 8));
 }
 
-/* Copies chunk K of the read-ahead: its pages not yet in, read from the host file and written
- * to the memory file at their places. */
-static int ahead_copy_chunk(uint64_t k, char *buf)
+/* The memory file again for the read-ahead's thread, with a position of its own: sendfile
+ * writes at its descriptor's position, and the kernel thread's copies go through
+ * memfile_copy_fd's. Opened by the kernel thread before the first read-ahead starts. */
+static int ahead_fd = -1;
+
+/* Copies chunk K of the read-ahead: its pages not yet in, from the host file to the memory file
+ * at their places, through TO (a description of the memory file this thread alone writes
+ * through) inside the host kernel, or else read into BUF and written. */
+static int ahead_copy_chunk(uint64_t k, int to, char *buf)
 {
 	const struct ahead_range *r = &ahead.r[0];
 
@@ -163,6 +172,14 @@ static int ahead_copy_chunk(uint64_t k, char *buf)
 		want = run * FC_PAGE;
 		if (off + want > (uint64_t)r->e->size)
 			want = (uint64_t)r->e->size - off;
+		/* As fill: one copy in the host kernel, where a read and a write made two (the
+		 * read-ahead of a 2 MiB busybox: 0.45 against 0.8 ms of CPU). */
+		if (to >= 0 && r->file->ops->copy_to_fd &&
+		    r->file->ops->copy_to_fd(r->file, to, (off_t)(r->e->mo->off + off), want,
+					     (off_t)off) == (ssize_t)want) {
+			p += run - 1;
+			continue;
+		}
 		if (r->file->ops->pread_kernel(r->file, buf, want, (off_t)off) != (ssize_t)want ||
 		    pwrite(memfile_fd(), buf, want, (off_t)(r->e->mo->off + off)) != (ssize_t)want)
 			return -EIO;
@@ -176,10 +193,11 @@ static void ahead_work(int who)
 {
 	static char bufs[2][AHEAD_CHUNK * FC_PAGE];
 	char *buf = bufs[who];
+	int to = who ? ahead_fd : memfile_copy_fd();
 	uint64_t k;
 
 	while ((k = atomic_fetch_add(&ahead.next, 1)) < ahead.nchunks)
-		if (ahead_copy_chunk(k, buf))
+		if (ahead_copy_chunk(k, to, buf))
 			atomic_store(&ahead.failed, true);
 }
 
@@ -308,6 +326,11 @@ void filecache_prefetch(const struct filecache_range *ranges, int n)
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			if (CPU_ISSET(c, &start) && !CPU_ISSET(c, &mine))
 				CPU_SET(c, &ahead.cpus);
+	if (ahead_fd < 0 && todo >= AHEAD_MIN) {
+		char path[32];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", memfile_fd());
+		ahead_fd = open(path, O_WRONLY | O_CLOEXEC); /* else read and write, as before */
+	}
 	pthread_attr_t attr;
 	bool started = todo >= AHEAD_MIN && CPU_COUNT(&ahead.cpus) > 0 && !pthread_attr_init(&attr);
 	if (started) {

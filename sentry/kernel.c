@@ -31,6 +31,7 @@
 #include "sentry/fdtable.h"
 #include "mem/memfile.h"
 #include "sentry/mm.h"
+#include "sentry/marks.h"
 #include "sentry/oom.h"
 #include "sentry/sched.h"
 #include "sentry/seccomp.h"
@@ -962,10 +963,12 @@ static int setup_kernel(const struct kernel_config *cfg)
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	timerfd_register_kind();
+	mark("setup_kernel");
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */
 	if (!warm_setup && (err = setup_vdso()))
 		return err;
+	mark("memory, vdso");
 	vfs_set_clock(realtime_now);
 	if (cfg->platform == PLATFORM_SECCOMP && !platform_seccomp_supported()) {
 		fprintf(stderr, "minisentry: --platform seccomp needs the FSGSBASE instructions "
@@ -977,13 +980,16 @@ static int setup_kernel(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: cannot set up the sandbox: %s\n", strerror(-err));
 		return err;
 	}
+	mark("platform, events");
 	if ((err = confine_prepare_stubs()))
 		return err; /* the message is printed */
+	mark("stubs userns");
 	/* New address spaces are forked from the factory, never from the growing Sentry. */
 	if ((err = platform_start())) {
 		fprintf(stderr, "minisentry: cannot start the stub factory: %s\n", strerror(-err));
 		return err;
 	}
+	mark("factory");
 	/* The control socket is made in the sandbox's network namespace (a named sandbox waits
 	 * for it here, an unnamed one only at the lock). */
 	if (cfg->id &&
@@ -1014,6 +1020,7 @@ void kernel_init_exiting(int status)
 	if (!end_early)
 		return;
 	fflush(NULL);
+	mark("init exit_group");
 	confine_exiting((status & 0x7f) ? 128 + (status & 0x7f) : (status >> 8) & 0xff);
 }
 
@@ -1062,6 +1069,7 @@ int kernel_run(const struct kernel_config *cfg)
 	kernel.cfg = *cfg;
 	if ((err = confine_launch(&cfg->confine, cfg)) || (err = open_trace(cfg, "run")))
 		return err;
+	mark("launched");
 	kernel.next_pid = 2;
 	kernel.boot_mono = mono_now();
 	clock_gettime(CLOCK_REALTIME, &kernel.boot_real);
@@ -1076,8 +1084,10 @@ int kernel_run(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: rootfs '%s': %s\n", cfg->rootfs, strerror(-err));
 		return err;
 	}
+	mark("rootfs");
 	if ((err = setup_kernel(cfg)) || (err = upper_open(cfg)))
 		return err;
+	mark("set up");
 	mount_devfs();
 	mount_tmpfs("/tmp");
 	mount_tmpfs("/dev/shm");
@@ -1091,18 +1101,21 @@ int kernel_run(const struct kernel_config *cfg)
 		fprintf(stderr, "minisentry: cannot set up the sandbox: out of memory\n");
 		return -ENOMEM;
 	}
+	mark("mounts, init");
 	task_link(init);
 	/* Set up: from here on the guest's input (its ELF files first) meets a locked Sentry. */
 	if ((err = confine_lock())) {
 		kernel_teardown();
 		return err;
 	}
+	mark("locked");
 	if (cfg->confine.selftest)
 		return confine_selftest(cfg->confine.selftest);
 	if ((err = start_init(init))) {
 		kernel_teardown();
 		return err;
 	}
+	mark("exec done");
 	clock_tick(); /* the guests' clocks take the TSC before the first guest instruction */
 	kernel_resume(init);
 	end_early = quiet_end(tty);

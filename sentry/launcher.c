@@ -21,6 +21,7 @@
 
 #include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "sentry/marks.h"
 
 static int write_proc(pid_t pid, const char *file, const char *text)
 {
@@ -223,9 +224,13 @@ static __attribute__((noreturn)) void wait_for(pid_t sentry, int notes_fd,
 		if (sig == SIGIO) {
 			read_notes(notes_fd, &notes);
 			if (notes.exited) {
+				mark("launcher: exit");
 				if (cfg->id && notes.have_sock)
 					control_forget(cfg->id, notes.sock_ino);
-				exit(notes.status);
+				/* Nothing registered to run at exit: the caller waits for us, and
+				 * glibc's exit handlers are text pages never faulted in yet. */
+				fflush(NULL);
+				_exit(notes.status);
 			}
 			continue;
 		}
@@ -283,6 +288,7 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 	 */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &orig);
+	mark("launcher: clone");
 	fflush(NULL);
 	pid = (pid_t)syscall(SYS_clone, nsflags | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid < 0) {
@@ -294,6 +300,7 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		/* The Sentry: it dies with its launcher (set before anything can fail: the maps'
 		 * pipe then reads an end of file). */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		mark("sentry: born");
 		close(go[1]);
 		close(notes[0]);
 		/* The signals its loop takes stay blocked from here on: as pid 1 it would discard
@@ -329,6 +336,7 @@ int launcher_start(unsigned long nsflags, const struct launcher_maps *maps,
 		sigaddset(&pipe_only, SIGPIPE);
 		sigtimedwait(&pipe_only, NULL, &now);
 	}
+	mark("launcher: maps written");
 	close(go[1]);
 	wait_for(pid, notes[0], cfg, srt_image, &orig);
 

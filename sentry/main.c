@@ -16,6 +16,7 @@
 #include "sentry/checkpoint.h"
 #include "sentry/control.h"
 #include "sentry/kernel.h"
+#include "sentry/marks.h"
 #include "sentry/oci.h"
 #include "sentry/syscall.h"
 #include "sentry/warm.h"
@@ -930,6 +931,8 @@ static int ended(int status)
 int main(int argc, char **argv)
 {
 	clock_gettime(CLOCK_MONOTONIC, &kernel_main_start);
+	marks_init();
+	mark("main");
 	if (argc < 2)
 		return fail("missing command (see minisentry --help)", NULL);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

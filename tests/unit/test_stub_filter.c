@@ -202,6 +202,20 @@ static void mmap_memfd_via_gadget(void)
 		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
 }
 
+/* The text of a program from the file cache is mapped present at once (sentry/mm.c). */
+static void mmap_memfd_populated_via_gadget(void)
+{
+	if (via_gadget(SYS_mmap, 0x10000, 4096, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+		       MEMFD) != -EBADF)
+		via_gadget(SYS_exit, 97, 0, 0, 0, 0);
+}
+
+/* Any other flag with the memory file: refused. */
+static void mmap_memfd_locked_via_gadget(void)
+{
+	via_gadget(SYS_mmap, 0x10000, 4096, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_LOCKED, MEMFD);
+}
+
 /* A stub's userfaultfd to the Sentry (docs/security.md, "A stub's userfaultfd"): sendmsg of
  * the parameter page's message on the stubs' socket, in the one form the Sentry injects. */
 static void send_fd_via_gadget(void)
@@ -463,6 +477,11 @@ static void mmap_memfd_over_stub_via_gadget(void)
 	via_gadget(SYS_mmap, AREA, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, MEMFD);
 }
 
+static void mmap_memfd_populated_over_stub_via_gadget(void)
+{
+	via_gadget(SYS_mmap, AREA, 4096, PROT_READ, MAP_SHARED | MAP_FIXED | MAP_POPULATE, MEMFD);
+}
+
 static void mprotect_above_stub_via_gadget(void)
 {
 	/* Allowed through; nothing mapped there: ENOMEM. */
@@ -493,6 +512,7 @@ static void test_injected_calls_pass(void **state)
 	assert_int_equal(under_filter(munmap_nothing_via_gadget), ALLOWED);
 	assert_int_equal(under_filter(mprotect_via_gadget), ALLOWED);
 	assert_int_equal(under_filter(mmap_memfd_via_gadget), ALLOWED);
+	assert_int_equal(under_filter(mmap_memfd_populated_via_gadget), ALLOWED);
 }
 
 /* No mapping call may start in the stub's range, whichever platform. */
@@ -503,6 +523,7 @@ static void test_nothing_maps_protects_or_unmaps_from_within_the_stub(void **sta
 	assert_int_equal(under_filter(mprotect_stub_via_gadget), KILLED);
 	assert_int_equal(under_filter(munmap_stub_via_gadget), KILLED);
 	assert_int_equal(under_filter(mmap_memfd_over_stub_via_gadget), KILLED);
+	assert_int_equal(under_filter(mmap_memfd_populated_over_stub_via_gadget), KILLED);
 	systrap = true;
 	assert_int_equal(under_filter(mprotect_stub_via_gadget), TRAPPED);
 	assert_int_equal(under_filter(munmap_stub_via_gadget), TRAPPED);
@@ -516,6 +537,7 @@ static void test_other_calls_from_the_gadget_kill_the_stub(void **state)
 	assert_int_equal(under_filter(getpid_via_gadget), KILLED);
 	assert_int_equal(under_filter(mmap_anonymous_via_gadget), KILLED);
 	assert_int_equal(under_filter(mmap_other_fd_via_gadget), KILLED);
+	assert_int_equal(under_filter(mmap_memfd_locked_via_gadget), KILLED);
 	assert_int_equal(under_filter(fork_via_gadget), KILLED);
 	assert_int_equal(under_filter(exit_group_via_gadget), KILLED);
 }
@@ -559,6 +581,7 @@ static void test_a_stub_of_the_factory_can_neither_fork_nor_refilter(void **stat
 	assert_int_equal(under(STACKED, nothing), ALLOWED);
 	assert_int_equal(under(STACKED, mprotect_via_gadget), ALLOWED);
 	assert_int_equal(under(STACKED, mmap_memfd_via_gadget), ALLOWED);
+	assert_int_equal(under(STACKED, mmap_memfd_populated_via_gadget), ALLOWED);
 	assert_int_equal(under(STACKED, getpid_directly), TRAPPED);
 	assert_int_equal(under(STACKED, fork_via_gadget), KILLED);
 	assert_int_equal(under(STACKED, install_stub_filter_via_gadget), KILLED);

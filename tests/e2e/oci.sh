@@ -401,7 +401,11 @@ oci_update_changes_memory_and_pids_limits_live() {
 # sandbox.
 oci_events_prints_stats_and_oom_events_as_json() {
   command -v python3 >/dev/null || { skip "no python3 to parse the JSON"; return; }
-  bundle evs "$(config '["/bin/sh","-c","sleep 2; dd if=/dev/zero of=/dev/null bs=100M count=1 2>/dev/null; sleep 1.5"]')"
+  # The hog waits for /ctl/go, made once `events` is listening: on a slow host the start and
+  # the first `events --stats` can take longer than any fixed sleep.
+  rm -rf "$WORK/evs-ctl" && mkdir -p "$WORK/evs-ctl"
+  bundle evs "$(config '["/bin/sh","-c","while [ ! -e /ctl/go ]; do sleep 0.05; done; dd if=/dev/zero of=/dev/null bs=100M count=1 2>/dev/null; sleep 1.5"]' \
+    ',"mounts":[{"destination":"/ctl","type":"bind","source":"'"$WORK/evs-ctl"'","options":["rbind","ro"]}]')"
   sed -i 's|"linux":{|"linux":{"resources":{"memory":{"limit":33554432},"pids":{"limit":50}},|' "$WORK/evs/config.json"
   oci create --bundle "$WORK/evs" evs1 && oci start evs1 || { fail "start: $err"; return; }
   oci events --stats evs1
@@ -415,8 +419,14 @@ assert d["cpu"]["usage"]["total"] > 0 and d["cpu"]["usage"]["total"] == d["cpu"]
 assert d["memory"]["usage"]["limit"] == 33554432 and 0 < d["memory"]["usage"]["usage"] < 33554432, d["memory"]
 assert d["pids"]["limit"] == 50 and d["pids"]["current"] >= 1, d["pids"]
 ' <<<"$out" 2>"$WORK/py.err" || { fail "events --stats: $(tail -n1 "$WORK/py.err"): $(out_hint)"; oci delete --force evs1; return 1; }
-  oci events --interval 300ms evs1
-  local st=$status o=$out e=$err
+  { timeout -k 5 "$TIMEOUT" "$MS" --root "$WORK/oci-root" events --interval 300ms evs1 \
+    >"$WORK/evs.out" 2>"$WORK/evs.err"; echo $? >"$WORK/evs.st"; } &
+  local i
+  for ((i = 0; i < 200; i++)); do [ -s "$WORK/evs.out" ] && break; sleep 0.05; done
+  touch "$WORK/evs-ctl/go"
+  for ((i = 0; i < TIMEOUT * 20; i++)); do [ -s "$WORK/evs.st" ] && break; sleep 0.05; done
+  local st o e
+  st=$(cat "$WORK/evs.st" 2>/dev/null || echo none) o=$(<"$WORK/evs.out") e=$(<"$WORK/evs.err")
   oci delete --force evs1
   [ "$st" -eq 0 ] || fail "events: status $st$(err_hint)" || return
   python3 -c '

@@ -295,6 +295,11 @@ static __attribute__((noreturn)) void factory_child(int go_fd)
 
 	if (read(go_fd, &c, 1) != 1)
 		_exit(126);
+	/* Not the caller's working directory, a host directory that would stay reachable from
+	 * the detached old root: "/", which the Sentry's pivot_root moves to the empty root (or
+	 * is already, when the lock came first). */
+	if (chdir("/"))
+		_exit(126);
 	setsid(); /* terminal signals go to the Sentry, which forwards them */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -89,6 +89,11 @@ no_privilege_under() {
     [ "$(proc_field "$stub" Uid | awk '{ print $1 }')" != 0 ] || bad="the stub runs as root"
     [ "$(ls -A "/proc/$sentry/root")" = proc ] ||
       bad="the Sentry's root holds $(ls -A "/proc/$sentry/root" | tr '\n' ' ')"
+    # Their working directories too: the empty root, not a host directory kept from the caller.
+    for p in $sentry $factory $stub; do
+      [ "$(ls -A "/proc/$p/cwd")" = proc ] ||
+        bad="$p: its working directory holds $(ls -A "/proc/$p/cwd" | head -5 | tr '\n' ' ')"
+    done
   fi
   kill "$pid"
   wait_bounded "$pid"

@@ -665,10 +665,8 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 			continue;
 		}
 		e = watch(sp->uffd, r[i].addr, r[i].len, &lazy, untouched && !sp->lazy);
-		if (r[i].len > (64 << 20)) memfile_mark("tb-watch");
 		if (!e && lazy)
 			e = protect_lazy(sp, &r[i], untouched);
-		if (r[i].len > (64 << 20)) memfile_mark("tb-prot");
 	}
 	memfile_mark("tb-stub");
 	for (size_t i = 0; i < nfresh && !e && !untouched; i++) {

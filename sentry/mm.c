@@ -1353,8 +1353,8 @@ static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
 	for (size_t i = 0; i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
 		if (!sentry_pages(v))
-			r[n++] =
-			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off, false};
+			r[n++] = (struct memfile_space_range){v->start, v->end - v->start,
+							      v->mf_off, false};
 	}
 	int e = memfile_lazy_watch(uffd, r, n, &err);
 	free(r);
@@ -1427,8 +1427,8 @@ static size_t golden_vmas(struct premap **out)
 			dec_u64(&r);
 		if (!dec_ok(&r) || !mobj || (x.flags & (VMA_VDSO | VMA_RESERVED)) ||
 		    x.start % PAGE_SIZE || x.end % PAGE_SIZE || x.mf_off % PAGE_SIZE ||
-		    x.end <= x.start || x.end > platform_user_top() ||
-		    x.mf_off >= MEMFILE_SPAN || x.end - x.start > MEMFILE_SPAN - x.mf_off)
+		    x.end <= x.start || x.end > platform_user_top() || x.mf_off >= MEMFILE_SPAN ||
+		    x.end - x.start > MEMFILE_SPAN - x.mf_off)
 			continue;
 		v[n++] = (struct premap){x.start, x.end, x.mf_off, host_prot(&x), false, false};
 	}
@@ -1445,8 +1445,9 @@ static void premap_golden(void)
 	size_t n = golden_vmas(&v), k = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const long a[6] = {(long)v[i].start, (long)(v[i].end - v[i].start), v[i].prot,
-				   MAP_SHARED | MAP_FIXED, memfile_fd(), (long)v[i].off};
+		long len = (long)(v[i].end - v[i].start), flags = MAP_SHARED | MAP_FIXED;
+		const long a[6] = {(long)v[i].start, len,	    v[i].prot, flags,
+				   memfile_fd(),     (long)v[i].off};
 		if (platform_inject(spare.thread, SYS_mmap, a) == (long)v[i].start)
 			v[k++] = v[i];
 	}

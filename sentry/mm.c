@@ -1382,9 +1382,10 @@ static struct {
 	struct platform_thread *thread;
 	int uffd;
 	const struct mm *owner;
+	bool loading; /* OWNER's mm_load is under way: its VMAs may be taken */
 	struct premap *pre;
 	size_t npre;
-} spare = {NULL, -1, NULL, NULL, 0};
+} spare = {NULL, -1, NULL, false, NULL, 0};
 
 /* The memory-file mappings of the golden image's first address space (its mms section's first
  * record: the one a restore loads first), into *OUT. Only plain mappings of the file: not the
@@ -1410,6 +1411,11 @@ static size_t golden_vmas(struct premap **out)
 		dec_u64(&r); /* the layout */
 	uint64_t nv = dec_max(&r, 4096, "VMA count");
 	struct premap *v = dec_ok(&r) ? calloc(nv + 1, sizeof(*v)) : NULL;
+	/* Where a restored VMA may lie: below the guests' top, not over the stub's own pages. */
+	uint64_t top = platform_user_top(), stub_start = platform_stub_base();
+	uint64_t stub_end = stub_start + platform_stub_len();
+	if (top > (1UL << 47) - PAGE_SIZE)
+		top = (1UL << 47) - PAGE_SIZE;
 	for (uint64_t i = 0; v && i < nv && dec_ok(&r); i++) {
 		struct vma x = {0};
 		x.start = dec_u64(&r);
@@ -1427,10 +1433,17 @@ static size_t golden_vmas(struct premap **out)
 			dec_u64(&r);
 		if (!dec_ok(&r) || !mobj || (x.flags & (VMA_VDSO | VMA_RESERVED)) ||
 		    x.start % PAGE_SIZE || x.end % PAGE_SIZE || x.mf_off % PAGE_SIZE ||
-		    x.end <= x.start || x.end > platform_user_top() || x.mf_off >= MEMFILE_SPAN ||
-		    x.end - x.start > MEMFILE_SPAN - x.mf_off)
+		    x.end <= x.start || x.end > top || x.mf_off >= MEMFILE_SPAN ||
+		    x.end - x.start > MEMFILE_SPAN - x.mf_off ||
+		    (x.start < stub_end && stub_start < x.end))
 			continue;
-		v[n++] = (struct premap){x.start, x.end, x.mf_off, host_prot(&x), false, false};
+		/* Never over another (a restore refuses that image anyway). */
+		bool over = false;
+		for (size_t k = 0; k < n && !over; k++)
+			over = v[k].start < x.end && x.start < v[k].end;
+		if (!over)
+			v[n++] =
+			    (struct premap){x.start, x.end, x.mf_off, host_prot(&x), false, false};
 	}
 	dec_free(&r);
 	dec_free(&d);
@@ -1478,7 +1491,7 @@ int mm_prepare_spare_stub(void)
  * longer whole. */
 static bool premap_take(const struct mm *mm, const struct vma *v)
 {
-	if (mm != spare.owner)
+	if (mm != spare.owner || !spare.loading)
 		return false;
 	for (size_t i = 0; i < spare.npre; i++) {
 		struct premap *p = &spare.pre[i];
@@ -1575,8 +1588,10 @@ void *mm_load(struct dec *d)
 		dec_fail(d, "out of memory");
 		return NULL;
 	}
-	if (premapped)
+	if (premapped) {
 		spare.owner = mm;
+		spare.loading = true;
+	}
 	loading_lazily = lazy;
 	mm->mmap_base = dec_u64(d);
 	mm->stack_top = dec_u64(d);
@@ -1636,6 +1651,7 @@ void *mm_load(struct dec *d)
 	}
 	if (premapped && dec_ok(d))
 		premap_drop_rest(mm);
+	spare.loading = false;
 	memfile_mark("mm-vmas");
 	loading_lazily = false;
 	if (lazy && dec_ok(d)) {

@@ -13,6 +13,7 @@
 #   delta restore, slot restore, and slot restore by a waiting Sentry (slots --warm), at golden
 #   sizes BENCH_GOLDEN_SIZES (64 1024) MiB;
 # - the delta image's size against the full image's.
+# BENCH_GOLDEN_ONLY=first runs only the time to the first instruction by golden size.
 # Usage: bench/golden.sh MINISENTRY ROOTFS
 set -uo pipefail
 
@@ -133,11 +134,13 @@ restore_run() {
 
 col() { awk -v f="$1" '$f != "-" { print $f }' "$2" | stats3; }
 
+ONLY=${BENCH_GOLDEN_ONLY:-}
+[ -z "$ONLY" ] || [ "$ONLY" = first ] || { echo "bench: BENCH_GOLDEN_ONLY is 'first' or empty" >&2; exit 2; }
 echo "## Golden images, deltas and slots (seed 003's shape; median [min–max] of $RUNS runs; load $(cut -d' ' -f1-3 /proc/loadavg))"
 pop=167
 : >"$WORK/ck.runs"
 : >"$WORK/tck.runs"
-for ((r = 0; r < RUNS; r++)); do
+for ((r = 0; r < RUNS && ${#ONLY} == 0; r++)); do
   line=$(make_images 384 "$pop" "$WORK/shape") || { bad=1; break; }
   echo "$line" >>"$WORK/ck.runs"
   t=$(tracked_delta "$WORK/shape") && echo "$t" >>"$WORK/tck.runs"
@@ -180,7 +183,7 @@ if [ -s "$WORK/ck.runs" ]; then
   done
 fi
 
-echo "## Time to the first instruction by golden size (restore --stats wall, ms)"
+echo "## Time to the first instruction by golden size (restore --stats wall, ms; load $(cut -d' ' -f1-3 /proc/loadavg))"
 for size in $SIZES; do
   line=$(make_images $((size + size / 4)) "$size" "$WORK/s$size") || { bad=1; continue; }
   "$MS" slots --base "$WORK/s$size/golden" --count 2 "$SLOTS/s$size" >/dev/null || { bad=1; continue; }
@@ -206,5 +209,6 @@ for size in $SIZES; do
   # Its waiting Sentries end once their pool is gone.
   rm -rf "$SLOTS/s$size" "$SLOTS/w$size" "$WORK/s$size"
 done
+echo "(load after: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "seed's figures: create delta 1.5 GB/s; full copy + overlay ~1.0–1.2 GB/s; overlay on a slot + reset 7–8 GB/s"
 exit $bad

@@ -188,6 +188,8 @@ bool store_is_mappable(const struct store *s);
 int store_open_image(const char *path, struct image *img, struct store *st, char **err);
 /* The golden image of the claimed slot (slots.c), or NULL. */
 const struct store *slot_golden_store(void);
+/* The same for a slot prepared but not claimed yet (a warm slot's Sentry), else NULL. */
+const struct store *slot_golden_store_prepared(void);
 const uint8_t *memfile_slot_golden_id(void);
 /* Opens the images S refers to and checks that each is the one named (its memory id). */
 int store_open_refs(struct store *s, char **err);

@@ -512,7 +512,8 @@ int memfile_lazy_watch(int uffd, const struct memfile_space_range *r, size_t n, 
 					  : lz.cells[c].off + lz.cells[c].len;
 			if (lo >= hi)
 				continue;
-			struct memfile_space_range x = {r[i].addr + (lo - r[i].off), hi - lo, lo};
+			struct memfile_space_range x = {r[i].addr + (lo - r[i].off), hi - lo, lo,
+							false};
 			struct uffdio_register reg = {.range = {x.addr, x.len},
 						      .mode = UFFDIO_REGISTER_MODE_MISSING};
 			if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {

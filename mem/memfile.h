@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 int memfile_init(void);
 /* The same, bounded: the file lives on a tmpfs of LIMIT bytes of its own (a detached mount,
@@ -154,6 +155,11 @@ int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
 /* How long the last memfile_load took (the memory's part of a restore: a full load, or a
  * slot's overlay), in ms. */
 double memfile_load_ms(void);
+/* --stats of a restore, finer: named instants (a static string each), printed by
+ * memfile_marks_print as the ms since the one before, after START. Cheap (a vDSO clock read);
+ * at most 64 are kept. */
+void memfile_mark(const char *what);
+void memfile_marks_print(FILE *f, const struct timespec *start);
 /* Of the memory the last memfile_load wrote, the bytes given huge folios (whole 2 MiB blocks
  * it filled while the host's memory came fast enough; docs/checkpoint.md). */
 uint64_t memfile_load_huge(void);
@@ -172,6 +178,9 @@ bool memfile_lazy_active(void);
 /* A stub's mapping: ADDR..ADDR+LEN in its address space maps file offset OFF. */
 struct memfile_space_range {
 	uint64_t addr, len, off;
+	/* Registered and protected already by memfile_track_prepare_space (a warm slot's spare
+	 * stub), and mapped since as it was then. */
+	bool prepared;
 };
 /* Watches the address space of userfaultfd UFFD (taken over, closed when loading ends) whose
  * mappings of the file are R[0..N). */
@@ -196,6 +205,13 @@ int memfile_track_begin(void);
 int memfile_track_space(const void *key, int uffd, int pid, const struct memfile_space_range *r,
 			size_t n, const struct memfile_space_range *fresh, size_t nfresh,
 			bool untouched);
+/* Ahead of a restore (a warm slot's spare stub, which maps R[0..N) of the prepared slot and has
+ * run nothing): UFFD is set up, R registered, and the golden image's holes in R protected, as
+ * the first memfile_track_space of an untouched stub would; that call then takes UFFD over
+ * and does for a range marked prepared only what the restore changed since (what it wrote or
+ * punched out). UFFD stays the caller's. 0, or a negative errno (then nothing is prepared,
+ * and UFFD may have its API set: a restore must not use it). */
+int memfile_track_prepare_space(int uffd, int pid, const struct memfile_space_range *r, size_t n);
 /* Address space KEY is going: what it wrote is collected now. */
 void memfile_track_space_end(const void *key);
 /* [OFF, OFF+LEN) changed, or is mapped where no one watches it. */

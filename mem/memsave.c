@@ -1454,6 +1454,36 @@ static int slot_overlay(struct store *s, const char *dir, char **err)
 static double load_ms;
 static uint64_t load_huge;
 
+static struct {
+	const char *what;
+	struct timespec at;
+} marks[64];
+static unsigned nmarks;
+
+void memfile_mark(const char *what)
+{
+	if (nmarks < sizeof(marks) / sizeof(marks[0])) {
+		marks[nmarks].what = what;
+		clock_gettime(CLOCK_MONOTONIC, &marks[nmarks++].at);
+	}
+}
+
+void memfile_marks_print(FILE *f, const struct timespec *start)
+{
+	struct timespec prev = *start;
+
+	if (!nmarks)
+		return;
+	fprintf(f, "minisentry: stats: restore: phases (ms):");
+	for (unsigned i = 0; i < nmarks; i++) {
+		fprintf(f, " %s %.2f", marks[i].what,
+			(marks[i].at.tv_sec - prev.tv_sec) * 1e3 +
+			    (marks[i].at.tv_nsec - prev.tv_nsec) / 1e6);
+		prev = marks[i].at;
+	}
+	fputc('\n', f);
+}
+
 double memfile_load_ms(void)
 {
 	return load_ms;
@@ -1491,6 +1521,7 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 	if (o->img->version == 1)
 		return load_v1(d);
 	ret = store_parse(d, o, mf.bump, &s, err);
+	memfile_mark("mem-index");
 	if (!ret && mf.limit) {
 		/* A bounded memory file (--memory) too small for the image is refused here, in one
 		 * line, rather than met page by page as faults in the loaders. */
@@ -1515,6 +1546,7 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 		ret = store_open_refs(&s, err);
 	if (!ret && memfile_slot_active())
 		ret = slot_overlay(&s, o->dir, err);
+	memfile_mark("mem-refs");
 	if (!ret) {
 		memcpy(last_image.id, s.id, ID_LEN);
 		last_image.set = true;

@@ -78,6 +78,7 @@ struct tspace {
 };
 
 static struct {
+	bool ready; /* UFFD and PAGEMAP set up, MINOR and LAZY_VIEW known */
 	bool on;    /* watching since a base */
 	bool valid; /* nothing lost since the base */
 	uint8_t base[ID_LEN];
@@ -366,12 +367,12 @@ static void fail_off(const char *what, int e)
 	tr.valid = false;
 }
 
-int memfile_track_begin(void)
+/* The Sentry's own userfaultfd and pagemap, and what the kernel offers. */
+static int track_init(void)
 {
 	int e;
 
-	memfile_lazy_wait();
-	if (!tr.on) {
+	if (!tr.ready) {
 		if (tr.why)
 			return -ENOTSUP; /* tried before */
 		tr.uffd = mem_userfaultfd();
@@ -399,9 +400,22 @@ int memfile_track_begin(void)
 			tr.uffd = tr.pagemap = -1;
 			return -ENOTSUP;
 		}
-		tr.on = true;
+		tr.ready = true;
 		tr.minor = (features & UFFD_FEATURE_MINOR_SHMEM) && !getenv("MINISENTRY_WP_EAGER");
 		tr.lazy_view = tr.minor && !swap_configured();
+	}
+	return 0;
+}
+
+int memfile_track_begin(void)
+{
+	int e;
+
+	memfile_lazy_wait();
+	if (!tr.on) {
+		if ((e = track_init()))
+			return e;
+		tr.on = true;
 	} else if (!tr.valid) {
 		acc.lost = true; /* a change since the last base went unseen */
 	}
@@ -415,6 +429,7 @@ int memfile_track_begin(void)
 		}
 		tr.self_end = mf.bump;
 	}
+	memfile_mark("tb-view-reg");
 	/* What the view maps unprotected now (read since the harvest: by the checkpoint that
 	 * set this base, or by the restore) is protected, not counted. */
 	if (tr.lazy_view && (e = scan(tr.pagemap, (uintptr_t)mf.base,
@@ -422,6 +437,7 @@ int memfile_track_begin(void)
 		fail_off("write tracking of the memory file", e);
 		return e;
 	}
+	memfile_mark("tb-view-scan");
 	return 0;
 }
 
@@ -478,26 +494,35 @@ static int protect_file(const struct tspace *sp, const struct memfile_space_rang
  * nothing yet), every part of R that a claimed slot's golden image has no page for, or all of R
  * without a slot (a file whose holes are not known without walking it); then what was punched
  * out since the last base. */
-static int protect_lazy(const struct tspace *sp, const struct memfile_space_range *r, bool first)
+/* The parts of SP's range R that golden image G has no page for. */
+static int protect_golden_holes(const struct tspace *sp, const struct memfile_space_range *r,
+				const struct store *g)
 {
-	const struct store *g = first && memfile_slot_active() ? slot_golden_store() : NULL;
 	uint64_t at = r->off, end = r->off + r->len;
 	int e = 0;
 
-	if (holes.overflow || (first && !g))
-		return protect_file(sp, r, at, end);
-	if (first) {
-		for (uint64_t k = store_chunk_after(g, at); k < g->nch && at < end && !e; k++) {
-			uint64_t cs = g->ch[k].mem_off;
-			uint64_t ce = cs + (uint64_t)g->ch[k].pages * MEMFILE_PAGE;
-			if (cs > at)
-				e = protect_file(sp, r, at, cs);
-			if (ce > at)
-				at = ce;
-		}
-		if (!e && at < end)
-			e = protect_file(sp, r, at, end);
+	for (uint64_t k = store_chunk_after(g, at); k < g->nch && at < end && !e; k++) {
+		uint64_t cs = g->ch[k].mem_off;
+		uint64_t ce = cs + (uint64_t)g->ch[k].pages * MEMFILE_PAGE;
+		if (cs > at)
+			e = protect_file(sp, r, at, cs);
+		if (ce > at)
+			at = ce;
 	}
+	if (!e && at < end)
+		e = protect_file(sp, r, at, end);
+	return e;
+}
+
+static int protect_lazy(const struct tspace *sp, const struct memfile_space_range *r, bool first)
+{
+	const struct store *g = first && memfile_slot_active() ? slot_golden_store() : NULL;
+	int e = 0;
+
+	if (holes.overflow || (first && !g))
+		return protect_file(sp, r, r->off, r->off + r->len);
+	if (first)
+		e = protect_golden_holes(sp, r, g);
 	for (size_t i = 0; i < holes.n && !e; i++)
 		e = protect_file(sp, r, holes.v[i].off, holes.v[i].off + holes.v[i].len);
 	return e;
@@ -511,11 +536,84 @@ static struct tspace *find_space(const void *key)
 	return NULL;
 }
 
+/* A new watched space SP of UFFD, the stub PID's: its pagemap if the Sentry may read it, its
+ * userfaultfd's API set, its fault queue. UFFD is the caller's on failure. */
+static int space_init(struct tspace *sp, const void *key, int uffd, int pid)
+{
+	char path[64];
+	int e;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	*sp = (struct tspace){.key = key, .uffd = uffd, .pagemap = -1};
+	/* A confined Sentry may not read it (EACCES, EPERM): watched by fault instead. */
+	sp->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	/* Asynchronously, an unmapped page must look unwritten (scan), which only holds where
+	 * nothing unmaps a written one. */
+	sp->lazy = tr.minor && (sp->pagemap < 0 || tr.lazy_view);
+	e = api(uffd, sp->pagemap >= 0, sp->lazy, NULL);
+	if (!e && (sp->pagemap < 0 || sp->lazy) &&
+	    !(sp->q = wpq_add(uffd, sp->pagemap >= 0 ? WPQ_ASYNC : 0)))
+		e = -ENOMEM;
+	if (e && sp->pagemap >= 0)
+		close(sp->pagemap);
+	return e;
+}
+
+/* A space prepared ahead of its restore (memfile_track_prepare_space): set up, and its ranges
+ * R[0..N) registered (lazily where LAZY[i]) with the golden image's holes protected. */
+static struct {
+	bool set;
+	struct tspace sp;
+	struct memfile_space_range *r;
+	bool *lazy;
+	size_t n;
+} pre;
+
+int memfile_track_prepare_space(int uffd, int pid, const struct memfile_space_range *r, size_t n)
+{
+	const struct store *g = slot_golden_store_prepared();
+	int e;
+
+	if (pre.set || !g || uffd < 0)
+		return -EINVAL;
+	if ((e = track_init()) || (e = space_init(&pre.sp, NULL, uffd, pid)))
+		return e;
+	pre.r = calloc(n + 1, sizeof(*pre.r));
+	pre.lazy = calloc(n + 1, sizeof(*pre.lazy));
+	/* From here the space is set up: on any failure it is used with no range prepared. */
+	pre.set = true;
+	for (size_t i = 0; pre.r && pre.lazy && i < n; i++) {
+		bool lazy = pre.sp.lazy;
+		e = watch(uffd, r[i].addr, r[i].len, &lazy, !pre.sp.lazy);
+		if (!e && lazy)
+			e = protect_golden_holes(&pre.sp, &r[i], g);
+		if (e)
+			break;
+		pre.r[pre.n] = r[i];
+		pre.lazy[pre.n++] = lazy;
+	}
+	if (e)
+		pre.n = 0;
+	return e;
+}
+
+/* The prepared range equal to R: whether it was watched lazily (*LAZY); false for none. */
+static bool prepared(const struct memfile_space_range *r, bool *lazy)
+{
+	for (size_t i = 0; r->prepared && i < pre.n; i++)
+		if (pre.r[i].addr == r->addr && pre.r[i].len == r->len && pre.r[i].off == r->off) {
+			*lazy = pre.lazy[i];
+			return true;
+		}
+	return false;
+}
+
 int memfile_track_space(const void *key, int uffd, int pid, const struct memfile_space_range *r,
 			size_t n, const struct memfile_space_range *fresh, size_t nfresh,
 			bool untouched)
 {
 	struct tspace *sp = find_space(key);
+	bool adopted = false;
 	int e = 0;
 
 	if (!tr.on) {
@@ -524,7 +622,6 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 		return -ENOTSUP;
 	}
 	if (!sp) {
-		char path[64];
 		if (uffd < 0)
 			return -EINVAL;
 		if (tr.nsp == tr.cap) {
@@ -537,22 +634,13 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 			tr.sp = v;
 			tr.cap = cap;
 		}
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
 		sp = &tr.sp[tr.nsp];
-		*sp = (struct tspace){.key = key, .uffd = uffd, .pagemap = -1};
-		/* A confined Sentry may not read it (EACCES, EPERM): watched by fault instead. */
-		sp->pagemap = open(path, O_RDONLY | O_CLOEXEC);
-		/* Asynchronously, an unmapped page must look unwritten (scan), which only holds
-		 * where nothing unmaps a written one. */
-		sp->lazy = tr.minor && (sp->pagemap < 0 || tr.lazy_view);
-		e = api(uffd, sp->pagemap >= 0, sp->lazy, NULL);
-		if (!e && (sp->pagemap < 0 || sp->lazy) &&
-		    !(sp->q = wpq_add(uffd, sp->pagemap >= 0 ? WPQ_ASYNC : 0)))
-			e = -ENOMEM;
-		if (e) {
+		if (pre.set && pre.sp.uffd == uffd) {
+			*sp = pre.sp;
+			sp->key = key;
+			adopted = true;
+		} else if ((e = space_init(sp, key, uffd, pid))) {
 			close(uffd);
-			if (sp->pagemap >= 0)
-				close(sp->pagemap);
 			return e;
 		}
 		tr.nsp++;
@@ -570,13 +658,28 @@ int memfile_track_space(const void *key, int uffd, int pid, const struct memfile
 	 * protected whole. */
 	for (size_t i = 0; i < n && !e; i++) {
 		bool lazy = sp->lazy;
+		/* Prepared: what the restore wrote or punched out since is all there is to do. */
+		if (adopted && untouched && prepared(&r[i], &lazy)) {
+			if (lazy)
+				e = protect_lazy(sp, &r[i], false);
+			continue;
+		}
 		e = watch(sp->uffd, r[i].addr, r[i].len, &lazy, untouched && !sp->lazy);
 		if (!e && lazy)
 			e = protect_lazy(sp, &r[i], untouched);
 	}
+	memfile_mark("tb-stub");
 	for (size_t i = 0; i < nfresh && !e && !untouched; i++) {
 		bool lazy = sp->lazy;
 		e = watch(sp->uffd, fresh[i].addr, fresh[i].len, &lazy, true);
+	}
+	if (adopted) {
+		free(pre.r);
+		free(pre.lazy);
+		pre.r = NULL;
+		pre.lazy = NULL;
+		pre.n = 0;
+		pre.set = false;
 	}
 	struct memfile_space_range *copy = calloc(n + 1, sizeof(*copy));
 	if (!copy && !e)

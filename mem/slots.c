@@ -563,6 +563,11 @@ const struct store *slot_golden_store(void)
 	return slot.active ? &slot.g.st : NULL;
 }
 
+const struct store *slot_golden_store_prepared(void)
+{
+	return slot.hdr && slot.fd >= 0 ? &slot.g.st : NULL;
+}
+
 /* Punches out [AT, END) of the slot. SEEK_DATA would find its data, but from a hole that has
  * no data after it, it walks the whole terabyte (most of a reset's time, measured); the
  * range is bounded by the memory file's high-water mark instead. */

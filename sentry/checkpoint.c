@@ -382,6 +382,7 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 			}
 		}
 		dec_free(&d);
+		memfile_mark(name);
 	}
 	return ret;
 }
@@ -422,6 +423,7 @@ int checkpoint_load_begin(const char *dir, const struct kernel_restore_opts *o,
 		free(r);
 		return ret;
 	}
+	memfile_mark("image-read");
 	if (o->key && (ret = image_mac_verify(&r->img, o->key, o->key_len, dir, err))) {
 		image_free(&r->img);
 		free(r);
@@ -449,8 +451,10 @@ int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_res
 	int ret = load_sections(r, o, SEC_MEMORY + 1, NLOADED, err);
 
 	restore_free(r);
+	memfile_mark("sections");
 	if (!ret)
 		ret = task_load_finish(err);
+	memfile_mark("tasks");
 	return ret;
 }
 

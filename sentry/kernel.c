@@ -1179,7 +1179,9 @@ static int restore_loaded(const struct kernel_config *cfg, const struct kernel_r
 	 * task is still stopped: one already running could write before it is watched. */
 	if (!o->lazy)
 		checkpoint_track_base();
+	memfile_mark("track-base");
 	task_load_resume();
+	memfile_mark("resume");
 	/* The guest is ready to run: a lazy restore's background load starts with it. */
 	if ((ret = memfile_lazy_start())) {
 		fprintf(stderr, "minisentry: restore: cannot start loading memory: %s\n",
@@ -1197,6 +1199,7 @@ static int restore_loaded(const struct kernel_config *cfg, const struct kernel_r
 			fprintf(stderr, "minisentry: stats: slot: claimed slot.%d%s%s\n", i,
 				recovered ? " (recovered: a dead Sentry had left it)" : "",
 				warm_setup ? " by its waiting Sentry" : "");
+		memfile_marks_print(stderr, &kernel_main_start);
 		fprintf(stderr,
 			"minisentry: stats: restore: memory loaded in %.2f ms (%llu MiB in huge "
 			"pages)\n",
@@ -1222,6 +1225,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	if ((ret = confine_launch(&cfg->confine, cfg)) || (ret = open_trace(cfg, "restore")))
 		return ret;
 	/* A slot is claimed before the memory file is made: it is the memory file. */
+	memfile_mark("launch");
 	if (o->slots && ((ret = memfile_slot_claim(o->slots, &err)) ||
 			 (cfg->save_restore_slots && (ret = memfile_slot_check(&err))))) {
 		fprintf(stderr, "minisentry: restore: %s\n", err ? err : strerror(-ret));
@@ -1229,10 +1233,12 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		return ret; /* a slot that failed its check stays in use: the next claim resets it
 			     */
 	}
+	memfile_mark("claim");
 	if ((ret = setup_kernel(cfg))) {
 		kernel_slot_done();
 		return ret;
 	}
+	memfile_mark("setup");
 	/* Before the lock only what needs the host's paths: the image's files read and checked
 	 * (and its MAC), the kernel record that names the rootfs and the bind mounts, and the
 	 * memory section (its data files and the images it refers to). Everything else an image
@@ -1247,6 +1253,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		if (asprintf(&err, "rootfs '%s': %s", kernel.cfg.rootfs, strerror(errno)) < 0)
 			err = NULL;
 	}
+	memfile_mark("load-begin");
 	if (!ret && (ret = confine_lock())) {
 		checkpoint_load_abort(r);
 		bind_restore_done();
@@ -1255,6 +1262,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 		kernel_slot_done();
 		return ret; /* the message is printed */
 	}
+	memfile_mark("lock");
 	if (!ret)
 		ret = checkpoint_load_finish(r, o, &err);
 	else
@@ -1292,8 +1300,10 @@ int kernel_warm_restore(const struct kernel_config *cfg, const char *image,
 
 	kernel.cfg = *cfg;
 	syscall_quiet = cfg->quiet;
+	memfile_mark("warm-start");
 	bind_restore_init(o->binds, o->nbinds);
-	if (!(ret = setup_vdso()) && !(ret = checkpoint_load_begin(image, o, &r, &err)))
+	if (!(ret = setup_vdso()) && (memfile_mark("vdso"), 1) &&
+	    !(ret = checkpoint_load_begin(image, o, &r, &err)))
 		ret = checkpoint_load_finish(r, o, &err);
 	bind_restore_done();
 	if (ret) {

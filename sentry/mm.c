@@ -281,8 +281,12 @@ static void track_mapped(struct mm *mm, const struct vma *v)
 		mm->capfresh = cap;
 	}
 	mm->fresh[mm->nfresh++] =
-	    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+	    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off, false};
 }
+
+static bool premap_take(const struct mm *mm, const struct vma *v);
+static bool premap_taken(const struct mm *mm, uint64_t start, uint64_t len, uint64_t off);
+static void premap_done(const struct mm *mm);
 
 int mm_track(struct mm *mm, struct platform_thread *stopped)
 {
@@ -295,8 +299,9 @@ int mm_track(struct mm *mm, struct platform_thread *stopped)
 	for (size_t i = 0; i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
 		if (!sentry_pages(v))
-			r[n++] =
-			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+			r[n++] = (struct memfile_space_range){
+			    v->start, v->end - v->start, v->mf_off,
+			    premap_taken(mm, v->start, v->end - v->start, v->mf_off)};
 	}
 	if (!mm->tracked) {
 		/* The one its stub made at a restore, or one made now. */
@@ -311,6 +316,7 @@ int mm_track(struct mm *mm, struct platform_thread *stopped)
 				mm->untouched);
 	mm->untouched = false;
 	free(r);
+	premap_done(mm);
 	mm->nfresh = 0;
 	mm->tracked = !e;
 	return e;
@@ -336,6 +342,10 @@ static int install_flags(struct mm *mm, const struct vma *v, int extra)
 		memfile_lazy_ensure(v->mf_off, v->end - v->start);
 	else
 		extra &= ~MAP_POPULATE;
+	if (premap_take(mm, v)) {
+		track_mapped(mm, v);
+		return vma_insert(&mm->vmas, v);
+	}
 	long r = inject(mm, SYS_mmap, v->start, v->end - v->start, host_prot(v),
 			MAP_SHARED | MAP_FIXED | extra, memfile_fd(), v->mf_off);
 
@@ -1368,8 +1378,8 @@ static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
 	for (size_t i = 0; i < mm->vmas.n; i++) {
 		const struct vma *v = &mm->vmas.v[i];
 		if (!sentry_pages(v))
-			r[n++] =
-			    (struct memfile_space_range){v->start, v->end - v->start, v->mf_off};
+			r[n++] = (struct memfile_space_range){v->start, v->end - v->start,
+							      v->mf_off, false};
 	}
 	int e = memfile_lazy_watch(uffd, r, n, &err);
 	free(r);
@@ -1379,18 +1389,191 @@ static int watch_lazily(struct mm *mm, int uffd, struct dec *d)
 	return e;
 }
 
+/* Beyond any guest mapping of the memory file (1 TiB): a golden image's VMA is not mapped past
+ * it (the restore checks it against its memory object). */
+#define MEMFILE_SPAN (1ULL << 40)
+
 /* A stub made before the restore knew its image (a warm slot's waiting Sentry: sentry/warm.c),
- * with its userfaultfd: the first address space a restore loads takes it. */
+ * with its userfaultfd: the first address space a restore loads takes it (OWNER). It maps
+ * the golden image's first address space's mappings of the memory file already, registered
+ * and protected for write tracking as a restore's first base would (docs/checkpoint.md,
+ * "Warm slots"): a restored mapping equal to one of them is taken as it is. */
+struct premap {
+	uint64_t start, end, off;
+	int prot;
+	bool taken, broken; /* taken by a restored VMA; partly mapped over */
+};
 static struct {
 	struct platform_thread *thread;
 	int uffd;
-} spare = {NULL, -1};
+	const struct mm *owner;
+	bool loading; /* OWNER's mm_load is under way: its VMAs may be taken */
+	struct premap *pre;
+	size_t npre;
+} spare = {NULL, -1, NULL, false, NULL, 0};
+
+/* The memory-file mappings of the golden image's first address space (its mms section's first
+ * record: the one a restore loads first), into *OUT. Only plain mappings of the file: not the
+ * vDSO's, nothing odd (a forged golden image is refused by the restore itself, later). */
+static size_t golden_vmas(struct premap **out)
+{
+	const void *data;
+	size_t len, n = 0;
+	struct dec d;
+
+	*out = NULL;
+	if (memfile_slot_golden_section("mms", &data, &len))
+		return 0;
+	dec_init(&d, data, len, NULL);
+	dec_u64(&d); /* the record's id */
+	uint64_t rlen = dec_u64(&d);
+	if (!dec_ok(&d) || rlen > len) {
+		dec_free(&d);
+		return 0;
+	}
+	struct dec r = dec_sub(&d, rlen);
+	for (int i = 0; i < 8; i++)
+		dec_u64(&r); /* the layout */
+	uint64_t nv = dec_max(&r, 4096, "VMA count");
+	struct premap *v = dec_ok(&r) ? calloc(nv + 1, sizeof(*v)) : NULL;
+	/* Where a restored VMA may lie: below the guests' top, not over the stub's own pages. */
+	uint64_t top = platform_user_top(), stub_start = platform_stub_base();
+	uint64_t stub_end = stub_start + platform_stub_len();
+	if (top > (1UL << 47) - PAGE_SIZE)
+		top = (1UL << 47) - PAGE_SIZE;
+	for (uint64_t i = 0; v && i < nv && dec_ok(&r); i++) {
+		struct vma x = {0};
+		x.start = dec_u64(&r);
+		x.end = dec_u64(&r);
+		uint64_t mobj = dec_u64(&r);
+		x.prot = (int)dec_u32(&r);
+		x.flags = (int)dec_u32(&r);
+		x.mf_off = dec_u64(&r);
+		for (int k = 0; k < 4; k++)
+			dec_u64(&r); /* file_off, ino, dev, dentry */
+		char name[VMA_NAME_MAX];
+		dec_raw(&r, name, sizeof(name));
+		uint64_t nruns = dec_max(&r, 1 << 30, "clean page runs");
+		for (uint64_t k = 0; k < 2 * nruns && dec_ok(&r); k++)
+			dec_u64(&r);
+		if (!dec_ok(&r) || !mobj || (x.flags & (VMA_VDSO | VMA_RESERVED)) ||
+		    x.start % PAGE_SIZE || x.end % PAGE_SIZE || x.mf_off % PAGE_SIZE ||
+		    x.end <= x.start || x.end > top || x.mf_off >= MEMFILE_SPAN ||
+		    x.end - x.start > MEMFILE_SPAN - x.mf_off ||
+		    (x.start < stub_end && stub_start < x.end))
+			continue;
+		/* Never over another (a restore refuses that image anyway). */
+		bool over = false;
+		for (size_t k = 0; k < n && !over; k++)
+			over = v[k].start < x.end && x.start < v[k].end;
+		if (!over)
+			v[n++] =
+			    (struct premap){x.start, x.end, x.mf_off, host_prot(&x), false, false};
+	}
+	dec_free(&r);
+	dec_free(&d);
+	*out = v;
+	return v ? n : 0;
+}
+
+/* Maps the golden image's mappings in the spare stub, and has them watched. */
+static void premap_golden(void)
+{
+	struct premap *v;
+	size_t n = golden_vmas(&v), k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long len = (long)(v[i].end - v[i].start), flags = MAP_SHARED | MAP_FIXED;
+		const long a[6] = {(long)v[i].start, len,	    v[i].prot, flags,
+				   memfile_fd(),     (long)v[i].off};
+		if (platform_inject(spare.thread, SYS_mmap, a) == (long)v[i].start)
+			v[k++] = v[i];
+	}
+	spare.pre = v;
+	spare.npre = k;
+	struct memfile_space_range *r = calloc(k + 1, sizeof(*r));
+	if (!r)
+		return;
+	for (size_t i = 0; i < k; i++)
+		r[i] = (struct memfile_space_range){v[i].start, v[i].end - v[i].start, v[i].off,
+						    false};
+	/* Not watched (no tracking here, or it failed): the restore watches them as any. */
+	memfile_track_prepare_space(spare.uffd, spare.thread->host_pid, r, k);
+	free(r);
+}
 
 int mm_prepare_spare_stub(void)
 {
 	if (spare.thread)
 		return 0;
-	return platform_stub_new_uffd(&spare.thread, &spare.uffd);
+	int e = platform_stub_new_uffd(&spare.thread, &spare.uffd);
+	if (!e && !getenv("MINISENTRY_NO_PREMAP"))
+		premap_golden();
+	return e;
+}
+
+/* V as the spare stub maps it already: taken. Otherwise what V will be mapped over is no
+ * longer whole. */
+static bool premap_take(const struct mm *mm, const struct vma *v)
+{
+	if (mm != spare.owner || !spare.loading)
+		return false;
+	for (size_t i = 0; i < spare.npre; i++) {
+		struct premap *p = &spare.pre[i];
+		if (p->start == v->start && p->end == v->end && p->off == v->mf_off &&
+		    p->prot == host_prot(v) && !p->taken && !p->broken && !sentry_pages(v))
+			return p->taken = true;
+	}
+	for (size_t i = 0; i < spare.npre; i++)
+		if (spare.pre[i].start < v->end && v->start < spare.pre[i].end)
+			spare.pre[i].broken = true;
+	return false;
+}
+
+/* The golden mappings no restored VMA took: unmapped where no VMA is (the guest must find
+ * nothing there). */
+static void premap_drop_rest(struct mm *mm)
+{
+	for (size_t i = 0; i < spare.npre; i++) {
+		const struct premap *p = &spare.pre[i];
+		uint64_t at = p->start;
+		if (p->taken)
+			continue;
+		while (at < p->end) {
+			const struct vma *v = vma_find(&mm->vmas, at);
+			if (v) {
+				at = v->end;
+				continue;
+			}
+			uint64_t end = p->end;
+			for (size_t k = 0; k < mm->vmas.n; k++)
+				if (mm->vmas.v[k].start > at && mm->vmas.v[k].start < end)
+					end = mm->vmas.v[k].start;
+			inject(mm, SYS_munmap, at, end - at, 0, 0, 0, 0);
+			at = end;
+		}
+	}
+}
+
+/* MM's first base is set: the golden mappings' part is over. */
+static void premap_done(const struct mm *mm)
+{
+	if (mm != spare.owner)
+		return;
+	free(spare.pre);
+	spare.pre = NULL;
+	spare.npre = 0;
+	spare.owner = NULL;
+}
+
+/* Whether [START, START+LEN) at OFF of MM is a golden mapping taken as it is. */
+static bool premap_taken(const struct mm *mm, uint64_t start, uint64_t len, uint64_t off)
+{
+	for (size_t i = 0; mm == spare.owner && i < spare.npre; i++)
+		if (spare.pre[i].taken && spare.pre[i].start == start &&
+		    spare.pre[i].end - start == len && spare.pre[i].off == off)
+			return true;
+	return false;
 }
 
 void *mm_load(struct dec *d)
@@ -1402,11 +1585,13 @@ void *mm_load(struct dec *d)
 
 	/* A userfaultfd made by the new stub itself: for the lazy loader, or for tracking writes
 	 * from the restore on (mm_track), which then needs no injection to make one. */
+	bool premapped = false;
 	if (spare.thread && !lazy) {
 		thread = spare.thread;
 		uffd = spare.uffd;
 		spare.thread = NULL;
 		spare.uffd = -1;
+		premapped = spare.npre > 0;
 		err = 0;
 	} else {
 		err = platform_stub_new_uffd(&thread, &uffd);
@@ -1420,12 +1605,17 @@ void *mm_load(struct dec *d)
 		dec_fail(d, "cannot start a stub process: %s", strerror(-err));
 		return NULL;
 	}
+	memfile_mark("mm-stub");
 	if (!(mm = mm_new(thread))) {
 		platform_thread_release(thread);
 		if (uffd >= 0)
 			close(uffd);
 		dec_fail(d, "out of memory");
 		return NULL;
+	}
+	if (premapped) {
+		spare.owner = mm;
+		spare.loading = true;
 	}
 	loading_lazily = lazy;
 	mm->mmap_base = dec_u64(d);
@@ -1484,6 +1674,10 @@ void *mm_load(struct dec *d)
 		}
 		load_clean_runs(d, &v);
 	}
+	if (premapped && dec_ok(d))
+		premap_drop_rest(mm);
+	spare.loading = false;
+	memfile_mark("mm-vmas");
 	loading_lazily = false;
 	if (lazy && dec_ok(d)) {
 		watch_lazily(mm, uffd, d); /* takes it, whatever happens */

@@ -726,6 +726,75 @@ PY
 
 # A sandbox restored by a waiting Sentry is reachable by its name: listed, checkpointed (a
 # tracked delta against the golden image, which ends it), and its client exits 0.
+# A waiting Sentry's stub maps the golden image's mappings and has them watched ahead of time
+# (docs/checkpoint.md, "Warm slots"): a delta restored onto its slot punches out golden pages
+# that the delta holds nowhere (here, 2 MiB the guest had dropped), and a write there before
+# the first checkpoint must still be seen: a --parent image of the delta, taken by tracking
+# alone, restores to the guest's memory; the slot is the golden image again afterwards.
+warm_slot_keeps_every_write() {
+  local g=$WORK/lazyw-golden
+  [ -d "$g" ] || skip "needs lazily_tracked_slot_keeps_every_write" || return
+  local id="e2e-$$-warmw" o=$WORK/warmw.out d=$WORK/warmw-delta p1=$WORK/warmw-1
+  local s=/dev/shm/minisentry-e2e-$$-warmw p want sums
+  rm -rf "$d" "$p1" "$s"
+  # The delta: the golden guest, its first 2 MiB dropped, checkpointed in its pause.
+  { printf 'd 2\np 3\n'; sleep "$TIMEOUT"; } | timeout -k 5 "$TIMEOUT" "$MS" restore --id "$id" --image "$g" >"$o" 2>"$o.err" &
+  p=$!
+  wait_line "$o" '^pause$' || { kill "$p" 2>/dev/null; return 1; }
+  checkpoint "$id" "$d" --base "$g" || { kill "$p" 2>/dev/null; return 1; }
+  pkill -P "$p" sleep 2>/dev/null
+  wait "$p" 2>/dev/null || true
+  ms slots --base "$g" --count 1 --warm "$s"
+  expect_status 0 || { warm_gone "$s"; return 1; }
+  warm_waiting "$s" 1 || { warm_gone "$s"; return 1; }
+  # Restored warm: the guest writes the dropped pages and 2 MiB of the golden image's holes,
+  # sums, and pauses for a --parent image of the delta (tracked since the restore), then sums
+  # again.
+  { printf 'w 2\nW 2\ns\np 4\ns\n'; } | timeout -k 5 "$TIMEOUT" "$MS" restore --stats --id "$id" --image "$d" --slots "$s" >"$o" 2>"$o.err" &
+  p=$!
+  wait_line "$o" '^pause$' || { kill "$p" 2>/dev/null; warm_gone "$s"; return 1; }
+  checkpoint "$id" "$p1" --leave-running --parent "$d" || { kill "$p" 2>/dev/null; warm_gone "$s"; return 1; }
+  grep -q 'pages in the parent' "$WORK/ck.out" ||
+    { kill "$p" 2>/dev/null; warm_gone "$s"; fail "no tracked --parent: $(cat "$WORK/ck.out")"; return 1; }
+  bg_status "$p"
+  expect_status 0 || { why="warm restore: $why"; warm_gone "$s"; return 1; }
+  grep -q 'by its waiting Sentry' "$o.err" && grep -q 'slot: reset [0-9]* pages (tracked)' "$o.err" ||
+    { warm_gone "$s"; fail "warm restore: $(grep -E 'slot|wall' "$o.err" | tr '\n' '|')"; return 1; }
+  want=$(sed -n 's/^sum //p' "$o" | tr '\n' ' ')
+  [ "$(wc -w <<<"$want")" -eq 2 ] || { warm_gone "$s"; fail "warm restore: sums '$want'"; return 1; }
+  warm_waiting "$s" 1 || { warm_gone "$s"; return 1; }
+  # Its content is the golden image's. (Pages past the golden image's that the guest only
+  # read stay allocated, as zeros: a read of a hole of the file allocates a page, and the
+  # reset follows the writes.)
+  python3 - "$s/slot.0" "$g/pages.0" <<'PY' || { warm_gone "$s"; fail "slot.0 does not read as the golden image"; return 1; }
+import os, sys
+f = os.open(sys.argv[1], os.O_RDONLY); g = os.open(sys.argv[2], os.O_RDONLY)
+n = os.fstat(g).st_size
+if os.pread(f, n, 0) != os.pread(g, n, 0):
+    sys.exit(1)
+at = n
+while True:
+    try:
+        a = os.lseek(f, at, os.SEEK_DATA)
+    except OSError:
+        break
+    b = os.lseek(f, a, os.SEEK_HOLE)
+    if os.pread(f, b - a, a).count(0) != b - a:
+        sys.exit(1)
+    at = b
+PY
+  warm_gone "$s"
+  # The --parent image, restored: the guest ends its pause and sums what it has (its stdio
+  # buffer holds the last "s"), then once more what it reads now.
+  echo s >"$WORK/in"
+  ms restore --image "$p1"
+  : >"$WORK/in"
+  expect_status 0 || { why="restore of the --parent image: $why"; return 1; }
+  sums=$(sed -n 's/^sum //p' <<<"$out" | tr '\n' ' ')
+  [ "$sums" = "${want#* }${want#* }" ] ||
+    { fail "the --parent image of the warm restore: sums '$sums', want '${want#* }${want#* }'"; return 1; }
+}
+
 warm_restored_sandbox_checkpoints_by_its_name() {
   [ -d "$WORK/golden" ] || skip "needs golden_image_and_delta_restore_whole" || return
   local s=/dev/shm/minisentry-e2e-$$-warmck id="e2e-$$-warm-ck" o=$WORK/warm-ck.out d=$WORK/warm-ck p
@@ -758,4 +827,5 @@ scenarios+=(
   warm_restore_exit_status_and_signals
   warm_restores_at_once_and_a_killed_waiting_sentry
   warm_restored_sandbox_checkpoints_by_its_name
+  warm_slot_keeps_every_write
 )

@@ -190,6 +190,8 @@ enum platform_kind kernel_default_platform(void);
 void kernel_stop_tick(void);
 /* sys_sched.c: every visible CPU in T's affinity mask; the CPU time of T's process. */
 void sched_default_affinity(struct task *t);
+/* Gives a new task C its parent P's scheduling policy (SCHED_RESET_ON_FORK applied). */
+void sched_inherit(struct task *c, const struct task *p);
 struct timespec process_cpu_time(struct task *t);
 long process_maxrss(struct task *t);
 struct timespec thread_cpu_time(struct task *t);

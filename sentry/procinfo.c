@@ -244,7 +244,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->run_ns = o->utime_ns;
 	o->timeslices = o->voluntary_ctxt;
 	o->nice = t->nice;
-	o->priority = 20 + t->nice;
+	/* Linux's task_prio(): -1 - the real-time priority for FIFO and RR. */
+	o->priority = t->sched_priority ? -1 - t->sched_priority : 20 + t->nice;
 	o->exit_signal = l->exit_signal;
 	memcpy(o->cpus_allowed, t->affinity, sizeof(o->cpus_allowed));
 	o->umask = t->fs ? (int)t->fs->umask : 022;

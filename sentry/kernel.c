@@ -892,6 +892,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 	kernel.cfg = *cfg;
 	snprintf(kernel.hostname, sizeof(kernel.hostname), "%s",
 		 cfg->hostname ? cfg->hostname : "minisentry");
+	strcpy(kernel.domainname, "(none)");
 	syscall_quiet = cfg->quiet;
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */

@@ -518,6 +518,19 @@ static const char *pi_hostname(void)
 	return kernel.hostname;
 }
 
+static const char *pi_domainname(void)
+{
+	return kernel.domainname;
+}
+
+void kernel_set_uts_name(bool domain, const char *name, size_t len)
+{
+	char *to = domain ? kernel.domainname : kernel.hostname;
+
+	memcpy(to, name, len);
+	to[len] = '\0';
+}
+
 const struct procinfo_ops kernel_procinfo = {
     .pids = pi_pids,
     .tids = pi_tids,
@@ -546,5 +559,7 @@ const struct procinfo_ops kernel_procinfo = {
     .last_pid = pi_last_pid,
     .forks = pi_forks,
     .hostname = pi_hostname,
+    .domainname = pi_domainname,
+    .set_uts_name = kernel_set_uts_name,
     .set_oom_score_adj = pi_set_oom_score_adj,
 };

@@ -2,6 +2,7 @@
  * arch_prctl, resource limits, umask, getrandom. */
 #include <asm/prctl.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -178,8 +179,34 @@ long sys_uname(struct task *t, const unsigned long *a)
 	strcpy(u.release, "6.1.0");
 	strcpy(u.version, "#1 SMP minisentry");
 	strcpy(u.machine, "x86_64");
-	strcpy(u.domainname, "(none)");
+	snprintf(u.domainname, sizeof(u.domainname), "%s", kernel.domainname);
 	return copy_out(t->mm, a[0], &u, sizeof(u));
+}
+
+/* sethostname and setdomainname: CAP_SYS_ADMIN (the sandbox is its own UTS namespace). */
+static long set_uts_name(struct task *t, const unsigned long *a, bool domain)
+{
+	char name[KERNEL_HOSTNAME_MAX];
+	int len = arg_int(a, 1);
+
+	if (!caps_has(t, CAP_SYS_ADMIN))
+		return -EPERM;
+	if (len < 0 || len > KERNEL_HOSTNAME_MAX)
+		return -EINVAL;
+	if (copy_in(t->mm, name, a[0], (size_t)len))
+		return -EFAULT;
+	kernel_set_uts_name(domain, name, (size_t)len);
+	return 0;
+}
+
+long sys_sethostname(struct task *t, const unsigned long *a)
+{
+	return set_uts_name(t, a, false);
+}
+
+long sys_setdomainname(struct task *t, const unsigned long *a)
+{
+	return set_uts_name(t, a, true);
 }
 
 long sys_arch_prctl(struct task *t, const unsigned long *a)

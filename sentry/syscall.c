@@ -73,6 +73,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(getpid, ""),
     ROW(exit, "d"),
     ROW(uname, "N"),
+    ROW(sethostname, "bd"),
+    ROW(setdomainname, "bd"),
     PARTIAL(fcntl, "ddx",
 	    "F_SETOWN/F_GETOWN(_EX), F_SETSIG/F_GETSIG, leases, F_NOTIFY and file seals are "
 	    "EINVAL; O_ASYNC sends no SIGIO"),

@@ -122,6 +122,8 @@ long sys_sched_getaffinity(struct task *t, const unsigned long *a);
 long sys_sched_setaffinity(struct task *t, const unsigned long *a);
 long sys_sched_getscheduler(struct task *t, const unsigned long *a);
 long sys_sched_getparam(struct task *t, const unsigned long *a);
+long sys_sethostname(struct task *t, const unsigned long *a);
+long sys_setdomainname(struct task *t, const unsigned long *a);
 long sys_sched_setscheduler(struct task *t, const unsigned long *a);
 long sys_sched_setparam(struct task *t, const unsigned long *a);
 long sys_sched_rr_get_interval(struct task *t, const unsigned long *a);

@@ -107,6 +107,12 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(set_tid_address, "p"),
     ROW(clock_gettime, "cV"),
     ROW(clock_getres, "cV"),
+    PARTIAL(clock_settime, "ct",
+	    "the host's clock is not the sandbox's to set: a valid request is EPERM, as for root "
+	    "in a user namespace"),
+    PARTIAL(settimeofday, "pp",
+	    "the host's clock is not the sandbox's to set: a valid request is EPERM, as for root "
+	    "in a user namespace"),
     ROW(exit_group, "d"),
     ROW(openat, "fsFo"),
     ROW(newfstatat, "fsyT"),

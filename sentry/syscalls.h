@@ -114,6 +114,8 @@ long sys_waitid(struct task *t, const unsigned long *a);
 long sys_clock_gettime(struct task *t, const unsigned long *a);
 long sys_clock_getres(struct task *t, const unsigned long *a);
 long sys_gettimeofday(struct task *t, const unsigned long *a);
+long sys_clock_settime(struct task *t, const unsigned long *a);
+long sys_settimeofday(struct task *t, const unsigned long *a);
 long sys_time(struct task *t, const unsigned long *a);
 long sys_nanosleep(struct task *t, const unsigned long *a);
 long sys_clock_nanosleep(struct task *t, const unsigned long *a);

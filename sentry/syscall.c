@@ -143,7 +143,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(execve, "sAE"),
     ROW(execveat, "fsAEx"),
     PARTIAL(wait4, "dwW.", "the rusage has only ru_utime (all CPU time counts as user time)"),
-    PARTIAL(waitid, "ddpxp", "P_PIDFD is EINVAL"),
+    ROW(waitid, "ddpxp"),
     ROW(kill, "dS"),
     ROW(tkill, "dS"),
     ROW(tgkill, "ddS"),
@@ -157,8 +157,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "only the caller's own address space: another process's is EPERM, as under Yama's "
 	    "ptrace_scope 3"),
     PARTIAL(pidfd_open, "dx",
-	    "a pidfd of a process that exists is ENOSYS; bad flags, pids and pids of no process "
-	    "fail as on Linux"),
+	    "PIDFD_THREAD (a pidfd of one thread, Linux 6.9) is EINVAL; no PIDFD_GET_INFO ioctl"),
+    PARTIAL(pidfd_send_signal, "dSpx", "the PIDFD_SIGNAL_* flags (Linux 6.9) are EINVAL"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),
     ROW(rt_sigpending, "mu"),

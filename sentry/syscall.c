@@ -309,6 +309,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(epoll_ctl, "d6d7"),
     ROW(epoll_wait, "d8dd"),
     ROW(epoll_pwait, "d8ddku"),
+    ROW(epoll_pwait2, "d8dtku"),
     ROW(eventfd, "u"),
     ROW(eventfd2, "u4"),
     ROW(ppoll, "Qutku"),

@@ -336,6 +336,25 @@ long sys_personality(struct task *t, const unsigned long *a)
 	return old;
 }
 
+/* The list head a thread registered. Another process's needs ptrace_may_access in read mode
+ * with real credentials: the caller's real uid and gid are all of the target's, or
+ * CAP_SYS_PTRACE. */
+long sys_get_robust_list(struct task *t, const unsigned long *a)
+{
+	struct task *p = arg_int(a, 0) ? task_by_tid(arg_int(a, 0)) : t;
+	size_t len = 24; /* sizeof(struct robust_list_head) */
+
+	if (!p)
+		return -ESRCH;
+	bool same = t->uid == p->uid && t->uid == p->euid && t->uid == p->suid &&
+		    t->gid == p->gid && t->gid == p->egid && t->gid == p->sgid;
+	if (p->tgid != t->tgid && !same && !caps_has(t, CAP_SYS_PTRACE))
+		return -EPERM;
+	if (copy_out(t->mm, a[2], &len, sizeof(len)))
+		return -EFAULT;
+	return copy_out(t->mm, a[1], &p->robust_list, sizeof(p->robust_list));
+}
+
 long sys_set_robust_list(struct task *t, const unsigned long *a)
 {
 	if (a[1] != 24) /* sizeof(struct robust_list_head) */

@@ -127,6 +127,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(faccessat2, "fsOT"),
     PARTIAL(set_robust_list, "pu",
 	    "the list is recorded but not walked when a thread dies (no FUTEX_OWNER_DIED)"),
+    ROW(get_robust_list, "dpp"),
     NOSYS(rseq, "pxxx", "restartable sequences are not offered: glibc and musl run without them"),
     PARTIAL(prctl, "dxxxx",
 	    "PR_SET/GET_NAME, PR_SET/GET_NO_NEW_PRIVS, PR_GET_DUMPABLE, PR_SET/GET_CHILD_SUBREAPER "
@@ -229,6 +230,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(fallocate, "dxdd",
 	    "FALLOC_FL_ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE and UNSHARE_RANGE are EOPNOTSUPP"),
     ROW(fadvise64, "ddd#"),
+    ROW(readahead, "ddu"),
     ROW(close_range, "uux"),
     ROW(utimensat, "fs0T"),
     ROW(futimesat, "fsp"),

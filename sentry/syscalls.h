@@ -124,6 +124,8 @@ long sys_sched_getaffinity(struct task *t, const unsigned long *a);
 long sys_sched_setaffinity(struct task *t, const unsigned long *a);
 long sys_sched_getscheduler(struct task *t, const unsigned long *a);
 long sys_sched_getparam(struct task *t, const unsigned long *a);
+long sys_readahead(struct task *t, const unsigned long *a);
+long sys_get_robust_list(struct task *t, const unsigned long *a);
 long sys_epoll_pwait2(struct task *t, const unsigned long *a);
 long sys_pidfd_send_signal(struct task *t, const unsigned long *a);
 long sys_sethostname(struct task *t, const unsigned long *a);

@@ -183,11 +183,14 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "sockets are EPERM (no CAP_NET_RAW), other families EAFNOSUPPORT"),
     ROW(connect, "d*d"),
     ROW(accept, "d'\\l"),
-    PARTIAL(sendto, "dbu$*d", "MSG_OOB is EOPNOTSUPP (TCP urgent data is never sent)"),
+    PARTIAL(sendto, "dbu$*d",
+	    "MSG_OOB: TCP urgent data reaches a peer that set SO_OOBINLINE in line; otherwise "
+	    "EOPNOTSUPP"),
     PARTIAL(recvfrom, "dBu$'\\l", "MSG_OOB is EOPNOTSUPP (TCP: EINVAL, there is no urgent data)"),
     PARTIAL(sendmsg, "d;$",
 	    "control messages SCM_RIGHTS and SCM_CREDENTIALS on AF_UNIX; IP-level ones are "
-	    "accepted and ignored; MSG_OOB is EOPNOTSUPP"),
+	    "accepted and ignored; MSG_OOB only in line, to a TCP peer with SO_OOBINLINE, "
+	    "otherwise EOPNOTSUPP"),
     PARTIAL(recvmsg, "d`$",
 	    "AF_INET/AF_INET6 deliver no control messages (IP_PKTINFO, timestamps); MSG_OOB is "
 	    "EOPNOTSUPP"),

@@ -405,8 +405,6 @@ long sys_epoll_pwait2(struct task *t, const unsigned long *a)
 			return -EFAULT;
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
 			return -EINVAL;
-		if (ts.tv_sec > (time_t)1 << 40) /* about 35,000 years: as good as forever */
-			ts.tv_sec = (time_t)1 << 40;
 		t->blk.deadline = ts_add(mono_now(), ts);
 	}
 	if ((err = set_call_sigmask(t, a[4], a[5])))

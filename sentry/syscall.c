@@ -232,6 +232,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(ftruncate, "dd"),
     PARTIAL(fallocate, "dxdd",
 	    "FALLOC_FL_ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE and UNSHARE_RANGE are EOPNOTSUPP"),
+    PARTIAL(unshare, "x", "new namespaces (CLONE_NEW*) are ENOSYS, as in clone"),
     ROW(fadvise64, "ddd#"),
     ROW(readahead, "ddu"),
     ROW(close_range, "uux"),

@@ -124,6 +124,7 @@ long sys_sched_getaffinity(struct task *t, const unsigned long *a);
 long sys_sched_setaffinity(struct task *t, const unsigned long *a);
 long sys_sched_getscheduler(struct task *t, const unsigned long *a);
 long sys_sched_getparam(struct task *t, const unsigned long *a);
+long sys_unshare(struct task *t, const unsigned long *a);
 long sys_readahead(struct task *t, const unsigned long *a);
 long sys_get_robust_list(struct task *t, const unsigned long *a);
 long sys_epoll_pwait2(struct task *t, const unsigned long *a);

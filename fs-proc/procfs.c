@@ -480,6 +480,15 @@ static int pids_lookup(struct kernfs_node *dir, const char *name, struct kernfs_
 	return 0;
 }
 
+pid_t procfs_process_of(struct vfs_dentry *d)
+{
+	struct kernfs_node *n = d ? kernfs_node_of(d->inode) : NULL;
+
+	if (!n || kernfs_entry_of(n) != &procfs_pid_entry)
+		return 0;
+	return (pid_t)kernfs_key(n, PROCFS_KEY_PID);
+}
+
 /* /proc counts a link per process, as Linux's proc_root_getattr. */
 static void root_getattr(struct kernfs_node *n, struct stat *st)
 {

@@ -35,4 +35,9 @@ int procfs_state_load(struct dec *d);
  * name that turns out to be no process afterwards behaves as that of a process that died). */
 void procfs_set_restoring(bool restoring);
 
+/* The pid D is the /proc/PID directory of (not task/TID), else 0: Linux takes an open
+ * /proc/PID directory for a pidfd (pidfd_send_signal). */
+struct vfs_dentry;
+pid_t procfs_process_of(struct vfs_dentry *d);
+
 #endif

@@ -111,6 +111,11 @@ struct procinfo_ops {
 	pid_t (*last_pid)(void);
 	uint64_t (*forks)(void);
 	const char *(*hostname)(void);
+	/* Optional (NULL: "(none)", and neither name can be written): the NIS domain name, and
+	 * what a write of /proc/sys/kernel/hostname or domainname sets (the first LEN bytes of
+	 * NAME; LEN at most 64). */
+	const char *(*domainname)(void);
+	void (*set_uts_name)(bool domain, const char *name, size_t len);
 	/* Optional (NULL: procfs takes them from task()): the effective uid and gid of process
 	 * PID, which own its /proc/PID tree; asked on every stat there, so it should be cheap. */
 	int (*owner)(pid_t pid, uid_t *uid, gid_t *gid);

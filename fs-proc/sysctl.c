@@ -82,16 +82,26 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 #define SYSCTL_NR_OPEN 2
 #define SYSCTL_RANDOMIZE 3
 #define SYSCTL_PTRACE_SCOPE 4
+#define SYSCTL_HOSTNAME 5   /* kept by the kernel (uname), not here */
+#define SYSCTL_DOMAINNAME 6 /* likewise */
 
 long procfs_nr_open = PROCFS_NR_OPEN_MAX;
 int procfs_randomize_va_space = 2;
 
-static int sysctl_apply(const struct kernfs_entry *e, const char *value)
+static int sysctl_apply(struct procfs *p, const struct kernfs_entry *e, const char *value)
 {
 	int lo, hi;
 	long n;
 
 	switch (e->arg) {
+	case SYSCTL_HOSTNAME:
+	case SYSCTL_DOMAINNAME:
+		if (!p->ops->set_uts_name)
+			return -EIO;
+		/* proc_do_uts_string: a longer name is cut at 64 bytes. */
+		p->ops->set_uts_name(e->arg == SYSCTL_DOMAINNAME, value,
+				     strlen(value) < 64 ? strlen(value) : 64);
+		return 0;
 	case SYSCTL_PORT_RANGE:
 		if (sscanf(value, "%d %d", &lo, &hi) != 2)
 			return -EINVAL;
@@ -155,7 +165,8 @@ static int sysctl_set(struct procfs *p, const struct kernfs_entry *e, const char
 		free(value);
 		value = norm;
 	}
-	if ((err = sysctl_apply(e, value))) {
+	if ((err = sysctl_apply(p, e, value)) || e->arg == SYSCTL_HOSTNAME ||
+	    e->arg == SYSCTL_DOMAINNAME) {
 		free(value);
 		return err;
 	}
@@ -188,11 +199,14 @@ static void sysctl_free_all(void)
 	}
 }
 
-static int show_hostname(struct kernfs_node *n, struct kernfs_buf *b)
+static int show_uts_name(struct kernfs_node *n, struct kernfs_buf *b)
 {
-	struct procfs_sysctl_val *v = find_val(procfs_of(n), kernfs_entry_of(n));
+	const struct procinfo_ops *ops = procfs_of(n)->ops;
 
-	kernfs_buf_puts(b, v ? v->value : procfs_of(n)->ops->hostname());
+	if (kernfs_entry_of(n)->arg == SYSCTL_HOSTNAME)
+		kernfs_buf_puts(b, ops->hostname());
+	else
+		kernfs_buf_puts(b, ops->domainname ? ops->domainname() : "(none)");
 	kernfs_buf_putc(b, '\n');
 	return 0;
 }
@@ -256,6 +270,11 @@ static int show_threads_max(struct kernfs_node *n, struct kernfs_buf *b)
 		.name = (NAME), .mode = S_IFREG | (PERM), .flags = KERNFS_WRITE_EACCES,            \
 		.show = (SHOW), .store = (PERM)&0200 ? sysctl_store : NULL, .data = ""             \
 	}
+#define UTS(NAME, ARG)                                                                             \
+	{                                                                                          \
+		.name = (NAME), .mode = S_IFREG | 0644, .flags = KERNFS_WRITE_EACCES,              \
+		.show = show_uts_name, .store = sysctl_store, .data = "", .arg = (ARG)             \
+	}
 #define DIR(NAME, KIDS)                                                                            \
 	{                                                                                          \
 		.name = (NAME), .mode = S_IFDIR | 0555, .flags = KERNFS_LAZY | KERNFS_NLINK1,      \
@@ -307,8 +326,8 @@ static const struct kernfs_entry kernel_rows[] = {
     RW("core_uses_pid", "0"),
     RW("ctrl-alt-del", "0"),
     RW("dmesg_restrict", "0"),
-    RW("domainname", "(none)"),
-    GEN("hostname", 0644, show_hostname),
+    UTS("domainname", SYSCTL_DOMAINNAME),
+    UTS("hostname", SYSCTL_HOSTNAME),
     DIR("keys", kernel_keys),
     RW("kptr_restrict", "0"),
     RW("modprobe", "/sbin/modprobe"),

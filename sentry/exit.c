@@ -2,6 +2,7 @@
  * waitid. A process's leader task outlives it as a zombie holding only its wait status. */
 #include <errno.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
+#include "sentry/pidfd.h"
+#include "vfs/vfs.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
@@ -174,12 +177,14 @@ void kernel_exit_group(struct task *t, int status)
 		task_unlink_free(leader);
 		if (parent)
 			waitq_wake(&parent->child_wait, 0);
+		pidfd_notify();
 		return;
 	}
 	leader->zombie = true;
 	if (leader->exit_signal)
 		signal_send_process(parent, leader->exit_signal, SI_KERNEL_CHILD(leader));
 	waitq_wake(&parent->child_wait, 0);
+	pidfd_notify();
 }
 
 void kernel_reap(struct task *c)
@@ -194,6 +199,7 @@ void kernel_reap(struct task *c)
 			parent->cchild_maxrss = rss;
 	}
 	task_unlink_free(c);
+	pidfd_notify();
 }
 
 static bool child_matches(struct task *parent, struct task *c, int idtype, pid_t id)
@@ -319,6 +325,22 @@ long sys_waitid(struct task *t, const unsigned long *a)
 		return -EINVAL;
 	if (!(options & (WEXITED | WSTOPPED | WCONTINUED)))
 		return -EINVAL;
+	bool nonblock_pidfd = false;
+	if (idtype == 3) { /* P_PIDFD */
+		/* The process the pidfd names; one reaped already is nobody's child. */
+		struct vfs_file *f = arg_file(t, id);
+		if (!f)
+			return -EBADF;
+		long err = pidfd_target(f, &id);
+		if (err == -EBADF)
+			return err;
+		if (err)
+			return -ECHILD;
+		idtype = P_PID;
+		nonblock_pidfd = (f->flags & O_NONBLOCK) && !(options & WNOHANG);
+		if (nonblock_pidfd)
+			options |= WNOHANG;
+	}
 	if (idtype != P_ALL && idtype != P_PID && idtype != P_PGID)
 		return -EINVAL;
 	if (idtype == P_PGID && id == 0)
@@ -328,6 +350,8 @@ long sys_waitid(struct task *t, const unsigned long *a)
 	long err = do_wait(t, idtype, id, options, &r);
 	if (err)
 		return err;
+	if (nonblock_pidfd && !r.pid)
+		return -EAGAIN; /* a non-blocking pidfd: not exited yet */
 	if (a[2]) {
 		siginfo_t si;
 		memset(&si, 0, sizeof(si));

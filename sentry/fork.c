@@ -98,6 +98,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	gseccomp_fork(c, p);
 	c->oom_score_adj = p->group_leader->oom_score_adj;
 	c->nice = p->nice;
+	sched_inherit(c, p);
 	c->cap_eff = p->cap_eff, c->cap_prm = p->cap_prm, c->cap_inh = p->cap_inh;
 	c->cap_bnd = p->cap_bnd, c->cap_amb = p->cap_amb;
 	c->securebits = p->securebits;
@@ -231,4 +232,45 @@ long sys_clone3(struct task *t, const unsigned long *a)
 	return kernel_clone(t, args.flags | args.exit_signal,
 			    args.stack ? args.stack + args.stack_size : 0, args.parent_tid,
 			    args.child_tid, args.tls);
+}
+
+/* unshare: a private copy of what the caller shares. CLONE_FILES copies a shared descriptor
+ * table, CLONE_FS the root, working directory and umask; CLONE_SYSVSEM has nothing to do
+ * (there are no SysV semaphores); CLONE_THREAD, CLONE_SIGHAND and CLONE_VM are allowed for a
+ * process of one thread, where they change nothing. New namespaces are ENOSYS, as in clone. */
+#define UNSHARE_NS                                                                                 \
+	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUSER | CLONE_NEWPID | \
+	 CLONE_NEWCGROUP | CLONE_NEWTIME)
+#define UNSHARE_FLAGS                                                                              \
+	(CLONE_THREAD | CLONE_FS | CLONE_SIGHAND | CLONE_VM | CLONE_FILES | CLONE_SYSVSEM |        \
+	 UNSHARE_NS)
+
+long sys_unshare(struct task *t, const unsigned long *a)
+{
+	unsigned long flags = a[0];
+	int threads = 0;
+
+	if (flags & ~(unsigned long)UNSHARE_FLAGS)
+		return -EINVAL;
+	if (flags & UNSHARE_NS)
+		return syscall_unsupported(t, -ENOSYS, "namespaces (CLONE_NEW*)");
+	for_each_thread_of(t->group_leader, o)
+		threads += !o->zombie && !o->thread_gone;
+	if ((flags & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) && threads > 1)
+		return -EINVAL;
+	if ((flags & CLONE_FILES) && t->files->refs > 1) {
+		struct fdtable *copy = fdtable_copy(t->files);
+		if (!copy)
+			return -ENOMEM;
+		fdtable_put(t->files);
+		t->files = copy;
+	}
+	if (flags & CLONE_FS) {
+		struct vfs_fs_ctx *fs = fs_new(t->fs->root, t->fs->cwd, t->fs->umask);
+		if (!fs)
+			return -ENOMEM;
+		fs_put(t->fs);
+		t->fs = fs;
+	}
+	return 0;
 }

@@ -103,12 +103,15 @@ struct kernel_config {
 
 /* The longest hostname (Linux's __NEW_UTS_LEN). */
 #define KERNEL_HOSTNAME_MAX 64
+/* Sets the hostname (DOMAIN: the domain name) to the first LEN (<= 64) bytes of NAME. */
+void kernel_set_uts_name(bool domain, const char *name, size_t len);
 
 struct kernel {
 	struct kernel_config cfg;
-	char hostname[KERNEL_HOSTNAME_MAX + 1]; /* uname's nodename */
-	struct task *dead;			/* exited this event; freed by the loop */
-	struct task *current;			/* the task whose syscall is being served */
+	char hostname[KERNEL_HOSTNAME_MAX + 1];	  /* uname's nodename */
+	char domainname[KERNEL_HOSTNAME_MAX + 1]; /* and its domainname */
+	struct task *dead;			  /* exited this event; freed by the loop */
+	struct task *current;			  /* the task whose syscall is being served */
 	pid_t next_pid;
 	struct vfs_dentry *root;
 	int epfd;
@@ -198,6 +201,8 @@ enum platform_kind kernel_default_platform(void);
 void kernel_stop_tick(void);
 /* sys_sched.c: every visible CPU in T's affinity mask; the CPU time of T's process. */
 void sched_default_affinity(struct task *t);
+/* Gives a new task C its parent P's scheduling policy (SCHED_RESET_ON_FORK applied). */
+void sched_inherit(struct task *c, const struct task *p);
 struct timespec process_cpu_time(struct task *t);
 long process_maxrss(struct task *t);
 struct timespec thread_cpu_time(struct task *t);

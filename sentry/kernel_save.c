@@ -287,6 +287,7 @@ int kernel_ckpt_save(struct enc *e)
 	if (err)
 		return err;
 	enc_str(e, kernel.hostname);
+	enc_str(e, kernel.domainname);
 	uint32_t nbinds = 0;
 	vfs_mounts_foreach(count_bind, &nbinds);
 	enc_u64(e, nbinds);
@@ -367,7 +368,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 	dec_u64(d); /* the task count: inspect's */
 	if (dec_ok(d))
 		procfs_state_load(d);
-	if (dec_ok(d) && !dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)))
+	if (dec_ok(d) && (!dec_str_buf(d, kernel.hostname, sizeof(kernel.hostname)) ||
+			  !dec_str_buf(d, kernel.domainname, sizeof(kernel.domainname))))
 		return dec_fail(d, "bad kernel record");
 	bind_restore_init(o->binds, o->nbinds);
 	int err;

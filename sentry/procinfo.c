@@ -244,7 +244,8 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->run_ns = o->utime_ns;
 	o->timeslices = o->voluntary_ctxt;
 	o->nice = t->nice;
-	o->priority = 20 + t->nice;
+	/* Linux's task_prio(): -1 - the real-time priority for FIFO and RR. */
+	o->priority = t->sched_priority ? -1 - t->sched_priority : 20 + t->nice;
 	o->exit_signal = l->exit_signal;
 	memcpy(o->cpus_allowed, t->affinity, sizeof(o->cpus_allowed));
 	o->umask = t->fs ? (int)t->fs->umask : 022;
@@ -519,6 +520,19 @@ static const char *pi_hostname(void)
 	return kernel.hostname;
 }
 
+static const char *pi_domainname(void)
+{
+	return kernel.domainname;
+}
+
+void kernel_set_uts_name(bool domain, const char *name, size_t len)
+{
+	char *to = domain ? kernel.domainname : kernel.hostname;
+
+	memcpy(to, name, len);
+	to[len] = '\0';
+}
+
 const struct procinfo_ops kernel_procinfo = {
     .pids = pi_pids,
     .tids = pi_tids,
@@ -547,5 +561,7 @@ const struct procinfo_ops kernel_procinfo = {
     .last_pid = pi_last_pid,
     .forks = pi_forks,
     .hostname = pi_hostname,
+    .domainname = pi_domainname,
+    .set_uts_name = kernel_set_uts_name,
     .set_oom_score_adj = pi_set_oom_score_adj,
 };

@@ -756,6 +756,20 @@ long sys_fadvise64(struct task *t, const unsigned long *a)
 	return 0;
 }
 
+/* readahead: as posix_fadvise(WILLNEED) with nothing to act on; Linux's checks: a
+ * descriptor open for reading (EBADF) on a regular file (EINVAL). */
+long sys_readahead(struct task *t, const unsigned long *a)
+{
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
+	struct stat st;
+
+	if (!f || (f->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (!f->ops->getattr || f->ops->getattr(f, &st) != 0 || !S_ISREG(st.st_mode))
+		return -EINVAL;
+	return 0;
+}
+
 /* --- sendfile, copy_file_range, splice: moving data between two files in the Sentry ------ */
 
 #define XFER_CHUNK 65536

@@ -393,6 +393,25 @@ long sys_epoll_pwait(struct task *t, const unsigned long *a)
 	return do_epoll_wait(t, arg_int(a, 0), a[1], arg_int(a, 2), arg_int(a, 3) >= 0);
 }
 
+/* epoll_pwait with a timespec timeout (NULL: none): EFAULT, then EINVAL for a bad time,
+ * before anything else is looked at. */
+long sys_epoll_pwait2(struct task *t, const unsigned long *a)
+{
+	struct timespec ts;
+	long err;
+
+	if (a[3] && !t->blk.retry) {
+		if (copy_in(t->mm, &ts, a[3], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
+			return -EINVAL;
+		t->blk.deadline = ts_add(mono_now(), ts);
+	}
+	if ((err = set_call_sigmask(t, a[4], a[5])))
+		return err;
+	return do_epoll_wait(t, arg_int(a, 0), a[1], arg_int(a, 2), a[3] != 0);
+}
+
 long sys_eventfd2(struct task *t, const unsigned long *a)
 {
 	struct vfs_file *f;

@@ -2,6 +2,7 @@
  * arch_prctl, resource limits, umask, getrandom. */
 #include <asm/prctl.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -179,8 +180,34 @@ long sys_uname(struct task *t, const unsigned long *a)
 	strcpy(u.release, "6.1.0");
 	strcpy(u.version, "#1 SMP minisentry");
 	strcpy(u.machine, "x86_64");
-	strcpy(u.domainname, "(none)");
+	snprintf(u.domainname, sizeof(u.domainname), "%s", kernel.domainname);
 	return copy_out(t->mm, a[0], &u, sizeof(u));
+}
+
+/* sethostname and setdomainname: CAP_SYS_ADMIN (the sandbox is its own UTS namespace). */
+static long set_uts_name(struct task *t, const unsigned long *a, bool domain)
+{
+	char name[KERNEL_HOSTNAME_MAX];
+	int len = arg_int(a, 1);
+
+	if (!caps_has(t, CAP_SYS_ADMIN))
+		return -EPERM;
+	if (len < 0 || len > KERNEL_HOSTNAME_MAX)
+		return -EINVAL;
+	if (copy_in(t->mm, name, a[0], (size_t)len))
+		return -EFAULT;
+	kernel_set_uts_name(domain, name, (size_t)len);
+	return 0;
+}
+
+long sys_sethostname(struct task *t, const unsigned long *a)
+{
+	return set_uts_name(t, a, false);
+}
+
+long sys_setdomainname(struct task *t, const unsigned long *a)
+{
+	return set_uts_name(t, a, true);
 }
 
 long sys_arch_prctl(struct task *t, const unsigned long *a)
@@ -308,6 +335,25 @@ long sys_personality(struct task *t, const unsigned long *a)
 	if (want != 0xffffffffu)
 		t->personality = want;
 	return old;
+}
+
+/* The list head a thread registered. Another process's needs ptrace_may_access in read mode
+ * with real credentials: the caller's real uid and gid are all of the target's, or
+ * CAP_SYS_PTRACE. */
+long sys_get_robust_list(struct task *t, const unsigned long *a)
+{
+	struct task *p = arg_int(a, 0) ? task_by_tid(arg_int(a, 0)) : t;
+	size_t len = 24; /* sizeof(struct robust_list_head) */
+
+	if (!p)
+		return -ESRCH;
+	bool same = t->uid == p->uid && t->uid == p->euid && t->uid == p->suid &&
+		    t->gid == p->gid && t->gid == p->egid && t->gid == p->sgid;
+	if (p->tgid != t->tgid && !same && !caps_has(t, CAP_SYS_PTRACE))
+		return -EPERM;
+	if (copy_out(t->mm, a[2], &len, sizeof(len)))
+		return -EFAULT;
+	return copy_out(t->mm, a[1], &p->robust_list, sizeof(p->robust_list));
 }
 
 long sys_set_robust_list(struct task *t, const unsigned long *a)

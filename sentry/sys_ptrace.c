@@ -1,4 +1,4 @@
-/* Reaching into other processes: ptrace, process_vm_readv/writev and pidfd_open. No guest
+/* Reaching into other processes: ptrace and process_vm_readv/writev (pidfds: pidfd.c). No guest
  * process may trace or read another: the sandbox behaves as Linux with Yama's ptrace_scope at
  * 3 (/proc/sys/kernel/yama/ptrace_scope says so), where every attach fails with EPERM whoever
  * asks, and a process reaches only its own memory. Lookups see only the sandbox's processes
@@ -166,22 +166,4 @@ long sys_process_vm_readv(struct task *t, const unsigned long *a)
 long sys_process_vm_writev(struct task *t, const unsigned long *a)
 {
 	return process_vm_rw(t, a, true);
-}
-
-#ifndef PIDFD_NONBLOCK
-#define PIDFD_NONBLOCK 04000
-#endif
-#define PIDFD_THREAD 0200 /* O_EXCL */
-
-long sys_pidfd_open(struct task *t, const unsigned long *a)
-{
-	pid_t pid = arg_int(a, 0);
-
-	if (a[1] & ~(unsigned long)(PIDFD_NONBLOCK | PIDFD_THREAD))
-		return -EINVAL;
-	if (pid <= 0)
-		return -EINVAL;
-	if (!task_by_tid(pid))
-		return -ESRCH;
-	return syscall_unsupported(t, -ENOSYS, "a pidfd of a process that exists");
 }

@@ -1,5 +1,6 @@
 /* Scheduling and accounting syscalls: CPU affinity over the --cpus CPUs the guest sees,
- * the fixed SCHED_OTHER policy, and CPU times (a process's CPU time is its stub's). */
+ * scheduling policies that are kept but not applied, and CPU times (a process's CPU time is its
+ * stub's). */
 #include <errno.h>
 #include <linux/capability.h>
 #include <sched.h>
@@ -76,13 +77,25 @@ long sys_sched_setaffinity(struct task *t, const unsigned long *a)
 	return 0;
 }
 
+/* Scheduling policies, as Linux's kernel/sched/syscalls.c keeps them: per thread, inherited
+ * by fork and clone (SCHED_RESET_ON_FORK gives the child SCHED_OTHER back), kept by exec. The
+ * host scheduler does not see them, as it does not see nice values. */
+#define RR_TIMESLICE_NS (100 * NSEC_PER_MSEC) /* Linux's RR_TIMESLICE */
+
+static bool rt_policy(int policy)
+{
+	return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
 long sys_sched_getscheduler(struct task *t, const unsigned long *a)
 {
 	struct task *p = target(t, arg_int(a, 0));
 
 	if (arg_int(a, 0) < 0)
 		return -EINVAL;
-	return p ? SCHED_OTHER : -ESRCH;
+	if (!p)
+		return -ESRCH;
+	return p->sched_policy | (p->sched_reset_on_fork ? SCHED_RESET_ON_FORK : 0);
 }
 
 long sys_sched_getparam(struct task *t, const unsigned long *a)
@@ -94,7 +107,102 @@ long sys_sched_getparam(struct task *t, const unsigned long *a)
 		return -EINVAL;
 	if (!p)
 		return -ESRCH;
+	sp.sched_priority = p->sched_priority;
 	return copy_out(t->mm, a[1], &sp, sizeof(sp));
+}
+
+/* __sched_setscheduler's checks for a thread P given POLICY (-1: P's own) and PRIORITY. */
+static long set_policy(struct task *t, struct task *p, int policy, unsigned int priority)
+{
+	bool reset = p->sched_reset_on_fork, cap = caps_has(t, CAP_SYS_NICE);
+
+	if (policy < 0) {
+		policy = p->sched_policy;
+	} else {
+		reset = policy & SCHED_RESET_ON_FORK;
+		policy &= ~SCHED_RESET_ON_FORK;
+		if (policy != SCHED_OTHER && policy != SCHED_BATCH && policy != SCHED_IDLE &&
+		    !rt_policy(policy))
+			return -EINVAL; /* SCHED_DEADLINE needs sched_setattr's parameters */
+	}
+	if (priority > 99 || rt_policy(policy) != (priority != 0))
+		return -EINVAL;
+	if (!cap) {
+		rlim_t rt = p->rlim[RLIMIT_RTPRIO].rlim_cur;
+
+		if (rt_policy(policy) && policy != p->sched_policy && !rt)
+			return -EPERM;
+		if (rt_policy(policy) && priority > (unsigned int)p->sched_priority &&
+		    priority > rt)
+			return -EPERM;
+		if (p->sched_policy == SCHED_IDLE && policy != SCHED_IDLE)
+			return -EPERM;
+		if (p->uid != t->euid && p->euid != t->euid)
+			return -EPERM;
+		if (p->sched_reset_on_fork && !reset)
+			return -EPERM;
+	}
+	p->sched_policy = policy;
+	p->sched_priority = (int)priority;
+	p->sched_reset_on_fork = reset;
+	return 0;
+}
+
+static long set_scheduler(struct task *t, const unsigned long *a, int policy, uintptr_t param)
+{
+	struct sched_param sp;
+
+	if (arg_int(a, 0) < 0 || !param)
+		return -EINVAL;
+	if (copy_in(t->mm, &sp, param, sizeof(sp)))
+		return -EFAULT;
+	struct task *p = target(t, arg_int(a, 0));
+	if (!p || p->zombie)
+		return -ESRCH;
+	return set_policy(t, p, policy, (unsigned int)sp.sched_priority);
+}
+
+long sys_sched_setscheduler(struct task *t, const unsigned long *a)
+{
+	if (arg_int(a, 1) < 0)
+		return -EINVAL;
+	return set_scheduler(t, a, arg_int(a, 1), a[2]);
+}
+
+long sys_sched_setparam(struct task *t, const unsigned long *a)
+{
+	return set_scheduler(t, a, -1, a[1]);
+}
+
+/* What fork and clone give the child: the parent's policy, or SCHED_OTHER (and a nice value
+ * no lower than 0) when the parent asked for SCHED_RESET_ON_FORK. */
+void sched_inherit(struct task *c, const struct task *p)
+{
+	c->sched_policy = p->sched_policy;
+	c->sched_priority = p->sched_priority;
+	c->sched_reset_on_fork = false;
+	if (!p->sched_reset_on_fork)
+		return;
+	if (rt_policy(c->sched_policy)) {
+		c->sched_policy = SCHED_OTHER;
+		c->sched_priority = 0;
+	}
+	if (c->nice < 0)
+		c->nice = 0;
+}
+
+/* The round-robin time slice: Linux's RR_TIMESLICE for SCHED_RR, and 0 for the others
+ * (SCHED_FIFO has none; the fair class's slice, under a jiffy, rounds to 0). */
+long sys_sched_rr_get_interval(struct task *t, const unsigned long *a)
+{
+	struct task *p = target(t, arg_int(a, 0));
+
+	if (arg_int(a, 0) < 0)
+		return -EINVAL;
+	if (!p || p->zombie)
+		return -ESRCH;
+	struct timespec ts = {0, p->sched_policy == SCHED_RR ? RR_TIMESLICE_NS : 0};
+	return copy_out(t->mm, a[1], &ts, sizeof(ts));
 }
 
 static long priority_bound(int policy, bool max)

@@ -89,6 +89,51 @@ long sys_gettimeofday(struct task *t, const unsigned long *a)
 	return 0;
 }
 
+/* Setting the time: the guest's CLOCK_REALTIME is the host's, which the sandbox's root does
+ * not own, so a valid request is EPERM, as for root in a user namespace (CAP_SYS_TIME counts
+ * only in the initial one). The arguments are checked first, in Linux's order. */
+#define TIME_SETTOD_SEC_MAX (INT64_MAX / NSEC_PER_SEC - 30LL * 365 * 86400)
+
+static bool valid_settod(const struct timespec *ts)
+{
+	return ts->tv_sec >= 0 && ts->tv_sec < TIME_SETTOD_SEC_MAX && ts->tv_nsec >= 0 &&
+	       ts->tv_nsec < NSEC_PER_SEC;
+}
+
+long sys_clock_settime(struct task *t, const unsigned long *a)
+{
+	clockid_t id = arg_int(a, 0), clk = timer_decode_clock(t, id);
+	struct timespec ts;
+
+	/* Only CLOCK_REALTIME and the CPU-time clocks named by pid have a clock_set. */
+	if (clk != CLOCK_REALTIME && (id >= 0 || clk < 0))
+		return -EINVAL;
+	if (copy_in(t->mm, &ts, a[1], sizeof(ts)))
+		return -EFAULT;
+	if (clk == CLOCK_REALTIME && !valid_settod(&ts))
+		return -EINVAL;
+	return -EPERM; /* and a CPU-time clock can never be set */
+}
+
+long sys_settimeofday(struct task *t, const unsigned long *a)
+{
+	struct timeval tv;
+	struct timezone tz;
+
+	if (a[0]) {
+		if (copy_in(t->mm, &tv, a[0], sizeof(tv)))
+			return -EFAULT;
+		if (tv.tv_usec < 0 || tv.tv_usec >= USEC_PER_SEC)
+			return -EINVAL;
+		struct timespec ts = {tv.tv_sec, tv.tv_usec * NSEC_PER_USEC};
+		if (!valid_settod(&ts))
+			return -EINVAL;
+	}
+	if (a[1] && copy_in(t->mm, &tz, a[1], sizeof(tz)))
+		return -EFAULT;
+	return -EPERM;
+}
+
 /* The coarse clock's seconds, as Linux's time() (and the vDSO's). */
 long sys_time(struct task *t, const unsigned long *a)
 {

@@ -73,6 +73,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(getpid, ""),
     ROW(exit, "d"),
     ROW(uname, "N"),
+    ROW(sethostname, "bd"),
+    ROW(setdomainname, "bd"),
     PARTIAL(fcntl, "ddx",
 	    "F_SETOWN/F_GETOWN(_EX), F_SETSIG/F_GETSIG, leases, F_NOTIFY and file seals are "
 	    "EINVAL; O_ASYNC sends no SIGIO"),
@@ -105,6 +107,12 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(set_tid_address, "p"),
     ROW(clock_gettime, "cV"),
     ROW(clock_getres, "cV"),
+    PARTIAL(clock_settime, "ct",
+	    "the host's clock is not the sandbox's to set: a valid request is EPERM, as for root "
+	    "in a user namespace"),
+    PARTIAL(settimeofday, "pp",
+	    "the host's clock is not the sandbox's to set: a valid request is EPERM, as for root "
+	    "in a user namespace"),
     ROW(exit_group, "d"),
     ROW(openat, "fsFo"),
     ROW(newfstatat, "fsyT"),
@@ -119,6 +127,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(faccessat2, "fsOT"),
     PARTIAL(set_robust_list, "pu",
 	    "the list is recorded but not walked when a thread dies (no FUTEX_OWNER_DIED)"),
+    ROW(get_robust_list, "dpp"),
     NOSYS(rseq, "pxxx", "restartable sequences are not offered: glibc and musl run without them"),
     PARTIAL(
 	prctl, "dxxxx",
@@ -142,7 +151,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(execve, "sAE"),
     ROW(execveat, "fsAEx"),
     PARTIAL(wait4, "dwW.", "the rusage has only ru_utime (all CPU time counts as user time)"),
-    PARTIAL(waitid, "ddpxp", "P_PIDFD is EINVAL"),
+    ROW(waitid, "ddpxp"),
     ROW(kill, "dS"),
     ROW(tkill, "dS"),
     ROW(tgkill, "ddS"),
@@ -156,8 +165,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "only the caller's own address space: another process's is EPERM, as under Yama's "
 	    "ptrace_scope 3"),
     PARTIAL(pidfd_open, "dx",
-	    "a pidfd of a process that exists is ENOSYS; bad flags, pids and pids of no process "
-	    "fail as on Linux"),
+	    "PIDFD_THREAD (a pidfd of one thread, Linux 6.9) is EINVAL; no PIDFD_GET_INFO ioctl"),
+    PARTIAL(pidfd_send_signal, "dSpx", "the PIDFD_SIGNAL_* flags (Linux 6.9) are EINVAL"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),
     ROW(rt_sigpending, "mu"),
@@ -181,11 +190,14 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "sockets are EPERM (no CAP_NET_RAW), other families EAFNOSUPPORT"),
     ROW(connect, "d*d"),
     ROW(accept, "d'\\l"),
-    PARTIAL(sendto, "dbu$*d", "MSG_OOB is EOPNOTSUPP (TCP urgent data is never sent)"),
+    PARTIAL(sendto, "dbu$*d",
+	    "MSG_OOB: TCP urgent data reaches a peer that set SO_OOBINLINE in line; otherwise "
+	    "EOPNOTSUPP"),
     PARTIAL(recvfrom, "dBu$'\\l", "MSG_OOB is EOPNOTSUPP (TCP: EINVAL, there is no urgent data)"),
     PARTIAL(sendmsg, "d;$",
 	    "control messages SCM_RIGHTS and SCM_CREDENTIALS on AF_UNIX; IP-level ones are "
-	    "accepted and ignored; MSG_OOB is EOPNOTSUPP"),
+	    "accepted and ignored; MSG_OOB only in line, to a TCP peer with SO_OOBINLINE, "
+	    "otherwise EOPNOTSUPP"),
     PARTIAL(recvmsg, "d`$",
 	    "AF_INET/AF_INET6 deliver no control messages (IP_PKTINFO, timestamps); MSG_OOB is "
 	    "EOPNOTSUPP"),
@@ -227,7 +239,9 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(ftruncate, "dd"),
     PARTIAL(fallocate, "dxdd",
 	    "FALLOC_FL_ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE and UNSHARE_RANGE are EOPNOTSUPP"),
+    PARTIAL(unshare, "x", "new namespaces (CLONE_NEW*) are ENOSYS, as in clone"),
     ROW(fadvise64, "ddd#"),
+    ROW(readahead, "ddu"),
     ROW(close_range, "uux"),
     ROW(utimensat, "fs0T"),
     ROW(futimesat, "fsp"),
@@ -285,6 +299,11 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "the mask is kept and reported but does not pin guest threads to host CPUs"),
     ROW(sched_getscheduler, "d"),
     ROW(sched_getparam, "dp"),
+    PARTIAL(sched_setscheduler, "ddp",
+	    "the policy and priority are kept and reported but do not reach the host scheduler"),
+    PARTIAL(sched_setparam, "dp",
+	    "the priority is kept and reported but does not reach the host scheduler"),
+    ROW(sched_rr_get_interval, "dp"),
     ROW(sched_get_priority_max, "d"),
     ROW(sched_get_priority_min, "d"),
     PARTIAL(getrusage, ").", "only ru_utime (all CPU time counts as user time) and ru_maxrss"),
@@ -303,6 +322,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(epoll_ctl, "d6d7"),
     ROW(epoll_wait, "d8dd"),
     ROW(epoll_pwait, "d8ddku"),
+    ROW(epoll_pwait2, "d8dtku"),
     ROW(eventfd, "u"),
     ROW(eventfd2, "u4"),
     ROW(ppoll, "Qutku"),

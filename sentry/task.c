@@ -6,6 +6,7 @@
 #include "sentry/caps.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -508,6 +509,9 @@ int task_save(struct enc *e, const void *obj)
 	enc_bool(e, t->no_new_privs);
 	enc_u32(e, (uint32_t)t->oom_score_adj);
 	enc_u32(e, (uint32_t)t->nice);
+	enc_u32(e, (uint32_t)t->sched_policy);
+	enc_u32(e, (uint32_t)t->sched_priority);
+	enc_bool(e, t->sched_reset_on_fork);
 	enc_u64(e, t->cap_eff);
 	enc_u64(e, t->cap_prm);
 	enc_u64(e, t->cap_inh);
@@ -698,6 +702,14 @@ void *task_load(struct dec *d)
 	t->nice = (int)dec_u32(d);
 	if (t->nice < -20 || t->nice > 19)
 		dec_fail(d, "bad nice value");
+	t->sched_policy = (int)dec_u32(d);
+	t->sched_priority = (int)dec_u32(d);
+	t->sched_reset_on_fork = dec_bool(d);
+	if ((t->sched_policy != SCHED_OTHER && t->sched_policy != SCHED_FIFO &&
+	     t->sched_policy != SCHED_RR && t->sched_policy != SCHED_BATCH &&
+	     t->sched_policy != SCHED_IDLE) ||
+	    t->sched_priority < 0 || t->sched_priority > 99)
+		dec_fail(d, "bad scheduling policy");
 	t->cap_eff = dec_u64(d);
 	t->cap_prm = dec_u64(d);
 	t->cap_inh = dec_u64(d);

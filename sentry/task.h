@@ -152,6 +152,9 @@ struct task {
 				   * (oom.c) adjustment */
 	int nice;		  /* this thread's, -20..19, inherited by fork and clone; the host
 				   * scheduler does not see it (the stubs cannot be given priority) */
+	int sched_policy;	  /* sched_setscheduler's, kept like nice (sys_sched.c) */
+	int sched_priority;	  /* its real-time priority: 1..99 for FIFO and RR, else 0 */
+	bool sched_reset_on_fork; /* SCHED_RESET_ON_FORK */
 	unsigned int personality; /* personality(2): inherited by fork, kept by exec */
 	bool oom_victim;	  /* on the leader: the OOM killer chose it (oom.c) */
 	char comm[16];

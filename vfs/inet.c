@@ -970,7 +970,10 @@ static ssize_t tcp_send(struct inet_sock *s, struct vfs_sock_msg *m)
 	size_t total = sock_iov_total(m->iov, m->iovcnt);
 	struct inet_sock *p = s->peer;
 
-	if (m->flags & MSG_OOB)
+	/* Urgent data: a peer that set SO_OOBINLINE reads it in line, as Linux delivers it
+	 * (ftplib's ABOR); otherwise its last byte would leave the stream for recv(MSG_OOB),
+	 * which is not offered. */
+	if ((m->flags & MSG_OOB) && !(p && sock_opt(&p->c, SO_OOBINLINE)))
 		return -EOPNOTSUPP;
 	if (s->err) {
 		int err = s->err;

@@ -264,9 +264,24 @@ static uint64_t fake_forks(void)
 	return 120;
 }
 
+static char fake_host[65] = "sandbox", fake_domain[65] = "(none)";
+
 static const char *fake_hostname(void)
 {
-	return "sandbox";
+	return fake_host;
+}
+
+static const char *fake_domainname(void)
+{
+	return fake_domain;
+}
+
+static void fake_set_uts_name(bool domain, const char *name, size_t len)
+{
+	char *to = domain ? fake_domain : fake_host;
+
+	memcpy(to, name, len);
+	to[len] = '\0';
 }
 
 static const struct procinfo_ops fake_ops = {
@@ -295,6 +310,8 @@ static const struct procinfo_ops fake_ops = {
     .last_pid = fake_last_pid,
     .forks = fake_forks,
     .hostname = fake_hostname,
+    .domainname = fake_domainname,
+    .set_uts_name = fake_set_uts_name,
 };
 
 static void mount_procfs(bool eager)
@@ -768,6 +785,11 @@ static void test_sysctl_writes_are_kept_and_read_only_ones_refused(void **state)
 	assert_file("/sys/net/ipv4/ip_local_port_range", "1024\t65000\n");
 	assert_int_equal(write_to("/sys/kernel/hostname", "box\n"), 4);
 	assert_file("/sys/kernel/hostname", "box\n");
+	assert_string_equal(fake_host, "box"); /* the kernel's (uname's) name */
+	assert_file("/sys/kernel/domainname", "(none)\n");
+	assert_int_equal(write_to("/sys/kernel/domainname", "lan\n"), 4);
+	assert_string_equal(fake_domain, "lan");
+	assert_file("/sys/kernel/domainname", "lan\n");
 	assert_int_equal(write_to("/sys/kernel/osrelease", "7.0\n"), -EACCES);
 	assert_int_equal(vfs_open(&fs, NULL, "/sys/vm/drop_caches", O_RDONLY, 0, &f), -EACCES);
 	assert_int_equal(write_to("/sys/vm/drop_caches", "3\n"), 2);
@@ -805,6 +827,8 @@ static void test_sysctl_writes_are_kept_and_read_only_ones_refused(void **state)
 	enc_free(&saved);
 	enc_free(&empty);
 	free(boot);
+	strcpy(fake_host, "sandbox");
+	strcpy(fake_domain, "(none)");
 }
 
 static void test_proc_sys_is_lazy_and_identical_to_eager(void **state)

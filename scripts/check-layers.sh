@@ -38,7 +38,7 @@ declare -A public=(
   [fs-proc]="procfs.h procinfo.h"
   [fs-sys]="sysfs.h"
   [state]="codec.h image.h compress.h mac.h"
-  [oci]="json.h spec.h"
+  [oci]="json.h spec.h seccomp.h"
   [vdso]="vclock.h"
 )
 

@@ -78,9 +78,12 @@ static const struct {
 	const char *name;
 	enum scmp_compare op;
 } ops[] = {
-    {"SCMP_CMP_NE", SCMP_CMP_NE}, {"SCMP_CMP_LT", SCMP_CMP_LT},
-    {"SCMP_CMP_LE", SCMP_CMP_LE}, {"SCMP_CMP_EQ", SCMP_CMP_EQ},
-    {"SCMP_CMP_GE", SCMP_CMP_GE}, {"SCMP_CMP_GT", SCMP_CMP_GT},
+    {"SCMP_CMP_NE", SCMP_CMP_NE},
+    {"SCMP_CMP_LT", SCMP_CMP_LT},
+    {"SCMP_CMP_LE", SCMP_CMP_LE},
+    {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+    {"SCMP_CMP_GE", SCMP_CMP_GE},
+    {"SCMP_CMP_GT", SCMP_CMP_GT},
     {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
 };
 

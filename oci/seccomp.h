@@ -29,8 +29,7 @@ struct oci_bpf {
  * default one is dropped, and arguments of one rule that name the same index twice become
  * one rule each (OR) instead of one rule with all of them (AND). SCMP_ACT_NOTIFY (a listener
  * outside the sandbox) is refused. */
-int oci_seccomp_compile(const struct json *profile, struct oci_bpf *out, char *err,
-			size_t errsize);
+int oci_seccomp_compile(const struct json *profile, struct oci_bpf *out, char *err, size_t errsize);
 void oci_bpf_free(struct oci_bpf *b);
 
 #endif

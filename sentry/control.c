@@ -384,9 +384,9 @@ static int split_strings(char *p, size_t len, char **v, int max)
  * with the new process's stdin, stdout and stderr (SCM_RIGHTS). HAVE bytes of the payload came
  * with the request line. The answer is "pid PID" once the process runs, then "exit STATUS"
  * when it ends (the connection is kept until then: true), or "error MESSAGE". */
-#define EXEC_FIELDS 8	   /* before the arguments */
+#define EXEC_FIELDS 8	    /* before the arguments */
 #define EXEC_MAX_INSNS 4096 /* BPF_MAXINSNS */
-#define EXEC_MAX_GROUPS 64 /* as an OCI process's additionalGids */
+#define EXEC_MAX_GROUPS 64  /* as an OCI process's additionalGids */
 
 /* The comma-separated gids of TEXT into GROUPS (at most MAX): how many, or -1. */
 static int parse_groups(const char *text, gid_t *groups, int max)

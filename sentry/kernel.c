@@ -287,8 +287,8 @@ static bool int80_fault(struct task *t)
 		return false;
 	t->sc = (struct platform_syscall){
 	    .nr = (uint32_t)regs.rax,
-	    .args = {(uint32_t)regs.rbx, (uint32_t)regs.rcx, (uint32_t)regs.rdx,
-		     (uint32_t)regs.rsi, (uint32_t)regs.rdi, (uint32_t)regs.rbp},
+	    .args = {(uint32_t)regs.rbx, (uint32_t)regs.rcx, (uint32_t)regs.rdx, (uint32_t)regs.rsi,
+		     (uint32_t)regs.rdi, (uint32_t)regs.rbp},
 	    .ip = regs.rip,
 	    .sp = regs.rsp,
 	    .native = false,
@@ -704,8 +704,8 @@ int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t siz
 	t->gid = t->egid = t->sgid = s->gid;
 	caps_init(t, s->caps ? s->caps : kernel.cfg.caps);
 	t->no_new_privs = s->no_new_privs < 0 ? kernel.cfg.no_new_privs : s->no_new_privs;
-	if (s->seccomp_len && (err = (int)gseccomp_attach(t, s->seccomp_prog, s->seccomp_len,
-							  s->seccomp_log))) {
+	if (s->seccomp_len &&
+	    (err = (int)gseccomp_attach(t, s->seccomp_prog, s->seccomp_len, s->seccomp_log))) {
 		task_free(t);
 		snprintf(msg, size, "its seccomp filter: %s", strerror(-err));
 		return err;

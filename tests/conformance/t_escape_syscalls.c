@@ -46,7 +46,7 @@
 #define USER32_CS 0x23
 
 static int native_ia32 = -1; /* natively: does int $0x80 reach an i386 table here? */
-static int int80_usable;       /* an int $0x80 returns here: in the sandbox, or native_ia32 */
+static int int80_usable;     /* an int $0x80 returns here: in the sandbox, or native_ia32 */
 
 static long int80(long nr, long b, long c, long d)
 {
@@ -479,8 +479,9 @@ static bool has_compat_mode(unsigned char *low)
 		_exit(run32(low, nop, sizeof(nop), 5) == 5 ? 0 : 1);
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) {
-		dprintf(1, "%s: this host has no 32-bit code segment: the far jump faults; the "
-			   "32-bit code checks are skipped\n",
+		dprintf(1,
+			"%s: this host has no 32-bit code segment: the far jump faults; the "
+			"32-bit code checks are skipped\n",
 			in_sandbox() ? "sandbox" : "native");
 		return false;
 	}

@@ -1031,20 +1031,22 @@ static int cmd_features(void)
 	    "\"capabilities\":[");
 	for (int cap = 0; oci_cap_name(cap); cap++)
 		printf("%s\"%s\"", cap ? "," : "", oci_cap_name(cap));
-	puts("],"
-	     "\"cgroup\":{\"v1\":false,\"v2\":false,\"systemd\":false,\"systemdUser\":false},"
-	     "\"seccomp\":{\"enabled\":true,\"actions\":[\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\","
-	     "\"SCMP_ACT_KILL\",\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\","
-	     "\"SCMP_ACT_TRACE\",\"SCMP_ACT_TRAP\"],\"operators\":[\"SCMP_CMP_EQ\",\"SCMP_CMP_GE\","
-	     "\"SCMP_CMP_GT\",\"SCMP_CMP_LE\",\"SCMP_CMP_LT\",\"SCMP_CMP_MASKED_EQ\",\"SCMP_CMP_NE\"],"
-	     "\"archs\":[\"SCMP_ARCH_X86\",\"SCMP_ARCH_X86_64\",\"SCMP_ARCH_X32\"],"
-	     "\"knownFlags\":[\"SECCOMP_FILTER_FLAG_TSYNC\",\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\","
-	     "\"SECCOMP_FILTER_FLAG_LOG\",\"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV\"],"
-	     "\"supportedFlags\":[\"SECCOMP_FILTER_FLAG_TSYNC\",\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\","
-	     "\"SECCOMP_FILTER_FLAG_LOG\",\"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV\"]},"
-	     "\"apparmor\":{\"enabled\":false},"
-	     "\"selinux\":{\"enabled\":false}},"
-	     "\"annotations\":{\"org.opencontainers.runc.version\":\"minisentry\"}}");
+	puts(
+	    "],"
+	    "\"cgroup\":{\"v1\":false,\"v2\":false,\"systemd\":false,\"systemdUser\":false},"
+	    "\"seccomp\":{\"enabled\":true,\"actions\":[\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\","
+	    "\"SCMP_ACT_KILL\",\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\","
+	    "\"SCMP_ACT_TRACE\",\"SCMP_ACT_TRAP\"],\"operators\":[\"SCMP_CMP_EQ\",\"SCMP_CMP_GE\","
+	    "\"SCMP_CMP_GT\",\"SCMP_CMP_LE\",\"SCMP_CMP_LT\",\"SCMP_CMP_MASKED_EQ\",\"SCMP_CMP_"
+	    "NE\"],"
+	    "\"archs\":[\"SCMP_ARCH_X86\",\"SCMP_ARCH_X86_64\",\"SCMP_ARCH_X32\"],"
+	    "\"knownFlags\":[\"SECCOMP_FILTER_FLAG_TSYNC\",\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\","
+	    "\"SECCOMP_FILTER_FLAG_LOG\",\"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV\"],"
+	    "\"supportedFlags\":[\"SECCOMP_FILTER_FLAG_TSYNC\",\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\","
+	    "\"SECCOMP_FILTER_FLAG_LOG\",\"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV\"]},"
+	    "\"apparmor\":{\"enabled\":false},"
+	    "\"selinux\":{\"enabled\":false}},"
+	    "\"annotations\":{\"org.opencontainers.runc.version\":\"minisentry\"}}");
 	return 0;
 }
 

@@ -59,12 +59,18 @@ static uint32_t pidfd_poll(struct vfs_file *f, struct waitq **wq)
 	return t->zombie || t->exited ? POLLIN | POLLRDNORM : 0;
 }
 
+/* One inode per process, as Linux's pidfs gives (never the Sentry's own addresses): the pid
+ * in the low bits, its start time above, so a reused pid is another inode. */
 static int pidfd_getattr(struct vfs_file *f, struct stat *st)
 {
+	const struct pidfd *p = f->priv;
+
 	memset(st, 0, sizeof(*st));
 	st->st_mode = S_IRUSR | S_IWUSR;
 	st->st_nlink = 1;
-	st->st_ino = (ino_t)(uintptr_t)f->priv;
+	st->st_ino = (ino_t)(uint32_t)p->pid |
+		     (ino_t)((uint64_t)p->start.tv_sec * 1000000000ULL + (uint64_t)p->start.tv_nsec)
+			 << 32;
 	st->st_blksize = 4096;
 	return 0;
 }

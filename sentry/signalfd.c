@@ -97,16 +97,6 @@ static uint32_t sigfd_poll(struct vfs_file *f, struct waitq **wq)
 	return (pending & s->mask) ? POLLIN | POLLRDNORM : 0;
 }
 
-static int sigfd_getattr(struct vfs_file *f, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_mode = S_IRUSR | S_IWUSR;
-	st->st_nlink = 1;
-	st->st_ino = (ino_t)(uintptr_t)f->priv;
-	st->st_blksize = 4096;
-	return 0;
-}
-
 static void sigfd_release(struct vfs_file *f)
 {
 	free(f->priv);
@@ -115,7 +105,7 @@ static void sigfd_release(struct vfs_file *f)
 static const struct vfs_file_ops sigfd_ops = {
     .read = sigfd_read,
     .poll = sigfd_poll,
-    .getattr = sigfd_getattr,
+    .getattr = vfs_anon_getattr,
     .release = sigfd_release,
 };
 

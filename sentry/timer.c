@@ -530,16 +530,6 @@ static uint32_t timerfd_poll(struct vfs_file *f, struct waitq **wq)
 	return tf->ticks ? POLLIN | POLLRDNORM : 0;
 }
 
-static int timerfd_getattr(struct vfs_file *f, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_mode = S_IRUSR | S_IWUSR;
-	st->st_nlink = 1;
-	st->st_ino = (ino_t)(uintptr_t)f->priv;
-	st->st_blksize = 4096;
-	return 0;
-}
-
 static void timerfd_release(struct vfs_file *f)
 {
 	struct timerfd *tf = f->priv;
@@ -552,7 +542,7 @@ static void timerfd_release(struct vfs_file *f)
 static const struct vfs_file_ops timerfd_ops = {
     .read = timerfd_read,
     .poll = timerfd_poll,
-    .getattr = timerfd_getattr,
+    .getattr = vfs_anon_getattr,
     .release = timerfd_release,
 };
 

@@ -19,6 +19,18 @@ static struct vfs_file *file_of(struct vfs_inode *ino)
 	return ((struct anon_inode *)ino->priv)->file;
 }
 
+int vfs_anon_getattr(struct vfs_file *f, struct stat *st)
+{
+	(void)f;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = VFS_ANON_INODE_DEV;
+	st->st_ino = VFS_ANON_INODE_INO;
+	st->st_mode = S_IRUSR | S_IWUSR;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	return 0;
+}
+
 /* Linux's anon_inodefs files stat as mode 0600 with no file type, owned by root. */
 static int anon_getattr(struct vfs_inode *ino, struct stat *st)
 {

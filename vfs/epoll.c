@@ -401,18 +401,6 @@ static ssize_t epoll_rw(struct vfs_file *f, const struct iovec *iov, int iovcnt,
 	return -EINVAL;
 }
 
-static int epoll_getattr(struct vfs_file *f, struct stat *st)
-{
-	(void)f;
-	memset(st, 0, sizeof(*st));
-	st->st_dev = VFS_ANON_INODE_DEV;
-	st->st_ino = VFS_ANON_INODE_INO;
-	st->st_mode = S_IRUSR | S_IWUSR;
-	st->st_nlink = 1;
-	st->st_blksize = 4096;
-	return 0;
-}
-
 /* Outer epolls watching F have already dropped their items (vfs_file_put). A task still
  * queued would sleep forever on Linux too; its waiter only has to leave the freed queue. */
 static void epoll_release(struct vfs_file *f)
@@ -428,7 +416,7 @@ static void epoll_release(struct vfs_file *f)
 static const struct vfs_file_ops epoll_ops = {
     .read = epoll_rw,
     .write = epoll_rw,
-    .getattr = epoll_getattr,
+    .getattr = vfs_anon_getattr,
     .poll = epoll_poll,
     .release = epoll_release,
 };

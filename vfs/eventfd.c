@@ -102,18 +102,6 @@ static uint32_t efd_poll(struct vfs_file *f, struct waitq **wq)
 	return m;
 }
 
-static int efd_getattr(struct vfs_file *f, struct stat *st)
-{
-	(void)f;
-	memset(st, 0, sizeof(*st));
-	st->st_dev = VFS_ANON_INODE_DEV;
-	st->st_ino = VFS_ANON_INODE_INO;
-	st->st_mode = S_IRUSR | S_IWUSR;
-	st->st_nlink = 1;
-	st->st_blksize = 4096;
-	return 0;
-}
-
 /* A task still blocked on a closed eventfd is woken: its retry finds the descriptor gone. */
 static void efd_release(struct vfs_file *f)
 {
@@ -126,7 +114,7 @@ static void efd_release(struct vfs_file *f)
 static const struct vfs_file_ops efd_ops = {
     .read = efd_read,
     .write = efd_write,
-    .getattr = efd_getattr,
+    .getattr = vfs_anon_getattr,
     .poll = efd_poll,
     .release = efd_release,
 };

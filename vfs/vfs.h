@@ -466,10 +466,12 @@ long vfs_pipe_tee(struct vfs_file *in, struct vfs_file *out, size_t len);
 /* True if F is one end of a pipe (writes there raise SIGPIPE when no reader is left). */
 bool vfs_is_pipe(struct vfs_file *f);
 
-/* eventfd and epoll files share one anonymous inode, as Linux's anon_inode files do: fstat
- * shows this device and inode, mode 0600 with no file type bits, and one link. */
+/* eventfd, epoll, signalfd and timerfd files share one anonymous inode, as Linux's anon_inode
+ * files do: fstat shows this device and inode, mode 0600 with no file type bits, and one link
+ * (vfs_anon_getattr, a getattr for their operation tables). */
 #define VFS_ANON_INODE_DEV 0xd
 #define VFS_ANON_INODE_INO 1
+int vfs_anon_getattr(struct vfs_file *f, struct stat *st);
 
 /* eventfd2(2): a counter starting at INITVAL. FLAGS are EFD_SEMAPHORE, EFD_NONBLOCK (kept in
  * F->flags as O_NONBLOCK) and EFD_CLOEXEC (the caller's); others give -EINVAL. Reads and

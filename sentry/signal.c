@@ -694,17 +694,8 @@ void signal_force(struct task *t, int sig, const siginfo_t *si)
 
 static void force_fault(struct task *t, int sig, const siginfo_t *si)
 {
-	const struct ksigaction *act = &t->sighand->sa->act[sig - 1];
-
 	t->fault_addr = (uint64_t)si->si_addr;
-	if ((t->sigmask & SIGBIT(sig)) || act->handler == (uint64_t)SIG_IGN)
-		set_default(t, sig);
-	act = &t->sighand->sa->act[sig - 1];
-	/* Linux's force_sig_info_to_task: a fault init cannot handle kills it. */
-	if (act->handler == (uint64_t)SIG_DFL)
-		t->group_leader->init_killable = true;
-	t->sigmask &= ~SIGBIT(sig);
-	queue(&t->pending, sig, si);
+	signal_force(t, sig, si);
 	if (signal_deliver(t, 0, false))
 		kernel_resume(t);
 }

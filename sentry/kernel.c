@@ -271,29 +271,26 @@ static bool vsyscall_trap(struct task *t)
  * SI_KERNEL, at the instruction) where a host with it makes a syscall entry, which the
  * sandbox refuses (syscall_dispatch: i386 calls are ENOSYS). The Sentry makes that entry
  * itself, past the instruction, with i386's registers, so that a guest sees one behaviour on
- * every host and its seccomp filters see the call as AUDIT_ARCH_I386. */
-static bool int80_fault(struct task *t)
+ * every host and its seccomp filters see the call as AUDIT_ARCH_I386. signal_fault asks, with
+ * the registers it has read, for a SIGSEGV with SI_KERNEL only. */
+bool kernel_int80_fault(struct task *t, struct user_regs_struct *regs)
 {
-	struct user_regs_struct regs;
 	unsigned char insn[2];
-	siginfo_t si;
 
-	if (platform_get_siginfo(t->pt, &si) || si.si_code != SI_KERNEL ||
-	    platform_get_regs(t->pt, &regs) || copy_in(t->mm, insn, regs.rip, sizeof(insn)) ||
-	    insn[0] != 0xcd || insn[1] != 0x80)
+	if (copy_in(t->mm, insn, regs->rip, sizeof(insn)) || insn[0] != 0xcd || insn[1] != 0x80)
 		return false;
-	regs.rip += sizeof(insn);
-	if (platform_set_regs(t->pt, &regs))
+	regs->rip += sizeof(insn);
+	if (platform_set_regs(t->pt, regs))
 		return false;
 	t->sc = (struct platform_syscall){
-	    .nr = (uint32_t)regs.rax,
-	    .args = {(uint32_t)regs.rbx, (uint32_t)regs.rcx, (uint32_t)regs.rdx, (uint32_t)regs.rsi,
-		     (uint32_t)regs.rdi, (uint32_t)regs.rbp},
-	    .ip = regs.rip,
-	    .sp = regs.rsp,
+	    .nr = (uint32_t)regs->rax,
+	    .args = {(uint32_t)regs->rbx, (uint32_t)regs->rcx, (uint32_t)regs->rdx,
+		     (uint32_t)regs->rsi, (uint32_t)regs->rdi, (uint32_t)regs->rbp},
+	    .ip = regs->rip,
+	    .sp = regs->rsp,
 	    .native = false,
 	};
-	enter_syscall(t, regs.rip);
+	enter_syscall(t, regs->rip);
 	return true;
 }
 
@@ -323,9 +320,6 @@ static void handle_event(const struct platform_event *ev)
 	case PEV_SIGNAL:
 		switch (ev->sig) {
 		case SIGSEGV:
-			if (!int80_fault(t))
-				signal_fault(t, ev->sig);
-			break;
 		case SIGBUS:
 		case SIGILL:
 		case SIGFPE:

@@ -146,6 +146,11 @@ struct kernel_spawn {
 /* Starts S in the sandbox: its pid in *PID, or a negative errno with MSG saying why. */
 int kernel_spawn(const struct kernel_spawn *s, pid_t *pid, char *msg, size_t size);
 
+struct user_regs_struct;
+/* T's SIGSEGV (SI_KERNEL, registers REGS) was an `int $0x80` on a host without IA-32
+ * emulation: served as the i386 syscall it is (true), or not one (false). */
+bool kernel_int80_fault(struct task *t, struct user_regs_struct *regs);
+
 /* Sets up the sandbox and runs it until init exits; returns run's exit status, or a negative
  * errno before the guest started (the message is already printed), or 2 when the --strace -o
  * file cannot be opened (said too). */

@@ -762,6 +762,8 @@ void signal_fault(struct task *t, int sig)
 			stub_fetch_fault(t, &regs, at);
 			return;
 		}
+		if (sig == SIGSEGV && si.si_code == SI_KERNEL && kernel_int80_fault(t, &regs))
+			return;
 	}
 	/* Its second page is readable on the host, not writable: to the guest it is not there. */
 	if (sig == SIGSEGV && in_stub((uint64_t)si.si_addr))

@@ -442,22 +442,44 @@ off_t vfs_lseek(struct vfs_file *f, off_t off, int whence)
 	return res;
 }
 
-ssize_t vfs_dentry_pread(struct vfs_dentry *d, void *buf, size_t len, off_t off)
+/* D opened for reading as the Sentry, in *F. */
+static int dentry_open_kernel(struct vfs_dentry *d, struct vfs_file **f)
 {
-	struct vfs_file *f;
-	size_t done = 0;
 	int err;
 
 	if (!d->inode || !S_ISREG(d->inode->mode))
 		return -EINVAL;
-	if (!(f = file_alloc(d, O_RDONLY | VFS_O_LARGEFILE)))
+	if (!(*f = file_alloc(d, O_RDONLY | VFS_O_LARGEFILE)))
 		return -ENOMEM;
-	f->seekable = true;
-	if ((err = d->inode->ops->open(d->inode, f, O_RDONLY))) {
-		f->ops = NULL; /* nothing to release */
-		vfs_file_put(f);
+	(*f)->seekable = true;
+	if ((err = d->inode->ops->open(d->inode, *f, O_RDONLY))) {
+		(*f)->ops = NULL; /* nothing to release */
+		vfs_file_put(*f);
 		return err;
 	}
+	return 0;
+}
+
+ssize_t vfs_dentry_copy_to_fd(struct vfs_dentry *d, int to_fd, off_t to_off, size_t len, off_t off)
+{
+	struct vfs_file *f;
+	int err = dentry_open_kernel(d, &f);
+
+	if (err)
+		return err;
+	ssize_t n = f->ops->copy_to_fd ? f->ops->copy_to_fd(f, to_fd, to_off, len, off) : -ENOTSUP;
+	vfs_file_put(f);
+	return n;
+}
+
+ssize_t vfs_dentry_pread(struct vfs_dentry *d, void *buf, size_t len, off_t off)
+{
+	struct vfs_file *f;
+	size_t done = 0;
+	int err = dentry_open_kernel(d, &f);
+
+	if (err)
+		return err;
 	while (done < len && f->ops->pread_kernel) {
 		ssize_t n = f->ops->pread_kernel(f, (char *)buf + done, len - done, off + done);
 		if (n < 0) {

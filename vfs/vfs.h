@@ -439,6 +439,10 @@ int vfs_dentry_host_stat(struct vfs_dentry *d, struct stat *st);
  * check, no open file left behind): what a private file mapping was filled from. Returns the
  * bytes read (fewer at the end of the file) or a negative errno. */
 ssize_t vfs_dentry_pread(struct vfs_dentry *d, void *buf, size_t len, off_t off);
+/* The same, written by the host kernel to TO_FD at TO_OFF (which moves TO_FD's position, to be
+ * the caller's alone), without a copy through the Sentry's memory; -ENOTSUP where D's file
+ * system cannot. */
+ssize_t vfs_dentry_copy_to_fd(struct vfs_dentry *d, int to_fd, off_t to_off, size_t len, off_t off);
 int vfs_statx_fill(const struct stat *st, unsigned int mask, struct statx *stx);
 ssize_t vfs_readlink(struct vfs_dentry *d, char *buf, size_t size);
 /* access(2) with MODE (F_OK/R_OK/W_OK/X_OK); W_OK on this read-only cut gives -EROFS, except

@@ -713,6 +713,19 @@ static void test_codecs_round_trip_and_refuse_damage(void **state)
 	assert_int_equal(codec_by_name("lzma"), 0);
 }
 
+/* CRC-32C from its definition, one bit at a time. */
+static uint32_t crc32c_bitwise(const uint8_t *p, size_t len)
+{
+	uint32_t c = ~0u;
+
+	while (len--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+	}
+	return ~c;
+}
+
 static void test_crc32c_and_the_incompressibility_sample(void **state)
 {
 	static uint8_t rnd[262144], text[262144];
@@ -728,6 +741,17 @@ static void test_crc32c_and_the_incompressibility_sample(void **state)
 		rnd[i] = (uint8_t)x;
 		text[i] = "the quick brown fox jumps over the lazy dog\n"[i % 44];
 	}
+	/* Long runs take three stripes at once: the same CRC as bit by bit, whatever the length
+	 * and alignment, whole or in pieces. */
+	const size_t lens[] = {12287, 12288, 12289, 3 * 12288 + 5, sizeof(rnd) - 3};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (size_t off = 0; off < 3; off++) {
+			uint32_t want = crc32c_bitwise(rnd + off, lens[i]);
+			assert_int_equal(crc32c(0, rnd + off, lens[i]), want);
+			assert_int_equal(
+			    crc32c(crc32c(0, rnd + off, 5000), rnd + off + 5000, lens[i] - 5000),
+			    want);
+		}
 	assert_true(compress_looks_incompressible(rnd, sizeof(rnd)));
 	assert_false(compress_looks_incompressible(text, sizeof(text)));
 	memset(text, 0, sizeof(text));

@@ -75,6 +75,8 @@ bool wpq_take(struct wpq *q, void (*fn)(void *arg, uint64_t addr), void *arg);
  * page of the file that every touch reports (pagediff.c). */
 void track_hole(uint64_t off, uint64_t len);
 
+#define WORKERS_MAX 8
+
 /* Remembers the CPUs this process may use, before the Sentry pins itself to one. */
 void workers_init(void);
 /* How many threads a bounded phase (saving or loading memory) uses: the CPUs the process was

@@ -147,11 +147,17 @@ struct memfile_load_opts {
 	const struct image *img; /* the image read (its version, codec, and data files) */
 	const char *dir;	 /* its name, for messages */
 	bool lazy; /* restore --lazy: pages arrive when touched, and in the background */
+	/* The pages are written on threads of their own while the caller goes on; it must call
+	 * memfile_load_join before anything reads or watches guest memory. */
+	bool async;
 };
 
 /* Loads the section D into a freshly initialised memory file. On failure *ERR (malloc'd) says
  * what is wrong in one line, or is NULL when D's error does. */
 int memfile_load(struct dec *d, const struct memfile_load_opts *o, char **err);
+/* Waits for an async load's pages: 0, or what went wrong in *ERR (malloc'd). 0 at once when
+ * none is running. */
+int memfile_load_join(char **err);
 /* How long the last memfile_load took (the memory's part of a restore: a full load, or a
  * slot's overlay), in ms. */
 double memfile_load_ms(void);

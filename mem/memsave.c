@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1294,6 +1295,11 @@ struct load_job {
 	bool failed;
 	char *err;
 	pthread_mutex_t lock;
+	/* Each worker's chunk buffer and reader, made by the caller's thread: in its heap, which
+	 * a waiting Sentry has written ahead (a new thread's own arena faults every page in). */
+	uint8_t *buf[WORKERS_MAX];
+	struct chunk_reader rd[WORKERS_MAX];
+	int nbuf;
 };
 
 /* The blocks of J's chunks; the ones they fill whole are added to J's dense fill when the
@@ -1355,20 +1361,7 @@ static const char *load_chunk(struct store *s, const struct chunk *c, struct chu
 static void load_worker(void *arg, int w)
 {
 	struct load_job *j = arg;
-	struct chunk_reader r;
-	uint8_t *buf = aligned_alloc(MEMFILE_PAGE, CHUNK_BYTES);
 
-	(void)w;
-	if (chunk_reader_init(&r) || !buf) {
-		pthread_mutex_lock(&j->lock);
-		if (!j->err)
-			j->err = strdup("out of memory");
-		j->failed = true;
-		pthread_mutex_unlock(&j->lock);
-		chunk_reader_free(&r);
-		free(buf);
-		return;
-	}
 	for (;;) {
 		uint64_t k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
 		if (k >= j->nblocks || __atomic_load_n(&j->failed, __ATOMIC_RELAXED))
@@ -1381,15 +1374,26 @@ static void load_worker(void *arg, int w)
 		for (uint64_t i = first; i < end; i++) {
 			const struct chunk *c = &j->s->ch[i];
 			int werr = 0;
-			const char *why = load_chunk(j->s, c, &r, buf, &werr);
+			const char *why = load_chunk(j->s, c, &j->rd[w], j->buf[w], &werr);
 			if (why) {
 				load_fail(j, c, why, werr);
 				break;
 			}
 		}
 	}
-	chunk_reader_free(&r);
-	free(buf);
+}
+
+/* Buffers and readers for N workers of J; false when out of memory (what was made is freed by
+ * load_end). */
+static bool load_buffers(struct load_job *j, int n)
+{
+	for (; j->nbuf < n; j->nbuf++)
+		if (chunk_reader_init(&j->rd[j->nbuf]) ||
+		    !(j->buf[j->nbuf] = aligned_alloc(MEMFILE_PAGE, CHUNK_BYTES))) {
+			j->nbuf++;
+			return false;
+		}
+	return true;
 }
 
 /* Into a claimed slot, which holds the golden image already: S must be that image or a delta
@@ -1454,6 +1458,63 @@ static int slot_overlay(struct store *s, const char *dir, char **err)
 
 static double load_ms;
 static uint64_t load_huge;
+
+/* The load's workers and what they work on: on the caller's thread, or (memfile_load_opts.async)
+ * on threads of their own until memfile_load_join. */
+static struct {
+	struct store s;
+	struct load_job j;
+	int n;
+	bool running;
+	pthread_t th;
+	struct timespec start;
+} bg;
+
+static void *load_run(void *arg)
+{
+	(void)arg;
+	workers_run(bg.n, load_worker, &bg.j);
+	load_huge = bg.j.dense.blocks * DENSE_BYTES;
+	return NULL;
+}
+
+/* Starts the workers on a thread that blocks every signal, as workers_run's own do (the
+ * Sentry's signals are its main thread's). False if no thread could be made. */
+static bool load_start(void)
+{
+	sigset_t all, old;
+
+	dense_begin(&bg.j.dense);
+	clock_gettime(CLOCK_MONOTONIC, &bg.start);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	bg.running = pthread_create(&bg.th, NULL, load_run, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!bg.running)
+		dense_end(&bg.j.dense);
+	return bg.running;
+}
+
+/* The job's result, and everything it held freed. */
+static int load_end(char **err)
+{
+	struct load_job *j = &bg.j;
+	int ret = 0;
+
+	if (j->failed)
+		ret = failf(err, -EINVAL, "%s", j->err ? j->err : "cannot load memory");
+	free(j->err);
+	free(j->block);
+	for (int w = 0; w < j->nbuf; w++) {
+		chunk_reader_free(&j->rd[w]);
+		free(j->buf[w]);
+	}
+	dense_end(&j->dense);
+	pthread_mutex_destroy(&j->lock);
+	store_close(&bg.s);
+	memset(&bg.j, 0, sizeof(bg.j));
+	return ret;
+}
 
 static struct {
 	const char *what;
@@ -1596,7 +1657,6 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 		return ret;
 	}
 	if (!ret) {
-		struct load_job j = {.s = &s, .lock = PTHREAD_MUTEX_INITIALIZER};
 		uint64_t bytes = 0;
 		for (uint64_t i = 0; i < s.nch; i++)
 			bytes += s.ch[i].how == HOW_INLINE ? 0 : s.ch[i].pages * MEMFILE_PAGE;
@@ -1606,21 +1666,34 @@ static int memfile_load_timed(struct dec *d, const struct memfile_load_opts *o, 
 		int n = workers_count();
 		if ((uint64_t)n > bytes / LOAD_PER_WORKER)
 			n = bytes / LOAD_PER_WORKER ? (int)(bytes / LOAD_PER_WORKER) : 1;
-		if (load_blocks(&j)) {
-			ret = failf(err, -ENOMEM, "out of memory");
+		bg.s = s; /* the job's now, until load_end */
+		bg.j = (struct load_job){.s = &bg.s, .lock = PTHREAD_MUTEX_INITIALIZER};
+		bg.n = n;
+		if (load_blocks(&bg.j) || !load_buffers(&bg.j, n)) {
+			bg.j.failed = true;
+			bg.j.err = strdup("out of memory");
+		} else if (o->async && load_start()) {
+			return 0;
 		} else {
-			dense_begin(&j.dense);
-			workers_run(n, load_worker, &j);
-			load_huge = j.dense.blocks * DENSE_BYTES;
+			dense_begin(&bg.j.dense);
+			load_run(NULL);
 		}
-		if (j.failed)
-			ret = failf(err, -EINVAL, "%s", j.err ? j.err : "cannot load memory");
-		free(j.err);
-		free(j.block);
-		dense_end(&j.dense);
-		pthread_mutex_destroy(&j.lock);
+		return load_end(err);
 	}
 	store_close(&s);
+	return ret;
+}
+
+int memfile_load_join(char **err)
+{
+	if (!bg.running)
+		return 0;
+	pthread_join(bg.th, NULL);
+	bg.running = false;
+	int ret = load_end(err);
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	load_ms = (b.tv_sec - bg.start.tv_sec) * 1e3 + (b.tv_nsec - bg.start.tv_nsec) / 1e6;
 	return ret;
 }
 

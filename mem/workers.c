@@ -10,8 +10,6 @@
 #include <unistd.h>
 #include <stdbool.h>
 
-#define WORKERS_MAX 8
-
 /* The CPUs the Sentry was allowed when it started: it then pins itself to one of them
  * (docs/platform.md), and a worker would inherit that pin. */
 static cpu_set_t start_cpus;

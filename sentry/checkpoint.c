@@ -331,14 +331,26 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 			ret = -EINVAL;
 			break;
 		}
+		if (i == SEC_KINDS + CK_TASK - 1) {
+			ret = memfile_load_join(err);
+			memfile_mark("memory-join");
+			if (ret)
+				break;
+		}
 		dec_init(&d, s->data, s->len, r->refs);
 		switch (i) {
 		case SEC_KERNEL:
 			ret = kernel_ckpt_load(&d, o);
 			break;
 		case SEC_MEMORY: {
-			struct memfile_load_opts mo = {
-			    .img = &r->img, .dir = r->dir, .lazy = o->lazy};
+			/* The overlay or load runs while the sections after it are read (none of
+			 * them reads guest memory before the tasks, joined there), on a thread made
+			 * only by a Sentry locked in already (a warm slot's). */
+			struct memfile_load_opts mo = {.img = &r->img,
+						       .dir = r->dir,
+						       .lazy = o->lazy,
+						       .async =
+							   !o->lazy && confine_locked_or_off()};
 			ret = memfile_load(&d, &mo, err);
 			break;
 		}
@@ -389,6 +401,11 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 
 static void restore_free(struct checkpoint_restore *r)
 {
+	char *err = NULL;
+
+	/* A restore that failed before its tasks: the load may still be writing. */
+	memfile_load_join(&err);
+	free(err);
 	/* The load's own references go; what the restored kernel holds stays. */
 	for (int k = 0; k < CK_NKINDS && r->refs; k++)
 		if (kinds[k].drop)

@@ -84,6 +84,11 @@ bool confine_active(void)
 	return conf.active;
 }
 
+bool confine_locked_or_off(void)
+{
+	return !conf.active || conf.locked;
+}
+
 /* Every capability of every set gone, and the securebits locked so that none comes back
  * (not by exec as root, not by setuid, not as ambient). */
 static int drop_caps(void)

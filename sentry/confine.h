@@ -35,6 +35,10 @@ struct confine_opts {
  * signals on, and exits as the Sentry did. CFG is what a save-restore restart needs. */
 int confine_launch(const struct confine_opts *o, const struct kernel_config *cfg);
 bool confine_active(void);
+/* Whether a thread made now starts as locked in as the Sentry will ever be: confine_lock's
+ * filter and capabilities are per thread, and a thread made before it would keep them (with
+ * the locked one able to write its memory). True when not confined. */
+bool confine_locked_or_off(void);
 
 /* Waits until the launcher has written our id maps (confine_prepare_stubs does too): the
  * bounded memory's tmpfs cannot create a file for an unmapped owner. */

@@ -174,6 +174,7 @@ static void test_a_chain_round_trips_once_per_filter(void **state)
 	ckpt_refs_free(load);
 	ckpt_refs_free(save);
 	gseccomp_put(new);
+	gseccomp_put(old);
 }
 
 static void test_a_forged_program_is_refused(void **state)

@@ -93,7 +93,13 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		c->ngroups = p->ngroups;
 	}
 	c->sigmask = p->sigmask;
-	c->altstack = p->altstack;
+	/* As Linux: a child sharing the address space (a thread) starts without an alternate
+	 * signal stack, or two threads' handlers would write their frames over each other
+	 * there; a vfork child borrows its sleeping parent's, a fork child has its own copy. */
+	if ((flags & (CLONE_VM | CLONE_VFORK)) == CLONE_VM)
+		c->altstack = (stack_t){.ss_flags = SS_DISABLE};
+	else
+		c->altstack = p->altstack;
 	c->no_new_privs = p->no_new_privs;
 	gseccomp_fork(c, p);
 	c->oom_score_adj = p->group_leader->oom_score_adj;

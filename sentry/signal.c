@@ -422,10 +422,47 @@ static void jobctl_on_send(struct task *leader, int sig)
 	}
 }
 
-static bool on_altstack(struct task *t, uint64_t sp)
+/* Linux's on_sig_stack: an SS_AUTODISARM stack is never the one T runs on (disarmed while a
+ * handler runs there; a stack pointer corrupted to point near its end still gets a frame). */
+bool signal_on_altstack(const struct task *t, uint64_t sp)
 {
+	if (t->altstack.ss_flags & SS_AUTODISARM)
+		return false;
 	return t->altstack.ss_size && sp > (uint64_t)t->altstack.ss_sp &&
 	       sp <= (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
+}
+
+int signal_set_altstack(struct task *t, const stack_t *ss, uint64_t sp)
+{
+	stack_t n = *ss;
+	int mode = n.ss_flags & ~(int)SS_AUTODISARM;
+
+	if (signal_on_altstack(t, sp))
+		return -EPERM;
+	if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+		return -EINVAL;
+	if (mode == SS_DISABLE) {
+		n.ss_sp = NULL;
+		n.ss_size = 0;
+		n.ss_flags = SS_DISABLE;
+	} else {
+		if (n.ss_size < (size_t)MINSIGSTKSZ)
+			return -ENOMEM;
+		n.ss_flags &= SS_AUTODISARM;
+	}
+	t->altstack = n;
+	return 0;
+}
+
+stack_t signal_get_altstack(const struct task *t, uint64_t sp)
+{
+	stack_t o = t->altstack;
+
+	o.ss_flags = (!o.ss_size		  ? SS_DISABLE
+		      : signal_on_altstack(t, sp) ? SS_ONSTACK
+						  : 0) |
+		     (t->altstack.ss_flags & SS_AUTODISARM);
+	return o;
 }
 
 /* Builds the frame for SIG on T's stack and points T at the handler. */
@@ -444,7 +481,7 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	if (platform_get_fpstate(t->pt, xsave, xsize))
 		goto out;
 	if ((act->flags & SA_ONSTACK) && t->altstack.ss_size &&
-	    !(t->altstack.ss_flags & SS_DISABLE) && !on_altstack(t, regs->rsp))
+	    !(t->altstack.ss_flags & SS_DISABLE) && !signal_on_altstack(t, regs->rsp))
 		sp = (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
 	fp = (sp - (xsize + 4)) & ~63UL;
 	frame = ((fp - sizeof(f)) & ~15UL) - 8;
@@ -463,12 +500,11 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	f.info = *info;
 	f.uc.uc_flags =
 	    UC_FP_XSTATE | UC_SIGCONTEXT_SS | (regs->cs == USER64_CS ? UC_STRICT_RESTORE_SS : 0);
+	/* The stack as it is set (Linux's flags as stored: 0, SS_DISABLE or SS_AUTODISARM), which
+	 * rt_sigreturn sets again. */
 	f.uc.uc_stack.ss_sp = (uint64_t)t->altstack.ss_sp;
 	f.uc.uc_stack.ss_size = t->altstack.ss_size;
-	f.uc.uc_stack.ss_flags =
-	    t->altstack.ss_size ? (on_altstack(t, regs->rsp) ? SS_ONSTACK : 0) : SS_DISABLE;
-	if (t->altstack.ss_flags & SS_DISABLE)
-		f.uc.uc_stack.ss_flags = SS_DISABLE;
+	f.uc.uc_stack.ss_flags = t->altstack.ss_flags;
 	struct ksigcontext *sc = &f.uc.uc_mcontext;
 	sc->r8 = regs->r8, sc->r9 = regs->r9, sc->r10 = regs->r10, sc->r11 = regs->r11;
 	sc->r12 = regs->r12, sc->r13 = regs->r13, sc->r14 = regs->r14, sc->r15 = regs->r15;
@@ -499,6 +535,10 @@ static int setup_frame(struct task *t, int sig, const siginfo_t *info,
 	regs->ss = USER_DS;
 	regs->eflags &= ~(0x100UL | 0x400UL | 0x10000UL); /* TF, DF, RF */
 	regs->orig_rax = -1;
+	/* SS_AUTODISARM: the stack is given up while the handler runs (its frame says how to
+	 * set it again), so that a handler may leave by swapcontext. */
+	if (t->altstack.ss_flags & SS_AUTODISARM)
+		t->altstack = (stack_t){.ss_flags = SS_DISABLE};
 	/* The handler starts with a clean FPU state, as on Linux. */
 	memset(xsave, 0, xsize);
 	((uint16_t *)xsave)[0] = 0x37f;	      /* FCW */
@@ -793,6 +833,7 @@ long sys_rt_sigreturn(struct task *t, const unsigned long *a)
 	(void)a;
 	if (platform_get_regs(t->pt, &regs))
 		return -EFAULT;
+	uint64_t frame_sp = regs.rsp;
 	/* The handler's ret popped pretcode: the frame starts 8 bytes below rsp. */
 	if (copy_in(t->mm, &f, regs.rsp - 8, sizeof(f)))
 		goto bad;
@@ -822,11 +863,12 @@ long sys_rt_sigreturn(struct task *t, const unsigned long *a)
 			goto bad;
 	}
 	t->sigmask = f.uc.uc_sigmask & ~UNBLOCKABLE;
-	if (!(f.uc.uc_stack.ss_flags & SS_ONSTACK) || f.uc.uc_stack.ss_flags == SS_DISABLE) {
-		t->altstack.ss_sp = (void *)f.uc.uc_stack.ss_sp;
-		t->altstack.ss_size = f.uc.uc_stack.ss_size;
-		t->altstack.ss_flags = f.uc.uc_stack.ss_flags & (SS_DISABLE | SS_AUTODISARM);
-	}
+	/* Set again as sigaltstack would, from where the frame is: refused (silently, as on
+	 * Linux) while that is on an armed alternate stack. */
+	stack_t ss = {.ss_sp = (void *)f.uc.uc_stack.ss_sp,
+		      .ss_size = f.uc.uc_stack.ss_size,
+		      .ss_flags = (int)f.uc.uc_stack.ss_flags};
+	(void)signal_set_altstack(t, &ss, frame_sp);
 	if (platform_set_regs(t->pt, &regs))
 		goto bad;
 	t->regs_set = true;

@@ -48,6 +48,12 @@ void signal_send_process_from_host(struct task *leader, int sig, const siginfo_t
 siginfo_t *signal_child_info(struct task *c, siginfo_t *si);
 #define SI_KERNEL_CHILD(c) signal_child_info((c), &(siginfo_t){0})
 
+/* T's alternate signal stack, as Linux keeps it: whether SP lies on it (never, for an
+ * SS_AUTODISARM one); setting it from SP as sigaltstack does (0, -EPERM while on it, -EINVAL,
+ * -ENOMEM); and what sigaltstack reports of it from SP. */
+bool signal_on_altstack(const struct task *t, uint64_t sp);
+int signal_set_altstack(struct task *t, const stack_t *ss, uint64_t sp);
+stack_t signal_get_altstack(const struct task *t, uint64_t sp);
 /* Takes the lowest pending signal of SET for T (thread queue first); 0 if none. */
 int signal_dequeue(struct task *t, uint64_t set, siginfo_t *info);
 /* True if T has a pending signal it does not block. */

@@ -5,9 +5,6 @@
 #include <limits.h>
 #include <signal.h>
 
-#ifndef SS_AUTODISARM
-#define SS_AUTODISARM (1U << 31)
-#endif
 #include "sentry/mm.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
@@ -295,37 +292,22 @@ long sys_pause(struct task *t, const unsigned long *a)
 
 long sys_sigaltstack(struct task *t, const unsigned long *a)
 {
-	stack_t ss, old = t->altstack;
 	struct user_regs_struct regs;
-	bool on = false;
+	stack_t ss;
 
-	if (platform_get_regs(t->pt, &regs) == 0)
-		on = t->altstack.ss_size && regs.rsp > (uint64_t)t->altstack.ss_sp &&
-		     regs.rsp <= (uint64_t)t->altstack.ss_sp + t->altstack.ss_size;
+	if (platform_get_regs(t->pt, &regs))
+		return -EFAULT;
+	/* As Linux: the old one is reported only once the new one is set. */
+	stack_t old = signal_get_altstack(t, regs.rsp);
 	if (a[0]) {
 		if (copy_in(t->mm, &ss, a[0], sizeof(ss)))
 			return -EFAULT;
-		if (on)
-			return -EPERM;
-		if (ss.ss_flags & ~(SS_DISABLE | SS_ONSTACK | SS_AUTODISARM))
-			return -EINVAL;
-		if (ss.ss_flags & SS_DISABLE) {
-			ss.ss_sp = NULL;
-			ss.ss_size = 0;
-			ss.ss_flags = SS_DISABLE;
-		} else {
-			if (ss.ss_size < (size_t)MINSIGSTKSZ)
-				return -ENOMEM;
-			ss.ss_flags &= SS_AUTODISARM;
-		}
+		int err = signal_set_altstack(t, &ss, regs.rsp);
+		if (err)
+			return err;
 	}
-	if (a[1]) {
-		old.ss_flags = on ? SS_ONSTACK : (old.ss_size ? old.ss_flags : SS_DISABLE);
-		if (copy_out(t->mm, a[1], &old, sizeof(old)))
-			return -EFAULT;
-	}
-	if (a[0])
-		t->altstack = ss;
+	if (a[1] && copy_out(t->mm, a[1], &old, sizeof(old)))
+		return -EFAULT;
 	return 0;
 }
 

@@ -299,6 +299,11 @@ for name in "${names[@]}"; do
 done
 wait
 flush
+# A test whose job ended without its lines (it cannot, short of being killed) is a failure.
+for name in "${names[@]:$shown}"; do
+	report FAIL "$name" all "its job ended without a result"
+	failed=$((failed + 1))
+done
 
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

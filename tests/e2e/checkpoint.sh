@@ -294,7 +294,9 @@ checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone() {
 # The workload computes (its thread is running, not blocked, when it is stopped) and sleeps.
 leave_running_keeps_the_sandbox_going_and_list_shows_it() {
   local id="e2e-$$-leave"
-  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.5; echo still-here'
+  # Running long enough for list and the checkpoint to find it on a loaded host (with a sleep
+  # of 0.5 s, it had sometimes ended before).
+  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 3; echo still-here'
   local p=$bg_pid
   wait_line "$WORK/leave.out" '^ready$' || { kill "$p"; return 1; }
   ms list
@@ -701,7 +703,9 @@ parent_images_hold_only_what_changed() {
   need_in_rootfs /usr/local/bin/memfill || return
   local id="e2e-$$-parent" o=$WORK/parent.out a=$WORK/parent-a b=$WORK/parent-b c=$WORK/parent-c
   rm -rf "$a" "$b" "$c"
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
+  # Eight seconds between the changes: the first checkpoint of 256 MiB must be done before the
+  # first change, and on a loaded host it took over three.
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 8 16
   local p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }

@@ -17,6 +17,7 @@ if [ $# -lt 2 ]; then
   exit 2
 fi
 SELF=$(realpath "$0")
+HERE=${SELF%/*} # the scenario files: sourced by every scenario's bash, so no fork of dirname each
 MS=$(realpath -m "$1")
 ROOTFS=$(realpath -m "${MINISENTRY_ROOTFS:-$2}")
 shift 2
@@ -579,7 +580,8 @@ selftest_hangs_in_a_wait() {
 # A scenario that hangs is stopped with what it started and reported by name and step.
 hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
   step "the driver on a scenario that hangs"
-  env -u E2E_ONE -u E2E_WORK -u E2E_ONLY E2E_SCENARIO_TIMEOUT=2 timeout -k 5 30 \
+  # A limit the scenario's bash reaches its step within on a loaded host (it took over 2 s).
+  env -u E2E_ONE -u E2E_WORK -u E2E_ONLY E2E_SCENARIO_TIMEOUT=8 timeout -k 5 40 \
     bash "$SELF" "$MS" "$ROOTFS" selftest_hangs_in_a_wait >"$WORK/self.out" 2>&1
   status=$?
   [ "$status" -eq 1 ] || fail "the driver exited with $status, want 1: '$(tr '\n' '|' <"$WORK/self.out")'" || return
@@ -599,7 +601,7 @@ hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
 #   e2e_chain NAME...   scenarios that read what an earlier one left in $WORK (an image, a built
 #                       helper) or share a daemon: each starts once the one before it has
 #                       ended, in the directory of the first.
-declare -A E2E_SERIAL=() E2E_PRED=() E2E_HEAD=()
+declare -A E2E_SERIAL=() E2E_PRED=()
 e2e_serial() {
   local s
   for s; do E2E_SERIAL[$s]=1; done
@@ -607,10 +609,7 @@ e2e_serial() {
 e2e_chain() {
   local s prev=""
   for s; do
-    if [ -n "$prev" ]; then
-      E2E_PRED[$s]=$prev
-      E2E_HEAD[$s]=${E2E_HEAD[$prev]:-$prev}
-    fi
+    [ -n "$prev" ] && E2E_PRED[$s]=$prev
     prev=$s
   done
 }
@@ -647,35 +646,35 @@ scenarios=(
   hung_scenario_is_a_named_fail_and_leaves_nothing_behind
 )
 # shellcheck source=tests/e2e/processes.sh
-source "$(dirname "$0")/processes.sh"
+source "$HERE/processes.sh"
 # shellcheck source=tests/e2e/filesystem.sh
-source "$(dirname "$0")/filesystem.sh"
+source "$HERE/filesystem.sh"
 # shellcheck source=tests/e2e/procfs.sh
-source "$(dirname "$0")/procfs.sh"
+source "$HERE/procfs.sh"
 # shellcheck source=tests/e2e/checkpoint.sh
-source "$(dirname "$0")/checkpoint.sh"
+source "$HERE/checkpoint.sh"
 # shellcheck source=tests/e2e/golden.sh
-source "$(dirname "$0")/golden.sh"
+source "$HERE/golden.sh"
 # shellcheck source=tests/e2e/holes.sh
-source "$(dirname "$0")/holes.sh"
+source "$HERE/holes.sh"
 # shellcheck source=tests/e2e/network.sh
-source "$(dirname "$0")/network.sh"
+source "$HERE/network.sh"
 # shellcheck source=tests/e2e/confinement.sh
-source "$(dirname "$0")/confinement.sh"
+source "$HERE/confinement.sh"
 # shellcheck source=tests/e2e/limits.sh
-source "$(dirname "$0")/limits.sh"
+source "$HERE/limits.sh"
 # shellcheck source=tests/e2e/run_options.sh
-source "$(dirname "$0")/run_options.sh"
+source "$HERE/run_options.sh"
 # shellcheck source=tests/e2e/oci.sh
-source "$(dirname "$0")/oci.sh"
+source "$HERE/oci.sh"
 # shellcheck source=tests/e2e/engines.sh
-source "$(dirname "$0")/engines.sh"
+source "$HERE/engines.sh"
 # shellcheck source=tests/e2e/stress.sh
-source "$(dirname "$0")/stress.sh"
+source "$HERE/stress.sh"
 # shellcheck source=tests/e2e/faults.sh
-source "$(dirname "$0")/faults.sh"
+source "$HERE/faults.sh"
 # shellcheck source=tests/e2e/platforms.sh
-source "$(dirname "$0")/platforms.sh"
+source "$HERE/platforms.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
 e2e_serial no_minisentry_process_outlives_its_runs
 
@@ -730,10 +729,18 @@ pred_of() {
 RES=$WORK/results
 mkdir -p "$RES"
 
-# run_scenario NAME: runs it under its limit, in its chain's directory; leaves its output in
+# Each scenario's directory, $WORK/wN: short (a socket path under it must fit in 108 bytes),
+# the same for a chain.
+declare -A dir_of=()
+for s in "${order[@]}"; do
+  p=$(pred_of "$s")
+  if [ -n "$p" ]; then dir_of[$s]=${dir_of[$p]}; else dir_of[$s]=$WORK/w${#dir_of[@]}; fi
+done
+
+# run_scenario NAME: runs it under its limit, in its directory; leaves its output in
 # RES/NAME.log, then its verdict in RES/NAME.rc (written last: the driver's sign that it ended).
 run_scenario() {
-  local s=$1 dir=$WORK/w-${E2E_HEAD[$1]:-$1} t0 rc
+  local s=$1 dir=${dir_of[$1]} t0 rc
   mkdir -p "$dir"
   rm -f "$dir/why" "$dir/step"
   t0=${EPOCHREALTIME/./}
@@ -818,6 +825,13 @@ while :; do
   running=("${left[@]}")
   for s in "${!started[@]}"; do [ "${started[$s]}" = "$done_pid" ] && ended[$s]=1; done
   flush
+done
+flush
+# A scenario whose job ended without a verdict (it cannot, short of being killed) fails.
+for s in "${order[@]:$shown}"; do
+  [ -e "$RES/$s.rc" ] && continue
+  echo "its job ended without a verdict" >"$RES/$s.why"
+  echo 1 >"$RES/$s.rc"
 done
 flush
 

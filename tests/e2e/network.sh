@@ -44,6 +44,9 @@ busybox_netstat_lists_a_listener() {
 }
 
 python_http_server_answers_urllib() {
+  # Its run (the host's Python, started in the sandbox) may take 60 s, not 30: a loaded 2-CPU
+  # VM took over 30 (the limit stays: a hang is still a named failure).
+  local TIMEOUT=60
   need_host_python || return
   # One client that retries until the server listens (a new interpreter per try made a loaded
   # host slower still: the run took 25 s of its 30).
@@ -61,6 +64,9 @@ sys.exit(9)" 2>/dev/null'
 }
 
 python_socketserver_udp_echo_answers() {
+  # Its run (the host's Python, started in the sandbox) may take 60 s, not 30: a loaded 2-CPU
+  # VM took over 30 (the limit stays: a hang is still a named failure).
+  local TIMEOUT=60
   need_host_python || return
   ms run / -- python3 -c '
 import socket, socketserver, threading
@@ -82,6 +88,9 @@ BETA"
 
 # iproute2's ss lists a listener (over NETLINK_SOCK_DIAG), and says nothing on stderr.
 ss_tln_shows_a_listener() {
+  # Its run (the host's Python, started in the sandbox) may take 60 s, not 30: a loaded 2-CPU
+  # VM took over 30 (the limit stays: a hang is still a named failure).
+  local TIMEOUT=60
   need_host_python || return
   command -v ss >/dev/null || { skip "no ss on the host"; return; }
   ms run / -- /bin/sh -c 'python3 -c "

@@ -706,8 +706,8 @@ cpus=$(nproc 2>/dev/null || echo 1)
 JOBS=${E2E_JOBS:-$((cpus >= 2 ? 2 : 1))}
 [[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "e2e: E2E_JOBS must be a number of at least 1, not '$JOBS'" >&2; exit 2; }
 
-# The run order: the scenarios picked (E2E_ONLY=REGEX runs only those whose names match), those
-# that run beside others first, in their order, then the serial ones, in theirs.
+# The report order: the scenarios picked (E2E_ONLY=REGEX runs only those whose names match),
+# those that run beside others first, in their order, then the serial ones, in theirs.
 order=() serial=()
 declare -A picked=()
 for s in "${scenarios[@]}"; do
@@ -717,6 +717,18 @@ for s in "${scenarios[@]}"; do
   if [ -n "${E2E_SERIAL[$s]:-}" ]; then serial+=("$s"); else order+=("$s"); fi
 done
 order+=("${serial[@]}")
+
+# The start order: the chains' scenarios first (a chain runs one scenario at a time: started
+# last, a long one would run alone at the end), then the others, then the serial ones; but
+# while others wait, chains take at most JOBS - 1 places (the report goes on in its order).
+declare -A in_chain=()
+for s in "${!E2E_PRED[@]}"; do
+  in_chain[$s]=1
+  in_chain[${E2E_PRED[$s]}]=1
+done
+queue=()
+for s in "${order[@]}"; do [ -n "${in_chain[$s]:-}" ] && [ -z "${E2E_SERIAL[$s]:-}" ] && queue+=("$s"); done
+for s in "${order[@]}"; do [ -z "${in_chain[$s]:-}" ] && queue+=("$s"); done
 
 # A chained scenario waits for the nearest earlier member of its chain that runs (E2E_ONLY may
 # leave some out).
@@ -760,9 +772,9 @@ failed=0
 # report NAME: its verdict line; before a PASS or SKIP whatever it printed (its notes), after
 # a FAIL what it printed and the last lines of stderr of the last command it ran.
 report() {
-  local s=$1 rc why
-  rc=$(cat "$RES/$s.rc")
-  why=$(cat "$RES/$s.why" 2>/dev/null)
+  local s=$1 rc why=""
+  read -r rc <"$RES/$s.rc"
+  [ -e "$RES/$s.why" ] && why=$(<"$RES/$s.why")
   case $rc in
     0 | 2) [ -s "$RES/$s.log" ] && cat "$RES/$s.log" ;;
   esac
@@ -781,7 +793,7 @@ report() {
   fi
 }
 
-# Results are reported in the run order, each as soon as it and those before it have ended.
+# Results are reported in the report order, each as soon as it and those before it have ended.
 shown=0
 flush() {
   while [ "$shown" -lt "${#order[@]}" ] && [ -e "$RES/${order[$shown]}.rc" ]; do
@@ -800,22 +812,37 @@ stop_running() {
 }
 trap stop_running INT TERM
 
-declare -A started=() ended=()
+declare -A started=() ended=() name_of=()
+chains_running=0
+others_left=0
+for s in "${order[@]}"; do
+  [ -z "${in_chain[$s]:-}" ] && [ -z "${E2E_SERIAL[$s]:-}" ] && others_left=$((others_left + 1))
+done
 while :; do
-  # Start what may start: the first scenarios in order that are not running yet, whose chain
-  # predecessor has ended, up to JOBS at a time; a serial one only when nothing else runs,
-  # and then nothing beside it.
-  for s in "${order[@]}"; do
+  # Start what may start: the first scenarios in the start order that are not running yet,
+  # whose chain predecessor has ended, up to JOBS at a time; a serial one only when nothing
+  # else runs, and then nothing beside it.
+  for s in "${queue[@]}"; do
     [ "${#running[@]}" -lt "$JOBS" ] || break
     [ -n "${started[$s]:-}" ] && continue
     if [ -n "${E2E_SERIAL[$s]:-}" ]; then
       [ "${#running[@]}" -eq 0 ] || break
+    fi
+    if [ -n "${in_chain[$s]:-}" ] && [ "$others_left" -gt 0 ] && [ "$JOBS" -gt 1 ] &&
+      [ "$chains_running" -ge $((JOBS - 1)) ]; then
+      continue
     fi
     p=$(pred_of "$s")
     [ -z "$p" ] || [ -n "${ended[$p]:-}" ] || continue
     run_scenario "$s" &
     running+=($!)
     started[$s]=$!
+    name_of[$!]=$s
+    if [ -n "${in_chain[$s]:-}" ]; then
+      chains_running=$((chains_running + 1))
+    elif [ -z "${E2E_SERIAL[$s]:-}" ]; then
+      others_left=$((others_left - 1))
+    fi
     [ -n "${E2E_SERIAL[$s]:-}" ] && break
   done
   [ "${#running[@]}" -gt 0 ] || break
@@ -823,7 +850,9 @@ while :; do
   left=()
   for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
   running=("${left[@]}")
-  for s in "${!started[@]}"; do [ "${started[$s]}" = "$done_pid" ] && ended[$s]=1; done
+  s=${name_of[$done_pid]}
+  ended[$s]=1
+  [ -n "${in_chain[$s]:-}" ] && chains_running=$((chains_running - 1))
   flush
 done
 flush
@@ -837,7 +866,7 @@ flush
 
 echo "e2e: $passed passed, $failed failed"
 if [ "${#order[@]}" -gt 1 ]; then
-  echo "e2e: slowest: $(for s in "${order[@]}"; do echo "$(cat "$RES/$s.ds" 2>/dev/null || echo 0) $s"; done |
-    sort -rn | head -n 5 | awk '{ printf "%s%s %d.%d s", (NR > 1 ? ", " : ""), $2, $1 / 10, $1 % 10 }')"
+  echo "e2e: slowest: $(grep -H '' "$RES"/*.ds | sed 's|.*/||; s|\.ds:| |' | sort -k2 -rn | head -n 5 |
+    awk '{ printf "%s%s %d.%d s", (NR > 1 ? ", " : ""), $1, $2 / 10, $2 % 10 }')"
 fi
 [ "$failed" -eq 0 ]

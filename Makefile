@@ -214,8 +214,12 @@ stress: $(BIN) rootfs
 	@$(E2E_ENV) E2E_STRESS_COUNT=$(STRESS_COUNT) E2E_SCENARIO_TIMEOUT=$$(($(STRESS_COUNT) * 20 + 60)) \
 		E2E_ONLY='^random_instant_checkpoints' bash tests/e2e/run.sh ./$(BIN) $(ROOTFS)
 
+# The build steps run one compiler per CPU (the unit tests' binaries built with the Sentry);
+# the suites then run one after the other, each running what it can side by side (e2e:
+# E2E_JOBS, conformance: CONFORMANCE_JOBS, both one per CPU by default).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(NPROC) all $(UNIT_BINS)
 	$(MAKE) rootfs
 	@fail=0; \
 	$(MAKE) --no-print-directory lint || fail=1; \

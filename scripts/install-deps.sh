@@ -12,9 +12,14 @@ set -euo pipefail
 pkgs=(build-essential libseccomp-dev libcap-dev zlib1g-dev libzstd-dev libcmocka-dev busybox-static
       musl-tools musl-dev pkg-config tmux hyperfine clang-format clang libclang-rt-14-dev
       podman runc crun containerd docker.io)
+# One dpkg-query for all of them (make test runs this first, every time).
+declare -A installed=()
+while read -r p st; do
+  [ "$st" = "install ok installed" ] && installed[${p%%:*}]=1
+done < <(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null || true)
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [ -n "${installed[$p]:-}" ] || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "install-deps: installing ${missing[*]}"

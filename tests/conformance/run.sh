@@ -22,6 +22,8 @@
 #   CONFORMANCE_SANDBOX_FLAGS  extra `minisentry run` options, e.g. --save-restore-test
 #   CONFORMANCE_TIMEOUT        seconds one run may take (default 20); a run that hangs is
 #                              killed and reported as a FAIL
+#   CONFORMANCE_JOBS           tests run at a time (default 2, 1 on one CPU); a test's binaries
+#                              and modes run one after the other
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -45,6 +47,15 @@ rootfs=$(cd "$2" 2>/dev/null && pwd) || {
 shift 2
 
 modes=${CONFORMANCE_MODES:-native sandbox save-restore save-restore-lazy}
+for mode in $modes; do
+	case "$mode" in
+	native | sandbox | save-restore | save-restore-lazy | save-restore-slots) ;;
+	*)
+		echo "conformance: unknown mode '$mode'" >&2
+		exit 2
+		;;
+	esac
+done
 limit=${CONFORMANCE_TIMEOUT:-20}
 read -r -a sandbox_flags <<<"${CONFORMANCE_SANDBOX_FLAGS:-}"
 
@@ -121,10 +132,8 @@ failed=0
 
 report() { # report PASS|FAIL BIN MODE [DETAIL]
 	if [ "$1" = PASS ]; then
-		passed=$((passed + 1))
 		echo "PASS $2 $3"
 	else
-		failed=$((failed + 1))
 		echo "FAIL $2 $3: $4"
 	fi
 }
@@ -143,16 +152,19 @@ for src in "${srcs[@]}"; do
 	if ! grep -qE 'maybe_save\(\);' "$src" && ! grep -q 'conformance: no-save [^ ]' "$src"; then
 		report FAIL "$(basename "$src")" save-points \
 			"never calls maybe_save() and says no 'conformance: no-save REASON'"
+		failed=$((failed + 1))
 	fi
 done
 
-for bin in "${bins[@]}"; do
-	name=${bin%.*}
+# run_bin BIN: BIN in every mode, one PASS or FAIL line each.
+run_bin() {
+	local bin=$1 name=${1%.*} mode out rc reader left srt_tmp expect guest kv
+	local -a cmd run_env
 	if [ ! -x "$build/$bin" ]; then
 		for mode in $modes; do
 			report FAIL "$bin" "$mode" "build failed: $(grep -m1 -i error "$build/$bin.log")"
 		done
-		continue
+		return
 	fi
 	cp -f "$build/$bin" "$rootfs/opt/conformance/$bin"
 
@@ -198,10 +210,6 @@ for bin in "${bins[@]}"; do
 			done
 			cmd+=("$rootfs" -- "$guest" "${test_args[@]}")
 			;;
-		*)
-			echo "conformance: unknown mode '$mode'" >&2
-			exit 2
-			;;
 		esac
 		# stdout (and stderr) is a pipe, as t_ioctl expects; stdin is /dev/null. The reader
 		# has a limit too: a process the test left behind (natively, in a session of its
@@ -237,6 +245,64 @@ for bin in "${bins[@]}"; do
 			report PASS "$bin" "$mode"
 		fi
 	done
+}
+
+# The tests run CONFORMANCE_JOBS at a time (default 2, 1 on one CPU), a test's binaries one after
+# the other (natively they share the rootfs's /tmp); each test's lines are printed in the order
+# of the tests, once it has ended.
+jobs=${CONFORMANCE_JOBS:-$((max_jobs >= 2 ? 2 : 1))}
+results=$(mktemp -d /tmp/minisentry-conformance.XXXXXX)
+trap 'rm -rf "$results"' EXIT
+names=()
+last=""
+for bin in "${bins[@]}"; do
+	[ "$last" = "${bin%.*}" ] || names+=("${bin%.*}")
+	last=${bin%.*}
+done
+run_test() { # run_test NAME: its binaries, the lines in RESULTS/NAME, then RESULTS/NAME.done
+	local bin
+	for bin in "${bins[@]}"; do
+		[ "${bin%.*}" = "$1" ] && run_bin "$bin"
+	done >"$results/$1" 2>&1
+	: >"$results/$1.done"
+}
+shown=0
+flush() {
+	local n
+	while [ "$shown" -lt "${#names[@]}" ] && [ -e "$results/${names[$shown]}.done" ]; do
+		cat "$results/${names[$shown]}"
+		n=$(grep -c '^PASS ' "$results/${names[$shown]}")
+		passed=$((passed + n))
+		n=$(grep -c '^FAIL ' "$results/${names[$shown]}")
+		failed=$((failed + n))
+		shown=$((shown + 1))
+	done
+}
+# Stopped: the runs under way are stopped too (each is its own process group, under timeout).
+running=()
+stop_running() {
+	local p
+	for p in "${running[@]}"; do pkill -TERM -P "$p" 2>/dev/null; done
+	exit 130
+}
+trap stop_running INT TERM
+for name in "${names[@]}"; do
+	while [ "${#running[@]}" -ge "$jobs" ]; do
+		wait -n -p done_pid "${running[@]}"
+		left=()
+		for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
+		running=("${left[@]}")
+		flush
+	done
+	run_test "$name" &
+	running+=($!)
+done
+wait
+flush
+# A test whose job ended without its lines (it cannot, short of being killed) is a failure.
+for name in "${names[@]:$shown}"; do
+	report FAIL "$name" all "its job ended without a result"
+	failed=$((failed + 1))
 done
 
 echo "conformance: $passed passed, $failed failed"

@@ -40,7 +40,9 @@ int main(void)
 	CHECK_EQ(read(rd, buf, sizeof(buf)), 0); /* EOF: no writer left */
 	CHECK_EQ(close(rd), 0);
 
-	/* A blocking read open waits until a writer comes. */
+	/* A blocking read open waits until a writer comes (timed from before the fork: a parent
+	 * that runs late after it would see less than the child's 100 ms). */
+	long long t0 = now_ms();
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct timespec d = {0, 100 * 1000 * 1000};
@@ -48,7 +50,6 @@ int main(void)
 		int w = open(path, O_WRONLY);
 		_exit(w >= 0 && write(w, "hello", 5) == 5 ? 0 : 1);
 	}
-	long long t0 = now_ms();
 	rd = open(path, O_RDONLY);
 	CHECK(rd >= 0);
 	CHECK(now_ms() - t0 >= 80);

@@ -56,7 +56,9 @@ static void test_one_shot_and_periodic(sigset_t *rt)
 	CHECK_EQ(timer_gettime(t, &cur), 0);
 	CHECK_EQ(cur.it_value.tv_sec + cur.it_value.tv_nsec, 0);
 
-	/* Absolute. */
+	/* Absolute (timed from before the deadline is read: a thread delayed between the two
+	 * would see less than 40 ms). */
+	start = now_ms();
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	its.it_value = now;
@@ -65,7 +67,6 @@ static void test_one_shot_and_periodic(sigset_t *rt)
 		its.it_value.tv_sec++;
 		its.it_value.tv_nsec -= 1000000000;
 	}
-	start = now_ms();
 	CHECK_EQ(timer_settime(t, TIMER_ABSTIME, &its, NULL), 0);
 	maybe_save(); /* an armed POSIX timer */
 	CHECK_EQ(sigtimedwait(rt, &si, &t5), sig);

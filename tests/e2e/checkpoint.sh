@@ -294,7 +294,9 @@ checkpoint_into_a_full_directory_is_refused_and_leaves_it_alone() {
 # The workload computes (its thread is running, not blocked, when it is stopped) and sleeps.
 leave_running_keeps_the_sandbox_going_and_list_shows_it() {
   local id="e2e-$$-leave"
-  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.5; echo still-here'
+  # Running long enough for list and the checkpoint to find it on a loaded host (with a sleep
+  # of 0.5 s, it had sometimes ended before).
+  ms_bg "$WORK/leave.out" run --id "$id" "$ROOTFS" -- /bin/sh -c 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 3; echo still-here'
   local p=$bg_pid
   wait_line "$WORK/leave.out" '^ready$' || { kill "$p"; return 1; }
   ms list
@@ -701,7 +703,9 @@ parent_images_hold_only_what_changed() {
   need_in_rootfs /usr/local/bin/memfill || return
   local id="e2e-$$-parent" o=$WORK/parent.out a=$WORK/parent-a b=$WORK/parent-b c=$WORK/parent-c
   rm -rf "$a" "$b" "$c"
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 3 16
+  # Eight seconds between the changes: the first checkpoint of 256 MiB must be done before the
+  # first change, and on a loaded host it took over three.
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 256 8 16
   local p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
   checkpoint "$id" "$a" --leave-running || { kill "$p" 2>/dev/null; return 1; }
@@ -826,3 +830,11 @@ scenarios+=(
   host_root_sandbox_restores
   restore_refuses_exactly_a_changed_file_the_image_depends_on
 )
+# Images and a helper the first of each chain leaves in $WORK for the others.
+e2e_chain control_socket_serves_a_request_sent_in_parts checkpoint_dropped_by_the_sentry_is_a_one_line_error
+e2e_chain leave_running_keeps_the_sandbox_going_and_list_shows_it inspect_shows_sections_and_pages \
+  bad_images_are_refused_with_one_line
+e2e_chain big_random_memory_comes_back_whole damaged_memory_files_are_refused_with_one_line \
+  lazy_restore_brings_back_big_memory_whole lazy_restore_outlives_its_image_being_removed \
+  lazy_restore_of_a_corrupt_chunk_dies_with_one_line checkpoint_during_a_lazy_restore_has_every_page
+e2e_chain parent_images_hold_only_what_changed parent_of_a_restored_sandbox_is_its_image

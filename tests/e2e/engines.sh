@@ -501,3 +501,12 @@ scenarios+=(
   docker_run_exec_and_stop_with_minisentry_and_runc
   docker_pause_unpause_and_update_with_minisentry_and_runc
 )
+# One after another: they share podman's store, the containerd they start, and one copy of
+# the rootfs.
+e2e_chain podman_run_of_a_rootfs_prints_hi podman_default_seccomp_profile_as_runc_applies_it \
+  podman_interactive_shell_in_a_terminal podman_run_of_an_imported_image_with_env_and_a_bind_mount \
+  podman_stop_ends_the_container podman_exec_runs_in_a_running_container \
+  podman_capabilities_and_groups_as_runc_gives_them podman_pause_and_unpause_a_counter \
+  podman_update_changes_the_memory_limit podman_checkpoint_and_restore_of_a_counter \
+  podman_checkpoint_and_restore_of_a_counter_with_runc ctr_run_through_the_runc_shim \
+  docker_run_exec_and_stop_with_minisentry_and_runc docker_pause_unpause_and_update_with_minisentry_and_runc

@@ -184,3 +184,6 @@ scenarios+=(
   checkpoint_into_a_full_filesystem_fails_with_one_line_and_leaves_nothing
   checkpoint_lock_files_are_removed
 )
+# They check that no minisentry process at all is left: alone.
+e2e_serial sentry_killed_at_random_moments_leaves_no_process \
+  sentry_killed_mid_checkpoint_leaves_no_image_and_no_temp_dir

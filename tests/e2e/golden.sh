@@ -829,3 +829,11 @@ scenarios+=(
   warm_restored_sandbox_checkpoints_by_its_name
   warm_slot_keeps_every_write
 )
+# The golden image and its delta, and the lazily tracked golden image, that the first of each
+# chain leaves in $WORK for the others.
+e2e_chain golden_image_and_delta_restore_whole delta_of_a_sandbox_not_from_the_golden_image \
+  tracked_delta_of_a_restored_golden_image bad_bases_and_deltas_are_refused_with_one_line \
+  slot_restore_is_a_plain_restore tracked_reset_counts_the_written_pages_wherever_the_guest_runs \
+  killed_sandboxs_slot_is_recovered_not_reused_dirty warm_slot_restore_answers_like_a_cold_one \
+  warm_restored_sandbox_checkpoints_by_its_name
+e2e_chain lazily_tracked_slot_keeps_every_write warm_slot_keeps_every_write

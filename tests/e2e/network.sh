@@ -44,16 +44,29 @@ busybox_netstat_lists_a_listener() {
 }
 
 python_http_server_answers_urllib() {
+  # Its run (the host's Python, started in the sandbox) may take 60 s, not 30: a loaded 2-CPU
+  # VM took over 30 (the limit stays: a hang is still a named failure).
+  local TIMEOUT=60
   need_host_python || return
+  # One client that retries until the server listens (a new interpreter per try made a loaded
+  # host slower still: the run took 25 s of its 30).
   ms run / -- /bin/sh -c 'cd /etc && python3 -m http.server --bind 127.0.0.1 8000 >/dev/null 2>&1 &
-    for i in $(seq 50); do
-      python3 -c "import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:8000/hostname\").read().decode().strip())" 2>/dev/null && exit 0
-      sleep 0.2
-    done; exit 9'
+    python3 -c "
+import sys, time, urllib.request
+for i in range(100):
+    try:
+        print(urllib.request.urlopen(\"http://127.0.0.1:8000/hostname\").read().decode().strip())
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.2)
+sys.exit(9)" 2>/dev/null'
   expect_status 0 && expect_stdout "$(cat /etc/hostname)"
 }
 
 python_socketserver_udp_echo_answers() {
+  # Its run (the host's Python, started in the sandbox) may take 60 s, not 30: a loaded 2-CPU
+  # VM took over 30 (the limit stays: a hang is still a named failure).
+  local TIMEOUT=60
   need_host_python || return
   ms run / -- python3 -c '
 import socket, socketserver, threading
@@ -75,6 +88,9 @@ BETA"
 
 # iproute2's ss lists a listener (over NETLINK_SOCK_DIAG), and says nothing on stderr.
 ss_tln_shows_a_listener() {
+  # Its run (the host's Python, started in the sandbox) may take 60 s, not 30: a loaded 2-CPU
+  # VM took over 30 (the limit stays: a hang is still a named failure).
+  local TIMEOUT=60
   need_host_python || return
   command -v ss >/dev/null || { skip "no ss on the host"; return; }
   ms run / -- /bin/sh -c 'python3 -c "

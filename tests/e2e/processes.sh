@@ -368,3 +368,5 @@ scenarios+=(
   placement_auto_spreads_computing_threads_only
   interactive_shell_in_a_terminal
 )
+# It checks that no minisentry process at all is left: alone.
+e2e_serial stubs_die_with_a_killed_sentry

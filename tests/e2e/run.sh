@@ -4,10 +4,12 @@
 # Each scenario is a function named for the behaviour it specifies; it returns 0 to pass,
 # 2 to skip (missing prerequisite) or 1 with $why set.
 # Every scenario runs in a bash of its own under a time limit: one that hangs is stopped (with
-# every process it started) and reported as a FAIL with its name and the step it was in.
+# every process it started) and reported as a FAIL with its name and the step it was in, and
+# what it printed. Scenarios run two at a time (see "driver" below for those that cannot).
 # Usage: tests/e2e/run.sh MINISENTRY ROOTFS [SCENARIO...]   (MINISENTRY_ROOTFS overrides ROOTFS;
 # E2E_TIMEOUT, default 30, is the limit in seconds for one run; E2E_SCENARIO_TIMEOUT, default
-# four times that, for a whole scenario; E2E_ONLY=REGEX picks scenarios by name)
+# four times that, for a whole scenario; E2E_ONLY=REGEX picks scenarios by name; E2E_JOBS,
+# default 2, how many run at a time, 1 for one after the other)
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -15,6 +17,7 @@ if [ $# -lt 2 ]; then
   exit 2
 fi
 SELF=$(realpath "$0")
+HERE=${SELF%/*} # the scenario files: sourced by every scenario's bash, so no fork of dirname each
 MS=$(realpath -m "$1")
 ROOTFS=$(realpath -m "${MINISENTRY_ROOTFS:-$2}")
 shift 2
@@ -387,8 +390,15 @@ strace_decodes_structures_as_host_strace_does() {
   gcc -static -O2 -o "$bin/strace_calls" "$(dirname "$SELF")/strace_calls.c" ||
     fail "cannot build strace_calls.c" || return
   step "strace -f strace_calls (natively)"
-  timeout "$TIMEOUT" strace -f -o "$WORK/sc-native" "$bin/strace_calls" ||
-    { skip "host strace cannot trace here"; return; }
+  # Natively with only stdin, stdout and stderr open, as the guest is (a descriptor inherited
+  # from the caller, a make jobserver's, would shift every fd number the calls show).
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec timeout "$TIMEOUT" strace -f -o "$WORK/sc-native" "$bin/strace_calls"
+  ) || { skip "host strace cannot trace here"; return; }
   ms run --strace -v "$bin:/xbin:ro" "$ROOTFS" -- /xbin/strace_calls
   expect_status 0 || return
   local norm='s/^[0-9]+ +//; s/^\[pid +[0-9]+\] //; s/0x[0-9a-f]+/ADDR/g;
@@ -525,22 +535,23 @@ version_prints_a_version() {
 # --- hygiene ---------------------------------------------------------------------------------
 
 # Processes running our MINISENTRY: the Sentry itself, stubs forked from it (they keep its
-# executable even after unmapping its image) or an interpreter running it (argv[1]).
+# executable even after unmapping its image) or an interpreter running it (argv[1]). The same
+# file is the same device and inode (test -ef, which follows /proc's links and symlinks as
+# realpath did): no process forked per process looked at, of the hundreds a host may have.
 leftover_pids() {
-  local p pid exe cwd a args=()
+  local p pid a args=()
   for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
-    exe=$(readlink "$p/exe" 2>/dev/null) || exe=""
-    if [ "$exe" = "$MS" ]; then
+    if [ "$p/exe" -ef "$MS" ]; then
       echo "$pid"
       continue
     fi
     mapfile -d '' -t args 2>/dev/null <"$p/cmdline" || continue
-    cwd=$(readlink "$p/cwd" 2>/dev/null) || cwd=/
     for a in "${args[@]:0:2}"; do
-      [[ $a == /* ]] || a="$cwd/$a"
-      if [ "$(realpath -m "$a")" = "$MS" ]; then
+      [ -n "$a" ] || continue
+      [[ $a == /* ]] || a="$p/cwd/$a"
+      if [ "$a" -ef "$MS" ]; then
         echo "$pid"
         break
       fi
@@ -569,7 +580,8 @@ selftest_hangs_in_a_wait() {
 # A scenario that hangs is stopped with what it started and reported by name and step.
 hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
   step "the driver on a scenario that hangs"
-  env -u E2E_ONE -u E2E_WORK -u E2E_ONLY E2E_SCENARIO_TIMEOUT=2 timeout -k 5 30 \
+  # A limit the scenario's bash reaches its step within on a loaded host (it took over 2 s).
+  env -u E2E_ONE -u E2E_WORK -u E2E_ONLY E2E_SCENARIO_TIMEOUT=8 timeout -k 5 40 \
     bash "$SELF" "$MS" "$ROOTFS" selftest_hangs_in_a_wait >"$WORK/self.out" 2>&1
   status=$?
   [ "$status" -eq 1 ] || fail "the driver exited with $status, want 1: '$(tr '\n' '|' <"$WORK/self.out")'" || return
@@ -579,6 +591,28 @@ hung_scenario_is_a_named_fail_and_leaves_nothing_behind() {
 }
 
 # --- driver ----------------------------------------------------------------------------------
+
+# The driver runs E2E_JOBS scenarios at a time (default 2, 1 on one CPU), each in a bash and a
+# directory ($WORK) of its own. Two declarations, next to the scenarios they concern, say what
+# may not run that way:
+#   e2e_serial NAME...  scenarios that look at every minisentry process on the host (or at
+#                       anything else a scenario beside them would change): they run after all
+#                       the others, one at a time, with nothing beside them.
+#   e2e_chain NAME...   scenarios that read what an earlier one left in $WORK (an image, a built
+#                       helper) or share a daemon: each starts once the one before it has
+#                       ended, in the directory of the first.
+declare -A E2E_SERIAL=() E2E_PRED=()
+e2e_serial() {
+  local s
+  for s; do E2E_SERIAL[$s]=1; done
+}
+e2e_chain() {
+  local s prev=""
+  for s; do
+    [ -n "$prev" ] && E2E_PRED[$s]=$prev
+    prev=$s
+  done
+}
 
 scenarios=(
   busybox_echo_prints_its_arguments
@@ -612,39 +646,40 @@ scenarios=(
   hung_scenario_is_a_named_fail_and_leaves_nothing_behind
 )
 # shellcheck source=tests/e2e/processes.sh
-source "$(dirname "$0")/processes.sh"
+source "$HERE/processes.sh"
 # shellcheck source=tests/e2e/filesystem.sh
-source "$(dirname "$0")/filesystem.sh"
+source "$HERE/filesystem.sh"
 # shellcheck source=tests/e2e/procfs.sh
-source "$(dirname "$0")/procfs.sh"
+source "$HERE/procfs.sh"
 # shellcheck source=tests/e2e/checkpoint.sh
-source "$(dirname "$0")/checkpoint.sh"
+source "$HERE/checkpoint.sh"
 # shellcheck source=tests/e2e/golden.sh
-source "$(dirname "$0")/golden.sh"
+source "$HERE/golden.sh"
 # shellcheck source=tests/e2e/holes.sh
-source "$(dirname "$0")/holes.sh"
+source "$HERE/holes.sh"
 # shellcheck source=tests/e2e/network.sh
-source "$(dirname "$0")/network.sh"
+source "$HERE/network.sh"
 # shellcheck source=tests/e2e/confinement.sh
-source "$(dirname "$0")/confinement.sh"
+source "$HERE/confinement.sh"
 # shellcheck source=tests/e2e/limits.sh
-source "$(dirname "$0")/limits.sh"
+source "$HERE/limits.sh"
 # shellcheck source=tests/e2e/run_options.sh
-source "$(dirname "$0")/run_options.sh"
+source "$HERE/run_options.sh"
 # shellcheck source=tests/e2e/oci.sh
-source "$(dirname "$0")/oci.sh"
+source "$HERE/oci.sh"
 # shellcheck source=tests/e2e/engines.sh
-source "$(dirname "$0")/engines.sh"
+source "$HERE/engines.sh"
 # shellcheck source=tests/e2e/stress.sh
-source "$(dirname "$0")/stress.sh"
+source "$HERE/stress.sh"
 # shellcheck source=tests/e2e/faults.sh
-source "$(dirname "$0")/faults.sh"
+source "$HERE/faults.sh"
 # shellcheck source=tests/e2e/platforms.sh
-source "$(dirname "$0")/platforms.sh"
+source "$HERE/platforms.sh"
 scenarios+=(no_minisentry_process_outlives_its_runs) # last: checks what the runs left behind
+e2e_serial no_minisentry_process_outlives_its_runs
 
-# One scenario, in the bash the loop below started for it: its verdict is the exit status,
-# the reason is in $WORK/why.
+# One scenario, in the bash the driver started for it: its verdict is the exit status, the
+# reason is in $WORK/why.
 if [ -n "${E2E_ONE:-}" ]; then
   why=""
   "$E2E_ONE"
@@ -666,24 +701,172 @@ export E2E_PLATFORMS
 [ "$E2E_PLATFORMS" = ptrace ] &&
   echo "note: the seccomp platform cannot run on this host (no FSGSBASE): scenarios run under ptrace only"
 [ $# -gt 0 ] && scenarios=("$@")
+# Two at a time where there are two CPUs (what the suite is tried with), else one.
+cpus=$(nproc 2>/dev/null || echo 1)
+JOBS=${E2E_JOBS:-$((cpus >= 2 ? 2 : 1))}
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "e2e: E2E_JOBS must be a number of at least 1, not '$JOBS'" >&2; exit 2; }
+
+# The report order: the scenarios picked (E2E_ONLY=REGEX runs only those whose names match),
+# those that run beside others first, in their order, then the serial ones, in theirs.
+order=() serial=()
+declare -A picked=()
 for s in "${scenarios[@]}"; do
-  # E2E_ONLY=REGEX runs only the scenarios whose names match (while working on one).
   [ -n "${E2E_ONLY:-}" ] && ! [[ $s =~ $E2E_ONLY ]] && continue
-  rm -f "$WORK/why" "$WORK/step"
+  [ -n "${picked[$s]:-}" ] && continue
+  picked[$s]=1
+  if [ -n "${E2E_SERIAL[$s]:-}" ]; then serial+=("$s"); else order+=("$s"); fi
+done
+order+=("${serial[@]}")
+
+# The start order: the chains' scenarios first (a chain runs one scenario at a time: started
+# last, a long one would run alone at the end), then the others, then the serial ones; but
+# while others wait, chains take at most JOBS - 1 places (the report goes on in its order).
+declare -A in_chain=()
+for s in "${!E2E_PRED[@]}"; do
+  in_chain[$s]=1
+  in_chain[${E2E_PRED[$s]}]=1
+done
+queue=()
+for s in "${order[@]}"; do [ -n "${in_chain[$s]:-}" ] && [ -z "${E2E_SERIAL[$s]:-}" ] && queue+=("$s"); done
+for s in "${order[@]}"; do [ -z "${in_chain[$s]:-}" ] && queue+=("$s"); done
+
+# A chained scenario waits for the nearest earlier member of its chain that runs (E2E_ONLY may
+# leave some out).
+pred_of() {
+  local p=${E2E_PRED[$1]:-}
+  while [ -n "$p" ] && [ -z "${picked[$p]:-}" ]; do p=${E2E_PRED[$p]:-}; done
+  echo "$p"
+}
+
+RES=$WORK/results
+mkdir -p "$RES"
+
+# Each scenario's directory, $WORK/wN: short (a socket path under it must fit in 108 bytes),
+# the same for a chain.
+declare -A dir_of=()
+for s in "${order[@]}"; do
+  p=$(pred_of "$s")
+  if [ -n "$p" ]; then dir_of[$s]=${dir_of[$p]}; else dir_of[$s]=$WORK/w${#dir_of[@]}; fi
+done
+
+# run_scenario NAME: runs it under its limit, in its directory; leaves its output in
+# RES/NAME.log, then its verdict in RES/NAME.rc (written last: the driver's sign that it ended).
+run_scenario() {
+  local s=$1 dir=${dir_of[$1]} t0 rc
+  mkdir -p "$dir"
+  rm -f "$dir/why" "$dir/step"
+  t0=${EPOCHREALTIME/./}
   # timeout signals its whole process group: the scenario's bash and what it started.
-  E2E_ONE=$s E2E_WORK=$WORK timeout -k 10 "$SCENARIO_TIMEOUT" bash "$SELF" "$MS" "$ROOTFS" </dev/null
+  E2E_ONE=$s E2E_WORK=$dir timeout -k 10 "$SCENARIO_TIMEOUT" bash "$SELF" "$MS" "$ROOTFS" \
+    </dev/null >"$RES/$s.log" 2>&1
   rc=$?
-  why=$(cat "$WORK/why" 2>/dev/null)
+  cp "$dir/why" "$RES/$s.why" 2>/dev/null
+  cp "$dir/step" "$RES/$s.step" 2>/dev/null
+  [ -s "$dir/err" ] && tail -n 5 "$dir/err" >"$RES/$s.err"
+  echo $(((${EPOCHREALTIME/./} - t0) / 100000)) >"$RES/$s.ds"
+  echo "$rc" >"$RES/$s.rc.tmp" && mv "$RES/$s.rc.tmp" "$RES/$s.rc"
+}
+
+passed=0
+failed=0
+# report NAME: its verdict line; before a PASS or SKIP whatever it printed (its notes), after
+# a FAIL what it printed and the last lines of stderr of the last command it ran.
+report() {
+  local s=$1 rc why=""
+  read -r rc <"$RES/$s.rc"
+  [ -e "$RES/$s.why" ] && why=$(<"$RES/$s.why")
+  case $rc in
+    0 | 2) [ -s "$RES/$s.log" ] && cat "$RES/$s.log" ;;
+  esac
   case $rc in
     0) echo "PASS $s"; passed=$((passed + 1)) ;;
     2) echo "SKIP $s: $why" ;;
     124 | 137)
       echo "FAIL $s: hung: no verdict within ${SCENARIO_TIMEOUT}s, stopped at: $(
-        cat "$WORK/step" 2>/dev/null || echo "its start")"
+        cat "$RES/$s.step" 2>/dev/null || echo "its start")"
       failed=$((failed + 1)) ;;
     *) echo "FAIL $s: ${why:-returned $rc}"; failed=$((failed + 1)) ;;
   esac
+  if [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
+    [ -s "$RES/$s.log" ] && tail -n 30 "$RES/$s.log" | sed 's/^/  | /'
+    [ -s "$RES/$s.err" ] && sed 's/^/  | stderr: /' "$RES/$s.err"
+  fi
+}
+
+# Results are reported in the report order, each as soon as it and those before it have ended.
+shown=0
+flush() {
+  while [ "$shown" -lt "${#order[@]}" ] && [ -e "$RES/${order[$shown]}.rc" ]; do
+    report "${order[$shown]}"
+    shown=$((shown + 1))
+  done
+}
+
+# Stopped (Ctrl-C, or a limit around the driver): the scenarios running are stopped too.
+running=()
+stop_running() {
+  local p
+  for p in "${running[@]}"; do pkill -TERM -P "$p" 2>/dev/null; done
+  wait
+  exit 130
+}
+trap stop_running INT TERM
+
+declare -A started=() ended=() name_of=()
+chains_running=0
+others_left=0
+for s in "${order[@]}"; do
+  [ -z "${in_chain[$s]:-}" ] && [ -z "${E2E_SERIAL[$s]:-}" ] && others_left=$((others_left + 1))
 done
+while :; do
+  # Start what may start: the first scenarios in the start order that are not running yet,
+  # whose chain predecessor has ended, up to JOBS at a time; a serial one only when nothing
+  # else runs, and then nothing beside it.
+  for s in "${queue[@]}"; do
+    [ "${#running[@]}" -lt "$JOBS" ] || break
+    [ -n "${started[$s]:-}" ] && continue
+    if [ -n "${E2E_SERIAL[$s]:-}" ]; then
+      [ "${#running[@]}" -eq 0 ] || break
+    fi
+    if [ -n "${in_chain[$s]:-}" ] && [ "$others_left" -gt 0 ] && [ "$JOBS" -gt 1 ] &&
+      [ "$chains_running" -ge $((JOBS - 1)) ]; then
+      continue
+    fi
+    p=$(pred_of "$s")
+    [ -z "$p" ] || [ -n "${ended[$p]:-}" ] || continue
+    run_scenario "$s" &
+    running+=($!)
+    started[$s]=$!
+    name_of[$!]=$s
+    if [ -n "${in_chain[$s]:-}" ]; then
+      chains_running=$((chains_running + 1))
+    elif [ -z "${E2E_SERIAL[$s]:-}" ]; then
+      others_left=$((others_left - 1))
+    fi
+    [ -n "${E2E_SERIAL[$s]:-}" ] && break
+  done
+  [ "${#running[@]}" -gt 0 ] || break
+  wait -n -p done_pid "${running[@]}"
+  left=()
+  for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
+  running=("${left[@]}")
+  s=${name_of[$done_pid]}
+  ended[$s]=1
+  [ -n "${in_chain[$s]:-}" ] && chains_running=$((chains_running - 1))
+  flush
+done
+flush
+# A scenario whose job ended without a verdict (it cannot, short of being killed) fails.
+for s in "${order[@]:$shown}"; do
+  [ -e "$RES/$s.rc" ] && continue
+  echo "its job ended without a verdict" >"$RES/$s.why"
+  echo 1 >"$RES/$s.rc"
+done
+flush
 
 echo "e2e: $passed passed, $failed failed"
+if [ "${#order[@]}" -gt 1 ]; then
+  echo "e2e: slowest: $(grep -H '' "$RES"/*.ds | sed 's|.*/||; s|\.ds:| |' | sort -k2 -rn | head -n 5 |
+    awk '{ printf "%s%s %d.%d s", (NR > 1 ? ", " : ""), $1, $2 / 10, $2 % 10 }')"
+fi
 [ "$failed" -eq 0 ]

@@ -11,7 +11,8 @@
 # harness prints PASS or FAIL with its executions and coverage (libFuzzer's cov and ft); a
 # crash, leak or hang leaves its input in build-fuzz/artifacts/ and the log in build-fuzz/logs/.
 # When clang cannot link a libFuzzer program the harnesses are a SKIP line, not a failure.
-# Environment: FUZZ_CC (clang), FUZZ_ONLY (regex of names to run), FUZZ_SEED, FUZZ_SYS_TIME.
+# Environment: FUZZ_CC (clang), FUZZ_ONLY (regex of names to run), FUZZ_SEED, FUZZ_SYS_TIME,
+# FUZZ_JOBS (harnesses at a time: 2 for --smoke on two CPUs, else 1).
 set -uo pipefail
 
 time=""
@@ -39,6 +40,8 @@ passed=0
 failed=0
 
 pass() { echo "PASS $1: $2"; passed=$((passed + 1)); }
+# fresh BIN SRC: BIN is newer than SRC and this script (the guest programs are built only then).
+fresh() { [ "$1" -nt "$2" ] && [ "$1" -nt "$here/run.sh" ]; }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 # --- the libFuzzer harnesses --------------------------------------------------------------
@@ -67,12 +70,15 @@ fi
 # for them to restore, and so reach the later sections.
 if [ ${#names[@]} -gt 0 ]; then
 	mkdir -p "$rootfs/opt/fuzz"
-	gcc -static -O2 -pthread -Wall -Wextra -Werror -Wno-unused-result "$here/seedscene.c" \
-		-o "$rootfs/opt/fuzz/seedscene" 2>"$out/logs/seedscene.log" ||
+	fresh "$rootfs/opt/fuzz/seedscene" "$here/seedscene.c" ||
+		gcc -static -O2 -pthread -Wall -Wextra -Werror -Wno-unused-result "$here/seedscene.c" \
+			-o "$rootfs/opt/fuzz/seedscene" 2>"$out/logs/seedscene.log" ||
 		echo "fuzz: cannot build seedscene.c: $(head -n1 "$out/logs/seedscene.log")"
 fi
 
-for n in "${names[@]}"; do
+# harness NAME: one harness from its seeds, its PASS or FAIL line on stdout.
+harness() {
+	local n=$1 seeds work seedopt log rc runs secs cov corp what art
 	seeds=$here/corpus/$n
 	mkdir -p "$seeds"
 	# The smoke in make test is reproducible: a fixed seed (a crash it finds, it finds on
@@ -87,8 +93,8 @@ for n in "${names[@]}"; do
 	mkdir -p "$work"
 	log=$out/logs/$n.log
 	rm -f "$out/artifacts/$n-"*
-	# One harness at a time: the machine's cores are shared. The outer timeout is the
-	# backstop for a harness that hangs outside libFuzzer's own -timeout.
+	# The outer timeout is the backstop for a harness that hangs outside libFuzzer's own
+	# -timeout.
 	FUZZ_ROOTFS=$rootfs timeout -k 10 $((time + 300)) "$out/fuzz_$n" \
 		-max_total_time="$time" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 $seedopt \
 		-artifact_prefix="$out/artifacts/$n-" "$work" "$seeds" >"$log" 2>&1
@@ -104,6 +110,31 @@ for n in "${names[@]}"; do
 		art=$(ls "$out/artifacts/$n-"* 2>/dev/null | head -n1)
 		fail "fuzz_$n" "exit $rc: ${what:-see $log}${art:+; input $art}"
 	fi
+}
+
+# The smoke runs two harnesses at a time where there are two CPUs (each is one process and
+# runs its wall-clock time whatever else runs); the long runs one at a time, the machine's cores
+# being shared. FUZZ_JOBS chooses. The lines come in the order of the names.
+cpus=$(nproc 2>/dev/null || echo 1)
+jobs=1
+[ "$smoke" -eq 1 ] && [ "$cpus" -ge 2 ] && jobs=2
+jobs=${FUZZ_JOBS:-$jobs}
+running=()
+for n in "${names[@]}"; do
+	while [ "${#running[@]}" -ge "$jobs" ]; do
+		wait -n -p done_pid "${running[@]}"
+		left=()
+		for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
+		running=("${left[@]}")
+	done
+	harness "$n" >"$tmp/result-$n" 2>&1 &
+	running+=($!)
+done
+wait
+for n in "${names[@]}"; do
+	cat "$tmp/result-$n"
+	passed=$((passed + $(grep -c '^PASS ' "$tmp/result-$n")))
+	failed=$((failed + $(grep -c '^FAIL ' "$tmp/result-$n")))
 done
 
 # --- the guest syscall fuzzer in the sanitized Sentry ------------------------------------
@@ -120,8 +151,9 @@ if [ -z "${FUZZ_ONLY:-}" ] || [[ sysfuzz =~ $FUZZ_ONLY ]]; then
 	mkdir -p "$rootfs/opt/fuzz"
 	if ! make -C "$top" --no-print-directory -j2 SAN=1 build-san/minisentry >"$out/logs/build-san.log" 2>&1; then
 		fail sysfuzz "make SAN=1 failed: $(grep -m1 -E 'error|Error' "$out/logs/build-san.log")"
-	elif ! gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror "$here/sysfuzz.c" \
-		-o "$rootfs/opt/fuzz/sysfuzz" 2>"$log"; then
+	elif ! fresh "$rootfs/opt/fuzz/sysfuzz" "$here/sysfuzz.c" &&
+		! gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror "$here/sysfuzz.c" \
+			-o "$rootfs/opt/fuzz/sysfuzz" 2>"$log"; then
 		fail sysfuzz "cannot build sysfuzz.c: $(head -n1 "$log")"
 	else
 		start=$(date +%s)

@@ -191,13 +191,23 @@ int control_bind(const char *name, unsigned long long *ino)
 	struct stat st;
 	int fd;
 
+	runtime_dir(dir, sizeof(dir));
 	if (!control_socket_path(name, ctl.path, sizeof(ctl.path))) {
-		fprintf(stderr,
-			"minisentry: --id '%s': a name is 1-64 letters, digits, '.', '_' or '-'\n",
-			name);
+		if (valid_name(name))
+			fprintf(
+			    stderr,
+			    "minisentry: --id '%s': its control socket %s/%s.sock is longer "
+			    "than a Unix socket's path may be (%zu bytes): use a shorter name or "
+			    "a shorter XDG_RUNTIME_DIR\n",
+			    name, dir, name, sizeof(sa.sun_path) - 1);
+		else
+			fprintf(
+			    stderr,
+			    "minisentry: --id '%s': a name is 1-64 letters, digits, '.', '_' or "
+			    "'-'\n",
+			    name);
 		return -EINVAL;
 	}
-	runtime_dir(dir, sizeof(dir));
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		fprintf(stderr, "minisentry: cannot create %s: %s\n", dir, strerror(errno));
 		return -errno;

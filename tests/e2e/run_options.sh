@@ -232,7 +232,23 @@ missing_rootfs_is_a_usage_error() {
   expect_status 2
 }
 
+# A name whose control socket would not fit in a Unix socket's path says so, not that the name
+# is malformed; a malformed one says that.
+id_names_are_checked_with_the_reason() {
+  local long
+  long="$WORK/$(printf 'd%.0s' {1..90})"
+  mkdir -p "$long"
+  XDG_RUNTIME_DIR=$long ms run --id short "$ROOTFS" -- /bin/true
+  expect_one_line_error || return
+  grep -q "its control socket .* is longer than a Unix socket's path may be" <<<"$err" ||
+    fail "long path: $err" || return
+  ms run --id 'a b' "$ROOTFS" -- /bin/true
+  expect_one_line_error || return
+  grep -q "a name is 1-64 letters" <<<"$err" || fail "bad name: $err"
+}
+
 scenarios+=(
+  id_names_are_checked_with_the_reason
   bind_mount_writes_reach_the_host_directory
   bind_mount_read_only_refuses_changes_with_erofs
   volume_short_form_binds_a_file_on_a_new_mountpoint

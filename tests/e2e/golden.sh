@@ -106,7 +106,7 @@ bad_bases_and_deltas_are_refused_with_one_line() {
   grep -qF "needs image '$g'" <<<"$err" || { mv "$g.moved" "$g"; fail "missing base: '$err'"; return 1; }
   # Another golden image in its place.
   local id="e2e-$$-golden-2" o=$WORK/golden2.out
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 3
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 60
   local p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; mv "$g.moved" "$g"; return 1; }
   checkpoint "$id" "$g" --golden || { kill "$p" 2>/dev/null; mv "$g.moved" "$g"; return 1; }
@@ -137,7 +137,7 @@ bad_bases_and_deltas_are_refused_with_one_line() {
   grep -qF truncated <<<"$err" || fail "truncated delta: '$err'" || return
   rm -rf "$bad"
   # A delta as the base of another: refused, in one line.
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 3
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 60
   p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; return 1; }
   if timeout -k 5 "$TIMEOUT" "$MS" checkpoint --base "$d" --image "$bad" "$id" >"$WORK/ck.out" 2>"$WORK/ck.err"; then
@@ -220,7 +220,7 @@ slot_restore_is_a_plain_restore() {
   # An image that is not a delta of the slots' golden image is refused in one line.
   local id="e2e-$$-slot-full" o=$WORK/slot-full.out full=$WORK/slot-full
   rm -rf "$full"
-  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 3
+  ms_bg "$o" run --id "$id" "$ROOTFS" -- /usr/local/bin/memfill random 1 60
   local p=$bg_pid
   wait_line "$o" '^ready$' || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
   checkpoint "$id" "$full" || { kill "$p" 2>/dev/null; rm -rf "$s"; return 1; }
@@ -610,7 +610,7 @@ warm_restore_exit_status_and_signals() {
     echo wait >"$WORK/warm-in"
     "$MS" restore --stats --image "$g" --slots "$s" <"$WORK/warm-in" >"$WORK/warm-sig.out" 2>"$WORK/warm-sig.err" &
     p=$!
-    for ((i = 0; i < 200; i++)); do
+    for ((i = 0; i < 600; i++)); do
       grep -q 'memory loaded' "$WORK/warm-sig.err" 2>/dev/null && break
       sleep 0.05
     done

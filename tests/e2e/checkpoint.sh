@@ -8,6 +8,10 @@
 ms_bg() {
   local o=$1
   shift
+  # Emptied here, not only by the background shell's redirection: a wait_line on an OUT used
+  # before could otherwise read the last run's lines before that shell gets to it.
+  : >"$o"
+  : >"$o.err"
   timeout -k 5 "$TIMEOUT" "$MS" "$@" </dev/null >"$o" 2>"$o.err" &
   bg_pid=$!
 }

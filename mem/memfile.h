@@ -162,8 +162,10 @@ int memfile_load_join(char **err);
  * slot's overlay), in ms. */
 double memfile_load_ms(void);
 /* --stats of a restore, finer: named instants (a static string each), printed by
- * memfile_marks_print as the ms since the one before, after START. Cheap (a vDSO clock read);
- * at most 64 are kept. */
+ * memfile_marks_print as the ms since the one before, after START. Cheap (a clock read); at
+ * most 64 are kept. Detailed (memfile_marks_detail, for --stats), each also takes the process's
+ * CPU time and page faults (two more syscalls), printed by phase too. */
+void memfile_marks_detail(bool on);
 void memfile_mark(const char *what);
 void memfile_marks_print(FILE *f, const struct timespec *start);
 /* Of the memory the last memfile_load wrote, the bytes given huge folios (whole 2 MiB blocks

@@ -1529,12 +1529,21 @@ static long minor_faults(void)
 	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_minflt;
 }
 
+static bool marks_detailed;
+
+void memfile_marks_detail(bool on)
+{
+	marks_detailed = on;
+}
+
 void memfile_mark(const char *what)
 {
 	if (nmarks < sizeof(marks) / sizeof(marks[0])) {
 		marks[nmarks].what = what;
-		marks[nmarks].faults = minor_faults();
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &marks[nmarks].cpu);
+		if (marks_detailed) {
+			marks[nmarks].faults = minor_faults();
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &marks[nmarks].cpu);
+		}
 		clock_gettime(CLOCK_MONOTONIC, &marks[nmarks++].at);
 	}
 }
@@ -1552,8 +1561,11 @@ void memfile_marks_print(FILE *f, const struct timespec *start)
 			    (marks[i].at.tv_nsec - prev.tv_nsec) / 1e6);
 		prev = marks[i].at;
 	}
+	fputc('\n', f);
+	if (!marks_detailed)
+		return;
 	/* A page fault costs 1-3 us on bare metal, up to tens in a paravirtualised guest. */
-	fprintf(f, "\nminisentry: stats: restore: cpu by phase (ms):");
+	fprintf(f, "minisentry: stats: restore: cpu by phase (ms):");
 	for (unsigned i = 1; i < nmarks; i++)
 		fprintf(f, " %s %.2f", marks[i].what,
 			(marks[i].cpu.tv_sec - marks[i - 1].cpu.tv_sec) * 1e3 +

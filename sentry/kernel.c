@@ -1219,6 +1219,7 @@ int kernel_restore(const struct kernel_config *cfg, const char *image,
 	int ret;
 
 	kernel.cfg = *cfg;
+	memfile_marks_detail(cfg->stats);
 	if ((ret = confine_launch(&cfg->confine, cfg)) || (ret = open_trace(cfg, "restore")))
 		return ret;
 	/* A slot is claimed before the memory file is made: it is the memory file. */
@@ -1297,6 +1298,7 @@ int kernel_warm_restore(const struct kernel_config *cfg, const char *image,
 
 	kernel.cfg = *cfg;
 	syscall_quiet = cfg->quiet;
+	memfile_marks_detail(cfg->stats);
 	memfile_mark("warm-start");
 	bind_restore_init(o->binds, o->nbinds);
 	if (!(ret = setup_vdso()) && (memfile_mark("vdso"), 1) &&

@@ -32,6 +32,7 @@ if [ $# -lt 2 ]; then
 fi
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../jobs.sh"
 top=$(cd "$here/../.." && pwd)
 build="$top/build/conformance"
 self="$here/run.sh"
@@ -288,10 +289,7 @@ stop_running() {
 trap stop_running INT TERM
 for name in "${names[@]}"; do
 	while [ "${#running[@]}" -ge "$jobs" ]; do
-		wait -n -p done_pid "${running[@]}"
-		left=()
-		for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
-		running=("${left[@]}")
+		jobs_reap
 		flush
 	done
 	run_test "$name" &

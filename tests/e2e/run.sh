@@ -18,6 +18,7 @@ if [ $# -lt 2 ]; then
 fi
 SELF=$(realpath "$0")
 HERE=${SELF%/*} # the scenario files: sourced by every scenario's bash, so no fork of dirname each
+. "$HERE/../jobs.sh"
 MS=$(realpath -m "$1")
 ROOTFS=$(realpath -m "${MINISENTRY_ROOTFS:-$2}")
 shift 2
@@ -846,10 +847,7 @@ while :; do
     [ -n "${E2E_SERIAL[$s]:-}" ] && break
   done
   [ "${#running[@]}" -gt 0 ] || break
-  wait -n -p done_pid "${running[@]}"
-  left=()
-  for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
-  running=("${left[@]}")
+  jobs_reap
   s=${name_of[$done_pid]}
   ended[$s]=1
   [ -n "${in_chain[$s]:-}" ] && chains_running=$((chains_running - 1))

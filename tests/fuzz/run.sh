@@ -29,6 +29,7 @@ if [ $# -ne 1 ] || ! [[ $time =~ ^[0-9]+$ ]]; then
 	exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../jobs.sh"
 top=$(cd "$here/../.." && pwd)
 rootfs=$(cd "$1" 2>/dev/null && pwd) || { echo "fuzz: rootfs '$1' is not a directory" >&2; exit 2; }
 cc=${FUZZ_CC:-clang}
@@ -122,10 +123,7 @@ jobs=${FUZZ_JOBS:-$jobs}
 running=()
 for n in "${names[@]}"; do
 	while [ "${#running[@]}" -ge "$jobs" ]; do
-		wait -n -p done_pid "${running[@]}"
-		left=()
-		for p in "${running[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
-		running=("${left[@]}")
+		jobs_reap
 	done
 	harness "$n" >"$tmp/result-$n" 2>&1 &
 	running+=($!)

@@ -159,7 +159,7 @@ done
 
 # run_bin BIN: BIN in every mode, one PASS or FAIL line each.
 run_bin() {
-	local bin=$1 name=${1%.*} mode out rc reader left srt_tmp expect guest kv
+	local bin=$1 name=${1%.*} mode out rc reader left srt_tmp expect guest kv run_pid watcher p
 	local -a cmd run_env
 	if [ ! -x "$build/$bin" ]; then
 		for mode in $modes; do
@@ -222,8 +222,19 @@ run_bin() {
 			srt_tmp=$(mktemp -d /dev/shm/minisentry-conformance.XXXXXX)
 			cmd=(env "TMPDIR=$srt_tmp" "${cmd[@]}")
 		fi
+		# A watcher notes where the run's processes wait a second before its limit, for a
+		# hang's report (proc_tree, tests/jobs.sh).
+		rm -f "$out.hang"
+		run_pid=$BASHPID
+		(
+			sleep $((limit - 1)) || exit 0
+			for p in $(pgrep -P "$run_pid" -x timeout); do proc_tree "$p"; done >"$out.hang"
+		) 2>/dev/null &
+		watcher=$!
 		timeout -k 5 "$limit" "${cmd[@]}" </dev/null 2>&1 | timeout -k 5 $((limit + 10)) cat >"$out"
 		rc=${PIPESTATUS[0]} reader=${PIPESTATUS[1]}
+		pkill -P "$watcher" -x sleep # and the watcher ends
+		wait "$watcher"
 		left=""
 		if [ -n "$srt_tmp" ]; then
 			left=$(ls -A "$srt_tmp" | tr '\n' ' ')
@@ -231,6 +242,7 @@ run_bin() {
 		fi
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			report FAIL "$bin" "$mode" "hung: no exit within ${limit}s (killed): $(last_lines "$out")"
+			[ -s "$out.hang" ] && { echo "  where its processes waited a second before:"; cat "$out.hang"; }
 		elif [ "$reader" -ne 0 ]; then
 			report FAIL "$bin" "$mode" "hung: its output was still open $((limit + 10))s on (a process it left behind): $(last_lines "$out")"
 		elif grep -q "is not in the Sentry's seccomp allowlist" "$out"; then

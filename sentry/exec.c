@@ -559,8 +559,10 @@ static void after_exec(struct task *t)
 {
 	for (int fd = 0; fd < t->files->n; fd++) {
 		struct fd_entry *e = fdtable_entry(t->files, fd);
-		if (e && e->cloexec)
+		if (e && e->cloexec) {
+			task_file_closing(t, e->file);
 			fdtable_close(t->files, fd);
+		}
 	}
 	sighand_exec_reset(t->sighand);
 	t->altstack = (stack_t){.ss_flags = SS_DISABLE};

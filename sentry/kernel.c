@@ -2,6 +2,7 @@
  * guest thread, park tasks that would block and re-run their syscall when the host
  * descriptor they wait on is ready, and end when init exits. */
 #include "sentry/kernel.h"
+#include "sentry/mqueue.h"
 #include "sentry/pidfd.h"
 #include "sentry/caps.h"
 
@@ -959,6 +960,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 	vfs_set_resize_hook(file_resized);
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	pidfd_register_kind();
+	mqueue_register_kind();
 	timerfd_register_kind();
 	mark("setup_kernel");
 	if ((err = init_memory(cfg)))

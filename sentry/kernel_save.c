@@ -22,6 +22,7 @@
 #include "sentry/bind.h"
 #include "sentry/checkpoint.h"
 #include "sentry/filecache.h"
+#include "sentry/mqueue.h"
 #include "sentry/sched.h"
 #include "sentry/task.h"
 #include "sentry/vdso.h"
@@ -295,7 +296,7 @@ int kernel_ckpt_save(struct enc *e)
 	enc_bool(e, vfs_overlay_is_rdonly());
 	/* Which vDSO the guests' pointers into [vdso] are for (mms section). */
 	enc_u64(e, vdso_id());
-	return 0;
+	return mqueue_save(e);
 }
 
 /* The configuration just loaded, checked against this host; sets the rootfs. */
@@ -379,6 +380,8 @@ int kernel_ckpt_load(struct dec *d, const struct kernel_restore_opts *o)
 		kernel.cfg.root_readonly = dec_bool(d);
 	if (dec_ok(d))
 		vdso_set_image_id(dec_u64(d));
+	if (dec_ok(d) && (err = mqueue_load(d)))
+		return err;
 	size_t ndeps = 0;
 	struct rootfs_dep *deps = dec_ok(d) ? load_deps(d, &ndeps) : NULL;
 	if (!deps)

@@ -325,7 +325,7 @@ long sys_close(struct task *t, const unsigned long *a)
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 
 	if (f)
-		locks_on_close(t, f);
+		task_file_closing(t, f);
 	return fdtable_close(t->files, arg_int(a, 0));
 }
 
@@ -355,7 +355,7 @@ long sys_close_range(struct task *t, const unsigned long *a)
 		if (flags & CLOSE_RANGE_CLOEXEC_FLAG) {
 			e->cloexec = true;
 		} else {
-			locks_on_close(t, e->file);
+			task_file_closing(t, e->file);
 			fdtable_close(t->files, (int)fd);
 		}
 	}
@@ -664,6 +664,10 @@ static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
 		return -EBADF;
 	if (newfd < 0 || newfd >= task_nofile_limit(t))
 		return -EBADF;
+	/* The descriptor replaced is closed, even one of the same description. */
+	struct vfs_file *old = fdtable_peek(t->files, newfd);
+	if (old)
+		task_file_closing(t, old);
 	return fdtable_install_at(t->files, newfd, vfs_file_get(f), flags & O_CLOEXEC,
 				  task_nofile_limit(t));
 }

@@ -340,6 +340,14 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(timerfd_create, "dx"),
     ROW(timerfd_settime, "dxpp"),
     ROW(timerfd_gettime, "dp"),
+    ROW(mq_open, "\"Fop"),
+    ROW(mq_unlink, "\""),
+    ROW(mq_timedsend, "dbuut"),
+    ROW(mq_timedreceive, "dBupt"),
+    PARTIAL(mq_notify, "dp",
+	    "SIGEV_THREAD (glibc's netlink-socket notification) is ENOSYS; SIGEV_SIGNAL and "
+	    "SIGEV_NONE are served"),
+    ROW(mq_getsetattr, "dpp"),
 };
 
 const struct syscall_def *syscall_def(long nr)

@@ -57,6 +57,12 @@ long sys_ptrace(struct task *t, const unsigned long *a);
 long sys_process_vm_readv(struct task *t, const unsigned long *a);
 long sys_process_vm_writev(struct task *t, const unsigned long *a);
 long sys_pidfd_open(struct task *t, const unsigned long *a);
+long sys_mq_open(struct task *t, const unsigned long *a);
+long sys_mq_unlink(struct task *t, const unsigned long *a);
+long sys_mq_timedsend(struct task *t, const unsigned long *a);
+long sys_mq_timedreceive(struct task *t, const unsigned long *a);
+long sys_mq_notify(struct task *t, const unsigned long *a);
+long sys_mq_getsetattr(struct task *t, const unsigned long *a);
 /* sys_mm.c */
 long sys_mmap(struct task *t, const unsigned long *a);
 long sys_munmap(struct task *t, const unsigned long *a);

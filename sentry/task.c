@@ -15,6 +15,7 @@
 #include "sentry/locks.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
+#include "sentry/mqueue.h"
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/timer.h"
@@ -178,7 +179,7 @@ void task_release(struct task *t)
 	if (t->files && t->files->refs == 1)
 		for (int fd = 0; fd < t->files->n; fd++)
 			if (t->files->fds[fd].file)
-				locks_on_close(t, t->files->fds[fd].file);
+				task_file_closing(t, t->files->fds[fd].file);
 	fdtable_put(t->files);
 	t->files = NULL;
 	fs_put(t->fs);
@@ -413,6 +414,12 @@ int task_install_file(struct task *t, struct vfs_file *f, bool cloexec)
 	if (fd < 0)
 		vfs_file_put(f);
 	return fd;
+}
+
+void task_file_closing(struct task *t, struct vfs_file *f)
+{
+	locks_on_close(t, f);
+	mqueue_on_close(t, f);
 }
 
 /* --- checkpoint and restore (CK_TASK) ------------------------------------------------------ */

@@ -284,6 +284,10 @@ int task_fsize_check(struct task *t, uint64_t size, uint64_t end);
 /* Installs new file F at T's lowest free descriptor; on failure F is put. Returns the fd or
  * -EMFILE/-ENOMEM. */
 int task_install_file(struct task *t, struct vfs_file *f, bool cloexec);
+/* T is about to close a descriptor of F (close, close_range, dup2 over it, close-on-exec,
+ * exit): what Linux's flush does on every close. Its process's record locks on the file go,
+ * and a message queue notification it registered on it. */
+void task_file_closing(struct task *t, struct vfs_file *f);
 
 /* A task with default credentials, limits and signal state, no mm and no platform thread. */
 struct task *task_new(pid_t tid);

@@ -14,6 +14,45 @@ static struct flock range(short type, off_t start, off_t len)
 	return fl;
 }
 
+/* The lock type another process sees on PATH's first byte. */
+static int seen_by_other(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int f = open(path, O_RDWR);
+		struct flock q = range(F_WRLCK, 0, 1);
+		if (f < 0 || fcntl(f, F_GETLK, &q))
+			_exit(100);
+		_exit(q.l_type);
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* dup2 over a descriptor of the file closes it, and the close drops the POSIX locks. */
+static void test_dup2_releases(const char *path)
+{
+	int fd = open(path, O_RDWR), p[2];
+	struct flock fl = range(F_WRLCK, 0, 1);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(pipe(p), 0);
+	int other = p[0];
+	CHECK_EQ(fcntl(fd, F_SETLK, &fl), 0);
+	CHECK_EQ(seen_by_other(path), F_WRLCK);
+	int second = open(path, O_RDONLY);
+	CHECK(second >= 0);
+	CHECK_EQ(dup2(other, second), second);
+	CHECK_EQ(seen_by_other(path), F_UNLCK);
+	close(second);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+}
+
 int main(void)
 {
 	char path[64];
@@ -93,6 +132,7 @@ int main(void)
 	close(ro);
 	close(b);
 	close(fd);
+	test_dup2_releases(path);
 	unlink(path);
 	return check_done();
 }

@@ -26,10 +26,12 @@
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/marks.h"
+#include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/timer.h"
 #include "sentry/vdso.h"
 #include "vfs/vfs.h"
 
@@ -565,6 +567,7 @@ static void after_exec(struct task *t)
 		}
 	}
 	sighand_exec_reset(t->sighand);
+	timers_exec(t->group_leader);
 	t->altstack = (stack_t){.ss_flags = SS_DISABLE};
 	t->clear_child_tid = 0;
 	t->robust_list = 0;
@@ -572,6 +575,86 @@ static void after_exec(struct task *t)
 	kernel_vfork_release(t);
 	t->did_exec = true;
 	t->regs_set = true; /* the new image's registers are already in place */
+}
+
+#define SWAP(a, b)                                                                                 \
+	do {                                                                                       \
+		__typeof__(a) swap_ = (a);                                                         \
+		(a) = (b);                                                                         \
+		(b) = swap_;                                                                       \
+	} while (0)
+
+/* Exec from a thread T that does not lead its process: the process goes on in its leader's
+ * task (its pid, parent, children and process-wide state), which takes T's thread with its
+ * new image and what belongs to a thread (Linux's de_thread: the thread takes over the
+ * leader's pid). T is left with the leader's old thread state, for release. */
+static void take_over_leader(struct task *leader, struct task *t)
+{
+	struct platform_thread *pt = t->pt;
+
+	task_cancel_wait(leader);
+	leader->blk = (struct syscall_wait){0};
+	if (leader->pt)
+		platform_thread_release(leader->pt);
+	task_set_pt(t, NULL);
+	task_set_pt(leader, pt);
+	SWAP(leader->mm, t->mm);
+	SWAP(leader->files, t->files);
+	SWAP(leader->fs, t->fs);
+	SWAP(leader->sighand, t->sighand);
+	SWAP(leader->pending, t->pending);
+	SWAP(leader->exe, t->exe);
+	SWAP(leader->groups, t->groups);
+	SWAP(leader->ngroups, t->ngroups);
+	SWAP(leader->seccomp, t->seccomp);
+	leader->sigmask = t->sigmask;
+	leader->has_saved_sigmask = false;
+	leader->uid = t->uid, leader->euid = t->euid, leader->suid = t->suid;
+	leader->gid = t->gid, leader->egid = t->egid, leader->sgid = t->sgid;
+	leader->cap_eff = t->cap_eff, leader->cap_prm = t->cap_prm, leader->cap_inh = t->cap_inh;
+	leader->cap_bnd = t->cap_bnd, leader->cap_amb = t->cap_amb;
+	leader->securebits = t->securebits;
+	leader->no_new_privs = t->no_new_privs;
+	leader->nice = t->nice;
+	leader->sched_policy = t->sched_policy;
+	leader->sched_priority = t->sched_priority;
+	leader->sched_reset_on_fork = t->sched_reset_on_fork;
+	memcpy(leader->affinity, t->affinity, sizeof(leader->affinity));
+	memcpy(leader->comm, t->comm, sizeof(leader->comm));
+	leader->rchar += t->rchar, leader->wchar += t->wchar;
+	leader->syscr += t->syscr, leader->syscw += t->syscw;
+	leader->sc = t->sc;
+	leader->running = false;
+	leader->regs_set = t->regs_set;
+	leader->thread_gone = false;
+	leader->vfork_parent = t->vfork_parent;
+	t->vfork_parent = NULL;
+}
+
+/* The exec of T has passed its point of no return: every other thread of the process dies
+ * (without a report: they are threads), and the process goes on in one thread, which is
+ * returned: T, or its leader when T did not lead. */
+static struct task *exec_de_thread(struct task *t)
+{
+	struct task *leader = t->group_leader;
+
+	for_each_task_safe(o, next) {
+		if (!leader->had_threads)
+			break;
+		if (o->tgid == t->tgid && o != leader && o != t) {
+			kernel_vfork_release(o);
+			task_release(o);
+			task_unlink_free(o);
+		}
+	}
+	if (t == leader)
+		return t;
+	take_over_leader(leader, t);
+	/* T's syscall ends here: its handler finds it gone (and the leader's is finished by
+	 * the caller). */
+	task_release(t);
+	task_unlink_free(t);
+	return leader;
 }
 
 static long do_execve(struct task *t, const char *path, uintptr_t argv_addr, uintptr_t envp_addr)
@@ -594,7 +677,10 @@ static long do_execve(struct task *t, const char *path, uintptr_t argv_addr, uin
 	}
 	if ((err = exec_load(t, path, argv, envp)))
 		goto out;
-	after_exec(t);
+	struct task *p = exec_de_thread(t);
+	after_exec(p);
+	if (p != t)
+		kernel_finish_syscall(p, 0);
 out:
 	free_strings(argv);
 	free_strings(envp);

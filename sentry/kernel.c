@@ -161,6 +161,13 @@ static bool is_restart(long ret)
 
 /* Answers T's syscall with RET, delivers what is pending and lets T run, unless it blocked or
  * is gone. */
+static void finish_syscall(struct task *t, long ret);
+
+void kernel_finish_syscall(struct task *t, long ret)
+{
+	finish_syscall(t, ret);
+}
+
 static void finish_syscall(struct task *t, long ret)
 {
 	if (t->exited || t->zombie || t->thread_gone)

@@ -197,6 +197,9 @@ void kernel_retry_syscall(struct task *t);
 void kernel_interrupt_syscall(struct task *t);
 /* Lets stopped task T run guest code again. */
 void kernel_resume(struct task *t);
+/* Ends T's syscall with RET as the loop does after its handler (signals, then the resume): for
+ * a handler that hands its syscall to another task (exec from a thread, exec.c). */
+void kernel_finish_syscall(struct task *t, long ret);
 
 /* The platform when --platform is not given: MINISENTRY_PLATFORM (ptrace or seccomp) if set,
  * else seccomp where the host can run it. */

@@ -173,14 +173,21 @@ void timers_release(struct task *leader)
 		return;
 	ktimer_cancel(&pt->real);
 	ktimer_cancel(&pt->cpu_poll);
-	while (pt->posix) {
+	timers_exec(leader);
+	free(pt);
+	leader->timers = NULL;
+}
+
+void timers_exec(struct task *leader)
+{
+	struct process_timers *pt = leader->timers;
+
+	while (pt && pt->posix) {
 		struct posix_timer *p = pt->posix;
 		pt->posix = p->next;
 		ktimer_cancel(&p->k);
 		free(p);
 	}
-	free(pt);
-	leader->timers = NULL;
 }
 
 static long get_itimer(struct task *t, int which, struct itimerval *out)

@@ -57,6 +57,9 @@ void timers_cpu_limit_changed(struct task *leader);
 
 /* Cancels and frees the timers of the process LEADER leads (at its exit). */
 void timers_release(struct task *leader);
+/* An exec of LEADER's process: its POSIX timers are deleted (timer_create(2)); the interval
+ * timers of setitimer and alarm stay. */
+void timers_exec(struct task *leader);
 
 /* Checkpoint: the timers of the process LEADER leads, saved with its task record. On a failed
  * load the caller frees them with timers_release. */

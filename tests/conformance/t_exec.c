@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 struct run {
 	int status;
@@ -212,7 +213,9 @@ static void test_exec_resets_handled_signals(void)
 static void *exec_from_thread(void *arg)
 {
 	int fd = *(int *)arg;
-	char *argv[] = {"sh", "-c", "echo $$", NULL};
+	/* The pipeline's children send SIGCHLD to the process, which the old main thread must
+	 * not be left to take (into the handler of an image that is gone). */
+	char *argv[] = {"sh", "-c", "true | true; sleep 0.05 | true; echo $$", NULL};
 
 	dup2(fd, 1);
 	execve("/bin/sh", argv, no_env);
@@ -248,6 +251,91 @@ static void test_exec_from_second_thread(void)
 	CHECK_EQ(atol(buf), pid);
 }
 
+struct leader_exec_pipes {
+	int go_rd, mark_wr;
+};
+
+/* Blocks until the pipe has a byte, then marks that it ran on. */
+static void *wait_then_mark(void *arg)
+{
+	struct leader_exec_pipes *lp = arg;
+	char c;
+
+	if (read(lp->go_rd, &c, 1) == 1 && write(lp->mark_wr, "x", 1) != 1)
+		_exit(124);
+	return NULL;
+}
+
+/* exec from the leader while another thread waits: the other thread goes too, and a byte
+ * the new image sends it wakes nobody. */
+static void test_exec_from_leader_kills_threads(void)
+{
+	int go[2], mark[2], out[2];
+
+	CHECK_EQ(pipe(go), 0);
+	CHECK_EQ(pipe(mark), 0);
+	CHECK_EQ(pipe(out), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		static struct leader_exec_pipes lp;
+		pthread_t t;
+		lp.go_rd = go[0];
+		lp.mark_wr = mark[1];
+		close(mark[0]);
+		close(out[0]);
+		if (pthread_create(&t, NULL, wait_then_mark, &lp) != 0)
+			_exit(125);
+		char cmd[64];
+		snprintf(cmd, sizeof(cmd), "echo go >&%d; sleep 0.1; echo $$", go[1]);
+		char *argv[] = {"sh", "-c", cmd, NULL};
+		dup2(out[1], 1);
+		execve("/bin/sh", argv, no_env);
+		_exit(126);
+	}
+	close(go[0]);
+	close(go[1]);
+	close(mark[1]);
+	close(out[1]);
+	char buf[32] = {0}, c;
+	CHECK(read(out[0], buf, sizeof(buf) - 1) > 0);
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(status, 0);
+	CHECK_EQ(atol(buf), pid);
+	CHECK_EQ(read(mark[0], &c, 1), 0); /* nobody ran on to mark */
+	close(mark[0]);
+	close(out[0]);
+}
+
+/* exec deletes the process's POSIX timers: one due after the exec sends nothing. */
+static void test_exec_deletes_posix_timers(void)
+{
+	int out[2];
+
+	CHECK_EQ(pipe(out), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
+		struct itimerspec its = {.it_value = {0, 50 * 1000 * 1000}};
+		timer_t tm;
+		if (timer_create(CLOCK_MONOTONIC, &ev, &tm) || timer_settime(tm, 0, &its, NULL))
+			_exit(125);
+		char *argv[] = {"sh", "-c", "sleep 0.2; echo alive", NULL};
+		close(out[0]);
+		dup2(out[1], 1);
+		execve("/bin/sh", argv, no_env);
+		_exit(126);
+	}
+	close(out[1]);
+	char buf[32] = {0};
+	CHECK(read(out[0], buf, sizeof(buf) - 1) > 0);
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(status, 0);
+	CHECK_STREQ(buf, "alive\n");
+	close(out[0]);
+}
+
 int main(void)
 {
 	test_exec_passes_argv_and_env();
@@ -256,5 +344,7 @@ int main(void)
 	test_cloexec();
 	test_exec_resets_handled_signals();
 	test_exec_from_second_thread();
+	test_exec_from_leader_kills_threads();
+	test_exec_deletes_posix_timers();
 	return check_done();
 }

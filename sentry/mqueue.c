@@ -530,8 +530,7 @@ long sys_mq_notify(struct task *t, const unsigned long *a)
 			return syscall_unsupported(t, -ENOSYS, "SIGEV_THREAD");
 		if (ev.sigev_notify != SIGEV_NONE && ev.sigev_notify != SIGEV_SIGNAL)
 			return -EINVAL;
-		if (ev.sigev_notify == SIGEV_SIGNAL &&
-		    (ev.sigev_signo <= 0 || ev.sigev_signo > 64))
+		if (ev.sigev_notify == SIGEV_SIGNAL && (ev.sigev_signo <= 0 || ev.sigev_signo > 64))
 			return -EINVAL;
 	}
 	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));

@@ -23,6 +23,7 @@
 #include "sentry/elf.h"
 #include "sentry/fdtable.h"
 #include "sentry/filecache.h"
+#include "sentry/futex.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/marks.h"
@@ -455,6 +456,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 			mm_collect_writes(old_mm); /* before its stub goes */
 		platform_thread_release(t->pt);	   /* a vfork parent may live on in the old stub */
 	}
+	futex_robust_release(old_mm, t->robust_list, t->tid);
 	mm_put(old_mm);
 	task_set_pt(t, pt);
 	const char *base = strrchr(path, '/');
@@ -594,6 +596,8 @@ static void take_over_leader(struct task *leader, struct task *t)
 
 	task_cancel_wait(leader);
 	leader->blk = (struct syscall_wait){0};
+	if (!leader->thread_gone)
+		futex_robust_release(leader->mm, leader->robust_list, leader->tid);
 	if (leader->pt)
 		platform_thread_release(leader->pt);
 	task_set_pt(t, NULL);
@@ -642,6 +646,8 @@ static struct task *exec_de_thread(struct task *t)
 		if (!leader->had_threads)
 			break;
 		if (o->tgid == t->tgid && o != leader && o != t) {
+			if (!o->zombie)
+				futex_robust_release(o->mm, o->robust_list, o->tid);
 			kernel_vfork_release(o);
 			task_release(o);
 			task_unlink_free(o);

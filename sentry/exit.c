@@ -93,10 +93,13 @@ static bool stub_exclusive(struct platform_thread *pt, pid_t tgid)
 	return true;
 }
 
-/* A thread leaves its memory: CLONE_CHILD_CLEARTID's word is zeroed and its waiters woken
- * (pthread_join), and a vfork parent gets its memory back. */
+/* A thread leaves its memory: the robust locks it holds are marked their owner dead,
+ * CLONE_CHILD_CLEARTID's word is zeroed and its waiters woken (pthread_join), and a vfork
+ * parent gets its memory back. */
 static void thread_mm_release(struct task *t)
 {
+	futex_robust_release(t->mm, t->robust_list, t->tid);
+	t->robust_list = 0;
 	if (t->clear_child_tid && t->mm && t->mm->refs > 1) {
 		uint32_t zero = 0;
 		if (copy_out(t->mm, t->clear_child_tid, &zero, sizeof(zero)) == 0)
@@ -150,6 +153,12 @@ void kernel_exit_group(struct task *t, int status)
 		if (!running)
 			mm_collect_writes(t->mm);
 		platform_kill(t->pt); /* every thread at once; releases below just free */
+	}
+	/* Robust locks its threads held, for the processes that share them. */
+	for_each_thread_of(leader, o) {
+		if (!o->thread_gone && !o->zombie)
+			futex_robust_release(o->mm, o->robust_list, o->tid);
+		o->robust_list = 0;
 	}
 	/* A process that never made a thread has only its leader: no walk of every task. */
 	for_each_task_safe(o, next) {

@@ -1,6 +1,7 @@
 /* futex(2): WAIT/WAKE and their bitset forms, REQUEUE and CMP_REQUEUE, WAKE_OP. A waiter is a
  * task parked on the queue of the word's key; a wake marks it and its retried FUTEX_WAIT
- * returns 0. Priority-inheritance operations are not implemented (ENOSYS). */
+ * returns 0. Priority-inheritance operations are not implemented (ENOSYS). The robust lists
+ * of dying threads are walked here too (futex_robust_release). */
 #include "sentry/futex.h"
 
 #include <errno.h>
@@ -112,6 +113,68 @@ int futex_wake_addr(struct mm *mm, uintptr_t addr, int n)
 	struct fkey key;
 
 	return key_of(mm, addr, &key) ? 0 : wake_key(key, n, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* The robust list's walk, as Linux's exit_robust_list: at most this many entries (a list
+ * made circular by a guest ends there). */
+#define ROBUST_LIST_LIMIT 2048
+
+/* The lock word at UADDR of a dying owner TID (handle_futex_death): -1 stops the walk. */
+static int robust_death(struct mm *mm, uintptr_t uaddr, pid_t tid, bool pi, bool pending)
+{
+	uint32_t uval;
+
+	if ((uaddr & 3) || copy_in(mm, &uval, uaddr, sizeof(uval)))
+		return -1;
+	for (;;) {
+		uint32_t owner = uval & FUTEX_TID_MASK;
+		/* Died between taking the lock's queue slot and the lock: a waiter may have been
+		 * woken for it and lost the wake-up with it. */
+		if (pending && !pi && !owner) {
+			futex_wake_addr(mm, uaddr, 1);
+			return 0;
+		}
+		if (owner != (uint32_t)tid)
+			return 0;
+		uint32_t seen = uval;
+		int r = mm_cmpxchg_u32(mm, uaddr, &seen, (uval & FUTEX_WAITERS) | FUTEX_OWNER_DIED);
+		if (r == -EAGAIN) {
+			uval = seen; /* a waiter changed it meanwhile: look again */
+			continue;
+		}
+		if (r)
+			return -1;
+		if (!pi && (uval & FUTEX_WAITERS))
+			futex_wake_addr(mm, uaddr, 1);
+		return 0;
+	}
+}
+
+void futex_robust_release(struct mm *mm, uintptr_t head, pid_t tid)
+{
+	struct {
+		uint64_t next;
+		int64_t futex_offset;
+		uint64_t pending;
+	} h;
+
+	if (!head || !mm || copy_in(mm, &h, head, sizeof(h)))
+		return;
+	uintptr_t entry = h.next & ~1UL, pending = h.pending & ~1UL;
+	bool pi = h.next & 1;
+	for (int limit = ROBUST_LIST_LIMIT; entry != head && limit > 0; limit--) {
+		uint64_t next;
+		int rc = copy_in(mm, &next, entry, sizeof(next));
+		if (entry != pending &&
+		    robust_death(mm, entry + (uintptr_t)h.futex_offset, tid, pi, false))
+			return;
+		if (rc)
+			return;
+		entry = next & ~1UL;
+		pi = next & 1;
+	}
+	if (pending)
+		robust_death(mm, pending + (uintptr_t)h.futex_offset, tid, h.pending & 1, true);
 }
 
 /* A requeued waiter waits on another word than its syscall names: a retry of its wait (after a

@@ -1056,6 +1056,34 @@ int copy_out_cold(struct mm *mm, uintptr_t dst, const void *src, size_t len)
 	return walk(mm, dst, len, true, write_to_guest, &s);
 }
 
+struct cas {
+	uint32_t expected, desired;
+	bool done;
+};
+
+static void cas_in_guest(void *p, size_t n, void *ctx)
+{
+	struct cas *c = *(struct cas **)ctx;
+
+	if (n == sizeof(uint32_t))
+		c->done = __atomic_compare_exchange_n((uint32_t *)p, &c->expected, c->desired,
+						      false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+int mm_cmpxchg_u32(struct mm *mm, uintptr_t addr, uint32_t *expected, uint32_t desired)
+{
+	struct cas c = {*expected, desired, false};
+	void *cursor = &c;
+
+	if (addr & 3)
+		return -EFAULT;
+	int r = walk(mm, addr, sizeof(uint32_t), true, cas_in_guest, &cursor);
+	if (r)
+		return r;
+	*expected = c.expected;
+	return c.done ? 0 : -EAGAIN;
+}
+
 struct string_args {
 	struct mm *mm;
 	char *dst;

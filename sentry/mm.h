@@ -127,6 +127,10 @@ int copy_out_cold(struct mm *mm, uintptr_t dst, const void *src, size_t len);
 /* Copies a NUL-terminated string of at most MAX bytes (with the NUL); returns its length,
  * -EFAULT, or -ENAMETOOLONG. */
 long copy_string_in(struct mm *mm, char *dst, uintptr_t src, size_t max);
+/* Compares the 32-bit word at ADDR (4-aligned) with *EXPECTED and, if equal, replaces it with
+ * DESIRED, atomically with respect to guest threads running on other CPUs. Returns 0, -EAGAIN
+ * with the word's value in *EXPECTED when it differed, or -EFAULT. */
+int mm_cmpxchg_u32(struct mm *mm, uintptr_t addr, uint32_t *expected, uint32_t desired);
 /* Translates [addr, addr+len) into Sentry iovecs into the memory file; checks protections
  * for reading (WRITE false) or writing. Returns the number of iovecs or -EFAULT. A range
  * longer than MAX iovecs is cut short (the caller moves what it got). */

@@ -125,8 +125,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROWX(personality, "x"),
     ROW(statx, "fs%&@"),
     ROW(faccessat2, "fsOT"),
-    PARTIAL(set_robust_list, "pu",
-	    "the list is recorded but not walked when a thread dies (no FUTEX_OWNER_DIED)"),
+    ROW(set_robust_list, "pu"),
     ROW(get_robust_list, "dpp"),
     NOSYS(rseq, "pxxx", "restartable sequences are not offered: glibc and musl run without them"),
     PARTIAL(

@@ -1,7 +1,8 @@
-/* futex(2): WAIT/WAKE and their bitset forms, REQUEUE and CMP_REQUEUE, WAKE_OP. A waiter is a
- * task parked on the queue of the word's key; a wake marks it and its retried FUTEX_WAIT
- * returns 0. Priority-inheritance operations are not implemented (ENOSYS). The robust lists
- * of dying threads are walked here too (futex_robust_release). */
+/* futex(2): WAIT/WAKE and their bitset forms, REQUEUE and CMP_REQUEUE, WAKE_OP, and the
+ * priority-inheritance locks (LOCK_PI, LOCK_PI2, TRYLOCK_PI, UNLOCK_PI; the requeues to PI
+ * are ENOSYS). A waiter is a task parked on the queue of the word's key; a wake marks it and
+ * its retried FUTEX_WAIT returns 0. The robust lists of dying threads are walked here too
+ * (futex_robust_release). */
 #include "sentry/futex.h"
 
 #include <errno.h>
@@ -339,13 +340,140 @@ static long futex_wake_op(struct task *t, uintptr_t uaddr, int n1, int n2, uintp
 	return woken;
 }
 
+/* --- priority inheritance --------------------------------------------------------------------
+ * The PI operations keep their protocol on the word (the owner's tid, FUTEX_WAITERS while the
+ * kernel has waiters, FUTEX_OWNER_DIED after a robust owner died): LOCK_PI takes a free word
+ * or queues, UNLOCK_PI hands the word to the first waiter. The host scheduler gives guest
+ * threads no priorities, so there is nothing to inherit: waiters are served in order. */
+
+static struct task *pi_next_owner;
+
+static void mark_pi_owner(struct task *t)
+{
+	t->blk.futex_woken = true;
+	pi_next_owner = t;
+}
+
+static bool has_waiters(struct fkey key)
+{
+	struct fqueue *q = queue_of(key, false);
+
+	return q && q->wq.head;
+}
+
+/* The owner a word names, if it is a live thread of the sandbox. */
+static bool owner_lives(uint32_t tid)
+{
+	struct task *o = task_by_tid((pid_t)tid);
+
+	return o && !o->exited && !o->zombie && !(o == o->group_leader && o->thread_gone);
+}
+
+static long futex_lock_pi(struct task *t, uintptr_t uaddr, uintptr_t utime, bool trylock,
+			  bool realtime)
+{
+	struct fkey key;
+	uint32_t tid = (uint32_t)t->tid;
+	long err;
+
+	if ((err = key_of(t->mm, uaddr, &key)))
+		return err;
+	if (!t->blk.retry) {
+		t->blk.futex_woken = false;
+		t->blk.futex_timed = utime != 0 && !trylock;
+		if (t->blk.futex_timed) {
+			struct timespec ts, now;
+			if (copy_in(t->mm, &ts, utime, sizeof(ts)))
+				return -EFAULT;
+			if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
+				return -EINVAL;
+			clock_now(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now);
+			t->blk.deadline = ts_add(mono_now(), ts_sub(ts, now));
+		}
+	}
+	uint32_t uval;
+	if (copy_in(t->mm, &uval, uaddr, sizeof(uval)))
+		return -EFAULT;
+	for (;;) {
+		uint32_t owner = uval & FUTEX_TID_MASK;
+		if (t->blk.futex_woken && owner == tid)
+			return 0; /* handed over by UNLOCK_PI */
+		if (owner == tid)
+			return -EDEADLK;
+		if (!owner) {
+			/* Free (or its robust owner died): ours, keeping OWNER_DIED for the
+			 * caller to see and WAITERS for the others. */
+			uint32_t want = tid | (uval & FUTEX_OWNER_DIED) |
+					(has_waiters(key) ? FUTEX_WAITERS : 0);
+			err = mm_cmpxchg_u32(t->mm, uaddr, &uval, want);
+			if (err == -EAGAIN)
+				continue;
+			return err;
+		}
+		if (!owner_lives(owner))
+			return -ESRCH;
+		if (trylock)
+			return -EAGAIN;
+		if (uval & FUTEX_WAITERS)
+			break;
+		err = mm_cmpxchg_u32(t->mm, uaddr, &uval, uval | FUTEX_WAITERS);
+		if (err == -EAGAIN)
+			continue;
+		if (err)
+			return err;
+		break;
+	}
+	if (t->blk.timed_out || (t->blk.futex_timed && ts_cmp(mono_now(), t->blk.deadline) >= 0))
+		return -ETIMEDOUT;
+	struct fqueue *q = queue_of(key, true);
+	if (!q)
+		return -ENOMEM;
+	if ((err = task_wait_queue(t, &q->wq, FUTEX_BITSET_MATCH_ANY)))
+		return err;
+	if (t->blk.futex_timed)
+		task_wait_until(t, &t->blk.deadline);
+	t->blk.intr_ret = -ERESTARTNOINTR; /* the lock is tried again after a handler */
+	return task_block(t);
+}
+
+static long futex_unlock_pi(struct task *t, uintptr_t uaddr)
+{
+	struct fkey key;
+	uint32_t uval;
+	long err;
+
+	if ((err = key_of(t->mm, uaddr, &key)))
+		return err;
+	if (copy_in(t->mm, &uval, uaddr, sizeof(uval)))
+		return -EFAULT;
+	for (;;) {
+		if ((uval & FUTEX_TID_MASK) != (uint32_t)t->tid)
+			return -EPERM;
+		pi_next_owner = NULL;
+		struct fqueue *q = queue_of(key, false);
+		if (q)
+			task_waitq_wake_n(&q->wq, 1, FUTEX_BITSET_MATCH_ANY, mark_pi_owner);
+		uint32_t want = 0;
+		if (pi_next_owner)
+			want =
+			    (uint32_t)pi_next_owner->tid | (has_waiters(key) ? FUTEX_WAITERS : 0);
+		err = mm_cmpxchg_u32(t->mm, uaddr, &uval, want);
+		if (err != -EAGAIN)
+			return err;
+		/* The word changed under us (a waiter set FUTEX_WAITERS): the woken one, if any,
+		 * finds the lock still ours when it retries, and queues again. */
+		if (pi_next_owner)
+			pi_next_owner->blk.futex_woken = false;
+	}
+}
+
 long sys_futex(struct task *t, const unsigned long *a)
 {
 	int op = arg_int(a, 1), cmd = op & FUTEX_CMD_MASK;
 	bool realtime = op & FUTEX_CLOCK_REALTIME;
 	uint32_t val = arg_uint(a, 2), val3 = arg_uint(a, 5);
 
-	if (realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT)
+	if (realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT && cmd != FUTEX_LOCK_PI2)
 		return -ENOSYS;
 	switch (cmd) {
 	case FUTEX_WAIT:
@@ -369,10 +497,14 @@ long sys_futex(struct task *t, const unsigned long *a)
 		return futex_requeue(t, a[0], (int)val, arg_int(a, 3), a[4], &val3);
 	case FUTEX_WAKE_OP:
 		return futex_wake_op(t, a[0], (int)val, arg_int(a, 3), a[4], val3);
-	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI: /* its timeout is absolute on CLOCK_REALTIME */
+		return futex_lock_pi(t, a[0], a[3], false, true);
 	case FUTEX_LOCK_PI2:
-	case FUTEX_UNLOCK_PI:
+		return futex_lock_pi(t, a[0], a[3], false, realtime);
 	case FUTEX_TRYLOCK_PI:
+		return futex_lock_pi(t, a[0], 0, true, false);
+	case FUTEX_UNLOCK_PI:
+		return futex_unlock_pi(t, a[0]);
 	case FUTEX_WAIT_REQUEUE_PI:
 	case FUTEX_CMP_REQUEUE_PI:
 		return syscall_unsupported(t, -ENOSYS, "priority-inheritance operation %d", cmd);

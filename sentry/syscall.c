@@ -289,8 +289,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(clock_nanosleep, "cxtz", "CPU-time clocks are EOPNOTSUPP"),
     ROW(rt_sigtimedwait, "kptu"),
     PARTIAL(futex, "pUdpph",
-	    "priority-inheritance operations (FUTEX_LOCK_PI, UNLOCK_PI, TRYLOCK_PI, "
-	    "WAIT_REQUEUE_PI, CMP_REQUEUE_PI) are ENOSYS"),
+	    "the requeue-to-PI operations (FUTEX_WAIT_REQUEUE_PI, CMP_REQUEUE_PI) are ENOSYS; "
+	    "LOCK_PI and UNLOCK_PI hand the lock over in order, with no priority to inherit"),
     ROW(signalfd, "dpu"),
     ROW(signalfd4, "dpux"),
     ROW(sched_getaffinity, "du\\a"),

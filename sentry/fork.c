@@ -10,6 +10,7 @@
 #include "common/limits.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
+#include "sentry/pidfd.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
@@ -23,7 +24,13 @@
 #define SUPPORTED                                                                                  \
 	(CSIGNAL | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PARENT_SETTID |               \
 	 CLONE_SETTLS | CLONE_FILES | CLONE_SYSVSEM | CLONE_PARENT | CLONE_VM | CLONE_THREAD |     \
-	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED)
+	 CLONE_SIGHAND | CLONE_VFORK | CLONE_FS | CLONE_DETACHED | CLONE_PIDFD | NO_EFFECT |       \
+	 CLONE_CLEAR_SIGHAND)
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL /* clone3 only */
+#endif
+/* No process is traced (ptrace is EPERM) and there are no I/O contexts: these change nothing. */
+#define NO_EFFECT (CLONE_PTRACE | CLONE_UNTRACED | CLONE_IO)
 
 /* EAGAIN when a new task would pass the sandbox's --pids bound, or P's RLIMIT_NPROC (the
  * tasks of its real user; root, who holds CAP_SYS_RESOURCE, is not bound by it). */
@@ -43,7 +50,7 @@ static long tasks_allowed(struct task *p)
 }
 
 long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
-		  uintptr_t child_tid, uintptr_t tls)
+		  uintptr_t child_tid, uintptr_t tls, uintptr_t pidfd_addr)
 {
 	struct user_regs_struct regs;
 	size_t xsize = platform_fpstate_size();
@@ -61,6 +68,10 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 		return -EINVAL;
 	if ((flags & CLONE_THREAD) && (flags & CSIGNAL))
 		flags &= ~(unsigned long)CSIGNAL; /* threads never signal their "parent" */
+	if ((flags & CLONE_PIDFD) && (flags & (CLONE_THREAD | CLONE_DETACHED)))
+		return -EINVAL; /* a pidfd names a process */
+	if ((flags & CLONE_CLEAR_SIGHAND) && (flags & CLONE_SIGHAND))
+		return -EINVAL; /* the handlers to clear would be the parent's too */
 	if ((err = tasks_allowed(p)))
 		return err;
 	err = -ENOMEM;
@@ -123,6 +134,11 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	} else {
 		if (!(c->sighand = sighand_fork(p->sighand)))
 			goto out;
+		/* As exec leaves them: handled signals to SIG_DFL, ignored ones ignored. */
+		if ((flags & CLONE_CLEAR_SIGHAND) && sighand_exec_prepare(c->sighand))
+			goto out;
+		if (flags & CLONE_CLEAR_SIGHAND)
+			sighand_exec_reset(c->sighand);
 	}
 	if (flags & CLONE_FILES) {
 		c->files = fdtable_get(p->files);
@@ -152,6 +168,18 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	if ((flags & CLONE_PARENT_SETTID) && copy_out(p->mm, parent_tid, &c->tid, sizeof(pid_t))) {
 		err = -EFAULT;
 		goto out;
+	}
+	if (flags & CLONE_PIDFD) {
+		/* The parent's descriptor of the child (close-on-exec), given before it runs. */
+		struct vfs_file *f;
+		if ((err = pidfd_new(c, 0, &f)) || (err = task_install_file(p, f, true)) < 0)
+			goto out;
+		int fd = (int)err;
+		if (copy_out(p->mm, pidfd_addr, &fd, sizeof(fd))) {
+			fdtable_close(p->files, fd);
+			err = -EFAULT;
+			goto out;
+		}
 	}
 	if (flags & CLONE_CHILD_SETTID)
 		copy_out_cold(c->mm, child_tid, &c->tid, sizeof(pid_t));
@@ -207,14 +235,18 @@ long sys_clone(struct task *t, const unsigned long *a)
 {
 	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
-	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. */
-	return kernel_clone(t, a[0], a[1], a[2], a[3], a[4]);
+	/* x86_64 argument order: flags, stack, parent_tid, child_tid, tls. CLONE_PIDFD writes the
+	 * descriptor where CLONE_PARENT_SETTID would write the tid: not both. */
+	if ((a[0] & CLONE_PIDFD) && (a[0] & CLONE_PARENT_SETTID))
+		return -EINVAL;
+	unsigned long flags = (uint32_t)a[0]; /* clone's flags are an int: no clone3-only flags */
+	return kernel_clone(t, flags, a[1], a[2], a[3], a[4], a[2]);
 }
 
 long sys_fork(struct task *t, const unsigned long *a)
 {
 	(void)a;
-	return kernel_clone(t, SIGCHLD, 0, 0, 0, 0);
+	return kernel_clone(t, SIGCHLD, 0, 0, 0, 0, 0);
 }
 
 long sys_clone3(struct task *t, const unsigned long *a)
@@ -237,7 +269,7 @@ long sys_clone3(struct task *t, const unsigned long *a)
 		return syscall_unsupported(t, -ENOSYS, "cgroup");
 	return kernel_clone(t, args.flags | args.exit_signal,
 			    args.stack ? args.stack + args.stack_size : 0, args.parent_tid,
-			    args.child_tid, args.tls);
+			    args.child_tid, args.tls, args.pidfd);
 }
 
 /* unshare: a private copy of what the caller shares. CLONE_FILES copies a shared descriptor

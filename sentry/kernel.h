@@ -241,8 +241,9 @@ long kernel_vfork_wait(struct task *p);
 /* Reaps zombie child C of its parent (wait4/waitid). */
 void kernel_reap(struct task *c);
 
-/* fork.c: fork/clone of T; returns the child's pid or a negative errno. */
+/* fork.c: fork/clone of T; returns the child's pid or a negative errno. With CLONE_PIDFD the
+ * parent's pidfd of the child is written at PIDFD_ADDR. */
 long kernel_clone(struct task *t, unsigned long flags, uintptr_t stack, uintptr_t parent_tid,
-		  uintptr_t child_tid, uintptr_t tls);
+		  uintptr_t child_tid, uintptr_t tls, uintptr_t pidfd_addr);
 
 #endif

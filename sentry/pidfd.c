@@ -94,6 +94,26 @@ int pidfd_target(struct vfs_file *f, pid_t *pid)
 	return pidfd_task(f->priv) ? 0 : -ESRCH;
 }
 
+int pidfd_new(struct task *leader, int flags, struct vfs_file **out)
+{
+	struct pidfd *s = calloc(1, sizeof(*s));
+	struct vfs_file *f = calloc(1, sizeof(*f));
+
+	if (!s || !f) {
+		free(s);
+		free(f);
+		return -ENOMEM;
+	}
+	s->pid = leader->tid;
+	s->start = leader->start_time;
+	f->ops = &pidfd_ops;
+	f->refs = 1;
+	f->flags = O_RDWR | (flags & O_NONBLOCK);
+	f->priv = s;
+	*out = f;
+	return 0;
+}
+
 long sys_pidfd_open(struct task *t, const unsigned long *a)
 {
 	pid_t pid = arg_int(a, 0);
@@ -109,19 +129,10 @@ long sys_pidfd_open(struct task *t, const unsigned long *a)
 		return syscall_unsupported(t, -EINVAL, "PIDFD_THREAD");
 	if (p->group_leader != p)
 		return -ENOENT; /* a thread that does not lead its process (EINVAL before 6.9) */
-	struct pidfd *s = calloc(1, sizeof(*s));
-	struct vfs_file *f = calloc(1, sizeof(*f));
-	if (!s || !f) {
-		free(s);
-		free(f);
-		return -ENOMEM;
-	}
-	s->pid = pid;
-	s->start = p->start_time;
-	f->ops = &pidfd_ops;
-	f->refs = 1;
-	f->flags = O_RDWR | ((a[1] & PIDFD_NONBLOCK) ? O_NONBLOCK : 0);
-	f->priv = s;
+	struct vfs_file *f;
+	int err = pidfd_new(p, (a[1] & PIDFD_NONBLOCK) ? O_NONBLOCK : 0, &f);
+	if (err)
+		return err;
 	return task_install_file(t, f, true); /* a pidfd is always close-on-exec */
 }
 

@@ -879,12 +879,18 @@ bad:
 	return 0;
 }
 
+/* What exec (and clone3's CLONE_CLEAR_SIGHAND) leaves of action A, as Linux's
+ * flush_signal_handlers: SIG_DFL, or SIG_IGN for an ignored signal, without flags or mask. */
+static struct ksigaction flushed(const struct ksigaction *a)
+{
+	return (struct ksigaction){.handler = a->handler == (uint64_t)SIG_IGN ? a->handler : 0};
+}
+
 int sighand_exec_prepare(struct sighand *sh)
 {
 	for (int i = 0; i < NSIG_GUEST; i++) {
-		const struct ksigaction *a = &sh->sa->act[i];
-		if (a->handler != (uint64_t)SIG_IGN &&
-		    (a->handler || a->flags || a->restorer || a->mask))
+		const struct ksigaction *a = &sh->sa->act[i], f = flushed(a);
+		if (memcmp(a, &f, sizeof(f)))
 			return sighand_own(sh);
 	}
 	return 0;
@@ -894,11 +900,8 @@ void sighand_exec_reset(struct sighand *sh)
 {
 	if (sh->sa->refs > 1)
 		return; /* shared: sighand_exec_prepare found nothing to reset */
-	for (int i = 0; i < NSIG_GUEST; i++) {
-		struct ksigaction *a = &sh->sa->act[i];
-		if (a->handler != (uint64_t)SIG_IGN)
-			*a = (struct ksigaction){0};
-	}
+	for (int i = 0; i < NSIG_GUEST; i++)
+		sh->sa->act[i] = flushed(&sh->sa->act[i]);
 	sighand_changed(sh);
 }
 

@@ -82,7 +82,7 @@ long sys_vfork(struct task *t, const unsigned long *a)
 	(void)a;
 	if (t->blk.retry && t->vfork_child)
 		return kernel_vfork_wait(t);
-	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
+	return kernel_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0, 0);
 }
 
 long sys_getuid(struct task *t, const unsigned long *a)

@@ -145,8 +145,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "namespaces (CLONE_NEW*) are ENOSYS; CLONE_PTRACE, CLONE_UNTRACED and CLONE_IO change "
 	    "nothing (no process is traced, there are no I/O contexts)"),
     ROW(fork, ""),
-    PARTIAL(clone3, "pu",
-	    "as clone; set_tid and CLONE_INTO_CGROUP are ENOSYS too"),
+    PARTIAL(clone3, "pu", "as clone; set_tid and CLONE_INTO_CGROUP are ENOSYS too"),
     ROW(execve, "sAE"),
     ROW(execveat, "fsAEx"),
     PARTIAL(wait4, "dwW.", "the rusage has only ru_utime (all CPU time counts as user time)"),

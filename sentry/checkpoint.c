@@ -5,6 +5,7 @@
 #include "sentry/checkpoint.h"
 #include "sentry/confine.h"
 #include "sentry/evict.h"
+#include "sentry/fasync.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -471,6 +472,8 @@ int checkpoint_load_finish(struct checkpoint_restore *r, const struct kernel_res
 	memfile_mark("sections");
 	if (!ret)
 		ret = task_load_finish(err);
+	if (!ret)
+		fasync_restore();
 	memfile_mark("tasks");
 	return ret;
 }

@@ -2,6 +2,7 @@
  * guest thread, park tasks that would block and re-run their syscall when the host
  * descriptor they wait on is ready, and end when init exits. */
 #include "sentry/kernel.h"
+#include "sentry/fasync.h"
 #include "sentry/mqueue.h"
 #include "sentry/pidfd.h"
 #include "sentry/caps.h"
@@ -425,6 +426,7 @@ static void loop(void)
 	unsigned int in_a_row = 0;
 
 	while (!kernel.done) {
+		fasync_deliver();
 		sched_run_woken();
 		kernel_free_dead();
 		if (kernel.done)

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 
 #include "sentry/fdtable.h"
+#include "sentry/fasync.h"
 #include "sentry/locks.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -643,7 +644,14 @@ long sys_fcntl(struct task *t, const unsigned long *a)
 		return vfs_pipe_size(e->file, arg_long(a, 2));
 	case F_SETFL:
 		e->file->flags = (e->file->flags & ~settable) | (arg_int(a, 2) & settable);
-		return 0;
+		return fasync_flags_changed(e->file, fd);
+	case F_SETOWN:
+	case F_GETOWN:
+	case F_SETOWN_EX:
+	case F_GETOWN_EX:
+	case F_SETSIG:
+	case F_GETSIG:
+		return fasync_fcntl(t, e->file, fd, cmd, a[2]);
 	case F_GETLK:
 	case F_SETLK:
 	case F_SETLKW:

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 
+#include "sentry/fasync.h"
 #include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
@@ -138,7 +139,7 @@ long sys_ioctl(struct task *t, const unsigned long *a)
 		return 0;
 	case FIOASYNC:
 		f->flags = arg.i ? f->flags | O_ASYNC : f->flags & ~O_ASYNC;
-		return 0;
+		return fasync_flags_changed(f, arg_int(a, 0));
 	case TIOCGPGRP:
 	case TIOCSPGRP:
 	case TIOCGSID:

@@ -76,8 +76,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(sethostname, "bd"),
     ROW(setdomainname, "bd"),
     PARTIAL(fcntl, "ddx",
-	    "F_SETOWN/F_GETOWN(_EX), F_SETSIG/F_GETSIG, leases, F_NOTIFY and file seals are "
-	    "EINVAL; O_ASYNC sends no SIGIO"),
+	    "leases, F_NOTIFY and file seals are EINVAL; O_ASYNC's signal follows the file's poll "
+	    "queue (a reader's data, a writer's room), not Linux's per-object list of events"),
     ROW(getcwd, "Zu"),
     ROW(chdir, "s"),
     ROW(fchdir, "d"),

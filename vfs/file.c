@@ -33,6 +33,10 @@ void vfs_file_put(struct vfs_file *f)
 		return;
 	if (f->epoll_links)
 		vfs_epoll_file_released(f);
+	if (f->fasync) {
+		waitq_remove(&f->fasync->w);
+		free(f->fasync);
+	}
 	if (f->ops && f->ops->release)
 		f->ops->release(f);
 	if (f->dentry)

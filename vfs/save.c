@@ -754,6 +754,14 @@ int vfs_file_save(struct enc *e, const void *file)
 	enc_i64(e, f->pos);
 	enc_bool(e, f->seekable);
 	enc_ref(e, CK_DENTRY, f->dentry);
+	/* The owner of its I/O signals (the kernel watches its queue again after the load). */
+	enc_bool(e, f->fasync != NULL);
+	if (f->fasync) {
+		enc_u32(e, (uint32_t)f->fasync->owner_type);
+		enc_u32(e, (uint32_t)f->fasync->owner);
+		enc_u32(e, (uint32_t)f->fasync->sig);
+		enc_u32(e, (uint32_t)f->fasync->fd);
+	}
 	int err = kind->save(e, f);
 	if (err || !kind->save_links)
 		return err;
@@ -788,10 +796,23 @@ void *vfs_file_load(struct dec *d)
 	f->pos = dec_i64(d);
 	f->seekable = dec_bool(d);
 	struct vfs_dentry *dentry = dec_ref(d, CK_DENTRY);
-	if (!dec_ok(d) || f->pos < 0) {
+	struct vfs_fasync fa = {0};
+	bool has_fasync = dec_bool(d);
+	if (has_fasync) {
+		fa.owner_type = (int)dec_u32(d);
+		fa.owner = (int)dec_u32(d);
+		fa.sig = (int)dec_u32(d);
+		fa.fd = (int)dec_u32(d);
+	}
+	if (!dec_ok(d) || f->pos < 0 || fa.sig < 0 || fa.sig > 64 ||
+	    (has_fasync && !(f->fasync = malloc(sizeof(*f->fasync))))) {
 		dec_fail(d, "bad file record");
 		free(f);
 		return NULL;
+	}
+	if (f->fasync) {
+		*f->fasync = fa;
+		f->fasync->file = f;
 	}
 	f->dentry = dentry ? vfs_dentry_get(dentry) : NULL;
 	f->ops = kind->ops;

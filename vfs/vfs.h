@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "vfs/waitq.h"
+
 struct epoll_event;
 struct mobj;
 struct statfs;
@@ -188,6 +190,18 @@ struct vfs_file_ops {
 };
 
 /* An open file description. */
+/* The owner of an open file's asynchronous I/O signals (fcntl F_SETOWN, F_SETSIG; O_ASYNC):
+ * data the VFS keeps and saves with the file, and a waiter the kernel queues on the file's
+ * poll queue while O_ASYNC is set (sentry/fasync.c). */
+struct vfs_fasync {
+	int owner_type; /* F_OWNER_TID, F_OWNER_PID or F_OWNER_PGRP */
+	int owner;	/* its id; 0: no owner */
+	int sig;	/* F_SETSIG's signal; 0: SIGIO */
+	int fd;		/* si_fd: the descriptor O_ASYNC was set through */
+	struct waiter w;
+	struct vfs_file *file;
+};
+
 struct vfs_file {
 	const struct vfs_file_ops *ops;
 	int refs;
@@ -197,6 +211,7 @@ struct vfs_file {
 	struct vfs_dentry *dentry; /* NULL for files outside the tree (host stdio) */
 	void *priv;
 	struct vfs_epitem *epoll_links; /* the epoll items watching this file (vfs/epoll.c) */
+	struct vfs_fasync *fasync;	/* NULL until fcntl names an owner or sets O_ASYNC */
 };
 
 /* The filesystem context of a task: its root and working directory (references held). */

@@ -34,7 +34,8 @@ static void file_header(struct enc *e, const char *kind, int flags)
 	enc_u32(e, (uint32_t)flags);
 	enc_i64(e, 0);
 	enc_bool(e, false);
-	enc_u64(e, 0); /* no dentry */
+	enc_u64(e, 0);	    /* no dentry */
+	enc_bool(e, false); /* no owner of I/O signals */
 }
 
 static struct vfs_file *load_record(const struct enc *e)
@@ -126,7 +127,7 @@ static struct timerfd_state timerfd_saved(struct vfs_file *f)
 	save_record(f, &e);
 	dec_init(&d, e.buf, e.len, NULL);
 	dec_str_buf(&d, name, sizeof(name));
-	dec_u32(&d), dec_i64(&d), dec_bool(&d), dec_u64(&d);
+	dec_u32(&d), dec_i64(&d), dec_bool(&d), dec_u64(&d), dec_bool(&d);
 	s.clock = dec_u32(&d);
 	s.ticks = dec_u64(&d);
 	s.armed = dec_bool(&d);

@@ -14,6 +14,10 @@
 #include "vfs/vfs.h"
 
 #define MFD_NAME_MAX 249
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U /* Linux 6.3 */
+#define MFD_EXEC 0x0010U
+#endif
 
 static struct vfs_dentry *memfd_root;
 
@@ -25,10 +29,11 @@ long sys_memfd_create(struct task *t, const unsigned long *a)
 	struct vfs_file *f;
 	long err;
 
-	if (flags & ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING))
-		return syscall_unsupported(t, -EINVAL, "flags %#x",
-					   flags &
-					       ~(unsigned int)(MFD_CLOEXEC | MFD_ALLOW_SEALING));
+	const unsigned int known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC | MFD_NOEXEC_SEAL;
+	if (flags & ~known)
+		return syscall_unsupported(t, -EINVAL, "flags %#x", flags & ~known);
+	if ((flags & MFD_EXEC) && (flags & MFD_NOEXEC_SEAL))
+		return -EINVAL;
 	long n = copy_string_in(t->mm, name, a[0], sizeof(name));
 	if (n == -ENAMETOOLONG)
 		return -EINVAL;
@@ -46,5 +51,12 @@ long sys_memfd_create(struct task *t, const unsigned long *a)
 	if ((err = vfs_open_cred(&fs, &cred, NULL, path, O_RDWR | O_CREAT | O_EXCL, 0777, &f)))
 		return err;
 	vfs_unlink(&fs, &cred, NULL, path);
+	/* MFD_NOEXEC_SEAL: not executable, and sealed so (F_SEAL_EXEC), sealing allowed. */
+	if (flags & (MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL))
+		vfs_file_allow_sealing(f);
+	if ((flags & MFD_NOEXEC_SEAL) && (err = vfs_file_seal_noexec(f))) {
+		vfs_file_put(f);
+		return err;
+	}
 	return task_install_file(t, f, flags & MFD_CLOEXEC);
 }

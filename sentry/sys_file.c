@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <linux/stat.h>
@@ -605,6 +606,22 @@ long sys_fchdir(struct task *t, const unsigned long *a)
 	return set_cwd(t, vfs_dentry_get(f->dentry));
 }
 
+/* Whether some process maps memory object MO shared and writable, or able to become so by
+ * mprotect (F_SEAL_WRITE's EBUSY, Linux's VM_SHARED|VM_MAYWRITE). */
+static bool mapped_writable_shared(const struct mobj *mo)
+{
+	for_each_task(t) {
+		if (!t->mm)
+			continue;
+		const struct vma_set *s = &t->mm->vmas;
+		for (size_t i = 0; i < s->n; i++)
+			if (s->v[i].mobj == mo && (s->v[i].flags & MAP_SHARED) &&
+			    !(s->v[i].flags & VMA_NO_WRITE))
+				return true;
+	}
+	return false;
+}
+
 long sys_fcntl(struct task *t, const unsigned long *a)
 {
 	int fd = arg_int(a, 0), cmd = arg_int(a, 1);
@@ -645,6 +662,18 @@ long sys_fcntl(struct task *t, const unsigned long *a)
 	case F_SETFL:
 		e->file->flags = (e->file->flags & ~settable) | (arg_int(a, 2) & settable);
 		return fasync_flags_changed(e->file, fd);
+	case F_GET_SEALS:
+		return vfs_file_get_seals(e->file);
+	case F_ADD_SEALS: {
+		/* F_SEAL_WRITE waits for no one: a writable shared mapping of the file is EBUSY. */
+		struct mobj *data = vfs_file_tmpfs_data(e->file);
+		int seals = vfs_file_get_seals(e->file);
+		if (seals >= 0 && (a[2] & F_SEAL_WRITE) && !(seals & F_SEAL_WRITE) &&
+		    (e->file->flags & O_ACCMODE) != O_RDONLY && !(seals & F_SEAL_SEAL) && data &&
+		    mapped_writable_shared(data))
+			return -EBUSY;
+		return vfs_file_add_seals(e->file, (unsigned int)a[2]);
+	}
 	case F_SETOWN:
 	case F_GETOWN:
 	case F_SETOWN_EX:

@@ -100,6 +100,11 @@ long sys_mmap(struct task *t, const unsigned long *a)
 			file_bytes = st.st_size - off;
 	}
 	if (file && type != MAP_PRIVATE) {
+		/* A file sealed against writes maps shared only read-only, for good. */
+		int seals = vfs_file_get_seals(file);
+		bool sealed = seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE));
+		if (sealed && (prot & PROT_WRITE))
+			return -EPERM;
 		/* Files whose data lives in the memory file are mapped in place: writes through the
 		 * mapping are the file's. Others (the host lower layer) get a copy. */
 		struct mobj *mo;
@@ -109,7 +114,8 @@ long sys_mmap(struct task *t, const unsigned long *a)
 		if (err == 0) {
 			file->ops->getattr(file, &st);
 			int sflags =
-			    flags | ((file->flags & O_ACCMODE) == O_RDWR ? 0 : VMA_NO_WRITE);
+			    flags |
+			    ((file->flags & O_ACCMODE) == O_RDWR && !sealed ? 0 : VMA_NO_WRITE);
 			long r = mm_map_mobj(t->mm, addr, len, prot, sflags, mo, mf_off, off,
 					     st.st_ino, st.st_size);
 			mobj_put(mo);

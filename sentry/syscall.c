@@ -76,7 +76,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(sethostname, "bd"),
     ROW(setdomainname, "bd"),
     PARTIAL(fcntl, "ddx",
-	    "leases, F_NOTIFY and file seals are EINVAL; O_ASYNC's signal follows the file's poll "
+	    "leases and F_NOTIFY are EINVAL; O_ASYNC's signal follows the file's poll "
 	    "queue (a reader's data, a writer's room), not Linux's per-object list of events"),
     ROW(getcwd, "Zu"),
     ROW(chdir, "s"),
@@ -268,8 +268,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(sync, ""),
     ROW(syncfs, "d"),
     ROW(chroot, "s"),
-    PARTIAL(memfd_create, "sx",
-	    "MFD_HUGETLB, MFD_NOEXEC_SEAL and MFD_EXEC are EINVAL; file seals are not offered"),
+    PARTIAL(memfd_create, "sx", "MFD_HUGETLB is EINVAL (there are no huge pages)"),
     ROW(flock, "dx"),
     ROW(setuid, "d"),
     ROW(setgid, "d"),

@@ -80,12 +80,20 @@ struct memfs_inode {
 	bool opaque;		    /* overlay: lower entries are hidden */
 	void *fifo;		    /* FIFOs: the pipe while any end is open */
 	bool linkable;		    /* an O_TMPFILE file: linkat may give it a name */
+	unsigned int seals;	    /* regular files: F_SEAL_*; F_SEAL_SEAL but for a memfd */
 	/* A checkpoint numbers the inodes of a tree to save hard links once: SAVE_IDX is valid
 	 * while SAVE_GEN is the current save's. */
 	uint64_t save_gen, save_idx;
 };
 
 static const struct vfs_inode_ops memfs_inode_ops;
+
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020 /* Linux 6.3: the execute bits stay as they are */
+#endif
+#define MEMFS_SEALS                                                                                \
+	(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_FUTURE_WRITE |          \
+	 F_SEAL_EXEC)
 static const struct vfs_file_ops memfs_reg_ops, memfs_dir_ops;
 
 static struct memfs_inode *memfs_i(struct vfs_inode *ino)
@@ -129,6 +137,7 @@ static struct memfs_inode *memfs_inode_alloc(struct memfs_sb *sb, const struct v
 	mi->rdev = attr->rdev;
 	mi->nlink = S_ISDIR(attr->mode) ? 2 : 1;
 	mi->next_seq = MEMFS_FIRST_SEQ;
+	mi->seals = F_SEAL_SEAL;
 	if (S_ISLNK(attr->mode))
 		mi->size = (off_t)strlen(attr->target);
 	touch(&mi->atime, &mi->mtime);
@@ -652,6 +661,66 @@ static int data_write(struct memfs_inode *mi, const void *buf, size_t len, off_t
 	return 0;
 }
 
+/* The tmpfs inode of F if F is a regular tmpfs file opened as such (a memfd, or a file of a
+ * tmpfs mount): an overlay's upper file is the overlay's, which takes no seals. */
+static struct memfs_inode *sealable(struct vfs_file *f)
+{
+	struct memfs_inode *mi = f->ops == &memfs_reg_ops ? f->priv : NULL;
+
+	if (!mi || (f->dentry && f->dentry->inode != &mi->vfs))
+		return NULL;
+	return mi;
+}
+
+int vfs_file_get_seals(struct vfs_file *f)
+{
+	struct memfs_inode *mi = sealable(f);
+
+	return mi ? (int)mi->seals : -EINVAL;
+}
+
+int vfs_file_add_seals(struct vfs_file *f, unsigned int seals)
+{
+	struct memfs_inode *mi = sealable(f);
+
+	if (!mi)
+		return -EINVAL;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EPERM;
+	if (seals & ~(unsigned int)MEMFS_SEALS)
+		return -EINVAL;
+	if (mi->seals & F_SEAL_SEAL)
+		return -EPERM;
+	mi->seals |= seals;
+	return 0;
+}
+
+int vfs_file_seal_noexec(struct vfs_file *f)
+{
+	struct memfs_inode *mi = sealable(f);
+
+	if (!mi)
+		return -EINVAL;
+	mi->vfs.mode &= ~(mode_t)0111;
+	mi->seals |= F_SEAL_EXEC;
+	return 0;
+}
+
+struct mobj *vfs_file_tmpfs_data(struct vfs_file *f)
+{
+	struct memfs_inode *mi = sealable(f);
+
+	return mi ? mi->data : NULL;
+}
+
+void vfs_file_allow_sealing(struct vfs_file *f)
+{
+	struct memfs_inode *mi = sealable(f);
+
+	if (mi)
+		mi->seals = 0;
+}
+
 int memfs_write_kernel(struct vfs_inode *ino, const void *buf, size_t len, off_t off)
 {
 	return data_write(memfs_i(ino), buf, len, off);
@@ -662,11 +731,17 @@ static int memfs_setattr(struct vfs_inode *ino, const struct vfs_setattr *attr)
 	struct memfs_inode *mi = memfs_i(ino);
 	int err;
 
+	if ((attr->valid & VFS_ATTR_MODE) && (mi->seals & F_SEAL_EXEC) &&
+	    ((ino->mode ^ attr->mode) & 0111))
+		return -EPERM;
 	if (attr->valid & VFS_ATTR_SIZE) {
 		if (S_ISDIR(ino->mode))
 			return -EISDIR;
 		if (!S_ISREG(ino->mode))
 			return -EINVAL;
+		if ((attr->size < mi->size && (mi->seals & F_SEAL_SHRINK)) ||
+		    (attr->size > mi->size && (mi->seals & F_SEAL_GROW)))
+			return -EPERM;
 		err = set_size(mi, attr->size);
 		if (err)
 			return err;
@@ -725,7 +800,14 @@ static ssize_t memfs_reg_write(struct vfs_file *f, const struct iovec *iov, int 
 
 	if (f->flags & O_APPEND)
 		*pos = mi->size;
+	if (mi->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))
+		return -EPERM;
 	for (int i = 0; i < iovcnt; i++) {
+		if ((mi->seals & F_SEAL_GROW) && *pos + (off_t)iov[i].iov_len > mi->size) {
+			if (total)
+				break;
+			return -EPERM;
+		}
 		err = data_write(mi, iov[i].iov_base, iov[i].iov_len, *pos);
 		if (err)
 			return total ? total : err;
@@ -781,6 +863,10 @@ static int memfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
 
 	if (__builtin_add_overflow(off, len, &end))
 		return -EFBIG;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && (mi->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+		return -EPERM;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > mi->size && (mi->seals & F_SEAL_GROW))
+		return -EPERM;
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
 		zero_range(mi->data, (uint64_t)off, (uint64_t)(end < mi->size ? end : mi->size));
 		changed(mi);
@@ -1114,6 +1200,7 @@ static int save_node(struct memfs_saver *s, struct memfs_inode *mi, unsigned int
 	case S_IFREG:
 		enc_i64(e, mi->size);
 		enc_ref(e, CK_MOBJ, mi->data);
+		enc_u32(e, mi->seals);
 		break;
 	case S_IFLNK:
 		enc_str(e, mi->target);
@@ -1290,7 +1377,8 @@ static int load_node(struct memfs_loader *l, unsigned int depth, struct memfs_in
 
 		mi->size = dec_i64(d);
 		m = dec_ref(d, CK_MOBJ);
-		if (!dec_ok(d) || mi->size < 0)
+		mi->seals = dec_u32(d);
+		if (!dec_ok(d) || mi->size < 0 || (mi->seals & ~MEMFS_SEALS))
 			return dec_fail(d, "bad tmpfs file");
 		mi->data = m ? mobj_get(m) : NULL;
 		return 0;

@@ -202,6 +202,21 @@ struct vfs_fasync {
 	struct vfs_file *file;
 };
 
+struct vfs_file;
+/* File seals (fcntl(2) F_ADD_SEALS, F_GET_SEALS) of a tmpfs file: a memfd made with
+ * MFD_ALLOW_SEALING starts with none, every other tmpfs file with F_SEAL_SEAL; a file of
+ * another filesystem takes none (-EINVAL). Adding is -EPERM once F_SEAL_SEAL is set or for a
+ * file not open for writing; the caller checks F_SEAL_WRITE against writable shared mappings
+ * (EBUSY). Writes, truncates and fallocate honour them. */
+int vfs_file_get_seals(struct vfs_file *f);
+int vfs_file_add_seals(struct vfs_file *f, unsigned int seals);
+void vfs_file_allow_sealing(struct vfs_file *f);
+/* memfd_create(MFD_NOEXEC_SEAL): the file loses its execute bits and gets F_SEAL_EXEC. */
+int vfs_file_seal_noexec(struct vfs_file *f);
+/* The memory object holding a sealable file's data (NULL if none yet), which its mappings
+ * map: what the F_SEAL_WRITE check looks for. */
+struct mobj *vfs_file_tmpfs_data(struct vfs_file *f);
+
 struct vfs_file {
 	const struct vfs_file_ops *ops;
 	int refs;

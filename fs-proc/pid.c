@@ -3,6 +3,7 @@
  * lookup and gone when nothing holds it; its rows are instantiated on demand. Every file
  * takes its snapshot when opened. fd/, fdinfo/ and task/ are dynamic directories. */
 #include "fs-proc/internal.h"
+#include "vfs/inotify.h"
 
 #include <errno.h>
 #include <sys/ioctl.h>
@@ -398,6 +399,8 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 		kernfs_buf_puts(b, "anon_inode:[eventfd]");
 	} else if (vfs_is_epoll(f)) {
 		kernfs_buf_puts(b, "anon_inode:[eventpoll]");
+	} else if (vfs_is_inotify(f)) {
+		kernfs_buf_puts(b, "anon_inode:inotify");
 	} else if (f->ops->getattr && f->ops->getattr(f, &st) == 0 &&
 		   (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		kernfs_buf_printf(b, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",

@@ -792,9 +792,8 @@ static void send_sigpipe(struct task *t)
 /* Moves up to COUNT bytes from IN (at *IN_OFF, or its own offset when NULL) to OUT (at
  * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
  * block, parks T on it (blocking files) or returns -EAGAIN. */
-static long transfer_data(struct task *t, struct vfs_file *out, off_t *out_off,
-			  struct vfs_file *in, off_t *in_off, size_t count, bool nonblock,
-			  bool xfsz_when_cut)
+static long transfer_data(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
+			  off_t *in_off, size_t count, bool nonblock, bool xfsz_when_cut)
 {
 	static char buf[XFER_CHUNK];
 	size_t done = 0;

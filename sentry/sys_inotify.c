@@ -26,7 +26,8 @@ long sys_inotify_init1(struct task *t, const unsigned long *a)
 	if (flags & ~(IN_CLOEXEC | IN_NONBLOCK))
 		return -EINVAL;
 	/* Limits count per real user, as Linux's ucounts do. */
-	if ((err = vfs_inotify_new(flags & IN_NONBLOCK ? O_NONBLOCK : 0, task_real_cred(t).uid, &f)))
+	if ((err =
+		 vfs_inotify_new(flags & IN_NONBLOCK ? O_NONBLOCK : 0, task_real_cred(t).uid, &f)))
 		return err;
 	return task_install_file(t, f, flags & IN_CLOEXEC);
 }

@@ -32,7 +32,7 @@ static const char *const names[SYSCALL_MAX] = {
 	"EOPNOTSUPP, a list is empty"
 
 #define INOTIFY_NOTE                                                                               \
-	"events come from the sandbox's own VFS operations; a hard link's other name on the "     \
+	"events come from the sandbox's own VFS operations; a hard link's other name on the "      \
 	"overlay root or a host bind mount is another inode here, and an unmount sends no "        \
 	"IN_UNMOUNT (a watch keeps the mount busy)"
 

@@ -34,13 +34,13 @@ struct in_event {
 struct inotify;
 
 struct in_watch {
-	struct inotify *in;	    /* NULL once removed (then on the deferred list) */
+	struct inotify *in; /* NULL once removed (then on the deferred list) */
 	int wd;
-	uint32_t mask;		    /* IN_ALL_EVENTS bits wanted, and IN_WATCH_FLAGS */
-	struct vfs_dentry *dentry;  /* a reference: the name the watch was added on */
-	struct vfs_inode *inode;    /* DENTRY's, borrowed: the watch's key */
-	struct in_watch *next;	    /* the instance's watches; the deferred list */
-	struct in_watch *hnext;	    /* the table's chain */
+	uint32_t mask;		   /* IN_ALL_EVENTS bits wanted, and IN_WATCH_FLAGS */
+	struct vfs_dentry *dentry; /* a reference: the name the watch was added on */
+	struct vfs_inode *inode;   /* DENTRY's, borrowed: the watch's key */
+	struct in_watch *next;	   /* the instance's watches; the deferred list */
+	struct in_watch *hnext;	   /* the table's chain */
 };
 
 struct inotify {

@@ -56,7 +56,8 @@ static int drain(int fd, struct got *out, int max)
 				out[n].mask = e->mask;
 				out[n].cookie = e->cookie;
 				out[n].len = e->len;
-				snprintf(out[n].name, sizeof(out[n].name), "%s", e->len ? e->name : "");
+				snprintf(out[n].name, sizeof(out[n].name), "%s",
+					 e->len ? e->name : "");
 			}
 			n++;
 			p += sizeof(*e) + e->len;
@@ -211,6 +212,8 @@ static void test_file_events(void)
 	CHECK_EQ(pread(f, &c, 1, 0), 1);
 	CHECK_EQ(close(f), 0);
 	maybe_save(); /* watches and six unread events */
+	/* The restored watch is still the inode's. */
+	CHECK_EQ(inotify_add_watch(fd, "d/f", IN_ALL_EVENTS), wf);
 	EXPECT(fd, NULL, {wd, IN_MODIFY, "f"}, {wf, IN_MODIFY, NULL}, {wd, IN_ACCESS, "f"},
 	       {wf, IN_ACCESS, NULL}, {wd, IN_CLOSE_WRITE, "f"}, {wf, IN_CLOSE_WRITE, NULL});
 
@@ -248,7 +251,8 @@ static void test_file_events(void)
 	f = open("d/h", O_RDONLY);
 	CHECK_EQ(unlink("d/h"), 0);
 	EXPECT(fd, NULL, {wd, IN_CREATE, "h"}, {wd, IN_OPEN, "h"}, {wd, IN_CLOSE_WRITE, "h"},
-	       {wd, IN_OPEN, "h"}, {wh, IN_OPEN, NULL}, {wh, IN_ATTRIB, NULL}, {wd, IN_DELETE, "h"});
+	       {wd, IN_OPEN, "h"}, {wh, IN_OPEN, NULL}, {wh, IN_ATTRIB, NULL},
+	       {wd, IN_DELETE, "h"});
 	maybe_save(); /* a watch whose file has no name left */
 	CHECK_EQ(close(f), 0);
 	EXPECT(fd, NULL, {wd, IN_CLOSE_NOWRITE, "h"}, {wh, IN_CLOSE_NOWRITE, NULL},
@@ -394,6 +398,32 @@ static void test_watch_flags(void)
 	EXPECT(fd2, NULL, {wd2, IN_MODIFY, "f"});
 	close(f);
 	close(fd2);
+	close(fd);
+}
+
+/* A file of the root filesystem's read-only lower layer (read only: nothing outside /tmp is
+ * written), and one of its directories listed. */
+static void test_lower_layer(void)
+{
+	int fd = inotify_init1(IN_NONBLOCK), wf, wh, f;
+	char buf[1024];
+
+	wf = inotify_add_watch(fd, "/etc/os-release", IN_ALL_EVENTS);
+	CHECK(wf >= 1);
+	wh = inotify_add_watch(fd, "/home", IN_OPEN | IN_ACCESS | IN_ONLYDIR);
+	CHECK(wh > wf);
+	f = open("/etc/os-release", O_RDONLY);
+	CHECK(f >= 0);
+	CHECK_EQ(read(f, buf, 1), 1);
+	close(f);
+	maybe_save();
+	EXPECT(fd, NULL, {wf, IN_OPEN, NULL}, {wf, IN_ACCESS, NULL}, {wf, IN_CLOSE_NOWRITE, NULL});
+	CHECK_EQ(inotify_add_watch(fd, "/etc/os-release", IN_ALL_EVENTS), wf);
+	f = open("/home", O_RDONLY | O_DIRECTORY);
+	CHECK(f >= 0);
+	CHECK(syscall(SYS_getdents64, f, buf, sizeof(buf)) > 0);
+	close(f);
+	EXPECT(fd, NULL, {wh, IN_OPEN | IN_ISDIR, NULL}, {wh, IN_ACCESS | IN_ISDIR, NULL});
 	close(fd);
 }
 
@@ -554,6 +584,7 @@ int main(void)
 	test_dir_events();
 	test_rename();
 	test_watch_flags();
+	test_lower_layer();
 	test_read();
 	test_blocking_read();
 	test_overflow();

@@ -23,6 +23,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1) /* musl's headers lack it */
+#endif
+
 struct want {
 	int wd;
 	uint32_t mask;
@@ -346,8 +350,17 @@ static void test_rename(void)
 	/* The file keeps its watch under its new name. */
 	CHECK_EQ(chmod("b/y", 0600), 0);
 	EXPECT(fd, NULL, {wb, IN_ATTRIB, "y"}, {wx, IN_ATTRIB, NULL});
-	CHECK_EQ(rmdir("b/sub"), 0);
-	CHECK_EQ(unlink("b/y"), 0);
+
+	/* RENAME_EXCHANGE: two moves, each with its cookie. */
+	CHECK_EQ(syscall(SYS_renameat2, AT_FDCWD, "b/y", AT_FDCWD, "b/sub", RENAME_EXCHANGE), 0);
+	EXPECT(fd, g, {wb, IN_MOVED_FROM, "y"}, {wb, IN_MOVED_TO, "sub"}, {wx, IN_MOVE_SELF, NULL},
+	       {wb, IN_MOVED_FROM | IN_ISDIR, "sub"}, {wb, IN_MOVED_TO | IN_ISDIR, "y"},
+	       {wsub, IN_MOVE_SELF, NULL});
+	CHECK(g[0].cookie != g[3].cookie);
+	CHECK_EQ(g[0].cookie, g[1].cookie);
+	CHECK_EQ(g[3].cookie, g[4].cookie);
+	CHECK_EQ(rmdir("b/y"), 0);
+	CHECK_EQ(unlink("b/sub"), 0);
 	close(fd);
 	CHECK_EQ(rmdir("a"), 0);
 	CHECK_EQ(rmdir("b"), 0);
@@ -497,6 +510,9 @@ static void test_blocking_read(void)
 	if (pid == 0) {
 		char buf[256] __attribute__((aligned(8)));
 		struct inotify_event *e = (struct inotify_event *)buf;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 10000) != 1 || p.revents != POLLIN)
+			_exit(2);
 		ssize_t r = read(fd, buf, sizeof(buf));
 		_exit(r == 32 && e->wd == wd && e->mask == IN_CREATE && !strcmp(e->name, "late")
 			  ? 0
@@ -555,6 +571,61 @@ static void test_overflow(void)
 	close(fd);
 }
 
+static int write_sysctl(const char *name, const char *value)
+{
+	char path[96];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/proc/sys/fs/inotify/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	r = write(fd, value, strlen(value)) == (ssize_t)strlen(value) ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+/* The sandbox's limits follow its sysctls (not changed natively: they are the host's). */
+static void test_sysctl_limits(void)
+{
+	int fd, fd2, f, n = 0;
+	char buf[1024] __attribute__((aligned(8)));
+
+	if (!in_sandbox())
+		return;
+	CHECK_ERR(write_sysctl("max_queued_events", "-1"), EINVAL);
+	CHECK_EQ(write_sysctl("max_queued_events", "4"), 0);
+	fd = inotify_init1(IN_NONBLOCK);
+	CHECK_EQ(write_sysctl("max_queued_events", "16384"), 0);
+	touch("f");
+	f = open("f", O_RDWR);
+	inotify_add_watch(fd, "f", IN_MODIFY | IN_ACCESS);
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(pwrite(f, "x", 1, 0), 1);
+		CHECK_EQ(pread(f, buf, 1, 0), 1);
+	}
+	ssize_t r = read(fd, buf, sizeof(buf));
+	CHECK_EQ(r, 5 * (ssize_t)sizeof(struct inotify_event));
+	for (struct inotify_event *e = (void *)buf; (char *)e < buf + (r > 0 ? r : 0); e++)
+		n += e->mask == IN_Q_OVERFLOW && e->wd == -1;
+	CHECK_EQ(n, 1);
+	CHECK_EQ(((struct inotify_event *)buf)[4].mask, IN_Q_OVERFLOW);
+
+	/* Instances and watches per user. */
+	CHECK_EQ(write_sysctl("max_user_instances", "1"), 0);
+	CHECK_ERR(inotify_init1(0), EMFILE);
+	CHECK_EQ(write_sysctl("max_user_instances", "128"), 0);
+	CHECK_EQ(write_sysctl("max_user_watches", "1"), 0);
+	CHECK_ERR(inotify_add_watch(fd, ".", IN_CREATE), ENOSPC);
+	CHECK_EQ(write_sysctl("max_user_watches", "8192"), 0);
+	fd2 = inotify_init1(0);
+	CHECK(fd2 >= 0);
+	close(fd2);
+	close(f);
+	CHECK_EQ(unlink("f"), 0);
+	close(fd);
+}
+
 static void test_sysctls(void)
 {
 	static const char *const names[] = {"max_queued_events", "max_user_instances",
@@ -589,6 +660,7 @@ int main(void)
 	test_blocking_read();
 	test_overflow();
 	test_sysctls();
+	test_sysctl_limits();
 	scratch_leave();
 	return check_done();
 }

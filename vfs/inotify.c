@@ -638,24 +638,20 @@ bool vfs_is_inotify(struct vfs_file *f)
 /* --- checkpoint -------------------------------------------------------------------------- */
 
 /* The instance's owner, limits and descriptor counter, its watches (wd, mask, and the dentry
- * as a CK_DENTRY reference) oldest first, and its unread events in order. Rename cookies are
+ * as a CK_DENTRY reference) newest first, and its unread events in order. Rename cookies are
  * Sentry-wide and not saved: a restore continues past the largest one it loads. */
 static int inotify_save(struct enc *e, struct vfs_file *f)
 {
 	struct inotify *in = inotify_of(f);
-	struct in_watch *ws[in->nwatches ? in->nwatches : 1];
-	int n = 0;
 
 	enc_u32(e, (uint32_t)in->uid);
 	enc_u32(e, in->max_events);
 	enc_u32(e, (uint32_t)in->last_wd);
-	for (struct in_watch *w = in->watches; w; w = w->next)
-		ws[n++] = w;
-	enc_u32(e, (uint32_t)n);
-	while (n-- > 0) {
-		enc_u32(e, (uint32_t)ws[n]->wd);
-		enc_u32(e, ws[n]->mask);
-		enc_ref(e, CK_DENTRY, ws[n]->dentry);
+	enc_u32(e, (uint32_t)in->nwatches);
+	for (struct in_watch *w = in->watches; w; w = w->next) {
+		enc_u32(e, (uint32_t)w->wd);
+		enc_u32(e, w->mask);
+		enc_ref(e, CK_DENTRY, w->dentry);
 	}
 	enc_u32(e, in->nevents);
 	for (struct in_event *ev = in->head; ev; ev = ev->next) {
@@ -671,6 +667,7 @@ static int inotify_load(struct dec *d, struct vfs_file *f)
 {
 	char name[NAME_MAX + 1];
 	struct inotify *in;
+	struct in_watch **wtail;
 	uint32_t uid = dec_u32(d), max_events = dec_u32(d), last_wd = dec_u32(d), n;
 
 	if (!dec_ok(d) || last_wd > INT32_MAX)
@@ -680,6 +677,7 @@ static int inotify_load(struct dec *d, struct vfs_file *f)
 	in->max_events = max_events;
 	in->last_wd = (int)last_wd;
 	f->priv = in;
+	wtail = &in->watches;
 	n = dec_u32(d);
 	for (uint32_t i = 0; i < n && dec_ok(d); i++) {
 		uint32_t wd = dec_u32(d), mask = dec_u32(d);
@@ -705,8 +703,8 @@ static int inotify_load(struct dec *d, struct vfs_file *f)
 		w->mask = mask;
 		w->dentry = vfs_dentry_get(dent);
 		w->inode = dent->inode;
-		w->next = in->watches;
-		in->watches = w;
+		*wtail = w; /* in the saved order */
+		wtail = &w->next;
 		in->nwatches++;
 		table_add(w);
 	}

@@ -283,6 +283,14 @@ int vfs_inotify_rm_watch(struct vfs_file *f, int wd)
 	return -EINVAL;
 }
 
+void vfs_inotify_foreach_watch(struct vfs_file *f,
+			       void (*fn)(int wd, uint32_t mask, struct vfs_dentry *d, void *arg),
+			       void *arg)
+{
+	for (struct in_watch *w = inotify_of(f)->watches; w; w = w->next)
+		fn(w->wd, w->mask, w->dentry, arg);
+}
+
 /* --- delivery ---------------------------------------------------------------------------- */
 
 /* One event to watch W (Linux's inotify_handle_inode_event). UNLINKED: the event comes from an

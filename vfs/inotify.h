@@ -26,6 +26,11 @@ bool vfs_is_inotify(struct vfs_file *f);
 int vfs_inotify_add_watch(struct vfs_file *f, struct vfs_dentry *d, uint32_t mask);
 /* inotify_rm_watch(2): queues IN_IGNORED for WD; -EINVAL if F has no such watch. */
 int vfs_inotify_rm_watch(struct vfs_file *f, int wd);
+/* Calls FN for each watch of instance F, newest first (/proc/PID/fdinfo), with its descriptor,
+ * its mask (events and IN_ONESHOT/IN_EXCL_UNLINK) and the watched name's dentry. */
+void vfs_inotify_foreach_watch(struct vfs_file *f,
+			       void (*fn)(int wd, uint32_t mask, struct vfs_dentry *d, void *arg),
+			       void *arg);
 /* The limits of /proc/sys/fs/inotify: 0 max_queued_events, 1 max_user_instances, 2
  * max_user_watches. -EINVAL for a negative value. Instances take max_queued_events when made. */
 int vfs_inotify_set_limit(int which, long value);

@@ -407,18 +407,36 @@ static bool inode_gone(struct vfs_dentry *d)
 	return vfs_stat(d, &st) == 0 && st.st_nlink == 0;
 }
 
-/* When unhashed D is held by its watches alone besides EXTRA references of the caller, and
- * its inode is gone: IN_DELETE_SELF to the inode's watches, then IN_IGNORED as they go. */
+/* True if removed name N is held by watches alone, besides EXTRA references of the caller's
+ * on D. */
+static bool held_by_watches(struct vfs_dentry *n, struct vfs_dentry *d, int extra)
+{
+	int held = 0;
+
+	for (struct in_watch *w = table[hash_of(n->inode)]; w; w = w->hnext)
+		held += w->dentry == n;
+	return n->unhashed && n->refs - (n == d ? extra : 0) == held;
+}
+
+/* D (unhashed, with EXTRA references of the caller) is about to lose them. When every name
+ * of its inode that is still around — D and those its watches were added on (a hard link's
+ * other name) — is held by watches alone, and the inode is gone: IN_DELETE_SELF to the
+ * inode's watches, then IN_IGNORED as they go (Linux's dentry_unlink_inode). */
 static void check_gone(struct vfs_dentry *d, int extra)
 {
 	struct in_watch *w, *next;
-	int held = 0;
+	bool watched = false;
 
-	if (!d->unhashed || !d->inode)
+	if (!d->unhashed || !d->inode || !held_by_watches(d, d, extra))
 		return;
-	for (w = table[hash_of(d->inode)]; w; w = w->hnext)
-		held += w->dentry == d;
-	if (!held || d->refs - extra != held || !inode_gone(d))
+	for (w = table[hash_of(d->inode)]; w; w = w->hnext) {
+		if (w->inode != d->inode)
+			continue;
+		if (!held_by_watches(w->dentry, d, extra))
+			return;
+		watched = true;
+	}
+	if (!watched || !inode_gone(d))
 		return;
 	inode_send(d->inode, IN_DELETE_SELF, 0, NULL, false);
 	for (w = table[hash_of(d->inode)]; w; w = next) {

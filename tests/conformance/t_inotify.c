@@ -244,9 +244,15 @@ static void test_file_events(void)
 	CHECK_EQ(unlink("d/g"), 0);
 	EXPECT(fd, NULL, {wf, IN_ATTRIB, NULL}, {wd, IN_CREATE, "g"}, {wf, IN_ATTRIB, NULL},
 	       {wd, IN_DELETE, "g"});
+	/* The last of two names, the watched one gone first. */
+	CHECK_EQ(link("d/f", "d/g"), 0);
 	CHECK_EQ(unlink("d/f"), 0);
-	EXPECT(fd, NULL, {wf, IN_ATTRIB, NULL}, {wf, IN_DELETE_SELF, NULL}, {wf, IN_IGNORED, NULL},
+	EXPECT(fd, NULL, {wf, IN_ATTRIB, NULL}, {wd, IN_CREATE, "g"}, {wf, IN_ATTRIB, NULL},
 	       {wd, IN_DELETE, "f"});
+	maybe_save(); /* a watch on a removed name whose inode has another */
+	CHECK_EQ(unlink("d/g"), 0);
+	EXPECT(fd, NULL, {wf, IN_ATTRIB, NULL}, {wf, IN_DELETE_SELF, NULL}, {wf, IN_IGNORED, NULL},
+	       {wd, IN_DELETE, "g"});
 	CHECK_ERR(inotify_rm_watch(fd, wf), EINVAL);
 
 	/* An unlinked file still open: its inode goes at the last close. */

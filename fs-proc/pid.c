@@ -3,9 +3,11 @@
  * lookup and gone when nothing holds it; its rows are instantiated on demand. Every file
  * takes its snapshot when opened. fd/, fdinfo/ and task/ are dynamic directories. */
 #include "fs-proc/internal.h"
+#include "vfs/inotify.h"
 
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <sys/sysmacros.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +400,8 @@ static int readlink_fd(struct kernfs_node *n, struct kernfs_buf *b)
 		kernfs_buf_puts(b, "anon_inode:[eventfd]");
 	} else if (vfs_is_epoll(f)) {
 		kernfs_buf_puts(b, "anon_inode:[eventpoll]");
+	} else if (vfs_is_inotify(f)) {
+		kernfs_buf_puts(b, "anon_inode:inotify");
 	} else if (f->ops->getattr && f->ops->getattr(f, &st) == 0 &&
 		   (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		kernfs_buf_printf(b, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",
@@ -433,6 +437,18 @@ static void fd_link_getattr(struct kernfs_node *n, struct stat *st)
 	vfs_file_put(f);
 }
 
+/* Linux's inotify_fdinfo line for one watch (without a file handle): the device as the
+ * kernel encodes it inside (major << 20 | minor). */
+static void show_inotify_watch(int wd, uint32_t mask, struct vfs_dentry *d, void *arg)
+{
+	struct stat st = {0};
+
+	vfs_stat(d, &st);
+	kernfs_buf_printf(arg, "inotify wd:%x ino:%llx sdev:%x mask:%x ignored_mask:0\n", wd,
+			  (unsigned long long)st.st_ino,
+			  (unsigned int)(major(st.st_dev) << 20 | minor(st.st_dev)), mask);
+}
+
 static int show_fdinfo(struct kernfs_node *n, struct kernfs_buf *b)
 {
 	struct vfs_file *f;
@@ -450,6 +466,8 @@ static int show_fdinfo(struct kernfs_node *n, struct kernfs_buf *b)
 	if (vfs_is_eventfd(f))
 		kernfs_buf_printf(b, "eventfd-count: %16llx\n",
 				  (unsigned long long)vfs_eventfd_count(f));
+	if (vfs_is_inotify(f))
+		vfs_inotify_foreach_watch(f, show_inotify_watch, b);
 	vfs_file_put(f);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 
 #include "fs-proc/procfs.h"
+#include "vfs/inotify.h"
 #include "state/codec.h"
 
 struct procfs_sysctl_val {
@@ -84,6 +85,7 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 #define SYSCTL_PTRACE_SCOPE 4
 #define SYSCTL_HOSTNAME 5   /* kept by the kernel (uname), not here */
 #define SYSCTL_DOMAINNAME 6 /* likewise */
+#define SYSCTL_INOTIFY 7    /* 7, 8, 9: the limits vfs_inotify_set_limit numbers 0, 1, 2 */
 
 long procfs_nr_open = PROCFS_NR_OPEN_MAX;
 int procfs_randomize_va_space = 2;
@@ -94,6 +96,13 @@ static int sysctl_apply(struct procfs *p, const struct kernfs_entry *e, const ch
 	long n;
 
 	switch (e->arg) {
+	case SYSCTL_INOTIFY:
+	case SYSCTL_INOTIFY + 1:
+	case SYSCTL_INOTIFY + 2:
+		/* proc_dointvec_minmax with a minimum of 0. */
+		if (sscanf(value, "%ld", &n) != 1)
+			return -EINVAL;
+		return vfs_inotify_set_limit(e->arg - SYSCTL_INOTIFY, n);
 	case SYSCTL_HOSTNAME:
 	case SYSCTL_DOMAINNAME:
 		if (!p->ops->set_uts_name)
@@ -404,10 +413,17 @@ static const struct kernfs_entry vm_rows[] = {
     RW("zone_reclaim_mode", "0"),
 };
 
+/* Kept by vfs/inotify.c (SYSCTL_INOTIFY + the limit's number). */
+#define INOTIFY_ROW(NAME, VALUE, WHICH)                                                            \
+	{                                                                                          \
+		.name = (NAME), .mode = S_IFREG | 0644, .flags = KERNFS_WRITE_EACCES,              \
+		.show = sysctl_show, .store = sysctl_store, .data = (VALUE),                       \
+		.arg = SYSCTL_INOTIFY + (WHICH)                                                    \
+	}
 static const struct kernfs_entry fs_inotify[] = {
-    RW("max_queued_events", "16384"),
-    RW("max_user_instances", "128"),
-    RW("max_user_watches", "8192"),
+    INOTIFY_ROW("max_queued_events", "16384", 0),
+    INOTIFY_ROW("max_user_instances", "128", 1),
+    INOTIFY_ROW("max_user_watches", "8192", 2),
 };
 
 static const struct kernfs_entry fs_epoll[] = {

@@ -25,6 +25,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "vfs/inotify.h"
 #include "vfs/vfs.h"
 
 #define IOV_PIECES 64
@@ -130,6 +131,8 @@ static long do_io(struct task *t, struct vfs_file *f, const struct iovec *giov, 
 			t->rchar += r, t->syscr++;
 		else
 			t->wchar += r, t->syscw++;
+		if (r > 0)
+			(is_read ? vfs_notify_access : vfs_notify_modify)(f);
 		return done + r;
 	}
 	/* Pipes, FIFOs, host pipes and stream sockets raise SIGPIPE with EPIPE. */
@@ -477,6 +480,8 @@ long sys_getdents64(struct task *t, const unsigned long *a)
 	if (!buf)
 		return -ENOMEM;
 	long n = f->ops->getdents64(f, buf, size, &f->pos);
+	if (n >= 0)
+		vfs_notify_access(f); /* as Linux's iterate_dir, even at the end */
 	if (n > 0 && copy_out(t->mm, a[1], buf, n))
 		n = -EFAULT;
 	free(buf);
@@ -828,8 +833,8 @@ static void send_sigpipe(struct task *t)
 /* Moves up to COUNT bytes from IN (at *IN_OFF, or its own offset when NULL) to OUT (at
  * *OUT_OFF, or its own). Returns bytes moved; when nothing could move because one side would
  * block, parks T on it (blocking files) or returns -EAGAIN. */
-static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
-		     off_t *in_off, size_t count, bool nonblock, bool xfsz_when_cut)
+static long transfer_data(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
+			  off_t *in_off, size_t count, bool nonblock, bool xfsz_when_cut)
 {
 	static char buf[XFER_CHUNK];
 	size_t done = 0;
@@ -911,6 +916,19 @@ write_failed:
 	if (w == -EPIPE && !done)
 		send_sigpipe(t);
 	return done ? (long)done : w;
+}
+
+/* transfer_data, with what inotify hears of a read and a write that moved data. */
+static long transfer(struct task *t, struct vfs_file *out, off_t *out_off, struct vfs_file *in,
+		     off_t *in_off, size_t count, bool nonblock, bool xfsz_when_cut)
+{
+	long r = transfer_data(t, out, out_off, in, in_off, count, nonblock, xfsz_when_cut);
+
+	if (r > 0) {
+		vfs_notify_access(in);
+		vfs_notify_modify(out);
+	}
+	return r;
 }
 
 static long offset_arg(struct task *t, uintptr_t addr, off_t *off, off_t **ptr)

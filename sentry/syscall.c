@@ -31,6 +31,11 @@ static const char *const names[SYSCALL_MAX] = {
 	"no filesystem keeps extended attributes: getting, setting and removing one is "           \
 	"EOPNOTSUPP, a list is empty"
 
+#define INOTIFY_NOTE                                                                               \
+	"events come from the sandbox's own VFS operations; a hard link's other name on the "      \
+	"overlay root or a host bind mount is another inode here, and an unmount sends no "        \
+	"IN_UNMOUNT (a watch keeps the mount busy)"
+
 static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(read, "dBu"),
     ROW(write, "dbu"),
@@ -291,6 +296,11 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "LOCK_PI and UNLOCK_PI hand the lock over in order, with no priority to inherit"),
     ROW(signalfd, "dpu"),
     ROW(signalfd4, "dpux"),
+    /* inotify (sentry/sys_inotify.c, vfs/inotify.c) */
+    ROW(inotify_init, ""),
+    ROW(inotify_init1, "x"),
+    PARTIAL(inotify_add_watch, "dsx", INOTIFY_NOTE),
+    ROW(inotify_rm_watch, "dd"),
     ROW(sched_getaffinity, "du\\a"),
     PARTIAL(sched_setaffinity, "dup",
 	    "the mask is kept and reported but does not pin guest threads to host CPUs"),

@@ -154,6 +154,11 @@ long sys_getcpu(struct task *t, const unsigned long *a);
 /* signalfd.c */
 long sys_signalfd(struct task *t, const unsigned long *a);
 long sys_signalfd4(struct task *t, const unsigned long *a);
+/* sys_inotify.c */
+long sys_inotify_init(struct task *t, const unsigned long *a);
+long sys_inotify_init1(struct task *t, const unsigned long *a);
+long sys_inotify_add_watch(struct task *t, const unsigned long *a);
+long sys_inotify_rm_watch(struct task *t, const unsigned long *a);
 /* futex.c */
 long sys_futex(struct task *t, const unsigned long *a);
 /* sys_cred.c */

@@ -4,6 +4,7 @@
  * mounts) back up.
  * The Sentry's VFS is used from one thread, so none of this takes locks. */
 #include "vfs/internal.h"
+#include "vfs/inotify.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +42,12 @@ static void dentry_unlink(struct vfs_dentry *d)
  * turn: a loop rather than recursion, since paths can be thousands of components deep. */
 void vfs_dentry_put(struct vfs_dentry *d)
 {
-	while (d && --d->refs == 0) {
+	while (d) {
+		/* inotify: a removed name losing a holder besides its watches (vfs/inotify.h). */
+		if (d->unhashed)
+			vfs_notify_dentry_put(d);
+		if (--d->refs > 0)
+			break;
 		struct vfs_dentry *parent = d->parent == d ? NULL : d->parent;
 
 		if (parent && !d->unhashed)

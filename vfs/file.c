@@ -4,6 +4,7 @@
  * the host. Creating and truncating go through the filesystem's write-side inode operations;
  * a filesystem without them is read-only and answers -EROFS. */
 #include "vfs/internal.h"
+#include "vfs/inotify.h"
 #include "vfs/save.h"
 
 #include <errno.h>
@@ -37,6 +38,8 @@ void vfs_file_put(struct vfs_file *f)
 		waitq_remove(&f->fasync->w);
 		free(f->fasync);
 	}
+	if (f->ops && f->dentry)
+		vfs_notify_close(f);
 	if (f->ops && f->ops->release)
 		f->ops->release(f);
 	if (f->dentry)
@@ -382,6 +385,8 @@ int vfs_open_resolve(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 	}
 	f->seekable = true; /* the filesystem's open clears it for streams */
 	err = d->inode->ops->open(d->inode, f, flags);
+	if (!err)
+		vfs_notify_open(f); /* before the truncation's IN_MODIFY, as Linux */
 	/* Truncation follows the open, as Linux's handle_truncate: an overlay file is copied up
 	 * by the open for writing first. */
 	if (!err && (flags & O_TRUNC) && S_ISREG(d->inode->mode) && !created)

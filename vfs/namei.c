@@ -4,6 +4,7 @@
  * against the caller's credentials, then asks the filesystem through its inode operations and
  * brings the dentry cache up to date. */
 #include "vfs/internal.h"
+#include "vfs/inotify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,7 +103,10 @@ static int make_node(struct vfs_dentry *dir, const struct vfs_cred *cred, const 
 	if (err)
 		return err;
 	new_owner(dir, cred, attr);
-	return dir->inode->ops->mknod(dir->inode, name, attr);
+	err = dir->inode->ops->mknod(dir->inode, name, attr);
+	if (!err)
+		vfs_notify_create(dir, name, S_ISDIR(attr->mode));
+	return err;
 }
 
 int vfs_create_in(struct vfs_dentry *dir, const struct vfs_cred *cred, const char *name,
@@ -244,6 +248,8 @@ int vfs_link(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct vf
 		goto out;
 	}
 	err = dir->inode->ops->link(dir->inode, last.name, old->inode);
+	if (!err)
+		vfs_notify_link(old, dir, last.name);
 out:
 	vfs_dentry_put(dir);
 	return err;
@@ -298,8 +304,10 @@ static int remove_at(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred,
 		err = dir->inode->ops->unlink
 			  ? dir->inode->ops->unlink(dir->inode, last.name, victim->inode)
 			  : -EROFS;
-	if (!err)
+	if (!err) {
 		vfs_dentry_unhash(victim);
+		vfs_notify_remove(dir, victim, last.name, isdir);
+	}
 out_victim:
 	vfs_dentry_put(victim);
 out:
@@ -434,6 +442,7 @@ int vfs_rename(const struct vfs_fs_ctx *fs, const struct vfs_cred *cred, struct 
 	vfs_dentry_move(src, ndir, nlast.name);
 	if (exchange)
 		vfs_dentry_move(tgt, odir, olast.name);
+	vfs_notify_rename(odir, olast.name, src, ndir, nlast.name, tgt, exchange);
 out:
 	if (tgt)
 		vfs_dentry_put(tgt);
@@ -449,11 +458,16 @@ out_odir:
 
 int vfs_setattr_dentry(struct vfs_dentry *d, struct vfs_setattr *attr)
 {
+	int err;
+
 	if (!d->inode)
 		return -ENOENT;
 	if (!d->inode->ops->setattr)
 		return -EROFS;
-	return d->inode->ops->setattr(d->inode, attr);
+	err = d->inode->ops->setattr(d->inode, attr);
+	if (!err)
+		vfs_notify_setattr(d, attr->valid);
+	return err;
 }
 
 static int attr_begin(struct vfs_dentry *d, struct stat *st)
@@ -628,7 +642,10 @@ int vfs_fallocate(struct vfs_file *f, int mode, off_t off, off_t len)
 		return -ENODEV;
 	if (!f->ops->fallocate)
 		return -EOPNOTSUPP;
-	return f->ops->fallocate(f, mode, off, len);
+	int err = f->ops->fallocate(f, mode, off, len);
+	if (!err)
+		vfs_notify_modify(f);
+	return err;
 }
 
 int vfs_file_mmap_range(struct vfs_file *f, off_t off, size_t len, struct mobj **mobj,

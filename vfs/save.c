@@ -5,6 +5,7 @@
  * The record layouts are in docs/image-format.md, section "vfs". Whatever cannot be saved
  * refuses with a message, so a checkpoint fails rather than writing a wrong image. */
 #include "vfs/save.h"
+#include "vfs/inotify.h"
 
 #include "vfs/internal.h"
 
@@ -695,6 +696,7 @@ static const struct vfs_file_kind *builtin_kinds[] = {
     /* Files outside the tree (or FIFOs on it): pipe.c, eventfd.c, epoll.c, unix.c, hostfd.c. */
     &vfs_pipe_kind,
     &vfs_eventfd_kind,
+    &vfs_inotify_kind, /* inotify.c */
     &vfs_epoll_kind,
     &vfs_unix_kind,
     &vfs_inet_kind,

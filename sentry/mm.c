@@ -1151,6 +1151,38 @@ uint64_t mm_resident(struct mm *mm)
 	return bytes;
 }
 
+/* Residency is what the memory file holds: a page of it that is not a hole has been touched
+ * (written, or read through the stub's shared mapping, which allocates it) or filled by the
+ * Sentry. A lazy restore loads the range first (memfile_seek), so a page restored from an image
+ * counts as the touched page it was. */
+size_t mm_mincore(struct mm *mm, uintptr_t start, size_t npages, unsigned char *vec)
+{
+	uintptr_t end = start + npages * PAGE_SIZE;
+
+	memset(vec, 0, npages);
+	for (uintptr_t at = start; at < end;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED))
+			return (at - start) / PAGE_SIZE;
+		uintptr_t stop = v->end < end ? v->end : end;
+		uint64_t off = v->mf_off + (at - v->start), off_end = off + (stop - at);
+		while (!(v->flags & VMA_PAST_EOF) && off < off_end) {
+			int64_t data = memfile_seek(off, off_end, true);
+			if (data < 0)
+				break;
+			int64_t hole = memfile_seek(data, off_end, false);
+			if (hole < 0)
+				hole = off_end;
+			uint64_t first = PAGE_DOWN(data), last = PAGE_UP(hole);
+			for (uint64_t o = first; o < last && o < off_end; o += PAGE_SIZE)
+				vec[(v->start + (o - v->mf_off) - start) / PAGE_SIZE] = 1;
+			off = last;
+		}
+		at = stop;
+	}
+	return npages;
+}
+
 uint64_t mm_virtual(struct mm *mm)
 {
 	uint64_t bytes = 0;

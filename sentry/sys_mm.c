@@ -174,6 +174,31 @@ long sys_msync(struct task *t, const unsigned long *a)
 	return mm_sync(t->mm, a[0], a[1], arg_int(a, 2));
 }
 
+/* mincore(2): the vector is copied out a piece at a time, as Linux does, so a hole found
+ * later (ENOMEM) leaves the bytes of the pages before it written. */
+long sys_mincore(struct task *t, const unsigned long *a)
+{
+	uintptr_t start = a[0], vec = a[2];
+	size_t len = a[1];
+	unsigned char buf[1024];
+
+	if (start & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (len > t->mm->task_size || start > t->mm->task_size - len)
+		return -ENOMEM;
+	size_t pages = PAGE_UP(len) / PAGE_SIZE;
+	for (size_t done = 0; done < pages;) {
+		size_t n = pages - done < sizeof(buf) ? pages - done : sizeof(buf);
+		size_t got = mm_mincore(t->mm, start + done * PAGE_SIZE, n, buf);
+		if (got && copy_out(t->mm, vec + done, buf, got))
+			return -EFAULT;
+		if (got < n)
+			return -ENOMEM;
+		done += n;
+	}
+	return 0;
+}
+
 /* --- mlock: memory locks as Linux counts them against RLIMIT_MEMLOCK ----------------------
  * A locked VMA carries MAP_LOCKED. The host pages are not pinned (the Sentry has no business
  * pinning host memory for a guest); what the guest observes is the accounting. */

@@ -63,6 +63,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT, MADV_POPULATE_READ/WRITE "
 	    "and MADV_COLLAPSE are EINVAL"),
     ROW(msync, "pxx"),
+    ROW(mincore, "pup"),
     PARTIAL(mlock, "px", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),
     PARTIAL(mlock2, "pxx", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),
     ROW(munlock, "px"),

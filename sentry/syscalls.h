@@ -65,6 +65,7 @@ long sys_brk(struct task *t, const unsigned long *a);
 long sys_mremap(struct task *t, const unsigned long *a);
 long sys_madvise(struct task *t, const unsigned long *a);
 long sys_msync(struct task *t, const unsigned long *a);
+long sys_mincore(struct task *t, const unsigned long *a);
 long sys_mlock(struct task *t, const unsigned long *a);
 long sys_mlock2(struct task *t, const unsigned long *a);
 long sys_munlock(struct task *t, const unsigned long *a);

@@ -14,6 +14,7 @@
 
 #include "platform/platform.h"
 #include "sentry/filecache.h"
+#include "sentry/membarrier.h"
 #include "sentry/vdso.h"
 #include "mem/memfile.h"
 #include "vfs/vfs.h"
@@ -182,6 +183,7 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 	mm->arg_end = parent->arg_end;
 	mm->env_start = parent->env_start;
 	mm->env_end = parent->env_end;
+	mm->membarrier = parent->membarrier;
 	if (vma_set_reserve(&mm->vmas, parent->vmas.n))
 		goto fail;
 	for (size_t i = 0; i < parent->vmas.n; i++) {
@@ -1380,6 +1382,8 @@ int mm_save(struct enc *e, const void *obj)
 		if (err)
 			return err;
 	}
+	if (mm->membarrier) /* a trailing field: images from before have none */
+		enc_u32(e, mm->membarrier);
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
@@ -1713,6 +1717,11 @@ void *mm_load(struct dec *d)
 			break;
 		}
 		load_clean_runs(d, &v);
+	}
+	if (dec_ok(d) && !dec_at_end(d)) {
+		mm->membarrier = dec_u32(d);
+		if (mm->membarrier & ~MEMBARRIER_REGISTRATIONS)
+			dec_fail(d, "bad membarrier registrations");
 	}
 	if (premapped && dec_ok(d))
 		premap_drop_rest(mm);

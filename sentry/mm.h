@@ -38,9 +38,10 @@ struct mm {
 	/* Write tracking (mem/pagediff.c): watched since a base, and the ranges mapped since,
 	 * which the next base must protect. */
 	bool tracked;
-	bool collected; /* its writes were read before its stub went (mm_collect_writes) */
-	int uffd;	/* the userfaultfd a restored stub made, until mm_track takes it */
-	bool untouched; /* restored, and its stub has run nothing yet: it maps no page */
+	bool collected;		 /* its writes were read before its stub went (mm_collect_writes) */
+	int uffd;		 /* the userfaultfd a restored stub made, until mm_track takes it */
+	bool untouched;		 /* restored, and its stub has run nothing yet: it maps no page */
+	unsigned int membarrier; /* the MEMBARRIER_CMD_REGISTER_* done (sentry/membarrier.c) */
 	struct memfile_space_range *fresh;
 	size_t nfresh, capfresh;
 };

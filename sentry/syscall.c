@@ -317,6 +317,10 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "the sets follow Linux's rules; CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_SYS_NICE "
 	    "are checked against them, other privileges against the effective uid"),
     ROW(getcpu, "::p"),
+    PARTIAL(
+	membarrier, "ddd",
+	"the RSEQ commands are EINVAL (restartable sequences are not offered); every barrier is "
+	"the host's global expedited one over the stubs (sentry/membarrier.c)"),
     ROW(poll, "Qud"),
     ROW(epoll_create, "d"),
     ROW(epoll_create1, "5"),

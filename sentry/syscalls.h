@@ -95,6 +95,8 @@ long sys_getrlimit(struct task *t, const unsigned long *a);
 long sys_setrlimit(struct task *t, const unsigned long *a);
 long sys_umask(struct task *t, const unsigned long *a);
 long sys_sched_yield(struct task *t, const unsigned long *a);
+/* membarrier.c */
+long sys_membarrier(struct task *t, const unsigned long *a);
 long sys_getrandom(struct task *t, const unsigned long *a);
 long sys_personality(struct task *t, const unsigned long *a);
 long sys_set_robust_list(struct task *t, const unsigned long *a);

@@ -23,6 +23,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "vfs/dirent.h"
 #include "vfs/vfs.h"
 
 #define IOV_PIECES 64
@@ -460,7 +461,8 @@ long sys_statx(struct task *t, const unsigned long *a)
 	return copy_out(t->mm, a[4], &stx, sizeof(stx));
 }
 
-long sys_getdents64(struct task *t, const unsigned long *a)
+/* getdents64, or with OLD the old getdents: same entries, same record lengths (vfs/dirent.h). */
+static long getdents(struct task *t, const unsigned long *a, bool old)
 {
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 	size_t size = a[2];
@@ -475,10 +477,22 @@ long sys_getdents64(struct task *t, const unsigned long *a)
 	if (!buf)
 		return -ENOMEM;
 	long n = f->ops->getdents64(f, buf, size, &f->pos);
+	if (n > 0 && old)
+		vfs_dirent_to_old(buf, n);
 	if (n > 0 && copy_out(t->mm, a[1], buf, n))
 		n = -EFAULT;
 	free(buf);
 	return n;
+}
+
+long sys_getdents64(struct task *t, const unsigned long *a)
+{
+	return getdents(t, a, false);
+}
+
+long sys_getdents(struct task *t, const unsigned long *a)
+{
+	return getdents(t, a, true);
 }
 
 static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t buf, long size)

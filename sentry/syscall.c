@@ -104,6 +104,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(gettid, ""),
     ROW(time, "p"),
+    ROW(getdents, "dpu"),
     ROW(getdents64, "dDu"),
     ROW(set_tid_address, "p"),
     ROW(clock_gettime, "cV"),

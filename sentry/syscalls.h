@@ -28,6 +28,7 @@ long sys_lstat(struct task *t, const unsigned long *a);
 long sys_newfstatat(struct task *t, const unsigned long *a);
 long sys_statx(struct task *t, const unsigned long *a);
 long sys_getdents64(struct task *t, const unsigned long *a);
+long sys_getdents(struct task *t, const unsigned long *a);
 long sys_readlink(struct task *t, const unsigned long *a);
 long sys_readlinkat(struct task *t, const unsigned long *a);
 long sys_access(struct task *t, const unsigned long *a);

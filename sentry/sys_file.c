@@ -722,6 +722,13 @@ static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
 		return -EINVAL;
 	if ((err = vfs_pipe_new(flags, &rd, &wr)))
 		return err;
+	/* The pipefs inode belongs to its maker (fsuid and fsgid: the effective ids here). */
+	struct vfs_pseudo_inode *pi = vfs_file_pseudo(rd);
+	if (t->euid || t->egid) { /* not root's: a checkpoint must keep it */
+		pi->uid = t->euid;
+		pi->gid = t->egid;
+		pi->changed = true;
+	}
 	fds[0] = fdtable_install(t->files, rd, flags & O_CLOEXEC, 0, task_nofile_limit(t));
 	if (fds[0] < 0) {
 		vfs_file_put(rd);

@@ -252,8 +252,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(creat, "so"),
     ROW(statfs, "s\\s"),
     PARTIAL(fstatfs, "d\\s",
-	    "pipes, sockets and anonymous files are ENOSYS (their pseudo filesystems are not "
-	    "modelled)"),
+	    "pipes, sockets and anonymous files answer as pipefs, sockfs and anon_inodefs; a "
+	    "descriptor handed in from the host (stdio) is ENOSYS"),
     ROW(fsync, "d"),
     PARTIAL(setxattr, "sspux", XATTR_NOTE),
     PARTIAL(lsetxattr, "sspux", XATTR_NOTE),

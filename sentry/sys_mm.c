@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 
 #include "mem/memfile.h"
@@ -92,6 +93,14 @@ long sys_mmap(struct task *t, const unsigned long *a)
 			return -EACCES;
 		if (!file->ops->getattr || file->ops->getattr(file, &st))
 			return -ENODEV;
+		if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 5)) {
+			/* /dev/zero is anonymous memory, as Linux's mmap_zero makes it: private
+			 * or shared (then shared with the children, and saved, as MAP_SHARED |
+			 * MAP_ANONYMOUS is). */
+			file = NULL;
+			flags |= MAP_ANONYMOUS;
+			goto map;
+		}
 		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 			return syscall_unsupported(t, -ENODEV, "mapping a device");
 		if (!file->ops->pread_kernel || !S_ISREG(st.st_mode))
@@ -118,6 +127,7 @@ long sys_mmap(struct task *t, const unsigned long *a)
 		if (err != -ENODEV)
 			return err;
 	}
+map:;
 	int vflags =
 	    (flags &
 	     (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_32BIT)) |

@@ -40,9 +40,10 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(fstat, "dy"),
     ROW(lstat, "sy"),
     ROW(lseek, "dde"),
-    PARTIALX(
-	mmap, "puPMdx",
-	"a file that is not a regular file (a device such as /dev/zero) cannot be mapped: ENODEV"),
+    PARTIALX(mmap, "puPMdx",
+	     "of devices only /dev/zero maps (as anonymous memory, private or shared; a shared "
+	     "one at a non-zero offset does not fault with SIGBUS past its length as Linux's "
+	     "shmem object does); other files that are not regular files are ENODEV"),
     ROW(mprotect, "puP"),
     ROW(munmap, "pu"),
     ROWX(brk, "p"),

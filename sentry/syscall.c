@@ -307,6 +307,14 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(sched_setparam, "dp",
 	    "the priority is kept and reported but does not reach the host scheduler"),
     ROW(sched_rr_get_interval, "dp"),
+    PARTIAL(sched_setattr, "dpx",
+	    "as sched_setscheduler and setpriority; utilisation clamps are EOPNOTSUPP (a kernel "
+	    "without CONFIG_UCLAMP_TASK), SCHED_DEADLINE is EBUSY (no bandwidth to admit), a fair "
+	    "policy's sched_runtime (custom slice) is not kept"),
+    ROW(sched_getattr, "dpux"),
+    PARTIAL(ioprio_set, "ddx",
+	    "the class and level are kept and reported; no I/O is scheduled by them"),
+    ROW(ioprio_get, "dd"),
     ROW(sched_get_priority_max, "d"),
     ROW(sched_get_priority_min, "d"),
     PARTIAL(getrusage, ").", "only ru_utime (all CPU time counts as user time) and ru_maxrss"),

@@ -908,6 +908,32 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 	return new_addr;
 }
 
+/* MADV_POPULATE_READ/WRITE: each page read (or written back with what it holds) through
+ * copy_in/copy_out, the Sentry's sanctioned and accounted way into guest memory, in address
+ * order, so the pages before a failure are populated as on Linux. A read of a hole allocates it
+ * in the memory file (Linux maps the zero page there: resident either way); a write gives a page
+ * shared copy-on-write its own copy, as a write fault does. */
+static int populate(struct mm *mm, uintptr_t addr, size_t len, bool write)
+{
+	for (uintptr_t at = addr; at < addr + len;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED))
+			return -ENOMEM;
+		if (v->flags & VMA_PAST_EOF)
+			return -EFAULT; /* the access would be SIGBUS */
+		if (!(v->prot & (PROT_READ | PROT_WRITE)) ||
+		    (write && (!(v->prot & PROT_WRITE) || (v->flags & VMA_NO_WRITE))))
+			return -EINVAL; /* Linux's answer to a permission problem here */
+		uintptr_t end = v->end < addr + len ? v->end : addr + len;
+		for (; at < end; at += PAGE_SIZE) {
+			char c;
+			if (copy_in(mm, &c, at, 1) || (write && copy_out(mm, at, &c, 1)))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 {
 	if (addr & (PAGE_SIZE - 1))
@@ -930,6 +956,11 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 		break;
 	case MADV_DONTNEED:
 		break;
+	case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
+		if (addr + len < addr)
+			return -EINVAL;
+		return populate(mm, addr, len, advice == MADV_POPULATE_WRITE);
 	default:
 		return -EINVAL;
 	}

@@ -61,8 +61,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(sched_yield, ""),
     PARTIALX(mremap, "pxxxp", "MREMAP_DONTUNMAP is EINVAL"),
     PARTIAL(madvise, "pu9",
-	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT, MADV_POPULATE_READ/WRITE "
-	    "and MADV_COLLAPSE are EINVAL"),
+	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT and MADV_COLLAPSE are "
+	    "EINVAL"),
     ROW(msync, "pxx"),
     ROW(mincore, "pup"),
     PARTIAL(mlock, "px", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),

@@ -169,6 +169,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "ptrace_scope 3"),
     PARTIAL(pidfd_open, "dx",
 	    "PIDFD_THREAD (a pidfd of one thread, Linux 6.9) is EINVAL; no PIDFD_GET_INFO ioctl"),
+    PARTIAL(pidfd_getfd, "ddx",
+	    "only the caller's own process: another's is EPERM, as under Yama's ptrace_scope 3"),
     PARTIAL(pidfd_send_signal, "dSpx", "the PIDFD_SIGNAL_* flags (Linux 6.9) are EINVAL"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),

@@ -297,6 +297,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(futex, "pUdpph",
 	    "priority-inheritance operations (FUTEX_LOCK_PI, UNLOCK_PI, TRYLOCK_PI, "
 	    "WAIT_REQUEUE_PI, CMP_REQUEUE_PI) are ENOSYS"),
+    ROW(futex_waitv, "puxpd"),
     ROW(signalfd, "dpu"),
     ROW(signalfd4, "dpux"),
     ROW(sched_getaffinity, "du\\a"),

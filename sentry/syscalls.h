@@ -59,6 +59,7 @@ long sys_process_vm_readv(struct task *t, const unsigned long *a);
 long sys_process_vm_writev(struct task *t, const unsigned long *a);
 long sys_pidfd_open(struct task *t, const unsigned long *a);
 long sys_pidfd_getfd(struct task *t, const unsigned long *a);
+long sys_futex_waitv(struct task *t, const unsigned long *a);
 /* sys_mm.c */
 long sys_mmap(struct task *t, const unsigned long *a);
 long sys_munmap(struct task *t, const unsigned long *a);

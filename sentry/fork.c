@@ -115,6 +115,7 @@ long kernel_clone(struct task *p, unsigned long flags, uintptr_t stack, uintptr_
 	gseccomp_fork(c, p);
 	c->oom_score_adj = p->group_leader->oom_score_adj;
 	c->nice = p->nice;
+	c->ioprio = p->ioprio;
 	sched_inherit(c, p);
 	c->cap_eff = p->cap_eff, c->cap_prm = p->cap_prm, c->cap_inh = p->cap_inh;
 	c->cap_bnd = p->cap_bnd, c->cap_amb = p->cap_amb;

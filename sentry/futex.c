@@ -97,15 +97,21 @@ static struct fqueue *queue_of(struct fkey key, bool create)
 	return q;
 }
 
+/* The word being woken, for mark_woken: a futex_waitv waiter learns from it which of its words
+ * woke it (a FUTEX_WAIT waiter, woken, never looks at the key again). */
+static struct fkey waking_key;
+
 static void mark_woken(struct task *t)
 {
 	t->blk.futex_woken = true;
+	t->blk.futex_key = waking_key.off;
 }
 
 static int wake_key(struct fkey key, int n, uint32_t bits)
 {
 	struct fqueue *q = queue_of(key, false);
 
+	waking_key = key;
 	return q ? task_waitq_wake_n(&q->wq, n, bits, mark_woken) : 0;
 }
 
@@ -465,6 +471,88 @@ static long futex_unlock_pi(struct task *t, uintptr_t uaddr)
 		if (pi_next_owner)
 			pi_next_owner->blk.futex_woken = false;
 	}
+}
+
+/* futex_waitv(2): waits on up to 128 32-bit words at once and returns the index of the one
+ * that woke it. The timeout is absolute on CLOCK_MONOTONIC or CLOCK_REALTIME. */
+#define FUTEX_WAITV_MAX 128
+#define FUTEX2_SIZE_U32 0x02
+#define FUTEX2_PRIVATE 128
+
+struct guest_waitv {
+	uint64_t val;
+	uint64_t uaddr;
+	uint32_t flags;
+	uint32_t reserved;
+};
+
+long sys_futex_waitv(struct task *t, const unsigned long *a)
+{
+	static struct guest_waitv wv[FUTEX_WAITV_MAX];
+	static struct fkey keys[FUTEX_WAITV_MAX];
+	unsigned int n = arg_uint(a, 1);
+	int clockid = arg_int(a, 4);
+	long err;
+
+	if (a[2])
+		return -EINVAL;
+	if (!a[0] || !n || n > FUTEX_WAITV_MAX)
+		return -EINVAL;
+	struct timespec ts;
+	if (a[3] && !t->blk.retry) {
+		if (clockid != CLOCK_MONOTONIC && clockid != CLOCK_REALTIME)
+			return -EINVAL;
+		if (copy_in(t->mm, &ts, a[3], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC)
+			return -EINVAL;
+	}
+	if (copy_in(t->mm, wv, a[0], n * sizeof(wv[0])))
+		return -EFAULT;
+	for (unsigned int i = 0; i < n; i++) {
+		if ((wv[i].flags & ~(uint32_t)(FUTEX2_PRIVATE | 3)) || wv[i].reserved ||
+		    (wv[i].flags & 3) != FUTEX2_SIZE_U32 || wv[i].val > UINT32_MAX)
+			return -EINVAL;
+		if ((err = key_of(t->mm, wv[i].uaddr, &keys[i])))
+			return err;
+	}
+	if (!t->blk.retry) {
+		for (unsigned int i = 0; i < n; i++) {
+			uint32_t cur;
+			if (copy_in(t->mm, &cur, wv[i].uaddr, sizeof(cur)))
+				return -EFAULT;
+			if (cur != wv[i].val)
+				return -EAGAIN;
+		}
+		t->blk.futex_requeued = false;
+		t->blk.futex_woken = false;
+		t->blk.futex_timed = a[3] != 0;
+		if (a[3]) {
+			struct timespec now;
+			clock_now(clockid, &now);
+			t->blk.deadline = ts_add(mono_now(), ts_sub(ts, now));
+		}
+	} else if (t->blk.futex_woken) {
+		t->blk.futex_woken = false;
+		for (unsigned int i = 0; i < n; i++)
+			if (keys[i].off == t->blk.futex_key)
+				return i;
+		return 0; /* its word was remapped since: the first stands for it */
+	} else if (t->blk.timed_out ||
+		   (t->blk.futex_timed && ts_cmp(mono_now(), t->blk.deadline) >= 0)) {
+		return -ETIMEDOUT;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct fqueue *q = queue_of(keys[i], true);
+		if (!q)
+			return -ENOMEM;
+		if ((err = task_wait_queue(t, &q->wq, FUTEX_BITSET_MATCH_ANY)))
+			return err;
+	}
+	if (t->blk.futex_timed)
+		task_wait_until(t, &t->blk.deadline);
+	t->blk.intr_ret = -ERESTARTSYS;
+	return task_block(t);
 }
 
 long sys_futex(struct task *t, const unsigned long *a)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/fs.h>
+#include <linux/membarrier.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -193,6 +194,9 @@ static const struct rule rules[] = {
     ANY(sched_setaffinity),
     ANY(sched_yield),
     ANY(getcpu),
+    /* A guest's membarrier: a barrier on every CPU that runs a stub (sentry/membarrier.c). */
+    TWO(membarrier, EQ(0, MEMBARRIER_CMD_GLOBAL_EXPEDITED), EQ(1, 0)),
+    TWO(membarrier, EQ(0, MEMBARRIER_CMD_GLOBAL), EQ(1, 0)),
     ANY(setitimer),
     /* Time, identity and randomness the guest is told about. */
     ANY(clock_gettime),

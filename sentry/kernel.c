@@ -35,6 +35,7 @@
 #include "mem/memfile.h"
 #include "sentry/mm.h"
 #include "sentry/marks.h"
+#include "sentry/membarrier.h"
 #include "sentry/oom.h"
 #include "sentry/sched.h"
 #include "sentry/seccomp.h"
@@ -992,6 +993,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 	if ((err = confine_prepare_stubs()))
 		return err; /* the message is printed */
 	mark("stubs userns");
+	membarrier_host_init(); /* before the factory: it and its stubs inherit it */
 	/* New address spaces are forked from the factory, never from the growing Sentry. */
 	if ((err = platform_start())) {
 		fprintf(stderr, "minisentry: cannot start the stub factory: %s\n", strerror(-err));

@@ -24,7 +24,7 @@
 #define OFF_MAX INT64_MAX
 
 struct range_lock {
-	struct vfs_inode *ino;
+	const void *ino;
 	int type; /* F_RDLCK or F_WRLCK */
 	off_t start, end;
 	void *owner; /* POSIX: the leader task; OFD: the file */
@@ -33,7 +33,7 @@ struct range_lock {
 };
 
 struct whole_lock {
-	struct vfs_inode *ino;
+	const void *ino;
 	struct vfs_file *file;
 	bool exclusive;
 	struct whole_lock *next;
@@ -43,9 +43,10 @@ static struct range_lock *ranges;
 static struct whole_lock *wholes;
 static struct waitq unlocked; /* every release wakes the waiters, who look again */
 
-static struct vfs_inode *inode_of(struct vfs_file *f)
+/* The inode, or a pipe's or socket's pseudo inode, that F's locks are kept on. */
+static const void *inode_of(struct vfs_file *f)
 {
-	return f->dentry ? f->dentry->inode : NULL;
+	return vfs_file_lock_key(f);
 }
 
 static bool overlap(const struct range_lock *l, off_t start, off_t end)
@@ -53,8 +54,7 @@ static bool overlap(const struct range_lock *l, off_t start, off_t end)
 	return l->start <= end && start <= l->end;
 }
 
-static struct range_lock *conflict(struct vfs_inode *ino, void *owner, int type, off_t start,
-				   off_t end)
+static struct range_lock *conflict(const void *ino, void *owner, int type, off_t start, off_t end)
 {
 	for (struct range_lock *l = ranges; l; l = l->next)
 		if (l->ino == ino && l->owner != owner && overlap(l, start, end) &&
@@ -64,7 +64,7 @@ static struct range_lock *conflict(struct vfs_inode *ino, void *owner, int type,
 }
 
 /* Removes OWNER's locks on INO within [start, end], splitting those that stick out. */
-static int cut(struct vfs_inode *ino, void *owner, off_t start, off_t end)
+static int cut(const void *ino, void *owner, off_t start, off_t end)
 {
 	for (struct range_lock **pp = &ranges; *pp;) {
 		struct range_lock *l = *pp;
@@ -154,7 +154,7 @@ long locks_fcntl(struct task *t, struct vfs_file *f, int cmd, unsigned long arg)
 	bool ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
 	bool wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
 	void *owner = ofd ? (void *)f : (void *)t->group_leader;
-	struct vfs_inode *ino = inode_of(f);
+	const void *ino = inode_of(f);
 	struct flock fl;
 	off_t start, end;
 	long err;
@@ -220,7 +220,7 @@ long locks_fcntl(struct task *t, struct vfs_file *f, int cmd, unsigned long arg)
 
 static bool posix_of(const struct range_lock *l, void *arg)
 {
-	void **key = arg; /* {leader, inode or NULL for all} */
+	const void **key = arg; /* {leader, inode or NULL for all} */
 
 	return l->owner == key[0] && l->pid != -1 && (!key[1] || l->ino == key[1]);
 }
@@ -246,7 +246,7 @@ static void drop_whole(struct vfs_file *f)
 
 long locks_flock(struct task *t, struct vfs_file *f, int op)
 {
-	struct vfs_inode *ino = inode_of(f);
+	const void *ino = inode_of(f);
 	int kind = op & ~LOCK_NB;
 
 	if (op & 32)
@@ -282,10 +282,10 @@ long locks_flock(struct task *t, struct vfs_file *f, int op)
 
 void locks_on_close(struct task *t, struct vfs_file *f)
 {
-	void *key[2] = {t->group_leader, inode_of(f)};
+	const void *key[2] = {t->group_leader, inode_of(f)};
 
 	if (key[1])
-		release_where(posix_of, key);
+		release_where(posix_of, (void *)key);
 	if (f->refs == 1) { /* the description dies with this close */
 		release_where(ofd_of, f);
 		drop_whole(f);
@@ -320,7 +320,7 @@ long sys_flock(struct task *t, const unsigned long *a)
  * then flock locks: CK_FILE ref of the owner, bool exclusive. */
 
 /* A file open on INO in some fd table, those of LEADER's process first; NULL if none. */
-static struct vfs_file *file_on(struct vfs_inode *ino, struct task *leader)
+static struct vfs_file *file_on(const void *ino, struct task *leader)
 {
 	for (int pass = 0; pass < 2; pass++)
 		for_each_task(t) {

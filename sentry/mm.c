@@ -14,6 +14,7 @@
 
 #include "platform/platform.h"
 #include "sentry/filecache.h"
+#include "sentry/membarrier.h"
 #include "sentry/vdso.h"
 #include "mem/memfile.h"
 #include "vfs/vfs.h"
@@ -182,6 +183,7 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 	mm->arg_end = parent->arg_end;
 	mm->env_start = parent->env_start;
 	mm->env_end = parent->env_end;
+	mm->membarrier = parent->membarrier;
 	if (vma_set_reserve(&mm->vmas, parent->vmas.n))
 		goto fail;
 	for (size_t i = 0; i < parent->vmas.n; i++) {
@@ -906,6 +908,32 @@ long mm_remap(struct mm *mm, uintptr_t old, size_t old_len, size_t new_len, int 
 	return new_addr;
 }
 
+/* MADV_POPULATE_READ/WRITE: each page read (or written back with what it holds) through
+ * copy_in/copy_out, the Sentry's sanctioned and accounted way into guest memory, in address
+ * order, so the pages before a failure are populated as on Linux. A read of a hole allocates it
+ * in the memory file (Linux maps the zero page there: resident either way); a write gives a page
+ * shared copy-on-write its own copy, as a write fault does. */
+static int populate(struct mm *mm, uintptr_t addr, size_t len, bool write)
+{
+	for (uintptr_t at = addr; at < addr + len;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED))
+			return -ENOMEM;
+		if (v->flags & VMA_PAST_EOF)
+			return -EFAULT; /* the access would be SIGBUS */
+		if (!(v->prot & (PROT_READ | PROT_WRITE)) ||
+		    (write && (!(v->prot & PROT_WRITE) || (v->flags & VMA_NO_WRITE))))
+			return -EINVAL; /* Linux's answer to a permission problem here */
+		uintptr_t end = v->end < addr + len ? v->end : addr + len;
+		for (; at < end; at += PAGE_SIZE) {
+			char c;
+			if (copy_in(mm, &c, at, 1) || (write && copy_out(mm, at, &c, 1)))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 {
 	if (addr & (PAGE_SIZE - 1))
@@ -928,6 +956,11 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 		break;
 	case MADV_DONTNEED:
 		break;
+	case MADV_POPULATE_READ:
+	case MADV_POPULATE_WRITE:
+		if (addr + len < addr)
+			return -EINVAL;
+		return populate(mm, addr, len, advice == MADV_POPULATE_WRITE);
 	default:
 		return -EINVAL;
 	}
@@ -1179,6 +1212,38 @@ uint64_t mm_resident(struct mm *mm)
 	return bytes;
 }
 
+/* Residency is what the memory file holds: a page of it that is not a hole has been touched
+ * (written, or read through the stub's shared mapping, which allocates it) or filled by the
+ * Sentry. A lazy restore loads the range first (memfile_seek), so a page restored from an image
+ * counts as the touched page it was. */
+size_t mm_mincore(struct mm *mm, uintptr_t start, size_t npages, unsigned char *vec)
+{
+	uintptr_t end = start + npages * PAGE_SIZE;
+
+	memset(vec, 0, npages);
+	for (uintptr_t at = start; at < end;) {
+		struct vma *v = vma_find(&mm->vmas, at);
+		if (!v || (v->flags & VMA_RESERVED))
+			return (at - start) / PAGE_SIZE;
+		uintptr_t stop = v->end < end ? v->end : end;
+		uint64_t off = v->mf_off + (at - v->start), off_end = off + (stop - at);
+		while (!(v->flags & VMA_PAST_EOF) && off < off_end) {
+			int64_t data = memfile_seek(off, off_end, true);
+			if (data < 0)
+				break;
+			int64_t hole = memfile_seek(data, off_end, false);
+			if (hole < 0)
+				hole = off_end;
+			uint64_t first = PAGE_DOWN(data), last = PAGE_UP(hole);
+			for (uint64_t o = first; o < last && o < off_end; o += PAGE_SIZE)
+				vec[(v->start + (o - v->mf_off) - start) / PAGE_SIZE] = 1;
+			off = last;
+		}
+		at = stop;
+	}
+	return npages;
+}
+
 uint64_t mm_virtual(struct mm *mm)
 {
 	uint64_t bytes = 0;
@@ -1376,6 +1441,8 @@ int mm_save(struct enc *e, const void *obj)
 		if (err)
 			return err;
 	}
+	if (mm->membarrier) /* a trailing field: images from before have none */
+		enc_u32(e, mm->membarrier);
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
@@ -1709,6 +1776,11 @@ void *mm_load(struct dec *d)
 			break;
 		}
 		load_clean_runs(d, &v);
+	}
+	if (dec_ok(d) && !dec_at_end(d)) {
+		mm->membarrier = dec_u32(d);
+		if (mm->membarrier & ~MEMBARRIER_REGISTRATIONS)
+			dec_fail(d, "bad membarrier registrations");
 	}
 	if (premapped && dec_ok(d))
 		premap_drop_rest(mm);

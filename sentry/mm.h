@@ -38,9 +38,10 @@ struct mm {
 	/* Write tracking (mem/pagediff.c): watched since a base, and the ranges mapped since,
 	 * which the next base must protect. */
 	bool tracked;
-	bool collected; /* its writes were read before its stub went (mm_collect_writes) */
-	int uffd;	/* the userfaultfd a restored stub made, until mm_track takes it */
-	bool untouched; /* restored, and its stub has run nothing yet: it maps no page */
+	bool collected;		 /* its writes were read before its stub went (mm_collect_writes) */
+	int uffd;		 /* the userfaultfd a restored stub made, until mm_track takes it */
+	bool untouched;		 /* restored, and its stub has run nothing yet: it maps no page */
+	unsigned int membarrier; /* the MEMBARRIER_CMD_REGISTER_* done (sentry/membarrier.c) */
 	struct memfile_space_range *fresh;
 	size_t nfresh, capfresh;
 };
@@ -113,6 +114,10 @@ bool mm_in_memory_file(struct mm *mm, uintptr_t addr);
 /* Bytes of MM's mappings that hold data (resident), and mapped at all. */
 uint64_t mm_resident(struct mm *mm);
 uint64_t mm_virtual(struct mm *mm);
+/* mincore(2) for NPAGES pages from START (page-aligned): VEC[i] is 1 where the memory file
+ * holds the page's data. Stops at the first page no guest mapping covers: returns the number
+ * of pages filled. */
+size_t mm_mincore(struct mm *mm, uintptr_t start, size_t npages, unsigned char *vec);
 /* The OOM reaper: punches out MM's private memory (not shared, not shared copy-on-write),
  * which only a dying process may lose. */
 void mm_reap(struct mm *mm);

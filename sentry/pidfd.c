@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "common/units.h"
+#include "sentry/fdtable.h"
 #include "sentry/kernel.h"
 #include "sentry/sched.h"
 #include "sentry/syscalls.h"
@@ -134,6 +135,31 @@ long sys_pidfd_open(struct task *t, const unsigned long *a)
 	if (err)
 		return err;
 	return task_install_file(t, f, true); /* a pidfd is always close-on-exec */
+}
+
+/* pidfd_getfd(2): a duplicate of another process's descriptor, close-on-exec. It needs
+ * ptrace access (PTRACE_MODE_ATTACH_REALCREDS), which the sandbox gives a process over itself
+ * only, as under Yama's ptrace_scope 3 (sys_ptrace.c, process_vm_readv): any other is EPERM. */
+long sys_pidfd_getfd(struct task *t, const unsigned long *a)
+{
+	struct vfs_file *pf = arg_file(t, arg_int(a, 0));
+	int fd = arg_int(a, 1);
+
+	if (a[2])
+		return -EINVAL;
+	if (!pf)
+		return -EBADF;
+	if (pf->ops != &pidfd_ops)
+		return -EBADF;
+	struct task *p = pidfd_task(pf->priv);
+	if (!p)
+		return -ESRCH;
+	if (p->group_leader != t->group_leader)
+		return -EPERM;
+	struct vfs_file *f = p->files ? fdtable_peek(p->files, fd) : NULL;
+	if (!f)
+		return -EBADF; /* not open, or the process has exited (a zombie has no table) */
+	return task_install_file(t, vfs_file_get(f), true);
 }
 
 static int pidfd_save(struct enc *e, struct vfs_file *f)

@@ -740,9 +740,11 @@ void gseccomp_load_task(struct dec *d, struct task *t)
 
 	if (!dec_ok(d))
 		return;
-	/* A zombie in filter mode has released its filters (NULL); strict mode has none. */
-	if ((mode != SECCOMP_MODE_STRICT && mode != SECCOMP_MODE_FILTER) ||
-	    (mode == SECCOMP_MODE_STRICT && f)) {
+	/* A zombie in filter mode has released its filters (NULL); strict mode has none; mode 0
+	 * (none) is written only when fields follow (task.c). */
+	if ((mode != SECCOMP_MODE_DISABLED && mode != SECCOMP_MODE_STRICT &&
+	     mode != SECCOMP_MODE_FILTER) ||
+	    (mode != SECCOMP_MODE_FILTER && f)) {
 		dec_fail(d, "bad seccomp mode");
 		return;
 	}

@@ -26,6 +26,7 @@
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
 #include "vfs/inotify.h"
+#include "vfs/dirent.h"
 #include "vfs/vfs.h"
 
 #define IOV_PIECES 64
@@ -465,7 +466,8 @@ long sys_statx(struct task *t, const unsigned long *a)
 	return copy_out(t->mm, a[4], &stx, sizeof(stx));
 }
 
-long sys_getdents64(struct task *t, const unsigned long *a)
+/* getdents64, or with OLD the old getdents: same entries, same record lengths (vfs/dirent.h). */
+static long getdents(struct task *t, const unsigned long *a, bool old)
 {
 	struct vfs_file *f = arg_file(t, arg_int(a, 0));
 	size_t size = a[2];
@@ -480,12 +482,24 @@ long sys_getdents64(struct task *t, const unsigned long *a)
 	if (!buf)
 		return -ENOMEM;
 	long n = f->ops->getdents64(f, buf, size, &f->pos);
+	if (n > 0 && old)
+		vfs_dirent_to_old(buf, n);
 	if (n >= 0)
 		vfs_notify_access(f); /* as Linux's iterate_dir, even at the end */
 	if (n > 0 && copy_out(t->mm, a[1], buf, n))
 		n = -EFAULT;
 	free(buf);
 	return n;
+}
+
+long sys_getdents64(struct task *t, const unsigned long *a)
+{
+	return getdents(t, a, false);
+}
+
+long sys_getdents(struct task *t, const unsigned long *a)
+{
+	return getdents(t, a, true);
 }
 
 static long do_readlinkat(struct task *t, int dirfd, uintptr_t path, uintptr_t buf, long size)
@@ -754,6 +768,13 @@ static long do_pipe2(struct task *t, uintptr_t fds_addr, int flags)
 		return -EINVAL;
 	if ((err = vfs_pipe_new(flags, &rd, &wr)))
 		return err;
+	/* The pipefs inode belongs to its maker (fsuid and fsgid: the effective ids here). */
+	struct vfs_pseudo_inode *pi = vfs_file_pseudo(rd);
+	if (t->euid || t->egid) { /* not root's: a checkpoint must keep it */
+		pi->uid = t->euid;
+		pi->gid = t->egid;
+		pi->changed = true;
+	}
 	fds[0] = fdtable_install(t->files, rd, flags & O_CLOEXEC, 0, task_nofile_limit(t));
 	if (fds[0] < 0) {
 		vfs_file_put(rd);

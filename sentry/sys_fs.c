@@ -32,18 +32,6 @@ static struct vfs_cred cred_of(struct task *t)
 }
 
 /* The file behind FD for the f*() attribute calls: O_PATH files are refused, as on Linux. */
-static long fd_dentry(struct task *t, int fd, struct vfs_dentry **out)
-{
-	struct vfs_file *f = arg_file_nopath(t, fd);
-
-	if (!f)
-		return -EBADF;
-	if (!f->dentry)
-		return -EINVAL; /* host stdio and anonymous files have no inode here */
-	*out = vfs_dentry_get(f->dentry);
-	return 0;
-}
-
 static long do_mkdirat(struct task *t, int dirfd, uintptr_t path_addr, mode_t mode)
 {
 	struct vfs_cred cred = cred_of(t);
@@ -235,10 +223,11 @@ long sys_fchmodat(struct task *t, const unsigned long *a)
 
 long sys_fchmod(struct task *t, const unsigned long *a)
 {
-	struct vfs_dentry *d;
-	long err = fd_dentry(t, arg_int(a, 0), &d);
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
+	struct vfs_cred cred = cred_of(t);
 
-	return err ? err : chmod_dentry(t, d, arg_uint(a, 1));
+	/* A pipe's or socket's inode is its pipefs or sockfs one (vfs_file_chmod). */
+	return f ? vfs_file_chmod(f, &cred, arg_uint(a, 1)) : -EBADF;
 }
 
 static long chown_dentry(struct task *t, struct vfs_dentry *d, uid_t uid, gid_t gid)
@@ -280,10 +269,10 @@ long sys_fchownat(struct task *t, const unsigned long *a)
 
 long sys_fchown(struct task *t, const unsigned long *a)
 {
-	struct vfs_dentry *d;
-	long err = fd_dentry(t, arg_int(a, 0), &d);
+	struct vfs_file *f = arg_file_nopath(t, arg_int(a, 0));
+	struct vfs_cred cred = cred_of(t);
 
-	return err ? err : chown_dentry(t, d, arg_uint(a, 1), arg_uint(a, 2));
+	return f ? vfs_file_chown(f, &cred, arg_uint(a, 1), arg_uint(a, 2)) : -EBADF;
 }
 
 long sys_truncate(struct task *t, const unsigned long *a)
@@ -448,8 +437,17 @@ long sys_fstatfs(struct task *t, const unsigned long *a)
 
 	if (!f)
 		return -EBADF;
-	if (!f->dentry) /* the pseudo filesystems of pipes and anonymous files are not modelled */
-		return syscall_unsupported(t, -ENOSYS, "a file with no filesystem");
+	if (!f->dentry) {
+		/* pipefs, sockfs, anon_inodefs: what Linux's simple_statfs says, ST_VALID. */
+		struct statfs sfs;
+		long err = vfs_file_statfs_pseudo(f, &sfs);
+		if (err == -ENOSYS)
+			return syscall_unsupported(t, -ENOSYS, "a host descriptor's filesystem");
+		if (err)
+			return err;
+		sfs.f_flags = K_ST_VALID;
+		return copy_out(t->mm, a[1], &sfs, sizeof(sfs));
+	}
 	return statfs_out(t, vfs_dentry_get(f->dentry), a[1]);
 }
 

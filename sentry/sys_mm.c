@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 
 #include "mem/memfile.h"
@@ -92,6 +93,14 @@ long sys_mmap(struct task *t, const unsigned long *a)
 			return -EACCES;
 		if (!file->ops->getattr || file->ops->getattr(file, &st))
 			return -ENODEV;
+		if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 5)) {
+			/* /dev/zero is anonymous memory, as Linux's mmap_zero makes it: private
+			 * or shared (then shared with the children, and saved, as MAP_SHARED |
+			 * MAP_ANONYMOUS is). */
+			file = NULL;
+			flags |= MAP_ANONYMOUS;
+			goto map;
+		}
 		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 			return syscall_unsupported(t, -ENODEV, "mapping a device");
 		if (!file->ops->pread_kernel || !S_ISREG(st.st_mode))
@@ -124,6 +133,7 @@ long sys_mmap(struct task *t, const unsigned long *a)
 		if (err != -ENODEV)
 			return err;
 	}
+map:;
 	int vflags =
 	    (flags &
 	     (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_32BIT)) |
@@ -178,6 +188,31 @@ long sys_madvise(struct task *t, const unsigned long *a)
 long sys_msync(struct task *t, const unsigned long *a)
 {
 	return mm_sync(t->mm, a[0], a[1], arg_int(a, 2));
+}
+
+/* mincore(2): the vector is copied out a piece at a time, as Linux does, so a hole found
+ * later (ENOMEM) leaves the bytes of the pages before it written. */
+long sys_mincore(struct task *t, const unsigned long *a)
+{
+	uintptr_t start = a[0], vec = a[2];
+	size_t len = a[1];
+	unsigned char buf[1024];
+
+	if (start & (PAGE_SIZE - 1))
+		return -EINVAL;
+	if (len > t->mm->task_size || start > t->mm->task_size - len)
+		return -ENOMEM;
+	size_t pages = PAGE_UP(len) / PAGE_SIZE;
+	for (size_t done = 0; done < pages;) {
+		size_t n = pages - done < sizeof(buf) ? pages - done : sizeof(buf);
+		size_t got = mm_mincore(t->mm, start + done * PAGE_SIZE, n, buf);
+		if (got && copy_out(t->mm, vec + done, buf, got))
+			return -EFAULT;
+		if (got < n)
+			return -ENOMEM;
+		done += n;
+	}
+	return 0;
 }
 
 /* --- mlock: memory locks as Linux counts them against RLIMIT_MEMLOCK ----------------------

@@ -111,10 +111,13 @@ long sys_sched_getparam(struct task *t, const unsigned long *a)
 	return copy_out(t->mm, a[1], &sp, sizeof(sp));
 }
 
-/* __sched_setscheduler's checks for a thread P given POLICY (-1: P's own) and PRIORITY. */
-static long set_policy(struct task *t, struct task *p, int policy, unsigned int priority)
+/* __sched_setscheduler's checks for a thread P given *POLICY (-1: P's own, which it is set
+ * to; else with SCHED_RESET_ON_FORK, which goes to *RESET) and PRIORITY. */
+static long check_policy(struct task *t, struct task *p, int *policy_, unsigned int priority,
+			 bool *reset_)
 {
 	bool reset = p->sched_reset_on_fork, cap = caps_has(t, CAP_SYS_NICE);
+	int policy = *policy_;
 
 	if (policy < 0) {
 		policy = p->sched_policy;
@@ -142,6 +145,18 @@ static long set_policy(struct task *t, struct task *p, int policy, unsigned int 
 		if (p->sched_reset_on_fork && !reset)
 			return -EPERM;
 	}
+	*policy_ = policy;
+	*reset_ = reset;
+	return 0;
+}
+
+static long set_policy(struct task *t, struct task *p, int policy, unsigned int priority)
+{
+	bool reset;
+	long err = check_policy(t, p, &policy, priority, &reset);
+
+	if (err)
+		return err;
 	p->sched_policy = policy;
 	p->sched_priority = (int)priority;
 	p->sched_reset_on_fork = reset;
@@ -442,4 +457,227 @@ long sys_getcpu(struct task *t, const unsigned long *a)
 	if (a[1] && copy_out(t->mm, a[1], &node, sizeof(node)))
 		return -EFAULT;
 	return 0;
+}
+
+/* --- sched_setattr and sched_getattr: the policies above, and the nice value, in one
+ * versioned structure (Linux's copy_struct_from_user size rules). Utilisation clamps are
+ * EOPNOTSUPP, as on a kernel built without CONFIG_UCLAMP_TASK (this host's is); SCHED_DEADLINE
+ * is checked and then refused with EBUSY, as admission control refuses it where no deadline
+ * bandwidth is left (a fair policy's custom slice, sched_runtime, is not kept: 0, as before
+ * Linux 6.12). */
+
+struct guest_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+	uint32_t sched_util_min, sched_util_max;
+};
+
+#define SCHED_ATTR_SIZE_VER0 48
+#define SCHED_ATTR_SIZE_VER1 56
+#define SCHED_DEADLINE_POLICY 6
+#define SCHED_FLAG_RESET_ON_FORK 0x01
+#define SCHED_FLAG_KEEP_POLICY 0x08
+#define SCHED_FLAG_KEEP_PARAMS 0x10
+#define SCHED_FLAG_UTIL_CLAMP 0x60
+#define SCHED_FLAG_ALL 0x7f
+
+static bool fair_policy(int policy)
+{
+	return policy == SCHED_OTHER || policy == SCHED_BATCH || policy == SCHED_IDLE;
+}
+
+/* sched_copy_attr: the guest's structure at UATTR, or -E2BIG with Linux's size written back. */
+static long copy_attr_in(struct task *t, uintptr_t uattr, struct guest_sched_attr *at)
+{
+	uint32_t size, ksize = sizeof(*at);
+
+	memset(at, 0, sizeof(*at));
+	if (copy_in(t->mm, &size, uattr, sizeof(size)))
+		return -EFAULT;
+	if (size == 0)
+		size = SCHED_ATTR_SIZE_VER0;
+	if (size < SCHED_ATTR_SIZE_VER0 || size > PAGE_SIZE)
+		goto too_big;
+	if (copy_in(t->mm, at, uattr, size < ksize ? size : ksize))
+		return -EFAULT;
+	for (uint32_t off = ksize; off < size; off++) { /* a newer structure's fields: unset */
+		char c;
+		if (copy_in(t->mm, &c, uattr + off, 1))
+			return -EFAULT;
+		if (c)
+			goto too_big;
+	}
+	at->size = size;
+	return 0;
+too_big:
+	return copy_out(t->mm, uattr, &ksize, sizeof(ksize)) ? -EFAULT : -E2BIG;
+}
+
+long sys_sched_setattr(struct task *t, const unsigned long *a)
+{
+	int pid = arg_int(a, 0);
+	struct guest_sched_attr at;
+	bool cap = caps_has(t, CAP_SYS_NICE), reset;
+	long err;
+
+	if (!a[1] || pid < 0 || a[2])
+		return -EINVAL;
+	if ((err = copy_attr_in(t, a[1], &at)))
+		return err;
+	if ((at.sched_flags & SCHED_FLAG_UTIL_CLAMP) && at.size < SCHED_ATTR_SIZE_VER1)
+		return -EINVAL;
+	int nice = at.sched_nice < NICE_MIN   ? NICE_MIN
+		   : at.sched_nice > NICE_MAX ? NICE_MAX
+					      : at.sched_nice;
+	if ((int)at.sched_policy < 0)
+		return -EINVAL;
+	int policy = at.sched_flags & SCHED_FLAG_KEEP_POLICY ? -1 : (int)at.sched_policy;
+	struct task *p = target(t, pid);
+	if (!p || p->zombie)
+		return -ESRCH;
+	unsigned int priority = at.sched_priority;
+	if (at.sched_flags & SCHED_FLAG_KEEP_PARAMS) {
+		if (rt_policy(p->sched_policy))
+			priority = (unsigned int)p->sched_priority;
+		else
+			nice = p->nice;
+	}
+	if (at.sched_flags & ~(uint64_t)SCHED_FLAG_ALL)
+		return -EINVAL;
+	if (policy == SCHED_DEADLINE_POLICY) {
+		if (priority || at.sched_runtime < 1024 || /* __checkparam_dl, in short */
+		    (at.sched_period && at.sched_period < at.sched_deadline) ||
+		    (at.sched_deadline && at.sched_deadline < at.sched_runtime) ||
+		    !at.sched_deadline)
+			return -EINVAL;
+		return !cap ? -EPERM : syscall_unsupported(t, -EBUSY, "SCHED_DEADLINE");
+	}
+	if (policy >= 0 && (at.sched_flags & SCHED_FLAG_RESET_ON_FORK))
+		policy |= SCHED_RESET_ON_FORK;
+	if ((err = check_policy(t, p, &policy, priority, &reset)))
+		return err;
+	if (fair_policy(policy) && nice < p->nice && !cap &&
+	    (rlim_t)(20 - nice) > p->rlim[RLIMIT_NICE].rlim_cur)
+		return -EPERM;
+	if (at.sched_flags & SCHED_FLAG_UTIL_CLAMP)
+		return syscall_unsupported(t, -EOPNOTSUPP, "utilisation clamps");
+	p->sched_policy = policy;
+	p->sched_priority = (int)priority;
+	p->sched_reset_on_fork = reset;
+	if (fair_policy(policy))
+		p->nice = nice;
+	return 0;
+}
+
+long sys_sched_getattr(struct task *t, const unsigned long *a)
+{
+	int pid = arg_int(a, 0);
+	unsigned int usize = arg_uint(a, 2);
+	struct guest_sched_attr at = {0};
+
+	if (!a[1] || pid < 0 || a[3] || usize > PAGE_SIZE || usize < SCHED_ATTR_SIZE_VER0)
+		return -EINVAL;
+	struct task *p = target(t, pid);
+	if (!p)
+		return -ESRCH;
+	at.size = usize < sizeof(at) ? usize : sizeof(at);
+	at.sched_policy = (uint32_t)p->sched_policy;
+	at.sched_flags = p->sched_reset_on_fork ? SCHED_FLAG_RESET_ON_FORK : 0;
+	if (rt_policy(p->sched_policy))
+		at.sched_priority = (uint32_t)p->sched_priority;
+	else
+		at.sched_nice = p->nice;
+	if (copy_out(t->mm, a[1], &at, at.size))
+		return -EFAULT;
+	/* A bigger structure than ours reads its unknown fields as zero. */
+	static const char zeros[256];
+	for (size_t off = sizeof(at); off < usize; off += sizeof(zeros)) {
+		size_t n = usize - off < sizeof(zeros) ? usize - off : sizeof(zeros);
+		if (copy_out(t->mm, a[1] + off, zeros, n))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* --- I/O priorities (block/ioprio.c): a class and level per thread, which nothing here
+ * schedules by; kept, inherited by fork and clone, reported. Unset (0), a thread's priority is
+ * derived from its nice value and policy where a group or user is asked. */
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_NONE 0
+#define IOPRIO_CLASS_RT 1
+#define IOPRIO_CLASS_BE 2
+#define IOPRIO_CLASS_IDLE 3
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_WHO_USER 3
+
+/* __get_task_ioprio: the priority O acts with. */
+static int effective_ioprio(const struct task *o)
+{
+	int cls;
+
+	if ((o->ioprio >> IOPRIO_CLASS_SHIFT) != IOPRIO_CLASS_NONE)
+		return o->ioprio;
+	cls = o->sched_policy == SCHED_IDLE ? IOPRIO_CLASS_IDLE
+	      : rt_policy(o->sched_policy)  ? IOPRIO_CLASS_RT
+					    : IOPRIO_CLASS_BE;
+	return cls << IOPRIO_CLASS_SHIFT | (o->nice + 20) / 5;
+}
+
+long sys_ioprio_get(struct task *t, const unsigned long *a)
+{
+	int which = arg_int(a, 0), who = arg_int(a, 1);
+	long best = -ESRCH;
+
+	if (which < IOPRIO_WHO_PROCESS || which > IOPRIO_WHO_USER)
+		return -EINVAL;
+	for_each_task(o) {
+		if (!prio_matches(t, o, which - 1, who))
+			continue;
+		/* A thread asked by id answers what was set (0 unset), as Linux does. */
+		long p = which == IOPRIO_WHO_PROCESS ? o->ioprio : effective_ioprio(o);
+		best = best == -ESRCH || p < best ? p : best;
+	}
+	return best;
+}
+
+long sys_ioprio_set(struct task *t, const unsigned long *a)
+{
+	int which = arg_int(a, 0), who = arg_int(a, 1), ioprio = arg_int(a, 2);
+	int cls = (ioprio >> IOPRIO_CLASS_SHIFT) & 7;
+	bool cap = caps_has(t, CAP_SYS_NICE);
+	long err = -ESRCH;
+
+	if (which < IOPRIO_WHO_PROCESS || which > IOPRIO_WHO_USER)
+		return -EINVAL;
+	switch (cls) { /* ioprio_check_cap */
+	case IOPRIO_CLASS_RT:
+		if (!cap && !caps_has(t, CAP_SYS_ADMIN))
+			return -EPERM;
+		break;
+	case IOPRIO_CLASS_BE:
+	case IOPRIO_CLASS_IDLE:
+		break;
+	case IOPRIO_CLASS_NONE:
+		if (ioprio & 7)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	for_each_task(o) {
+		if (!prio_matches(t, o, which - 1, who))
+			continue;
+		long r = 0;
+		if (o->uid != t->euid && o->uid != t->uid && !cap)
+			r = -EPERM;
+		else
+			o->ioprio = (uint16_t)ioprio;
+		if (r || err == -ESRCH)
+			err = r;
+	}
+	return err;
 }

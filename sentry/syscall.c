@@ -45,9 +45,10 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(fstat, "dy"),
     ROW(lstat, "sy"),
     ROW(lseek, "dde"),
-    PARTIALX(
-	mmap, "puPMdx",
-	"a file that is not a regular file (a device such as /dev/zero) cannot be mapped: ENODEV"),
+    PARTIALX(mmap, "puPMdx",
+	     "of devices only /dev/zero maps (as anonymous memory, private or shared; a shared "
+	     "one at a non-zero offset does not fault with SIGBUS past its length as Linux's "
+	     "shmem object does); other files that are not regular files are ENODEV"),
     ROW(mprotect, "puP"),
     ROW(munmap, "pu"),
     ROWX(brk, "p"),
@@ -65,9 +66,10 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(sched_yield, ""),
     PARTIALX(mremap, "pxxxp", "MREMAP_DONTUNMAP is EINVAL"),
     PARTIAL(madvise, "pu9",
-	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT, MADV_POPULATE_READ/WRITE "
-	    "and MADV_COLLAPSE are EINVAL"),
+	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT and MADV_COLLAPSE are "
+	    "EINVAL"),
     ROW(msync, "pxx"),
+    ROW(mincore, "pup"),
     PARTIAL(mlock, "px", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),
     PARTIAL(mlock2, "pxx", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),
     ROW(munlock, "px"),
@@ -108,6 +110,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "enforced: NOFILE FSIZE AS DATA NPROC CPU STACK MEMLOCK; others kept, reported"),
     ROW(gettid, ""),
     ROW(time, "p"),
+    ROW(getdents, "dpu"),
     ROW(getdents64, "dDu"),
     ROW(set_tid_address, "p"),
     ROW(clock_gettime, "cV"),
@@ -169,6 +172,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "ptrace_scope 3"),
     PARTIAL(pidfd_open, "dx",
 	    "PIDFD_THREAD (a pidfd of one thread, Linux 6.9) is EINVAL; no PIDFD_GET_INFO ioctl"),
+    PARTIAL(pidfd_getfd, "ddx",
+	    "only the caller's own process: another's is EPERM, as under Yama's ptrace_scope 3"),
     PARTIAL(pidfd_send_signal, "dSpx", "the PIDFD_SIGNAL_* flags (Linux 6.9) are EINVAL"),
     ROW(rt_sigqueueinfo, "ddp"),
     ROW(rt_tgsigqueueinfo, "dddp"),
@@ -253,8 +258,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(creat, "so"),
     ROW(statfs, "s\\s"),
     PARTIAL(fstatfs, "d\\s",
-	    "pipes, sockets and anonymous files are ENOSYS (their pseudo filesystems are not "
-	    "modelled)"),
+	    "pipes, sockets and anonymous files answer as pipefs, sockfs and anon_inodefs; a "
+	    "descriptor handed in from the host (stdio) is ENOSYS"),
     ROW(fsync, "d"),
     PARTIAL(setxattr, "sspux", XATTR_NOTE),
     PARTIAL(lsetxattr, "sspux", XATTR_NOTE),
@@ -294,6 +299,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(futex, "pUdpph",
 	    "the requeue-to-PI operations (FUTEX_WAIT_REQUEUE_PI, CMP_REQUEUE_PI) are ENOSYS; "
 	    "LOCK_PI and UNLOCK_PI hand the lock over in order, with no priority to inherit"),
+    ROW(futex_waitv, "puxpd"),
     ROW(signalfd, "dpu"),
     ROW(signalfd4, "dpux"),
     /* inotify (sentry/sys_inotify.c, vfs/inotify.c) */
@@ -311,6 +317,14 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     PARTIAL(sched_setparam, "dp",
 	    "the priority is kept and reported but does not reach the host scheduler"),
     ROW(sched_rr_get_interval, "dp"),
+    PARTIAL(sched_setattr, "dpx",
+	    "as sched_setscheduler and setpriority; utilisation clamps are EOPNOTSUPP (a kernel "
+	    "without CONFIG_UCLAMP_TASK), SCHED_DEADLINE is EBUSY (no bandwidth to admit), a fair "
+	    "policy's sched_runtime (custom slice) is not kept"),
+    ROW(sched_getattr, "dpux"),
+    PARTIAL(ioprio_set, "ddx",
+	    "the class and level are kept and reported; no I/O is scheduled by them"),
+    ROW(ioprio_get, "dd"),
     ROW(sched_get_priority_max, "d"),
     ROW(sched_get_priority_min, "d"),
     PARTIAL(getrusage, ").", "only ru_utime (all CPU time counts as user time) and ru_maxrss"),
@@ -323,6 +337,10 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "the sets follow Linux's rules; CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_SYS_NICE "
 	    "are checked against them, other privileges against the effective uid"),
     ROW(getcpu, "::p"),
+    PARTIAL(
+	membarrier, "ddd",
+	"the RSEQ commands are EINVAL (restartable sequences are not offered); every barrier is "
+	"the host's global expedited one over the stubs (sentry/membarrier.c)"),
     ROW(poll, "Qud"),
     ROW(epoll_create, "d"),
     ROW(epoll_create1, "5"),

@@ -580,6 +580,13 @@ int task_save(struct enc *e, const void *obj)
 		free(fp);
 	}
 	gseccomp_save_task(e, t); /* last, and only when there is any (seccomp.h) */
+	if (t->ioprio) { /* after the seccomp fields, which are then written even for none */
+		if (!t->seccomp.mode) {
+			enc_u32(e, 0);
+			enc_ref(e, CK_SECCOMP, NULL);
+		}
+		enc_u32(e, t->ioprio);
+	}
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
@@ -793,6 +800,12 @@ void *task_load(struct dec *d)
 		}
 	}
 	gseccomp_load_task(d, t);
+	if (dec_ok(d) && !dec_at_end(d)) {
+		uint32_t io = dec_u32(d);
+		if (dec_ok(d) && (io > UINT16_MAX || (io >> 13) > 3))
+			dec_fail(d, "bad I/O priority");
+		t->ioprio = (uint16_t)io;
+	}
 	if (dec_ok(d) && remember(t, leader, parent))
 		dec_fail(d, "out of memory");
 	if (!dec_ok(d)) {

@@ -155,6 +155,7 @@ struct task {
 	int sched_policy;	  /* sched_setscheduler's, kept like nice (sys_sched.c) */
 	int sched_priority;	  /* its real-time priority: 1..99 for FIFO and RR, else 0 */
 	bool sched_reset_on_fork; /* SCHED_RESET_ON_FORK */
+	uint16_t ioprio;	  /* ioprio_set's class and level; 0: unset */
 	unsigned int personality; /* personality(2): inherited by fork, kept by exec */
 	bool oom_victim;	  /* on the leader: the OOM killer chose it (oom.c) */
 	char comm[16];

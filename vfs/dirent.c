@@ -1,4 +1,4 @@
-/* Packing getdents64 records. */
+/* Packing getdents64 records, and their rewriting for the old getdents. */
 #include "vfs/dirent.h"
 
 #include <string.h>
@@ -22,4 +22,20 @@ bool vfs_dirent_put(void *buf, size_t size, size_t *done, uint64_t ino, int64_t 
 	memcpy(de->d_name, name, nlen);
 	*done += reclen;
 	return true;
+}
+
+void vfs_dirent_to_old(void *buf, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		struct vfs_dirent64 *de = (struct vfs_dirent64 *)((char *)buf + at);
+		size_t reclen = de->d_reclen;
+		uint8_t type = de->d_type;
+		char *rec = (char *)de, *name = de->d_name;
+		/* linux_dirent's name starts where d_type was; it ends, with its NUL, at least one
+		 * byte before the record's last, which takes d_type (reclen >= 20 + strlen). */
+		size_t nlen = strlen(name);
+		memmove(rec + offsetof(struct vfs_dirent64, d_type), name, nlen + 1);
+		rec[reclen - 1] = (char)type;
+		at += reclen;
+	}
 }

@@ -1,6 +1,6 @@
 /*
- * The record getdents64 returns, and the one function every filesystem fills it with, so
- * all of them lay out, align and terminate names alike.
+ * The record getdents64 returns (and, rewritten, the old getdents's), and the one function every
+ * filesystem fills it with, so all of them lay out, align and terminate names alike.
  */
 #ifndef VFS_DIRENT_H
 #define VFS_DIRENT_H
@@ -26,5 +26,13 @@ struct vfs_dirent64 {
  */
 bool vfs_dirent_put(void *buf, size_t size, size_t *done, uint64_t ino, int64_t next, uint8_t type,
 		    const char *name);
+
+/*
+ * Rewrites the N bytes of getdents64 records in BUF, in place, as the old getdents's struct
+ * linux_dirent (d_ino, d_off, d_reclen, the name, then d_type in the record's last byte).
+ * Both records of a name have the same length, so the old call gets exactly the entries the
+ * new one would.
+ */
+void vfs_dirent_to_old(void *buf, size_t n);
 
 #endif

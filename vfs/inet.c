@@ -1810,6 +1810,7 @@ static const struct vfs_file_ops inet_ops = {
     .poll = inet_poll,
     .release = inet_release,
     .sock = &inet_sock_ops,
+    .pseudo_inode = sock_pseudo_inode,
 };
 
 /* --- /proc/net ----------------------------------------------------------------------------- */

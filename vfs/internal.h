@@ -122,6 +122,18 @@ int vfs_inode_permission(struct vfs_inode *ino, const struct vfs_cred *cred, int
 bool vfs_inode_rdonly(struct vfs_inode *ino);
 /* The current time, for timestamps. */
 struct timespec vfs_now(void);
+/* chmod(2) and chown(2) of an object whose attributes are ST, by CRED: the change to make, or
+ * -EPERM (or -EOPNOTSUPP: a symlink's mode) as Linux decides (vfs/namei.c). */
+int vfs_chmod_attr(const struct stat *st, const struct vfs_cred *cred, mode_t mode,
+		   struct vfs_setattr *attr);
+/* A pipe's or socket's pseudo inode in its file record (vfs/pseudo.c): written only when
+ * changed, read if present. */
+struct enc;
+struct dec;
+void vfs_pseudo_save(struct enc *e, struct vfs_file *f);
+int vfs_pseudo_load(struct dec *d, struct vfs_file *f);
+int vfs_chown_attr(const struct stat *st, const struct vfs_cred *cred, uid_t uid, gid_t gid,
+		   struct vfs_setattr *attr);
 
 /* namei.c */
 

@@ -479,35 +479,51 @@ static int attr_begin(struct vfs_dentry *d, struct stat *st)
 	return vfs_stat(d, st);
 }
 
+int vfs_chmod_attr(const struct stat *st, const struct vfs_cred *cred, mode_t mode,
+		   struct vfs_setattr *attr)
+{
+	*attr = (struct vfs_setattr){.valid = VFS_ATTR_MODE | VFS_ATTR_CTIME};
+	if (S_ISLNK(st->st_mode))
+		return -EOPNOTSUPP;
+	if (!is_root_cred(cred)) {
+		if (cred->uid != st->st_uid)
+			return -EPERM;
+		if (!vfs_cred_in_group(cred, st->st_gid))
+			mode &= ~(mode_t)S_ISGID;
+	}
+	attr->mode = mode & 07777;
+	attr->ctime = vfs_now();
+	return 0;
+}
+
 int vfs_chmod(struct vfs_dentry *d, const struct vfs_cred *cred, mode_t mode)
 {
-	struct vfs_setattr attr = {.valid = VFS_ATTR_MODE | VFS_ATTR_CTIME};
+	struct vfs_setattr attr;
 	struct stat st;
 	int err = attr_begin(d, &st);
 
-	if (err)
+	if (err || (err = vfs_chmod_attr(&st, cred, mode, &attr)))
 		return err;
-	if (S_ISLNK(st.st_mode))
-		return -EOPNOTSUPP;
-	if (!is_root_cred(cred)) {
-		if (cred->uid != st.st_uid)
-			return -EPERM;
-		if (!vfs_cred_in_group(cred, st.st_gid))
-			mode &= ~(mode_t)S_ISGID;
-	}
-	attr.mode = mode & 07777;
-	attr.ctime = vfs_now();
 	return vfs_setattr_dentry(d, &attr);
 }
 
 int vfs_chown(struct vfs_dentry *d, const struct vfs_cred *cred, uid_t uid, gid_t gid)
 {
-	struct vfs_setattr attr = {.valid = VFS_ATTR_CTIME};
+	struct vfs_setattr attr;
 	struct stat st;
 	int err = attr_begin(d, &st);
 
-	if (err)
+	if (err || (err = vfs_chown_attr(&st, cred, uid, gid, &attr)))
 		return err;
+	return vfs_setattr_dentry(d, &attr);
+}
+
+int vfs_chown_attr(const struct stat *st_, const struct vfs_cred *cred, uid_t uid, gid_t gid,
+		   struct vfs_setattr *attr_)
+{
+	struct vfs_setattr attr = {.valid = VFS_ATTR_CTIME};
+	struct stat st = *st_;
+
 	if (uid != (uid_t)-1) {
 		if (!is_root_cred(cred) && !(cred->uid == st.st_uid && uid == st.st_uid))
 			return -EPERM;
@@ -530,7 +546,8 @@ int vfs_chown(struct vfs_dentry *d, const struct vfs_cred *cred, uid_t uid, gid_
 			attr.mode &= ~(mode_t)S_ISGID;
 	}
 	attr.ctime = vfs_now();
-	return vfs_setattr_dentry(d, &attr);
+	*attr_ = attr;
+	return 0;
 }
 
 static int do_truncate(struct vfs_dentry *d, off_t size)

@@ -919,6 +919,7 @@ static const struct vfs_file_ops nl_ops = {
     .poll = nl_poll,
     .release = nl_release,
     .sock = &nl_sock_ops,
+    .pseudo_inode = sock_pseudo_inode,
 };
 
 /* --- checkpoint ---------------------------------------------------------------------------- */

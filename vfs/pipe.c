@@ -27,6 +27,7 @@ struct pipe {
 	struct waitq wq;
 	ino_t ino;
 	struct timespec created;
+	struct vfs_pseudo_inode pi; /* an anonymous pipe's pipefs inode (vfs/pseudo.c) */
 	void **slot; /* a FIFO's: the inode's pointer to this pipe, cleared when it goes */
 	/* Checkpoint: the CK_FILE id of the end saved with the pipe, in the last checkpoint
 	 * that saved one (a hint, checked against the checkpoint's table). */
@@ -35,6 +36,8 @@ struct pipe {
 
 static const struct vfs_file_ops pipe_ops;
 static ino_t next_ino = 4026531840u; /* st_ino of anonymous pipes, as Linux's pipefs numbers */
+#define PIPEFS_DEV 0xc		     /* Linux's pipefs device */
+#define PIPEFS_MAGIC 0x50495045
 
 static size_t iov_total(const struct iovec *iov, int n)
 {
@@ -145,13 +148,19 @@ static int pipe_getattr(struct vfs_file *f, struct stat *st)
 		return f->dentry->inode->ops->getattr(f->dentry->inode, st);
 
 	memset(st, 0, sizeof(*st));
-	st->st_dev = 0xc; /* Linux's pipefs device */
+	st->st_dev = PIPEFS_DEV;
 	st->st_ino = p->ino;
-	st->st_mode = S_IFIFO | 0600;
+	st->st_mode = S_IFIFO;
 	st->st_nlink = 1;
 	st->st_blksize = 4096;
-	st->st_atim = st->st_mtim = st->st_ctim = p->created;
+	st->st_atim = st->st_mtim = p->created;
+	vfs_pseudo_stat(&p->pi, st);
 	return 0;
+}
+
+static struct vfs_pseudo_inode *pipe_pseudo_inode(struct vfs_file *f)
+{
+	return &((struct pipe *)f->priv)->pi;
 }
 
 static void pipe_release(struct vfs_file *f)
@@ -198,6 +207,7 @@ static const struct vfs_file_ops pipe_ops = {
     .read = pipe_read,
     .write = pipe_write,
     .getattr = pipe_getattr,
+    .pseudo_inode = pipe_pseudo_inode,
     .ioctl = pipe_ioctl,
     .poll = pipe_poll,
     .release = pipe_release,
@@ -228,6 +238,7 @@ static struct pipe *pipe_alloc(void)
 	p->cap = PIPE_DEFAULT;
 	p->ino = next_ino++;
 	p->created = vfs_now();
+	vfs_pseudo_init(&p->pi, PIPEFS_MAGIC, PIPEFS_DEV, 0600, 0, 0, p->created);
 	return p;
 }
 
@@ -490,6 +501,7 @@ static int pipe_load(struct dec *d, struct vfs_file *f)
 	p->len = len;
 	p->ino = ino;
 	p->created = created;
+	vfs_pseudo_init(&p->pi, PIPEFS_MAGIC, PIPEFS_DEV, 0600, 0, 0, created);
 	if (ino >= next_ino && !f->dentry)
 		next_ino = ino + 1;
 	return 0;

@@ -765,6 +765,8 @@ int vfs_file_save(struct enc *e, const void *file)
 		enc_u32(e, (uint32_t)f->fasync->fd);
 	}
 	int err = kind->save(e, f);
+	if (!err)
+		vfs_pseudo_save(e, f); /* pipes' and sockets' inode, last: it may be absent */
 	if (err || !kind->save_links)
 		return err;
 	/* F gets a links record; the files it will refer to are queued now, while the files are
@@ -822,6 +824,11 @@ void *vfs_file_load(struct dec *d)
 		dec_fail(d, "bad %s file record", kind->name);
 		/* A failed LOAD has freed what it made: nothing is left to release. */
 		f->ops = NULL;
+		vfs_file_put(f);
+		return NULL;
+	}
+	if (vfs_pseudo_load(d, f) || !dec_ok(d)) {
+		dec_fail(d, "bad %s file record", kind->name);
 		vfs_file_put(f);
 		return NULL;
 	}

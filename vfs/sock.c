@@ -13,6 +13,7 @@
 #include "state/codec.h"
 
 #define SOCKFS_DEV 0x8
+#define SOCKFS_MAGIC 0x534F434B
 /* Socket timeouts are kept in jiffies by Linux, so what getsockopt reads back is the value
  * rounded up to a tick: the sandbox's kernel ticks at 250 Hz. */
 #define SOCK_HZ 250
@@ -50,6 +51,12 @@ void sock_core_init(struct sock_core *c, int type, const struct vfs_unix_cred *o
 	c->ino = next_ino++;
 	c->owner = *owner;
 	clock_gettime(CLOCK_REALTIME, &c->created);
+	vfs_pseudo_init(&c->pi, SOCKFS_MAGIC, SOCKFS_DEV, 0777, owner->uid, owner->gid, c->created);
+}
+
+struct vfs_pseudo_inode *sock_pseudo_inode(struct vfs_file *f)
+{
+	return &((struct sock_core *)f->priv)->pi;
 }
 
 void sock_ino_seen(ino_t ino)
@@ -78,12 +85,11 @@ void sock_core_getattr(const struct sock_core *c, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_dev = SOCKFS_DEV;
 	st->st_ino = c->ino;
-	st->st_mode = S_IFSOCK | 0777;
+	st->st_mode = S_IFSOCK;
 	st->st_nlink = 1;
-	st->st_uid = c->owner.uid;
-	st->st_gid = c->owner.gid;
 	st->st_blksize = 4096;
-	st->st_atim = st->st_mtim = st->st_ctim = c->created;
+	st->st_atim = st->st_mtim = c->created;
+	vfs_pseudo_stat(&c->pi, st);
 }
 
 /* --- iovecs -------------------------------------------------------------------------------- */
@@ -445,6 +451,8 @@ int sock_core_load(struct dec *d, struct sock_core *c)
 	bool ok = dec_sock_time(d, &c->created);
 	if (!dec_ok(d))
 		return -EINVAL;
+	vfs_pseudo_init(&c->pi, SOCKFS_MAGIC, SOCKFS_DEV, 0777, c->owner.uid, c->owner.gid,
+			c->created);
 	if (!ok || c->sndbuf < SOCK_MIN_SNDBUF || c->sndbuf > SOCK_BUF_GROWN_MAX ||
 	    c->rcvbuf < SOCK_MIN_RCVBUF || c->rcvbuf > SOCK_BUF_GROWN_MAX)
 		return dec_fail(d, "bad socket state");

@@ -77,7 +77,8 @@ struct sock_core {
 	struct waitq wq;
 	ino_t ino;
 	struct timespec created;
-	struct vfs_unix_cred owner; /* whose inode fstat shows */
+	struct vfs_unix_cred owner; /* who made it: its inode's first owner */
+	struct vfs_pseudo_inode pi; /* its sockfs inode (vfs/pseudo.c) */
 };
 
 /* C starts with one reference (the caller's); FREE is called at the last put, after the
@@ -130,5 +131,8 @@ void sock_core_save(struct enc *e, const struct sock_core *c);
 int sock_core_load(struct dec *d, struct sock_core *c);
 void sock_cred_save(struct enc *e, const struct vfs_unix_cred *c);
 struct vfs_unix_cred sock_cred_load(struct dec *d);
+
+/* The pseudo_inode file operation of every family whose object starts with a sock_core. */
+struct vfs_pseudo_inode *sock_pseudo_inode(struct vfs_file *f);
 
 #endif

@@ -985,6 +985,7 @@ static const struct vfs_file_ops unix_ops = {
     .getattr = unix_getattr,
     .poll = unix_poll,
     .release = unix_release,
+    .pseudo_inode = sock_pseudo_inode,
 };
 
 /* --- checkpoint ---------------------------------------------------------------------------- */

@@ -187,6 +187,8 @@ struct vfs_file_ops {
 			  uint64_t *mf_off);
 	/* Optional: a socket's operations (sockets of every family but AF_UNIX, below). */
 	const struct vfs_sock_ops *sock;
+	/* Optional: the inode of a pipe or socket that has no dentry (vfs_pseudo_inode). */
+	struct vfs_pseudo_inode *(*pseudo_inode)(struct vfs_file *f);
 };
 
 /* An open file description. */
@@ -499,6 +501,36 @@ bool vfs_fifo_waiting(struct vfs_file *f, struct waitq **wq);
 long vfs_pipe_tee(struct vfs_file *in, struct vfs_file *out, size_t len);
 /* True if F is one end of a pipe (writes there raise SIGPIPE when no reader is left). */
 bool vfs_is_pipe(struct vfs_file *f);
+
+/* --- the inodes of pipes and sockets outside the tree (vfs/pseudo.c) ------------------------
+ * Linux gives every pipe an inode in pipefs and every socket one in sockfs: fstat shows it,
+ * fchmod and fchown change it, fstatfs names its filesystem, and record and flock locks are
+ * kept on it. A FIFO's is its node in the tree. */
+struct vfs_pseudo_inode {
+	unsigned long magic; /* its filesystem's f_type: PIPEFS_MAGIC, SOCKFS_MAGIC */
+	dev_t dev;	     /* and st_dev, which is also its f_fsid */
+	mode_t perm;	     /* permission bits */
+	uid_t uid;
+	gid_t gid;
+	struct timespec ctime;
+	bool changed; /* by fchmod or fchown since it was made: a checkpoint saves it */
+};
+
+void vfs_pseudo_init(struct vfs_pseudo_inode *pi, unsigned long magic, dev_t dev, mode_t perm,
+		     uid_t uid, gid_t gid, struct timespec ctime);
+/* Fills ST's permission bits (the type bits are kept), owner and ctime from PI. */
+void vfs_pseudo_stat(const struct vfs_pseudo_inode *pi, struct stat *st);
+/* F's pseudo inode, or NULL (a file in the tree, or one without such an inode). */
+struct vfs_pseudo_inode *vfs_file_pseudo(struct vfs_file *f);
+/* fchmod(2) and fchown(2) of an open file: its dentry's inode, or its pseudo inode; -EINVAL
+ * for a file with neither (host stdio). */
+int vfs_file_chmod(struct vfs_file *f, const struct vfs_cred *cred, mode_t mode);
+int vfs_file_chown(struct vfs_file *f, const struct vfs_cred *cred, uid_t uid, gid_t gid);
+/* fstatfs(2) of a file outside the tree: pipefs, sockfs or anon_inodefs; -ENOSYS if F is none
+ * of those (a host descriptor handed in as stdio). */
+int vfs_file_statfs_pseudo(struct vfs_file *f, struct statfs *out);
+/* What advisory locks on F are kept on: its inode, or its pseudo inode; NULL if neither. */
+const void *vfs_file_lock_key(struct vfs_file *f);
 
 /* eventfd, epoll, signalfd and timerfd files share one anonymous inode, as Linux's anon_inode
  * files do: fstat shows this device and inode, mode 0600 with no file type bits, and one link

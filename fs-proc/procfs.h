@@ -22,6 +22,8 @@ extern long procfs_nr_open;
 /* kernel.randomize_va_space as the guest set it: 0 no randomisation, 1 all but brk, 2 all
  * (any other value acts as 2, as in Linux). */
 extern int procfs_randomize_va_space;
+/* kernel.dmesg_restrict: 1 when reading the kernel log needs CAP_SYSLOG (syslog(2)). */
+extern int procfs_dmesg_restrict;
 
 /* Checkpoint: what procfs keeps for the whole sandbox rather than in its nodes (the boot id
  * and the sysctl values written), which the nodes, rebuilt on demand, read back. */

@@ -86,9 +86,11 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 #define SYSCTL_HOSTNAME 5   /* kept by the kernel (uname), not here */
 #define SYSCTL_DOMAINNAME 6 /* likewise */
 #define SYSCTL_INOTIFY 7    /* 7, 8, 9: the limits vfs_inotify_set_limit numbers 0, 1, 2 */
+#define SYSCTL_DMESG_RESTRICT 10
 
 long procfs_nr_open = PROCFS_NR_OPEN_MAX;
 int procfs_randomize_va_space = 2;
+int procfs_dmesg_restrict;
 
 static int sysctl_apply(struct procfs *p, const struct kernfs_entry *e, const char *value)
 {
@@ -125,6 +127,12 @@ static int sysctl_apply(struct procfs *p, const struct kernfs_entry *e, const ch
 		/* Yama keeps 3 once it is set: only 3 may be written again. */
 		if (sscanf(value, "%ld", &n) != 1 || n != 3)
 			return -EINVAL;
+		return 0;
+	case SYSCTL_DMESG_RESTRICT:
+		/* proc_dointvec_minmax_sysadmin: 0 or 1. */
+		if (sscanf(value, "%ld", &n) != 1 || n < 0 || n > 1)
+			return -EINVAL;
+		procfs_dmesg_restrict = (int)n;
 		return 0;
 	case SYSCTL_NR_OPEN:
 		/* Linux takes up to about 2^31; a descriptor table here holds no more than
@@ -199,6 +207,7 @@ static void sysctl_free_all(void)
 {
 	procfs_nr_open = PROCFS_NR_OPEN_MAX;
 	procfs_randomize_va_space = 2;
+	procfs_dmesg_restrict = 0;
 	while (sysctl_vals) {
 		struct procfs_sysctl_val *v = sysctl_vals;
 
@@ -334,7 +343,13 @@ static const struct kernfs_entry kernel_rows[] = {
     RW("core_pipe_limit", "0"),
     RW("core_uses_pid", "0"),
     RW("ctrl-alt-del", "0"),
-    RW("dmesg_restrict", "0"),
+    {.name = "dmesg_restrict",
+     .mode = S_IFREG | 0644,
+     .flags = KERNFS_WRITE_EACCES,
+     .show = sysctl_show,
+     .store = sysctl_store,
+     .data = "0",
+     .arg = SYSCTL_DMESG_RESTRICT},
     UTS("domainname", SYSCTL_DOMAINNAME),
     UTS("hostname", SYSCTL_HOSTNAME),
     DIR("keys", kernel_keys),

@@ -300,6 +300,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "the requeue-to-PI operations (FUTEX_WAIT_REQUEUE_PI, CMP_REQUEUE_PI) are ENOSYS; "
 	    "LOCK_PI and UNLOCK_PI hand the lock over in order, with no priority to inherit"),
     ROW(futex_waitv, "puxpd"),
+    ROW(syslog, "dpd"),
     ROW(signalfd, "dpu"),
     ROW(signalfd4, "dpux"),
     /* inotify (sentry/sys_inotify.c, vfs/inotify.c) */

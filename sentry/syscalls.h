@@ -66,6 +66,7 @@ long sys_mq_notify(struct task *t, const unsigned long *a);
 long sys_mq_getsetattr(struct task *t, const unsigned long *a);
 long sys_pidfd_getfd(struct task *t, const unsigned long *a);
 long sys_futex_waitv(struct task *t, const unsigned long *a);
+long sys_syslog(struct task *t, const unsigned long *a);
 /* sys_mm.c */
 long sys_mmap(struct task *t, const unsigned long *a);
 long sys_munmap(struct task *t, const unsigned long *a);

@@ -186,10 +186,15 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 	mm->membarrier = parent->membarrier;
 	if (vma_set_reserve(&mm->vmas, parent->vmas.n))
 		goto fail;
+	size_t nwipe = 0;
 	for (size_t i = 0; i < parent->vmas.n; i++) {
 		struct vma *pv = &parent->vmas.v[i];
-		if (pv->flags & VMA_RESERVED)
+		if (pv->flags & (VMA_RESERVED | VMA_DONTFORK))
 			continue;
+		if (pv->flags & VMA_WIPEONFORK) {
+			nwipe++; /* mapped afresh below */
+			continue;
+		}
 		if (!(pv->flags & (MAP_SHARED | VMA_COW))) {
 			pv->flags |= VMA_COW;
 			parent->cow_epoch++;
@@ -211,6 +216,17 @@ struct mm *mm_fork(struct mm *parent, struct platform_thread *thread)
 				vfs_dentry_put(v.dentry);
 			goto fail;
 		}
+	}
+	/* MADV_WIPEONFORK ranges: new zero memory of the child's own. */
+	for (size_t i = 0; nwipe && i < parent->vmas.n; i++) {
+		const struct vma *pv = &parent->vmas.v[i];
+		if ((pv->flags & (VMA_WIPEONFORK | VMA_RESERVED | VMA_DONTFORK)) != VMA_WIPEONFORK)
+			continue;
+		if (mm_map(mm, pv->start, pv->end - pv->start, pv->prot,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | (pv->flags & MAP_GROWSDOWN),
+			   NULL, 0, 0, pv->name[0] ? pv->name : NULL) < 0 ||
+		    vma_set_flags(&mm->vmas, pv->start, pv->end, VMA_WIPEONFORK, 0))
+			goto fail;
 	}
 	return mm;
 fail:
@@ -934,6 +950,33 @@ static int populate(struct mm *mm, uintptr_t addr, size_t len, bool write)
 	return 0;
 }
 
+/* What a fork's child gets of [addr, addr+len): nothing (MADV_DONTFORK), zeros
+ * (MADV_WIPEONFORK, private anonymous memory only), or a copy (MADV_DOFORK, KEEPONFORK). */
+static int fork_advice(struct mm *mm, uintptr_t addr, size_t len, int advice)
+{
+	if (len == 0)
+		return 0;
+	if (addr + len < addr || !guest_mapped(mm, addr, addr + len))
+		return -ENOMEM;
+	if (advice == MADV_WIPEONFORK)
+		for (uintptr_t at = addr; at < addr + len;) {
+			const struct vma *v = vma_find(&mm->vmas, at);
+			if ((v->flags & (MAP_SHARED | VMA_VDSO)) || v->dentry || v->ino)
+				return -EINVAL;
+			at = v->end;
+		}
+	int set = advice == MADV_DONTFORK     ? VMA_DONTFORK
+		  : advice == MADV_WIPEONFORK ? VMA_WIPEONFORK
+					      : 0;
+	int clear = advice == MADV_DOFORK	? VMA_DONTFORK
+		    : advice == MADV_KEEPONFORK ? VMA_WIPEONFORK
+						: 0;
+	int err = vma_set_flags(&mm->vmas, addr, addr + len, set, clear);
+	if (!err)
+		vma_set_touched(&mm->vmas);
+	return err;
+}
+
 int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 {
 	if (addr & (PAGE_SIZE - 1))
@@ -944,8 +987,6 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 	case MADV_RANDOM:
 	case MADV_SEQUENTIAL:
 	case MADV_WILLNEED:
-	case MADV_DONTFORK:
-	case MADV_DOFORK:
 	case MADV_MERGEABLE:
 	case MADV_UNMERGEABLE:
 	case MADV_HUGEPAGE:
@@ -956,6 +997,11 @@ int mm_advise(struct mm *mm, uintptr_t addr, size_t len, int advice)
 		break;
 	case MADV_DONTNEED:
 		break;
+	case MADV_DONTFORK:
+	case MADV_DOFORK:
+	case MADV_WIPEONFORK:
+	case MADV_KEEPONFORK:
+		return fork_advice(mm, addr, len, advice);
 	case MADV_POPULATE_READ:
 	case MADV_POPULATE_WRITE:
 		if (addr + len < addr)

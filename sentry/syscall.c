@@ -65,9 +65,7 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(access, "sO"),
     ROW(sched_yield, ""),
     PARTIALX(mremap, "pxxxp", "MREMAP_DONTUNMAP is EINVAL"),
-    PARTIAL(madvise, "pu9",
-	    "MADV_REMOVE, MADV_WIPEONFORK/KEEPONFORK, MADV_COLD/PAGEOUT and MADV_COLLAPSE are "
-	    "EINVAL"),
+    PARTIAL(madvise, "pu9", "MADV_REMOVE, MADV_COLD/PAGEOUT and MADV_COLLAPSE are EINVAL"),
     ROW(msync, "pxx"),
     ROW(mincore, "pup"),
     PARTIAL(mlock, "px", "counts against RLIMIT_MEMLOCK; the host pages are not locked"),

@@ -24,6 +24,10 @@
 /* Maps the vDSO's pages (sentry/vdso.c), [vvar] or [vdso], always copy-on-write; cleared when
  * a write gives the process its own copy. A checkpoint saves such a VMA as "the vDSO". */
 #define VMA_VDSO 0x400000
+/* MADV_DONTFORK: a fork's child does not get the range; MADV_WIPEONFORK: it gets zeros there
+ * (private anonymous memory only). */
+#define VMA_DONTFORK 0x800000
+#define VMA_WIPEONFORK 0x200000
 
 struct mobj;
 struct vfs_dentry;

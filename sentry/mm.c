@@ -14,6 +14,7 @@
 
 #include "platform/platform.h"
 #include "sentry/filecache.h"
+#include "sentry/aio.h"
 #include "sentry/membarrier.h"
 #include "sentry/vdso.h"
 #include "mem/memfile.h"
@@ -155,6 +156,7 @@ void mm_put(struct mm *mm)
 	/* Its writes, unless collected before its stub went (mm_collect_writes): a stub gone
 	 * already makes its whole memory count as changed. */
 	mm_collect_writes(mm);
+	aio_mm_release(mm);
 	if (mm->uffd >= 0)
 		close(mm->uffd);
 	free(mm->fresh);
@@ -1487,8 +1489,11 @@ int mm_save(struct enc *e, const void *obj)
 		if (err)
 			return err;
 	}
-	if (mm->membarrier) /* a trailing field: images from before have none */
+	/* Trailing fields: images from before have none. */
+	if (mm->membarrier || mm->aio) {
 		enc_u32(e, mm->membarrier);
+		aio_save(e, mm);
+	}
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
@@ -1827,6 +1832,8 @@ void *mm_load(struct dec *d)
 		mm->membarrier = dec_u32(d);
 		if (mm->membarrier & ~MEMBARRIER_REGISTRATIONS)
 			dec_fail(d, "bad membarrier registrations");
+		if (dec_ok(d) && !dec_at_end(d))
+			aio_load(d, mm);
 	}
 	if (premapped && dec_ok(d))
 		premap_drop_rest(mm);

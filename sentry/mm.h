@@ -42,6 +42,7 @@ struct mm {
 	int uffd;		 /* the userfaultfd a restored stub made, until mm_track takes it */
 	bool untouched;		 /* restored, and its stub has run nothing yet: it maps no page */
 	unsigned int membarrier; /* the MEMBARRIER_CMD_REGISTER_* done (sentry/membarrier.c) */
+	struct aio_ctx *aio;	 /* its io_setup contexts (sentry/aio.c) */
 	struct memfile_space_range *fresh;
 	size_t nfresh, capfresh;
 };

@@ -299,6 +299,13 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "LOCK_PI and UNLOCK_PI hand the lock over in order, with no priority to inherit"),
     ROW(futex_waitv, "puxpd"),
     ROW(syslog, "dpd"),
+    ROW(io_setup, "up"),
+    ROW(io_destroy, "x"),
+    PARTIAL(io_submit, "xdp",
+	    "requests are carried out when submitted (their completions wait in the ring); "
+	    "IOCB_CMD_POLL is EINVAL"),
+    ROW(io_getevents, "xddpt"),
+    PARTIAL(io_cancel, "xpp", "no request is ever in flight to cancel: EINVAL"),
     ROW(signalfd, "dpu"),
     ROW(signalfd4, "dpux"),
     /* inotify (sentry/sys_inotify.c, vfs/inotify.c) */

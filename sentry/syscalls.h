@@ -67,6 +67,11 @@ long sys_mq_getsetattr(struct task *t, const unsigned long *a);
 long sys_pidfd_getfd(struct task *t, const unsigned long *a);
 long sys_futex_waitv(struct task *t, const unsigned long *a);
 long sys_syslog(struct task *t, const unsigned long *a);
+long sys_io_setup(struct task *t, const unsigned long *a);
+long sys_io_destroy(struct task *t, const unsigned long *a);
+long sys_io_submit(struct task *t, const unsigned long *a);
+long sys_io_getevents(struct task *t, const unsigned long *a);
+long sys_io_cancel(struct task *t, const unsigned long *a);
 /* sys_mm.c */
 long sys_mmap(struct task *t, const unsigned long *a);
 long sys_munmap(struct task *t, const unsigned long *a);

@@ -3,6 +3,7 @@
  * (copies of the file pages in the memory file), and writes the initial stack. */
 #include "sentry/exec.h"
 #include "sentry/caps.h"
+#include "sentry/ipc.h"
 
 #include <cpuid.h>
 #include <elf.h>
@@ -454,6 +455,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 		platform_thread_release(t->pt);	   /* a vfork parent may live on in the old stub */
 	}
 	mm_put(old_mm);
+	ipc_on_mm_release(); /* segments the old address space was the last to map */
 	task_set_pt(t, pt);
 	const char *base = strrchr(path, '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : path);

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "sentry/control.h"
+#include "sentry/ipc.h"
 #include "mem/memfile.h"
 #include "sentry/kernel.h"
 #include "sentry/syscalls.h"
@@ -340,6 +341,21 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(timerfd_create, "dx"),
     ROW(timerfd_settime, "dxpp"),
     ROW(timerfd_gettime, "dp"),
+    /* System V IPC (sentry/ipc*.c) */
+    PARTIAL(shmget, "xux",
+	    "SHM_HUGETLB is EINVAL; the limits are Linux's defaults, whatever /proc/sys/kernel "
+	    "says"),
+    ROWX(shmat, "dpx"),
+    ROW(shmdt, "p"),
+    PARTIAL(shmctl, "ddp", "SHM_LOCK keeps the flag and its permission; no page is pinned"),
+    ROW(semget, "xdx"),
+    ROW(semop, "dpu"),
+    ROW(semtimedop, "dput"),
+    ROW(semctl, "dddx"),
+    ROW(msgget, "xx"),
+    ROW(msgsnd, "dpux"),
+    ROW(msgrcv, "dpudx"),
+    ROW(msgctl, "ddp"),
 };
 
 const struct syscall_def *syscall_def(long nr)

@@ -126,6 +126,9 @@ struct procinfo_ops {
 	bool (*may_read)(pid_t pid);
 	/* Optional (NULL: writes fail with EIO): sets process PID's oom_score_adj (-1000..1000). */
 	int (*set_oom_score_adj)(pid_t pid, int adj);
+	/* Optional (NULL: the files are empty): the whole text of /proc/sysvipc/shm (KIND 0), sem
+	 * (1) or msg (2), header included, in a malloc'd string the caller frees. */
+	char *(*sysvipc)(int kind);
 };
 
 #endif

@@ -184,6 +184,41 @@ void ipc_on_mm_release(void)
 	shm_collect();
 }
 
+/* Linux's headers (ipc/shm.c, sem.c, msg.c, for 64-bit longs); the lines are the kinds'. */
+static const char *const proc_headers[] = {
+    "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  "
+    "cgid      atime      dtime      ctime                   rss                  swap\n",
+    "       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime\n",
+    "       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      "
+    "stime      rtime      ctime\n",
+};
+
+char *ipc_proc_text(int kind)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (kind < 0 || kind > 2)
+		return NULL;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	fputs(proc_headers[kind], f);
+	if (kind == 0) {
+		shm_collect();
+		shm_proc_lines(f);
+	} else if (kind == 1) {
+		sem_proc_lines(f);
+	} else {
+		msg_proc_lines(f);
+	}
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* --- Checkpoint -------------------------------------------------------------------------- */
 
 void ipc_ids_save(struct enc *e, const struct ipc_ids *ids,

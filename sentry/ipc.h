@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -109,6 +110,10 @@ void sem_save(struct enc *e);
 int sem_load(struct dec *d);
 void msg_save(struct enc *e);
 int msg_load(struct dec *d);
+/* The lines of /proc/sysvipc/shm, sem and msg, one per object. */
+void shm_proc_lines(FILE *f);
+void sem_proc_lines(FILE *f);
+void msg_proc_lines(FILE *f);
 /* Frees the removed segments nothing maps any more (IPC_RMID waits for the last detach). */
 void shm_collect(void);
 /* The process TGID is gone: its semaphore adjustments (SEM_UNDO) are applied. */
@@ -121,6 +126,10 @@ void sem_exit(pid_t tgid);
 void ipc_on_exit(struct task *leader);
 /* An address space was released (exec): removed segments it was the last to map go. */
 void ipc_on_mm_release(void);
+
+/* procinfo's sysvipc: the text of /proc/sysvipc/shm (KIND 0), sem (1) or msg (2), header
+ * included, malloc'd; NULL if out of memory or KIND is none of them. */
+char *ipc_proc_text(int kind);
 
 /* Checkpoint: the "ipc" section (docs/image-format.md). Segments refer to their memory objects
  * (CK_MOBJ), so ipc_save runs before the checkpoint saves the queued objects, and ipc_load

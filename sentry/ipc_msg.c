@@ -344,6 +344,22 @@ long sys_msgctl(struct task *t, const unsigned long *a)
 	}
 }
 
+void msg_proc_lines(FILE *f)
+{
+	for (int i = 0; i < msg_ids.cap; i++) {
+		const struct msg_queue *q = (const struct msg_queue *)msg_ids.v[i];
+		if (q)
+			fprintf(f,
+				"%10d %10d  %4o  %10lu %10lu %5u %5u %5u %5u %5u %5u %10lld %10lld "
+				"%10lld\n",
+				q->o.key, ipc_id(&q->o), q->o.mode, (unsigned long)q->cbytes,
+				(unsigned long)q->qnum, (unsigned)q->lspid, (unsigned)q->lrpid,
+				(unsigned)q->o.uid, (unsigned)q->o.gid, (unsigned)q->o.cuid,
+				(unsigned)q->o.cgid, (long long)q->stime, (long long)q->rtime,
+				(long long)q->ctime);
+	}
+}
+
 /* --- Checkpoint: every message; waiters are tasks inside msgsnd or msgrcv. ---------------- */
 
 static void save_one(struct enc *e, const struct ipc_obj *o)

@@ -376,8 +376,7 @@ long sys_semctl(struct task *t, const unsigned long *a)
 	s = set_of(o);
 	if ((err = ipc_perm_check(t, o, cmd == SETVAL || cmd == SETALL ? IPC_W : IPC_R)))
 		return err;
-	if ((cmd == GETVAL || cmd == GETPID || cmd == GETNCNT || cmd == GETZCNT ||
-	     cmd == SETVAL) &&
+	if ((cmd == GETVAL || cmd == GETPID || cmd == GETNCNT || cmd == GETZCNT || cmd == SETVAL) &&
 	    (n < 0 || n >= s->nsems))
 		return -EINVAL;
 	switch (cmd) {
@@ -439,7 +438,8 @@ void sem_exit(pid_t tgid)
 			struct sem_undo *u = *pp;
 			if (u->tgid != tgid)
 				continue;
-			/* Each value moves back by its adjustment, clamped to what a value holds. */
+			/* Each value moves back by its adjustment, clamped to what a value holds.
+			 */
 			for (int n = 0; n < s->nsems; n++) {
 				if (!u->adj[n])
 					continue;
@@ -452,6 +452,18 @@ void sem_exit(pid_t tgid)
 			waitq_wake(&s->wq, 0);
 			break;
 		}
+	}
+}
+
+void sem_proc_lines(FILE *f)
+{
+	for (int i = 0; i < sem_ids.cap; i++) {
+		const struct sem_set *s = (const struct sem_set *)sem_ids.v[i];
+		if (s)
+			fprintf(f, "%10d %10d  %4o %10u %5u %5u %5u %5u %10lld %10lld\n", s->o.key,
+				ipc_id(&s->o), s->o.mode, (unsigned)s->nsems, (unsigned)s->o.uid,
+				(unsigned)s->o.gid, (unsigned)s->o.cuid, (unsigned)s->o.cgid,
+				(long long)s->otime, (long long)s->ctime);
 	}
 }
 

@@ -326,6 +326,24 @@ long sys_shmctl(struct task *t, const unsigned long *a)
 	}
 }
 
+void shm_proc_lines(FILE *f)
+{
+	for (int i = 0; i < shm_ids.cap; i++) {
+		const struct shm_seg *s = (const struct shm_seg *)shm_ids.v[i];
+		if (!s)
+			continue;
+		/* rss: what of the segment holds data is not tracked per object; its size is
+		 * an upper bound, as Linux's figure is for a segment touched everywhere. */
+		fprintf(f,
+			"%10d %10d  %4o %21lu %5u %5u  %5lu %5u %5u %5u %5u %10lld %10lld %10lld "
+			"%21lu %21lu\n",
+			s->o.key, ipc_id(&s->o), s->o.mode, (unsigned long)s->size,
+			(unsigned)s->cpid, (unsigned)s->lpid, nattch(s), (unsigned)s->o.uid,
+			(unsigned)s->o.gid, (unsigned)s->o.cuid, (unsigned)s->o.cgid,
+			(long long)s->atime, (long long)s->dtime, (long long)s->ctime, 0UL, 0UL);
+	}
+}
+
 /* --- Checkpoint: each segment names its memory object (its pages are the memory section's). */
 
 static void save_one(struct enc *e, const struct ipc_obj *o)

@@ -26,8 +26,8 @@ union semun {
 
 static int op(int id, int num, int delta, int flg)
 {
-	struct sembuf sb = {.sem_num = (unsigned short)num, .sem_op = (short)delta,
-			    .sem_flg = (short)flg};
+	struct sembuf sb = {
+	    .sem_num = (unsigned short)num, .sem_op = (short)delta, .sem_flg = (short)flg};
 	return semop(id, &sb, 1);
 }
 

@@ -5,7 +5,7 @@
  * forked child's inherited one sharing the same pages, shm_nattch following attach, fork, exit,
  * exec and shmdt, shm_cpid/lpid, IPC_RMID of an attached segment (SHM_DEST, key gone, memory
  * alive until the last detach), IPC_SET, IPC_STAT/SHM_STAT/IPC_INFO/SHM_INFO, and permissions
- * for an unprivileged user.
+ * for an unprivileged user; /proc/sysvipc/shm.
  */
 #include "check.h"
 #include <signal.h>
@@ -29,6 +29,28 @@ static key_t test_key(int n)
 {
 	/* Keys of our own: the host's namespace may hold others. */
 	return (key_t)(0x5e000000 | ((getpid() & 0xffff) << 4) | n);
+}
+
+/* /proc/sysvipc/shm lists the segment with its key, id, mode and size (in the sandbox it must
+ * be there; natively the chroot may have no /proc). */
+static void check_proc(int id, key_t key)
+{
+	FILE *f = fopen("/proc/sysvipc/shm", "r");
+	char line[512], want[64];
+	int found = 0;
+
+	if (!f) {
+		CHECK(!in_sandbox());
+		return;
+	}
+	CHECK(fgets(line, sizeof(line), f) != NULL);
+	const char *head = "       key      shmid perms                  size  cpid";
+	CHECK(strncmp(line, head, strlen(head)) == 0);
+	snprintf(want, sizeof(want), "%10d %10d  %4o %21d", key, id, 0640, 10000);
+	while (fgets(line, sizeof(line), f))
+		found |= strncmp(line, want, strlen(want)) == 0;
+	CHECK(found);
+	fclose(f);
 }
 
 static void test_get(void)
@@ -58,6 +80,7 @@ static void test_get(void)
 	CHECK_EQ(ds.shm_lpid, 0);
 	CHECK_EQ(ds.shm_atime, 0);
 	CHECK(ds.shm_ctime >= time(NULL) - 5 && ds.shm_ctime <= time(NULL));
+	check_proc(id, key);
 
 	/* IPC_SET changes the owner's bits and the owner, not the creator. */
 	ds.shm_perm.mode = 0604;

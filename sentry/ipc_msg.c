@@ -177,7 +177,7 @@ long sys_msgsnd(struct task *t, const unsigned long *a)
 
 /* The message msgrcv takes for TYPE and FLG: the first one (0), the first of TYPE (or of
  * another type, MSG_EXCEPT), the first of the lowest type at most -TYPE; MSG_COPY's is the
- * TYPE'th. Returns its link, or NULL. */
+ * TYPE'th (none for a negative TYPE). Returns its link, or NULL. */
 static struct msg **find(struct msg_queue *q, long type, int flg)
 {
 	struct msg **best = NULL;
@@ -213,8 +213,6 @@ long sys_msgrcv(struct task *t, const unsigned long *a)
 	if (flg & MSG_COPY) {
 		if ((flg & MSG_EXCEPT) || !(flg & IPC_NOWAIT))
 			return -EINVAL;
-		if (type < 0)
-			return -EINVAL; /* Linux looks for no message before index 0 */
 	}
 	struct ipc_obj *o = ipc_find_id(&msg_ids, id);
 	if (!o)

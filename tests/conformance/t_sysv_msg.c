@@ -123,6 +123,7 @@ static void test_types(void)
 		CHECK_EQ(m.type, 1);
 		CHECK_STREQ(m.text, "one");
 		CHECK_ERR(msgrcv(id, &m, sizeof(m.text), 6, MSG_COPY | IPC_NOWAIT), ENOMSG);
+		CHECK_ERR(msgrcv(id, &m, sizeof(m.text), -1, MSG_COPY | IPC_NOWAIT), ENOMSG);
 		CHECK_ERR(msgrcv(id, &m, sizeof(m.text), 0, MSG_COPY), EINVAL);
 		CHECK_EQ(stat_of(id).msg_qnum, 6);
 	}

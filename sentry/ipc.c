@@ -4,6 +4,7 @@
 #include "sentry/ipc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,74 @@
 #include "state/codec.h"
 
 #define IPC_MIN_CYCLE 64 /* Linux's ipc_min_cycle (RADIX_TREE_MAP_SIZE) */
+
+struct ipc_limits ipc_limits = {.shmmax = SHM_MAX,
+				.shmall = SHM_ALL,
+				.shmmni = SHM_MNI,
+				.semmsl = SEM_MSL,
+				.semmns = SEM_MNS,
+				.semopm = SEM_OPM,
+				.semmni = SEM_MNI,
+				.msgmax = MSG_MAX,
+				.msgmnb = MSG_MNB,
+				.msgmni = MSG_MNI};
+
+/* Parses N whitespace-separated integers of VALUE into OUT, each in [LO, HI]. */
+static int parse_ints(const char *value, long long *out, int n, long long lo, long long hi)
+{
+	for (int i = 0; i < n; i++) {
+		char *end;
+		errno = 0;
+		out[i] = strtoll(value, &end, 10);
+		if (end == value || errno || out[i] < lo || out[i] > hi)
+			return -EINVAL;
+		value = end;
+	}
+	while (*value == ' ' || *value == '\t' || *value == '\n')
+		value++;
+	return *value ? -EINVAL : 0;
+}
+
+int ipc_set_limit(const char *name, const char *value)
+{
+	long long v[4];
+	int *one = NULL;
+	long long hi = INT_MAX;
+
+	if (!strcmp(name, "shmmax") || !strcmp(name, "shmall")) {
+		/* proc_doulongvec_minmax; the sysctl keeps what it parsed as a long long. */
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(value, &end, 10);
+		if (end == value || errno || *value == '-')
+			return -EINVAL;
+		*(name[3] == 'm' ? &ipc_limits.shmmax : &ipc_limits.shmall) = x;
+		return 0;
+	}
+	if (!strcmp(name, "sem")) {
+		/* semmsl semmns semopm semmni; semmni at most IPCMNI, as Linux. */
+		if (parse_ints(value, v, 4, 0, INT_MAX) || v[0] > SEM_MSL_MAX ||
+		    v[2] > SEM_OPM_MAX || v[3] > IPC_MNI)
+			return -EINVAL;
+		ipc_limits.semmsl = (int)v[0];
+		ipc_limits.semmns = (int)v[1];
+		ipc_limits.semopm = (int)v[2];
+		ipc_limits.semmni = (int)v[3];
+		return 0;
+	}
+	if (!strcmp(name, "shmmni"))
+		one = &ipc_limits.shmmni, hi = IPC_MNI;
+	else if (!strcmp(name, "msgmni"))
+		one = &ipc_limits.msgmni, hi = IPC_MNI;
+	else if (!strcmp(name, "msgmax"))
+		one = &ipc_limits.msgmax;
+	else if (!strcmp(name, "msgmnb"))
+		one = &ipc_limits.msgmnb;
+	if (!one || parse_ints(value, v, 1, 0, hi))
+		return -EINVAL;
+	*one = (int)v[0];
+	return 0;
+}
 
 struct ipc_obj *ipc_find_id(struct ipc_ids *ids, int id)
 {
@@ -50,8 +119,8 @@ static int free_idx(struct ipc_ids *ids)
 
 	if (max < IPC_MIN_CYCLE)
 		max = IPC_MIN_CYCLE;
-	if (max > ids->mni)
-		max = ids->mni;
+	if (max > *ids->mni)
+		max = *ids->mni;
 	int start = ids->last_idx + 1 < max ? ids->last_idx + 1 : 0;
 	for (int n = 0; n < max; n++) {
 		int i = (start + n) % max;
@@ -63,7 +132,7 @@ static int free_idx(struct ipc_ids *ids)
 
 int ipc_add(struct ipc_ids *ids, struct ipc_obj *o, struct task *t, int32_t key, int mode)
 {
-	if (ids->in_use >= ids->mni)
+	if (ids->in_use >= *ids->mni)
 		return -ENOSPC;
 	int idx = free_idx(ids);
 	if (idx < 0)
@@ -248,8 +317,7 @@ int ipc_ids_load(struct dec *d, struct ipc_ids *ids, struct ipc_obj *(*load_one)
 	ids->seq = dec_u32(d);
 	int64_t last = dec_i64(d);
 	uint32_t n = dec_u32(d);
-	if (!dec_ok(d) || ids->seq > IPC_SEQ_MAX || last < -1 || last >= ids->mni ||
-	    n > (uint32_t)ids->mni)
+	if (!dec_ok(d) || ids->seq > IPC_SEQ_MAX || last < -1 || last >= IPC_MNI || n > IPC_MNI)
 		return dec_fail(d, "bad ipc registry");
 	ids->last_idx = (int)last;
 	for (uint32_t k = 0; k < n; k++) {
@@ -260,7 +328,7 @@ int ipc_ids_load(struct dec *d, struct ipc_ids *ids, struct ipc_obj *(*load_one)
 		uid_t cuid = dec_u32(d);
 		gid_t cgid = dec_u32(d);
 		unsigned int mode = dec_u32(d);
-		if (!dec_ok(d) || idx >= (uint32_t)ids->mni || seq > IPC_SEQ_MAX ||
+		if (!dec_ok(d) || idx >= IPC_MNI || seq > IPC_SEQ_MAX ||
 		    ((int)idx < ids->cap && ids->v[idx]))
 			return dec_fail(d, "bad ipc object");
 		struct ipc_obj *o = load_one(d);
@@ -297,6 +365,13 @@ int ipc_save(struct enc *e)
 {
 	shm_collect();
 	enc_u32(e, IPC_SAVE_VERSION);
+	enc_u64(e, ipc_limits.shmmax);
+	enc_u64(e, ipc_limits.shmall);
+	const int *lim[] = {&ipc_limits.shmmni, &ipc_limits.semmsl, &ipc_limits.semmns,
+			    &ipc_limits.semopm, &ipc_limits.semmni, &ipc_limits.msgmax,
+			    &ipc_limits.msgmnb, &ipc_limits.msgmni};
+	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++)
+		enc_u32(e, (uint32_t)*lim[i]);
 	shm_save(e);
 	sem_save(e);
 	msg_save(e);
@@ -307,6 +382,19 @@ int ipc_load(struct dec *d)
 {
 	if (dec_u32(d) != IPC_SAVE_VERSION)
 		return dec_fail(d, "unknown ipc version");
+	struct ipc_limits l = {.shmmax = dec_u64(d), .shmall = dec_u64(d)};
+	int *lim[] = {&l.shmmni, &l.semmsl, &l.semmns, &l.semopm,
+		      &l.semmni, &l.msgmax, &l.msgmnb, &l.msgmni};
+	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		uint32_t v = dec_u32(d);
+		*lim[i] = v > INT_MAX ? -1 : (int)v;
+	}
+	if (!dec_ok(d) || l.shmmni < 0 || l.shmmni > IPC_MNI || l.semmsl < 0 ||
+	    l.semmsl > SEM_MSL_MAX || l.semmns < 0 || l.semopm < 0 || l.semopm > SEM_OPM_MAX ||
+	    l.semmni < 0 || l.semmni > IPC_MNI || l.msgmax < 0 || l.msgmnb < 0 || l.msgmni < 0 ||
+	    l.msgmni > IPC_MNI)
+		return dec_fail(d, "bad ipc limits");
+	ipc_limits = l;
 	int err = shm_load(d);
 	if (!err)
 		err = sem_load(d);

@@ -21,9 +21,10 @@ struct dec;
 struct task;
 
 /* Linux's defaults (ipc/util.h, include/uapi/linux/{shm,sem,msg}.h), which /proc/sys/kernel
- * shows too. They are fixed here: a write to those sysctls is kept but not applied. */
+ * shows too; a write there changes ipc_limits (ipc_set_limit), as it does Linux's namespace. */
 #define IPC_ID_SHIFT 15 /* an id is seq << IPC_ID_SHIFT | index, as Linux's IPCMNI_SHIFT */
 #define IPC_SEQ_MAX (0x7fffffff >> IPC_ID_SHIFT)
+#define IPC_MNI (1 << IPC_ID_SHIFT) /* the most objects of a kind, whatever the limits say */
 #define SHM_MNI 4096
 #define SHM_MAX 0xfffffffffeffffffULL /* ULONG_MAX - 2^24 */
 #define SHM_ALL 0xfffffffffeffffffULL /* pages */
@@ -33,9 +34,23 @@ struct task;
 #define SEM_MNI 32000
 #define SEM_VMX 32767
 #define SEM_AEM SEM_VMX
+#define SEM_MSL_MAX 65536 /* the most semaphores a set may be given here */
+#define SEM_OPM_MAX 65536 /* the most operations one semop may be given here */
 #define MSG_MAX 8192
 #define MSG_MNB 16384
 #define MSG_MNI 32000
+
+/* The namespace's limits: kernel.shmmax, shmall, shmmni, sem (semmsl semmns semopm semmni),
+ * msgmax, msgmnb, msgmni. A checkpoint saves them with the objects. */
+struct ipc_limits {
+	uint64_t shmmax, shmall;
+	int shmmni, semmsl, semmns, semopm, semmni, msgmax, msgmnb, msgmni;
+};
+extern struct ipc_limits ipc_limits;
+
+/* A write of /proc/sys/kernel/NAME (one of the above) with VALUE, the sysctl's normalised
+ * text: 0, or -EINVAL for a value Linux's handler refuses (or one past what is kept here). */
+int ipc_set_limit(const char *name, const char *value);
 
 /* The rwx bits for everyone, as Linux's S_IRUGO and co (what ipc_perm_check is asked). */
 #define IPC_R 0444
@@ -57,7 +72,8 @@ struct ipc_obj {
  * (cyclically over a window that grows with use, the sequence bumped on each wrap). */
 struct ipc_ids {
 	struct ipc_obj **v;
-	int cap, in_use, mni;
+	int cap, in_use;
+	const int *mni; /* the limit, in ipc_limits */
 	unsigned int seq;
 	int last_idx;
 };

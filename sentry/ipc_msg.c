@@ -42,7 +42,7 @@ struct msg_queue {
 	struct waitq wq;
 };
 
-static struct ipc_ids msg_ids = {.mni = MSG_MNI, .last_idx = -1};
+static struct ipc_ids msg_ids = {.mni = &ipc_limits.msgmni, .last_idx = -1};
 static uint64_t msg_all_bytes, msg_all_count; /* MSG_INFO's msgtql and msgmap */
 
 static inline struct msg_queue *queue_of(struct ipc_obj *o)
@@ -56,7 +56,7 @@ static struct msg_queue *queue_new(void)
 
 	if (q) {
 		q->tail = &q->head;
-		q->qbytes = MSG_MNB;
+		q->qbytes = ipc_limits.msgmnb;
 	}
 	return q;
 }
@@ -100,7 +100,7 @@ static void unlink_msg(struct msg_queue *q, struct msg **pp)
 static long msg_create(struct task *t, int32_t key, int flg, long arg)
 {
 	(void)arg;
-	if (msg_ids.in_use >= msg_ids.mni)
+	if (msg_ids.in_use >= ipc_limits.msgmni)
 		return -ENOSPC;
 	struct msg_queue *q = queue_new();
 	if (!q)
@@ -139,7 +139,7 @@ long sys_msgsnd(struct task *t, const unsigned long *a)
 	long sz = (long)a[2];
 	long type;
 
-	if (sz > MSG_MAX || sz < 0 || id < 0)
+	if (sz > ipc_limits.msgmax || sz < 0 || id < 0)
 		return -EINVAL;
 	if (copy_in(t->mm, &type, msgp, sizeof(type)))
 		return -EFAULT;
@@ -266,13 +266,13 @@ static void fill_ds(const struct msg_queue *q, struct msqid_ds *ds)
 
 static long msg_info(struct task *t, int cmd, uintptr_t buf)
 {
-	struct msginfo mi = {.msgpool = MSG_MNI * MSG_MNB / 1024,
-			     .msgmap = MSG_MNB,
-			     .msgmax = MSG_MAX,
-			     .msgmnb = MSG_MNB,
-			     .msgmni = MSG_MNI,
+	struct msginfo mi = {.msgpool = (int)((long)ipc_limits.msgmni * ipc_limits.msgmnb / 1024),
+			     .msgmap = ipc_limits.msgmnb,
+			     .msgmax = ipc_limits.msgmax,
+			     .msgmnb = ipc_limits.msgmnb,
+			     .msgmni = ipc_limits.msgmni,
 			     .msgssz = 16,
-			     .msgtql = MSG_MNB,
+			     .msgtql = ipc_limits.msgmnb,
 			     .msgseg = 0xffff};
 	int max = ipc_max_idx(&msg_ids);
 
@@ -329,7 +329,7 @@ long sys_msgctl(struct task *t, const unsigned long *a)
 			queue_free(queue_of(o));
 			return 0;
 		}
-		if (ds.msg_qbytes > MSG_MNB && !caps_has(t, CAP_SYS_RESOURCE))
+		if (ds.msg_qbytes > (msglen_t)ipc_limits.msgmnb && !caps_has(t, CAP_SYS_RESOURCE))
 			return -EPERM;
 		ipc_set_perm(o, &ds.msg_perm);
 		queue_of(o)->qbytes = ds.msg_qbytes;
@@ -394,7 +394,7 @@ static struct ipc_obj *load_one(struct dec *d)
 		long type = dec_i64(d);
 		size_t len;
 		const void *text = dec_bytes(d, &len);
-		if (!dec_ok(d) || type < 1 || len > MSG_MAX) {
+		if (!dec_ok(d) || type < 1 || len > INT_MAX) {
 			dec_fail(d, "bad message");
 			break;
 		}

@@ -39,8 +39,8 @@ struct sem_set {
 	pid_t *pid;
 };
 
-static struct ipc_ids sem_ids = {.mni = SEM_MNI, .last_idx = -1};
-static long sem_used; /* semaphores in all sets, against SEM_MNS */
+static struct ipc_ids sem_ids = {.mni = &ipc_limits.semmni, .last_idx = -1};
+static long sem_used; /* semaphores in all sets, against semmns */
 
 static inline struct sem_set *set_of(struct ipc_obj *o)
 {
@@ -88,9 +88,9 @@ static long sem_create(struct task *t, int32_t key, int flg, long nsems)
 {
 	if (nsems == 0)
 		return -EINVAL;
-	if (sem_used + nsems > SEM_MNS)
+	if (sem_used + nsems > ipc_limits.semmns)
 		return -ENOSPC;
-	if (sem_ids.in_use >= sem_ids.mni)
+	if (sem_ids.in_use >= ipc_limits.semmni)
 		return -ENOSPC;
 	struct sem_set *s = set_new((int)nsems);
 	if (!s)
@@ -114,7 +114,7 @@ long sys_semget(struct task *t, const unsigned long *a)
 {
 	int nsems = arg_int(a, 1);
 
-	if (nsems < 0 || nsems > SEM_MSL)
+	if (nsems < 0 || nsems > ipc_limits.semmsl)
 		return -EINVAL;
 	return ipc_get(t, &sem_ids, (int32_t)arg_int(a, 0), arg_int(a, 2), sem_create, sem_more,
 		       nsems);
@@ -161,18 +161,13 @@ static int try_ops(const struct sembuf *sops, int nsops, unsigned short *val, sh
 	return 0;
 }
 
-static long semop_common(struct task *t, int id, uintptr_t usops, size_t nsops, uintptr_t utime)
+/* semop with SOPS copied in: the timeout, the set, the attempt, and the wait. */
+static long semop_try(struct task *t, int id, const struct sembuf *sops, size_t nsops,
+		      uintptr_t utime)
 {
-	struct sembuf sops[SEM_OPM];
 	bool undo = false, alter = false;
 	int max = 0;
 
-	if (id < 0 || nsops < 1)
-		return -EINVAL;
-	if (nsops > SEM_OPM)
-		return -E2BIG;
-	if (copy_in(t->mm, sops, usops, nsops * sizeof(*sops)))
-		return -EFAULT;
 	if (utime && !t->blk.retry) {
 		struct timespec ts;
 		if (copy_in(t->mm, &ts, utime, sizeof(ts)))
@@ -240,6 +235,22 @@ static long semop_common(struct task *t, int id, uintptr_t usops, size_t nsops, 
 	return task_block(t);
 }
 
+static long semop_common(struct task *t, int id, uintptr_t usops, size_t nsops, uintptr_t utime)
+{
+	if (id < 0 || nsops < 1)
+		return -EINVAL;
+	if (nsops > (size_t)ipc_limits.semopm)
+		return -E2BIG;
+	struct sembuf *sops = malloc(nsops * sizeof(*sops));
+	if (!sops)
+		return -ENOMEM;
+	long r = -EFAULT;
+	if (!copy_in(t->mm, sops, usops, nsops * sizeof(*sops)))
+		r = semop_try(t, id, sops, nsops, utime);
+	free(sops);
+	return r;
+}
+
 long sys_semop(struct task *t, const unsigned long *a)
 {
 	return semop_common(t, arg_int(a, 0), a[1], a[2], 0);
@@ -259,7 +270,7 @@ static int waiters(struct sem_set *s, int n, bool zero)
 	for_each_task(w) {
 		if (!w->blk.blocked || !w->mm ||
 		    (w->sc.nr != SYS_semop && w->sc.nr != SYS_semtimedop) ||
-		    (int)w->sc.args[0] != id || w->sc.args[2] < 1 || w->sc.args[2] > SEM_OPM)
+		    (int)w->sc.args[0] != id || w->sc.args[2] < 1 || w->sc.args[2] > SEM_OPM_MAX)
 			continue;
 		size_t nsops = w->sc.args[2];
 		struct sembuf *sops = malloc(nsops * sizeof(*sops));
@@ -301,13 +312,13 @@ static void fill_ds(const struct sem_set *s, struct semid_ds *ds)
 
 static long sem_info(struct task *t, int cmd, uintptr_t buf)
 {
-	struct seminfo si = {.semmap = SEM_MNS,
-			     .semmni = SEM_MNI,
-			     .semmns = SEM_MNS,
-			     .semmnu = SEM_MNS,
-			     .semmsl = SEM_MSL,
-			     .semopm = SEM_OPM,
-			     .semume = SEM_OPM,
+	struct seminfo si = {.semmap = ipc_limits.semmns,
+			     .semmni = ipc_limits.semmni,
+			     .semmns = ipc_limits.semmns,
+			     .semmnu = ipc_limits.semmns,
+			     .semmsl = ipc_limits.semmsl,
+			     .semopm = ipc_limits.semopm,
+			     .semume = ipc_limits.semopm,
 			     .semusz = 20, /* sizeof(struct sem_undo) on Linux */
 			     .semvmx = SEM_VMX,
 			     .semaem = SEM_AEM};
@@ -496,7 +507,7 @@ static struct ipc_obj *load_one(struct dec *d)
 	uint32_t nsems = dec_u32(d);
 	struct sem_set *s;
 
-	if (!dec_ok(d) || nsems < 1 || nsems > SEM_MSL || !(s = set_new((int)nsems)))
+	if (!dec_ok(d) || nsems < 1 || nsems > SEM_MSL_MAX || !(s = set_new((int)nsems)))
 		return NULL;
 	s->otime = dec_i64(d);
 	s->ctime = dec_i64(d);

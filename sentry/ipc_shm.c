@@ -36,8 +36,8 @@ struct shm_seg {
 	pid_t cpid, lpid;
 };
 
-static struct ipc_ids shm_ids = {.mni = SHM_MNI, .last_idx = -1};
-static uint64_t shm_tot; /* pages of all segments, against SHM_ALL */
+static struct ipc_ids shm_ids = {.mni = &ipc_limits.shmmni, .last_idx = -1};
+static uint64_t shm_tot; /* pages of all segments, against shmall */
 
 static inline struct shm_seg *seg_of(struct ipc_obj *o)
 {
@@ -77,11 +77,11 @@ static long shm_create(struct task *t, int32_t key, int flg, long arg)
 
 	if (flg & SHM_HUGETLB)
 		return syscall_unsupported(t, -EINVAL, "SHM_HUGETLB");
-	if (size < 1 || size > SHM_MAX)
+	if (size < 1 || size > ipc_limits.shmmax)
 		return -EINVAL;
-	if (shm_tot + n < shm_tot || shm_tot + n > SHM_ALL)
+	if (shm_tot + n < shm_tot || shm_tot + n > ipc_limits.shmall)
 		return -ENOSPC;
-	if (shm_ids.in_use >= shm_ids.mni)
+	if (shm_ids.in_use >= ipc_limits.shmmni)
 		return -ENOSPC;
 	struct shm_seg *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -238,11 +238,11 @@ static long shm_info(struct task *t, int cmd, uintptr_t buf)
 	int max = ipc_max_idx(&shm_ids);
 
 	if (cmd == IPC_INFO) {
-		struct shminfo si = {.shmmax = SHM_MAX,
+		struct shminfo si = {.shmmax = ipc_limits.shmmax,
 				     .shmmin = 1,
-				     .shmmni = SHM_MNI,
-				     .shmseg = SHM_MNI,
-				     .shmall = SHM_ALL};
+				     .shmmni = ipc_limits.shmmni,
+				     .shmseg = ipc_limits.shmmni,
+				     .shmall = ipc_limits.shmall};
 		if (copy_out(t->mm, buf, &si, sizeof(si)))
 			return -EFAULT;
 	} else {

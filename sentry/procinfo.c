@@ -566,4 +566,5 @@ const struct procinfo_ops kernel_procinfo = {
     .set_uts_name = kernel_set_uts_name,
     .set_oom_score_adj = pi_set_oom_score_adj,
     .sysvipc = ipc_proc_text,
+    .set_ipc_limit = ipc_set_limit,
 };

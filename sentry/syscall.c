@@ -343,8 +343,8 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(timerfd_gettime, "dp"),
     /* System V IPC (sentry/ipc*.c) */
     PARTIAL(shmget, "xux",
-	    "SHM_HUGETLB is EINVAL; the limits are Linux's defaults, whatever /proc/sys/kernel "
-	    "says"),
+	    "SHM_HUGETLB is EINVAL; a segment larger than the memory file can hold (about 1 TiB) "
+	    "is ENOMEM"),
     ROWX(shmat, "dpx"),
     ROW(shmdt, "p"),
     PARTIAL(shmctl, "ddp", "SHM_LOCK keeps the flag and its permission; no page is pinned"),

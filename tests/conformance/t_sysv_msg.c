@@ -4,7 +4,8 @@
  * MSG_EXCEPT, < 0: the first of the lowest type at most |type|), E2BIG and MSG_NOERROR,
  * ENOMSG/EAGAIN with IPC_NOWAIT, MSG_COPY, msqid_ds bookkeeping (qnum, cbytes, qbytes, lspid,
  * lrpid), IPC_SET of msg_qbytes, a sender blocked on a full queue and a receiver blocked on an
- * empty one (woken across a checkpoint), EINTR with SA_RESTART, and EIDRM on IPC_RMID.
+ * empty one (woken across a checkpoint), EINTR with SA_RESTART, EIDRM on IPC_RMID, and the
+ * kernel.msgmax and msgmnb sysctls.
  */
 #include "check.h"
 #include <signal.h>
@@ -253,11 +254,59 @@ static void test_perms(void)
 	CHECK_EQ(msgctl(id, IPC_RMID, NULL), 0);
 }
 
+static void write_sysctl(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fputs(value, f) >= 0);
+	CHECK_EQ(fclose(f), 0);
+}
+
+/* The limits are the sandbox's: a write of kernel.msgmax and msgmnb changes what msgsnd
+ * accepts and what a new queue holds, and a checkpoint keeps them. (Natively that would change
+ * the host's, so only in the sandbox.) */
+static void test_limits(void)
+{
+	if (!in_sandbox())
+		return;
+	struct {
+		long type;
+		char text[200];
+	} m = {.type = 1};
+	write_sysctl("/proc/sys/kernel/msgmax", "100");
+	write_sysctl("/proc/sys/kernel/msgmnb", "300");
+	int id = msgget(IPC_PRIVATE, 0600);
+	CHECK(id >= 0);
+	CHECK_EQ(stat_of(id).msg_qbytes, 300);
+	CHECK_ERR(msgsnd(id, &m, 101, 0), EINVAL);
+	maybe_save(); /* changed limits */
+	CHECK_ERR(msgsnd(id, &m, 101, 0), EINVAL);
+	CHECK_EQ(msgsnd(id, &m, 100, 0), 0);
+	struct msginfo mi;
+	CHECK(msgctl(0, IPC_INFO, (struct msqid_ds *)&mi) >= 0);
+	CHECK_EQ(mi.msgmax, 100);
+	CHECK_EQ(mi.msgmnb, 300);
+	FILE *f = fopen("/proc/sys/kernel/msgmax", "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("-5", f);
+		CHECK(fclose(f) == EOF && errno == EINVAL);
+	}
+	write_sysctl("/proc/sys/kernel/msgmax", "8192");
+	write_sysctl("/proc/sys/kernel/msgmnb", "16384");
+	CHECK_EQ(msgsnd(id, &m, 150, IPC_NOWAIT), 0); /* past the old msgmax */
+	CHECK_EQ(msgctl(id, IPC_RMID, NULL), 0);
+}
+
 int main(void)
 {
 	test_get();
 	test_types();
 	test_blocking();
 	test_perms();
+	test_limits();
 	return check_done();
 }

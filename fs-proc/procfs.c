@@ -277,6 +277,24 @@ static int show_cmdline(struct kernfs_node *n, struct kernfs_buf *b)
 	return 0;
 }
 
+/* /proc/sysvipc: the System V IPC objects, as the Sentry lists them. */
+static int show_sysvipc(struct kernfs_node *n, struct kernfs_buf *b)
+{
+	const struct procinfo_ops *o = ops_of(n);
+	char *text = o->sysvipc ? o->sysvipc((int)kernfs_entry_of(n)->arg) : NULL;
+
+	if (text)
+		kernfs_buf_puts(b, text);
+	free(text);
+	return 0;
+}
+
+static const struct kernfs_entry sysvipc_rows[] = {
+    {.name = "msg", .mode = S_IFREG | 0444, .show = show_sysvipc, .arg = 2},
+    {.name = "sem", .mode = S_IFREG | 0444, .show = show_sysvipc, .arg = 1},
+    {.name = "shm", .mode = S_IFREG | 0444, .show = show_sysvipc, .arg = 0},
+};
+
 static int show_swaps(struct kernfs_node *n, struct kernfs_buf *b)
 {
 	(void)n;
@@ -521,6 +539,11 @@ static const struct kernfs_entry root_rows[] = {
      .mode = S_IFDIR | 0555,
      .flags = KERNFS_LAZY | KERNFS_NLINK1,
      .children = procfs_sys_rows},
+    {.name = "sysvipc",
+     .mode = S_IFDIR | 0555,
+     .flags = KERNFS_LAZY,
+     .children = sysvipc_rows,
+     .nchildren = sizeof(sysvipc_rows) / sizeof(sysvipc_rows[0])},
     {.name = "thread-self", .mode = S_IFLNK | 0777, .readlink = readlink_thread_self},
     PROC_FILE("uptime", show_uptime),
     PROC_FILE("version", show_version),

@@ -126,6 +126,13 @@ struct procinfo_ops {
 	bool (*may_read)(pid_t pid);
 	/* Optional (NULL: writes fail with EIO): sets process PID's oom_score_adj (-1000..1000). */
 	int (*set_oom_score_adj)(pid_t pid, int adj);
+	/* Optional (NULL: the files are empty): the whole text of /proc/sysvipc/shm (KIND 0), sem
+	 * (1) or msg (2), header included, in a malloc'd string the caller frees. */
+	char *(*sysvipc)(int kind);
+	/* Optional (NULL: kept, not applied): a write of /proc/sys/kernel/NAME, one of System V
+	 * IPC's limits (shmmax, shmall, shmmni, sem, msgmax, msgmnb, msgmni), with VALUE, the
+	 * sysctl's normalised text: 0, or -EINVAL and the value is refused. */
+	int (*set_ipc_limit)(const char *name, const char *value);
 };
 
 #endif

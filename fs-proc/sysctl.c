@@ -87,6 +87,7 @@ static int sysctl_store(struct kernfs_node *n, const char *data, size_t len)
 #define SYSCTL_DOMAINNAME 6 /* likewise */
 #define SYSCTL_INOTIFY 7    /* 7, 8, 9: the limits vfs_inotify_set_limit numbers 0, 1, 2 */
 #define SYSCTL_DMESG_RESTRICT 10
+#define SYSCTL_IPC 11 /* System V IPC's limits: the kernel's (procinfo set_ipc_limit) */
 
 long procfs_nr_open = PROCFS_NR_OPEN_MAX;
 int procfs_randomize_va_space = 2;
@@ -134,6 +135,9 @@ static int sysctl_apply(struct procfs *p, const struct kernfs_entry *e, const ch
 			return -EINVAL;
 		procfs_dmesg_restrict = (int)n;
 		return 0;
+	case SYSCTL_IPC:
+		/* A restore (P NULL) keeps the value: the limits come back with the IPC state. */
+		return p && p->ops->set_ipc_limit ? p->ops->set_ipc_limit(e->name, value) : 0;
 	case SYSCTL_NR_OPEN:
 		/* Linux takes up to about 2^31; a descriptor table here holds no more than
 		 * PROCFS_NR_OPEN_MAX, so larger values are refused rather than pretended. */
@@ -273,6 +277,11 @@ static int show_threads_max(struct kernfs_node *n, struct kernfs_buf *b)
 		.name = (NAME), .mode = S_IFREG | 0644, .flags = KERNFS_WRITE_EACCES,              \
 		.show = sysctl_show, .store = sysctl_store, .data = (VALUE)                        \
 	}
+#define IPC(NAME, VALUE)                                                                           \
+	{                                                                                          \
+		.name = (NAME), .mode = S_IFREG | 0644, .flags = KERNFS_WRITE_EACCES,              \
+		.show = sysctl_show, .store = sysctl_store, .data = (VALUE), .arg = SYSCTL_IPC     \
+	}
 #define RO(NAME, VALUE)                                                                            \
 	{                                                                                          \
 		.name = (NAME), .mode = S_IFREG | 0444, .flags = KERNFS_WRITE_EACCES,              \
@@ -355,9 +364,9 @@ static const struct kernfs_entry kernel_rows[] = {
     DIR("keys", kernel_keys),
     RW("kptr_restrict", "0"),
     RW("modprobe", "/sbin/modprobe"),
-    RW("msgmax", "8192"),
-    RW("msgmnb", "16384"),
-    RW("msgmni", "32000"),
+    IPC("msgmax", "8192"),
+    IPC("msgmnb", "16384"),
+    IPC("msgmni", "32000"),
     RO("ngroups_max", "65536"),
     RW("nmi_watchdog", "0"),
     RO("osrelease", "6.1.0"),
@@ -388,11 +397,11 @@ static const struct kernfs_entry kernel_rows[] = {
     RW("sched_rt_period_us", "1000000"),
     RW("sched_rt_runtime_us", "950000"),
     DIR("seccomp", kernel_seccomp),
-    RW("sem", "32000\t1024000000\t500\t32000"),
+    IPC("sem", "32000\t1024000000\t500\t32000"),
     RW("shm_rmid_forced", "0"),
-    RW("shmall", "18446744073692774399"),
-    RW("shmmax", "18446744073692774399"),
-    RW("shmmni", "4096"),
+    IPC("shmall", "18446744073692774399"),
+    IPC("shmmax", "18446744073692774399"),
+    IPC("shmmni", "4096"),
     RW("sysrq", "176"),
     RW("tainted", "0"),
     GEN("threads-max", 0644, show_threads_max),

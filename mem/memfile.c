@@ -272,7 +272,7 @@ int64_t memfile_alloc(uint64_t len)
 		}
 		return off;
 	}
-	if (mf.bump + len > MEMFILE_USABLE)
+	if (len > MEMFILE_USABLE - mf.bump) /* not bump + len: a shmget's LEN may be near 2^64 */
 		return -ENOMEM;
 	mf.bump += len;
 	if (mf.bump > mf.high)

@@ -16,6 +16,7 @@
 #include "fs-proc/procfs.h"
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
+#include "sentry/ipc.h"
 #include "sentry/kernel.h"
 #include "sentry/locks.h"
 #include "sentry/mm.h"
@@ -53,7 +54,8 @@ static const struct kind_ops {
  * none). */
 enum { SEC_KERNEL, SEC_MEMORY, SEC_MOBJS, SEC_VFS, SEC_KINDS };
 #define SEC_LOCKS (SEC_KINDS + CK_NKINDS - 1)
-#define NLOADED (SEC_LOCKS + 1)
+#define SEC_IPC (SEC_LOCKS + 1) /* System V IPC (sentry/ipc.h): names memory objects */
+#define NLOADED (SEC_IPC + 1)
 #define SEC_EVICTED NLOADED
 #define NSECTIONS (SEC_EVICTED + 1)
 
@@ -75,6 +77,8 @@ static const char *section_name(int i)
 		return fixed[i];
 	if (i == SEC_LOCKS)
 		return "locks";
+	if (i == SEC_IPC)
+		return "ipc";
 	if (i == SEC_EVICTED)
 		return "evicted";
 	return kinds[i - SEC_KINDS + 1].section; /* CK_MOBJ is SEC_MOBJS */
@@ -124,10 +128,11 @@ int checkpoint_save(int at, const char *dir, const struct checkpoint_opts *o,
 		goto out;
 	}
 	if ((ret = kernel_ckpt_save(&secs[SEC_KERNEL])) || (ret = vfs_save(&secs[SEC_VFS])) ||
-	    (ret = locks_save(&secs[SEC_LOCKS])))
+	    (ret = locks_save(&secs[SEC_LOCKS])) || (ret = ipc_save(&secs[SEC_IPC])))
 		goto out;
 	evict_report_save(&secs[SEC_EVICTED], &evicted);
 	counts[SEC_KERNEL] = counts[SEC_VFS] = counts[SEC_LOCKS] = counts[SEC_EVICTED] = 1;
+	counts[SEC_IPC] = 1;
 	/* Saving an object queues what it refers to; go round until nothing new is queued. */
 	for (bool progress = true; progress;) {
 		progress = false;
@@ -326,6 +331,8 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 		struct dec d;
 		if (!s && i == SEC_KINDS + CK_SECCOMP - 1)
 			continue; /* an image from before guests had filters: none */
+		if (!s && i == SEC_IPC)
+			continue; /* an image from before System V IPC: no object */
 		if (!s) {
 			if (asprintf(err, "image '%s' has no %s section", r->dir, name) < 0)
 				*err = NULL;
@@ -366,6 +373,9 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 		case SEC_LOCKS:
 			ret = locks_load(&d);
 			break;
+		case SEC_IPC:
+			ret = ipc_load(&d);
+			break;
 		default:
 			ret = load_records(
 			    &d, i == SEC_MOBJS ? CK_MOBJ : (enum ckpt_kind)(i - SEC_KINDS + 1));
@@ -375,7 +385,8 @@ static int load_sections(struct checkpoint_restore *r, const struct kernel_resto
 		    (ret && i >= SEC_VFS && i < SEC_KINDS + CK_FILE_LINKS))
 			vfs_load_finish();
 		if (!ret &&
-		    (i == SEC_KERNEL || i == SEC_MEMORY || i == SEC_VFS || i == SEC_LOCKS) &&
+		    (i == SEC_KERNEL || i == SEC_MEMORY || i == SEC_VFS || i == SEC_LOCKS ||
+		     i == SEC_IPC) &&
 		    !dec_at_end(&d))
 			ret = dec_fail(&d, "trailing bytes");
 		if (ret || !dec_ok(&d)) {

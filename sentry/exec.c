@@ -3,6 +3,7 @@
  * (copies of the file pages in the memory file), and writes the initial stack. */
 #include "sentry/exec.h"
 #include "sentry/caps.h"
+#include "sentry/ipc.h"
 
 #include <cpuid.h>
 #include <elf.h>
@@ -458,6 +459,7 @@ static int exec_elf(struct task *t, const char *path, char *const argv[], char *
 	}
 	futex_robust_release(old_mm, t->robust_list, t->tid);
 	mm_put(old_mm);
+	ipc_on_mm_release(); /* segments the old address space was the last to map */
 	task_set_pt(t, pt);
 	const char *base = strrchr(path, '/');
 	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : path);

@@ -24,6 +24,7 @@
 #include "sentry/syscall.h"
 #include "sentry/timer.h"
 #include "sentry/futex.h"
+#include "sentry/ipc.h"
 #include "sentry/locks.h"
 
 static void record_cpu_time(struct task *t)
@@ -174,6 +175,7 @@ void kernel_exit_group(struct task *t, int status)
 	timers_release(leader);
 	locks_on_exit(leader);
 	task_release(leader);
+	ipc_on_exit(leader); /* SEM_UNDO; segments it was the last to map */
 	reparent_children(leader);
 	if (leader->tid == 1) {
 		kernel.done = true;

@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "mem/memfile.h"
 #include "sentry/fdtable.h"
+#include "sentry/ipc.h"
 #include "sentry/kernel.h"
 #include "sentry/mm.h"
 #include "sentry/sched.h"
@@ -564,4 +565,6 @@ const struct procinfo_ops kernel_procinfo = {
     .domainname = pi_domainname,
     .set_uts_name = kernel_set_uts_name,
     .set_oom_score_adj = pi_set_oom_score_adj,
+    .sysvipc = ipc_proc_text,
+    .set_ipc_limit = ipc_set_limit,
 };

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "sentry/control.h"
+#include "sentry/ipc.h"
 #include "mem/memfile.h"
 #include "sentry/kernel.h"
 #include "sentry/syscalls.h"
@@ -379,6 +380,21 @@ static const struct syscall_def table[SYSCALL_MAX] = {
 	    "SIGEV_THREAD (glibc's netlink-socket notification) is ENOSYS; SIGEV_SIGNAL and "
 	    "SIGEV_NONE are served"),
     ROW(mq_getsetattr, "dpp"),
+    /* System V IPC (sentry/ipc*.c) */
+    PARTIAL(shmget, "xux",
+	    "SHM_HUGETLB is EINVAL; a segment larger than the memory file can hold (about 1 TiB) "
+	    "is ENOMEM"),
+    ROWX(shmat, "dpx"),
+    ROW(shmdt, "p"),
+    PARTIAL(shmctl, "ddp", "SHM_LOCK keeps the flag and its permission; no page is pinned"),
+    ROW(semget, "xdx"),
+    ROW(semop, "dpu"),
+    ROW(semtimedop, "dput"),
+    ROW(semctl, "dddx"),
+    ROW(msgget, "xx"),
+    ROW(msgsnd, "dpux"),
+    ROW(msgrcv, "dpudx"),
+    ROW(msgctl, "ddp"),
 };
 
 const struct syscall_def *syscall_def(long nr)

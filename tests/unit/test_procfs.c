@@ -524,7 +524,7 @@ static void test_pid_directories_appear_and_vanish_with_processes(void **state)
 
 	(void)state;
 	names = walk_list(&fs, "/");
-	assert_non_null(strstr(names, "sys\nthread-self\nuptime\nversion\n1\n42\n100\n"));
+	assert_non_null(strstr(names, "sys\nsysvipc\nthread-self\nuptime\nversion\n1\n42\n100\n"));
 	free(names);
 	assert_int_equal(vfs_lookup(&fs, NULL, "/100", 0, &d), 0);
 	assert_int_equal(vfs_stat(d, &st), 0);

@@ -39,6 +39,7 @@
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
+#include "sentry/tty.h"
 #include "sentry/timer.h"
 #include "fs-proc/procfs.h"
 #include "fs-sys/sysfs.h"
@@ -960,6 +961,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 	signalfd_register_kind(); /* -ENOMEM only means a checkpoint will refuse them */
 	pidfd_register_kind();
 	timerfd_register_kind();
+	tty_init(); /* pseudo-terminals' hooks into job control */
 	mark("setup_kernel");
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */

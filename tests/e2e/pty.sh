@@ -1,0 +1,36 @@
+# Scenarios for pseudo-terminals (sourced by run.sh): an interactive shell run on a pty by
+# tests/rootfs-progs/ptyrun.c, a small `script` (busybox has none), typed at through the
+# master as a person at a terminal would type.
+
+# ptyrun_shell INPUT...: ash -i on a new pty with INPUT typed 300 ms apart; $out is what the
+# terminal showed, carriage returns and ash's cursor-position queries taken out.
+ptyrun_shell() {
+  need_in_rootfs /usr/local/bin/ptyrun || return
+  ms run "$ROOTFS" -- /usr/local/bin/ptyrun "$@" -- /bin/sh -i
+  out=$(tr -d '\r' <<<"$out" | sed 's/\x1b\[6n//g')
+}
+
+# The shell's terminal is /dev/pts/1 (0 is the sandbox's own), with the size the master set;
+# its lines are echoed and edited as typed; the command's exit status comes back.
+pty_interactive_shell_sees_a_terminal() {
+  ptyrun_shell $'tty; stty size\n' $'echo $((6*7))x\177\n' $'exit 3\n' || return
+  expect_status 3 || return
+  expect_stdout_line '/dev/pts/1' || return
+  expect_stdout_line '24 80' || return
+  expect_stdout_line '42'
+}
+
+# ^C typed at the terminal interrupts the foreground job (SIGINT to its process group) and
+# not the shell; ^D ends cat's input.
+pty_ctrl_c_interrupts_the_foreground_job() {
+  ptyrun_shell $'sleep 10\n' $'\003' $'echo after $?\n' $'cat\n' $'typed\n' $'\004' $'exit\n' || return
+  expect_status 0 || return
+  expect_stdout_line '^C' || return
+  expect_stdout_line 'after 130' || return
+  [ "$(grep -cxF typed <<<"$out")" -eq 2 ] || fail "cat's input and output: $(out_hint)"
+}
+
+scenarios+=(
+  pty_interactive_shell_sees_a_terminal
+  pty_ctrl_c_interrupts_the_foreground_job
+)

@@ -26,8 +26,8 @@
 #include "vfs/waitq.h"
 
 #define PTY_SLAVE_MAJOR 136
-#define PTY_MAX 4096   /* /proc/sys/kernel/pty/max */
-#define PTY_FIRST 1    /* 0 is the sandbox's terminal */
+#define PTY_MAX 4096	     /* /proc/sys/kernel/pty/max */
+#define PTY_FIRST 1	     /* 0 is the sandbox's terminal */
 #define PTY_INO_BASE 0x10000 /* inode numbers of the pts nodes: past devfs's static ones */
 
 struct pty {
@@ -421,7 +421,8 @@ static const struct vfs_file_ops slave_ops = {
     .release = slave_release,
 };
 
-/* --- opening ----------------------------------------------------------------------------------- */
+/* --- opening -----------------------------------------------------------------------------------
+ */
 
 int vfs_ptmx_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 {
@@ -537,7 +538,8 @@ found:
 	}
 	f->refs = 1;
 	f->dentry = node; /* the lookup's reference */
-	f->flags = (flags & (O_ACCMODE | O_NONBLOCK | O_APPEND | O_NOCTTY | O_CLOEXEC)) | O_LARGEFILE;
+	f->flags =
+	    (flags & (O_ACCMODE | O_NONBLOCK | O_APPEND | O_NOCTTY | O_CLOEXEC)) | O_LARGEFILE;
 	f->flags &= ~(O_NOCTTY | O_CLOEXEC);
 	if ((err = slave_attach(p, f, flags))) {
 		f->ops = NULL;
@@ -600,7 +602,8 @@ struct vfs_tty_ctl *vfs_pty_of_session(pid_t sid, int *index)
 	return NULL;
 }
 
-/* --- checkpoint -------------------------------------------------------------------------------- */
+/* --- checkpoint --------------------------------------------------------------------------------
+ */
 
 /* Every pair, in the devfs mount record (docs/image-format.md, "pty"): files only name their
  * pair by number and count themselves in again when loaded. */

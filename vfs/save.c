@@ -35,7 +35,7 @@
 #define FS_TMPFS 1
 #define FS_DEVFS 2
 #define FS_KERNFS 3
-#define FS_BIND 4 /* a host tree: the source is its host path, opened again on restore */
+#define FS_BIND 4	/* a host tree: the source is its host path, opened again on restore */
 #define FS_DEVFS_PTYS 5 /* devfs, then every pseudo-terminal pair (vfs/pty.c) */
 
 #define VFS_SAVE_MAX_MOUNTS 65536

@@ -276,7 +276,7 @@ static bool receive_char(struct tty_ldisc *l, uint8_t c)
 		}
 	}
 	if (L(l, ISIG)) {
-		int sig = is_cc(l, c, VINTR)  ? SIGINT
+		int sig = is_cc(l, c, VINTR)   ? SIGINT
 			  : is_cc(l, c, VQUIT) ? SIGQUIT
 			  : is_cc(l, c, VSUSP) ? SIGTSTP
 					       : 0;

@@ -448,7 +448,8 @@ static void wait_ready(int m)
 
 	CHECK_EQ(poll(&p, 1, 5000), 1);
 	ssize_t rr = read(m, &c, 1);
-	if (rr != 1) dprintf(1, "ready read %zd errno %d revents %x\n", rr, errno, p.revents);
+	if (rr != 1)
+		dprintf(1, "ready read %zd errno %d revents %x\n", rr, errno, p.revents);
 	CHECK_EQ(rr, 1);
 	CHECK_EQ(c, 'R');
 }

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -141,6 +142,26 @@ static void test_open_and_names(void)
 	close(m);
 	/* the node goes with the master */
 	CHECK_ERR(stat(name, &st), ENOENT);
+}
+
+/* openpty (glibc: TIOCGPTPEER; musl: ptsname and open) with a window size. */
+static void test_openpty(void)
+{
+	struct winsize ws = {.ws_row = 30, .ws_col = 100}, got;
+	char name[64];
+	int m = -1, s = -1;
+
+	CHECK_EQ(openpty(&m, &s, name, NULL, &ws), 0);
+	CHECK(strncmp(name, "/dev/pts/", 9) == 0);
+	CHECK_EQ(ioctl(s, TIOCGWINSZ, &got), 0);
+	CHECK_EQ(got.ws_row, 30);
+	CHECK_EQ(got.ws_col, 100);
+	CHECK_EQ(write(s, "hi", 2), 2);
+	char buf[8] = "";
+	CHECK_EQ(drain(m, buf, sizeof(buf)), 2);
+	CHECK_STREQ(buf, "hi");
+	close(s);
+	close(m);
 }
 
 static void test_default_termios(void)
@@ -672,6 +693,7 @@ static void test_checkpoint(void)
 int main(void)
 {
 	test_open_and_names();
+	test_openpty();
 	test_default_termios();
 	test_canonical();
 	test_output();

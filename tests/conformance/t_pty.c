@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -649,6 +650,30 @@ static void test_master_hangup(void)
 	CHECK_EQ(WEXITSTATUS(st), 0);
 }
 
+/* A slave held open after its master went: a checkpoint keeps it hung up. epoll sees both
+ * sides before. */
+static void test_hung_slave_and_epoll(void)
+{
+	int m = open_master(), s = open_slave(m, 0), ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN}, out[2];
+	char buf[8];
+
+	CHECK(ep >= 0);
+	CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, m, &ev), 0);
+	CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev), 0);
+	CHECK_EQ(epoll_wait(ep, out, 2, 0), 0);
+	CHECK_EQ(write(s, "o", 1), 1);
+	CHECK_EQ(epoll_wait(ep, out, 2, 1000), 1);
+	CHECK_EQ(read(m, buf, sizeof(buf)), 1);
+	close(ep);
+	close(m);
+	maybe_save();
+	CHECK_EQ(read(s, buf, sizeof(buf)), 0);
+	CHECK_ERR(write(s, "x", 1), EIO);
+	CHECK(revents(s, POLLIN) & POLLHUP);
+	close(s);
+}
+
 /* A checkpoint with data queued both ways and a reader blocked on the slave. */
 static int body_blocked(int s)
 {
@@ -704,6 +729,7 @@ int main(void)
 	test_isig_and_winch();
 	test_background_read();
 	test_master_hangup();
+	test_hung_slave_and_epoll();
 	test_checkpoint();
 	return check_done();
 }

@@ -691,8 +691,8 @@ static int load_one(struct dec *d, int *last)
 	return 0;
 }
 
-/* Pairs loaded but whose files did not come (a bad image) are left to nobody: the restore
- * fails as a whole then. A pair with neither end open is freed by its last file's release. */
+/* Pairs loaded but whose files did not come (a bad image, a failed restore) are freed by
+ * vfs_pty_drop_unused at the end of the load; the others by their last file's release. */
 int vfs_pty_load_all(struct dec *d)
 {
 	uint32_t n = dec_u32(d);
@@ -706,6 +706,16 @@ int vfs_pty_load_all(struct dec *d)
 		if (load_one(d, &last))
 			return -EINVAL;
 	return 0;
+}
+
+void vfs_pty_drop_unused(void)
+{
+	struct pty *next;
+
+	for (struct pty *p = ptys; p; p = next) {
+		next = p->next;
+		pty_put_if_unused(p);
+	}
 }
 
 static int pty_file_save(struct enc *e, struct vfs_file *f)

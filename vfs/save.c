@@ -417,6 +417,7 @@ int vfs_load(struct dec *d, const char *rootfs, vfs_make_fs_fn make_fs, struct v
 
 void vfs_load_finish(void)
 {
+	vfs_pty_drop_unused(); /* pairs of a failed load, or of an image without their files */
 	if (load_root)
 		vfs_dentry_put(load_root);
 	load_root = NULL;

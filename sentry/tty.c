@@ -260,8 +260,8 @@ void tty_proc_info(pid_t sid, int *tty_nr, pid_t *tpgid)
 	struct vfs_tty_ctl *c = vfs_pty_of_session(sid, &index);
 
 	if (c) {
-		/* new_encode_dev(136:N) */
-		*tty_nr = (index & 0xff) | (136 << 8) | ((index & ~0xff) << 12);
+		/* new_encode_dev of the slave's 136 + N / 256 : N % 256 */
+		*tty_nr = (index % 256) | ((136 + index / 256) << 8);
 		*tpgid = c->pgrp;
 		return;
 	}

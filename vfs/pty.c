@@ -180,8 +180,8 @@ static ssize_t master_write(struct vfs_file *f, const struct iovec *iov, int iov
 		return 0;
 	n = iov_gather(iov, iovcnt, bounce, sizeof(bounce));
 	done = tty_ldisc_receive(&p->ld, bounce, n);
-	if (done)
-		waitq_wake(&p->wq, POLLIN);
+	if (done) /* input, echoes, and VSTART letting a stopped slave writer go on */
+		waitq_wake(&p->wq, 0);
 	return done ? (ssize_t)done : -EAGAIN;
 }
 
@@ -325,6 +325,13 @@ static long pty_ioctl(struct vfs_file *f, unsigned int cmd, void *arg)
 
 	if (p->hung && !master)
 		return cmd == TIOCSPGRP ? -ENOTTY : -EIO; /* Linux's hung_up_tty_ioctl */
+	/* Linux's tty_check_change: a background group changing its terminal gets SIGTTOU. */
+	if (!master && hooks.job_check &&
+	    (cmd == TCSETS || cmd == TCSETSW || cmd == TCSETSF || cmd == TCFLSH || cmd == TCXONC)) {
+		int err = hooks.job_check(&p->ctl, SIGTTOU);
+		if (err)
+			return err;
+	}
 	switch (cmd) {
 	case TCGETS:
 		memcpy(arg, &l->t, sizeof(l->t));
@@ -474,8 +481,8 @@ static void pts_node(struct pty *p, struct vfs_synth_node *node, char *namebuf, 
 	*node = (struct vfs_synth_node){
 	    .name = namebuf,
 	    .mode = S_IFCHR | 0620,
-	    .dev_major = PTY_SLAVE_MAJOR,
-	    .dev_minor = (unsigned)p->index,
+	    .dev_major = PTY_SLAVE_MAJOR + (unsigned)p->index / 256, /* Linux's 136-143 */
+	    .dev_minor = (unsigned)p->index % 256,
 	    .open = pts_open,
 	    .priv = (void *)(uintptr_t)p->index,
 	    .uid = p->uid,

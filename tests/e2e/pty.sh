@@ -10,14 +10,18 @@ ptyrun_shell() {
   out=$(tr -d '\r' <<<"$out" | sed 's/\x1b\[6n//g')
 }
 
-# The shell's terminal is /dev/pts/1 (0 is the sandbox's own), with the size the master set;
-# its lines are echoed and edited as typed; the command's exit status comes back.
+# The shell's terminal is /dev/pts/1 (0 is the sandbox's own), with the size the master set,
+# its controlling terminal in /proc (tty_nr 136:1) and ps; its lines are echoed and edited as
+# typed; the command's exit status comes back.
 pty_interactive_shell_sees_a_terminal() {
-  ptyrun_shell $'tty; stty size\n' $'echo $((6*7))x\177\n' $'exit 3\n' || return
+  ptyrun_shell $'tty; stty size\n' $'echo $((6*7))x\177\n' \
+    $'cut -d" " -f7 /proc/self/stat; ps -o tty,comm | grep -w ps\n' $'exit 3\n' || return
   expect_status 3 || return
   expect_stdout_line '/dev/pts/1' || return
   expect_stdout_line '24 80' || return
-  expect_stdout_line '42'
+  expect_stdout_line '42' || return
+  expect_stdout_line $((136 << 8 | 1)) || return
+  grep -q '^136,1 *ps$' <<<"$out" || fail "ps does not show 136,1: $(out_hint)"
 }
 
 # ^C typed at the terminal interrupts the foreground job (SIGINT to its process group) and

@@ -34,7 +34,19 @@ pty_ctrl_c_interrupts_the_foreground_job() {
   [ "$(grep -cxF typed <<<"$out")" -eq 2 ] || fail "cat's input and output: $(out_hint)"
 }
 
+# A pair checkpointed while its slave's reader waits for a line typed in two parts (the
+# shared cycle of checkpoint.sh: checkpoint, restore, checkpoint the restore at once, restore
+# both images): every restore reads the whole line. The terminal shows no carriage returns
+# (-opost), so the output is lines.
+pty_pair_with_a_waiting_reader_survives_checkpoints() {
+  need_in_rootfs /usr/local/bin/ptyrun || return
+  cycle '^ready$' '' '' /usr/local/bin/ptyrun '' '' '' 'hel' '' '' $'lo\n' -- \
+    /bin/sh -c 'stty -opost; echo ready; read x; echo "got $x"' || return
+  both_restores_end_with 2 "hello got hello "
+}
+
 scenarios+=(
   pty_interactive_shell_sees_a_terminal
   pty_ctrl_c_interrupts_the_foreground_job
+  pty_pair_with_a_waiting_reader_survives_checkpoints
 )

@@ -34,6 +34,17 @@ pty_ctrl_c_interrupts_the_foreground_job() {
   [ "$(grep -cxF typed <<<"$out")" -eq 2 ] || fail "cat's input and output: $(out_hint)"
 }
 
+# Job control through the terminal: ^Z stops the foreground job (SIGTSTP to its group), fg
+# brings it back (TIOCSPGRP), and a background job that reads the terminal is stopped by
+# SIGTTIN. (The first exit only warns of the stopped job, as ash does.)
+pty_job_control_stops_and_resumes_jobs() {
+  ptyrun_shell $'sleep 5\n' $'\032' $'jobs\n' $'fg\n' $'\003' $'cat &\n' '' $'jobs\n' \
+    $'kill -9 %1\n' $'exit\n' $'exit\n' || return
+  expect_status 0 || return
+  grep -q '^\[1\]+ *Stopped *sleep 5$' <<<"$out" || fail "^Z did not stop sleep: $(out_hint)" || return
+  grep -q '^\[1\]+ *Stopped (tty input) *cat$' <<<"$out" || fail "cat was not stopped by SIGTTIN: $(out_hint)"
+}
+
 # A pair checkpointed while its slave's reader waits for a line typed in two parts (the
 # shared cycle of checkpoint.sh: checkpoint, restore, checkpoint the restore at once, restore
 # both images): every restore reads the whole line. The terminal shows no carriage returns
@@ -48,5 +59,6 @@ pty_pair_with_a_waiting_reader_survives_checkpoints() {
 scenarios+=(
   pty_interactive_shell_sees_a_terminal
   pty_ctrl_c_interrupts_the_foreground_job
+  pty_job_control_stops_and_resumes_jobs
   pty_pair_with_a_waiting_reader_survives_checkpoints
 )

@@ -62,10 +62,21 @@ static bool sig_ignored_or_blocked(struct task *t, int sig)
 	       t->sighand->sa->act[sig - 1].handler == (uint64_t)SIG_IGN;
 }
 
+/* POSIX's orphaned process group (Linux's will_become_orphaned_pgrp): no member has a parent
+ * in another group of the same session (init's children do not count). Nobody would be
+ * there to continue it, so it is not stopped. */
+static bool pgrp_orphaned(pid_t pgrp, pid_t sid)
+{
+	for_each_process(p)
+		if (!p->zombie && p->pgid == pgrp && p->parent && p->parent->tgid != 1 &&
+		    p->parent->pgid != pgrp && p->parent->sid == sid)
+			return false;
+	return true;
+}
+
 /* Linux's __tty_check_change: a process of a background group of the terminal's session that
  * reads it (SIGTTIN) or writes it under TOSTOP (SIGTTOU) stops its group, unless it ignores
- * the signal (a read then fails with EIO, a write goes on). Orphaned groups are not told
- * apart: they are signalled like the others. */
+ * the signal (a read then fails with EIO, a write goes on) or its group is orphaned (EIO). */
 static int job_check(const struct vfs_tty_ctl *c, int sig)
 {
 	struct task *t = kernel.current;
@@ -74,6 +85,8 @@ static int job_check(const struct vfs_tty_ctl *c, int sig)
 		return 0;
 	if (sig_ignored_or_blocked(t, sig))
 		return sig == SIGTTIN ? -EIO : 0;
+	if (pgrp_orphaned(t->pgid, t->sid))
+		return -EIO;
 	tty_signal_pgrp(t->pgid, sig);
 	return -ERESTARTSYS;
 }

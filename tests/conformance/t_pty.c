@@ -5,7 +5,8 @@
  * WERASE, EOF), echo, ONLCR, non-canonical VMIN/VTIME, ISIG's SIGINT to the foreground group,
  * TIOCSWINSZ's SIGWINCH; controlling terminals (setsid + open, /dev/tty, TIOCGSID, tcgetpgrp,
  * SIGTTIN for a background group); queue limits; hang-ups both ways. A checkpoint is taken
- * with data queued both ways and a slave reader blocked.
+ * with data queued both ways and a slave reader blocked. An orphaned background group's read
+ * fails with EIO.
  *
  * conformance: native-devpts (natively, the chroot gets a devpts of its own)
  */
@@ -601,6 +602,31 @@ static int body_ttin(int s)
 		return 83;
 	if (WEXITSTATUS(st))
 		return WEXITSTATUS(st);
+	/* An orphaned background group (its only member's parent is gone) is not stopped: its
+	 * read fails with EIO. The member reports through a pipe. */
+	int pfd[2];
+	char verdict = 0;
+	if (pipe(pfd))
+		return 84;
+	bg = fork();
+	if (bg == 0) {
+		setpgid(0, 0);
+		pid_t parent = getpid();
+		if (fork() == 0) {
+			char c;
+			while (getppid() == parent)
+				usleep(1000);
+			c = read(s, &c, 1) == -1 && errno == EIO ? 'y' : 'n';
+			write(pfd[1], &c, 1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	waitpid(bg, &st, 0);
+	if (read(pfd[0], &verdict, 1) != 1 || verdict != 'y')
+		return 85;
+	close(pfd[0]);
 	return write(s, "R", 1) == 1 ? 0 : 94;
 }
 

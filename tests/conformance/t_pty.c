@@ -407,6 +407,24 @@ static void test_limits(void)
 	/* a reader makes room */
 	CHECK(read(m, buf, sizeof(buf)) > 0);
 	CHECK(read(s, buf, sizeof(buf)) > 0);
+
+	/* a blocking writer of more than the queue holds goes on as the reader takes it */
+	CHECK_EQ(tcflush(s, TCIOFLUSH), 0);
+	CHECK_EQ(fcntl(s, F_SETFL, 0), 0);
+	CHECK_EQ(fcntl(m, F_SETFL, 0), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		static char big[3 * 4096 + 100];
+		memset(big, 'y', sizeof(big));
+		_exit(write(m, big, sizeof(big)) == sizeof(big) ? 0 : 1);
+	}
+	total = 0;
+	while (total < 3 * 4096 + 100 && (r = read(s, buf, sizeof(buf))) > 0)
+		total += r;
+	CHECK_EQ(total, 3 * 4096 + 100);
+	int st = -1;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(s);
 	close(m);
 }

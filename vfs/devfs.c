@@ -1,7 +1,9 @@
 /* devfs: the device nodes a shell and its programs expect in /dev, with Linux's semantics
- * (drivers/char/mem.c, random.c, tty_io.c), as one table of synthetic nodes. Only the
- * terminal touches the host: opening tty or console wraps a dup of the Sentry's stdin when
- * that is a terminal. Nothing can be created here yet; a tmpfs-backed devfs will allow it. */
+ * (drivers/char/mem.c, random.c, tty_io.c), as one table of synthetic nodes; ptmx and the
+ * pseudo-terminal slaves in pts are vfs/pty.c's. Only the sandbox's terminal touches the
+ * host: opening console or pts/0 (or tty, outside a pty's session) wraps a dup of the Sentry's
+ * stdin when that is a terminal. Nothing can be created here yet; a tmpfs-backed devfs will
+ * allow it. */
 #include "vfs/synth.h"
 
 #include <errno.h>

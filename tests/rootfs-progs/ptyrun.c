@@ -69,9 +69,15 @@ int main(int argc, char **argv)
 				fflush(stdout);
 				continue;
 			}
-			if (n < 0 && errno != EIO && errno != EAGAIN)
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno != EIO && errno != EAGAIN) {
+				perror("ptyrun: read");
 				break;
-			if (exited || waitpid(pid, &st, WNOHANG) == pid)
+			}
+			if (!exited && waitpid(pid, &st, WNOHANG) == pid)
+				exited = 1;
+			if (exited)
 				break; /* EIO: every slave is closed, and the command is gone */
 		}
 		if (next < inputs && now_ms() >= due) {
@@ -85,7 +91,10 @@ int main(int argc, char **argv)
 		if (exited && next >= inputs && r == 0)
 			break;
 	}
-	if (!exited)
-		waitpid(pid, &st, 0);
+	while (!exited && waitpid(pid, &st, 0) != pid)
+		if (errno != EINTR) {
+			perror("ptyrun: waitpid");
+			return 125;
+		}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

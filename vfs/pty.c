@@ -715,6 +715,11 @@ int vfs_pty_load_all(struct dec *d)
 	return 0;
 }
 
+bool vfs_pty_any(void)
+{
+	return ptys != NULL;
+}
+
 void vfs_pty_drop_unused(void)
 {
 	struct pty *next;

@@ -68,6 +68,8 @@ int vfs_pty_open_ctty(struct vfs_file *f, int flags);
  * name their pair by number. */
 int vfs_pty_save_all(struct enc *e);
 int vfs_pty_load_all(struct dec *d);
+/* True while any pair lives (a checkpoint without a devfs to carry them refuses). */
+bool vfs_pty_any(void);
 /* The end of a load (vfs_load_finish): frees the pairs no loaded file holds. */
 void vfs_pty_drop_unused(void);
 extern const struct vfs_file_kind vfs_pty_master_kind, vfs_pty_slave_kind;

@@ -266,6 +266,8 @@ int vfs_save(struct enc *e)
 	enc_u32(e, n);
 	if ((err = vfs_mounts_foreach(save_mount, e)))
 		return err;
+	if (!ptys_saved && vfs_pty_any())
+		return enc_fail(e, "pseudo-terminals, but no devfs mount to save them with");
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 

@@ -21,6 +21,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/tty.h"
 #include "sentry/syscall.h"
 #include "sentry/timer.h"
 #include "sentry/futex.h"
@@ -174,6 +175,7 @@ void kernel_exit_group(struct task *t, int status)
 	kernel_vfork_release(leader);
 	timers_release(leader);
 	locks_on_exit(leader);
+	tty_session_leader_exit(leader); /* a session leader's terminal is given up */
 	task_release(leader);
 	ipc_on_exit(leader); /* SEM_UNDO; segments it was the last to map */
 	reparent_children(leader);

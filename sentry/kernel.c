@@ -42,6 +42,7 @@
 #include "sentry/signal.h"
 #include "sentry/syscall.h"
 #include "sentry/task.h"
+#include "sentry/tty.h"
 #include "sentry/timer.h"
 #include "fs-proc/procfs.h"
 #include "fs-sys/sysfs.h"
@@ -972,6 +973,7 @@ static int setup_kernel(const struct kernel_config *cfg)
 	pidfd_register_kind();
 	mqueue_register_kind();
 	timerfd_register_kind();
+	tty_init(); /* pseudo-terminals' hooks into job control */
 	mark("setup_kernel");
 	if ((err = init_memory(cfg)))
 		return err; /* the message is printed */

@@ -21,6 +21,7 @@
 #include "sentry/sched.h"
 #include "sentry/signal.h"
 #include "sentry/task.h"
+#include "sentry/tty.h"
 #include "vfs/vfs.h"
 
 static uint64_t ns(struct timespec ts)
@@ -190,8 +191,7 @@ static int pi_task(pid_t pid, pid_t tid, struct procinfo_task *o)
 	o->ppid = l->parent ? l->parent->tgid : 0;
 	o->pgid = l->pgid;
 	o->sid = l->sid;
-	o->tty_pgrp = l->sid == kernel.tty_sid ? kernel.tty_fg_pgid : -1;
-	o->tty_nr = l->sid == kernel.tty_sid && kernel.tty_sid ? (136 << 8) : 0;
+	tty_proc_info(l->sid, &o->tty_nr, &o->tty_pgrp); /* its controlling terminal */
 	memcpy(o->comm, t->comm, sizeof(o->comm));
 	o->state = state_of(t);
 	o->uid = t->uid, o->euid = t->euid, o->suid = t->suid;

@@ -1,6 +1,6 @@
 /* ioctl(2): a table says how each request moves its argument (in, out, by value), so files
- * implement ioctls on Sentry buffers. Generic requests (FIOCLEX, FIONBIO...) and the
- * terminal's job control (foreground process group, session) are handled here: process
+ * implement ioctls on Sentry buffers. Generic requests (FIOCLEX, FIONBIO...) are handled here;
+ * terminals' job control (foreground process group, session) is sentry/tty.c's: process
  * groups are the Sentry's, so the host terminal never sees them. */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include "sentry/syscalls.h"
 #include "sentry/sysarg.h"
 #include "sentry/task.h"
+#include "sentry/tty.h"
 #include "vfs/vfs.h"
 
 enum { NONE, IN, OUT, VAL };
@@ -45,58 +46,12 @@ static const struct {
     {FIOASYNC, IN, sizeof(int)},
     {FIOCLEX, NONE, 0},
     {FIONCLEX, NONE, 0},
+    /* pseudo-terminal masters (vfs/pty.c) */
+    {TIOCGPTN, OUT, sizeof(unsigned int)},
+    {TIOCSPTLCK, IN, sizeof(int)},
+    {TIOCGPTLCK, OUT, sizeof(int)},
+    {TIOCGPTPEER, VAL, 0},
 };
-
-static bool is_tty(struct vfs_file *f)
-{
-	char buf[64];
-
-	return f->ops->ioctl && f->ops->ioctl(f, TCGETS, buf) == 0;
-}
-
-/* Job control on the sandbox's terminal: the foreground group lives in the kernel. */
-static long tty_job_control(struct task *t, struct vfs_file *f, unsigned int cmd, void *arg)
-{
-	if (!is_tty(f))
-		return -ENOTTY;
-	switch (cmd) {
-	case TIOCGPGRP:
-		if (t->sid != kernel.tty_sid)
-			return -ENOTTY;
-		*(pid_t *)arg = kernel.tty_fg_pgid;
-		return 0;
-	case TIOCGSID:
-		if (t->sid != kernel.tty_sid)
-			return -ENOTTY;
-		*(pid_t *)arg = kernel.tty_sid;
-		return 0;
-	case TIOCSPGRP: {
-		pid_t pgid = *(pid_t *)arg;
-		bool exists = false;
-		if (t->sid != kernel.tty_sid)
-			return -ENOTTY;
-		if (pgid < 0)
-			return -EINVAL;
-		for_each_task(o)
-			exists |= !o->zombie && o->pgid == pgid && o->sid == t->sid;
-		if (!exists)
-			return -EPERM;
-		kernel.tty_fg_pgid = pgid;
-		return 0;
-	}
-	case TIOCSCTTY:
-		if (t->sid != t->tgid)
-			return -EPERM; /* only a session leader takes a terminal */
-		kernel.tty_sid = t->sid;
-		kernel.tty_fg_pgid = t->pgid;
-		return 0;
-	case TIOCNOTTY:
-		if (t->sid != kernel.tty_sid)
-			return -ENOTTY;
-		return 0;
-	}
-	return -ENOTTY;
-}
 
 long sys_ioctl(struct task *t, const unsigned long *a)
 {
@@ -145,8 +100,10 @@ long sys_ioctl(struct task *t, const unsigned long *a)
 	case TIOCGSID:
 	case TIOCSCTTY:
 	case TIOCNOTTY:
-		r = tty_job_control(t, f, cmd, arg.buf);
+		r = tty_ioctl_jobctl(t, f, cmd, arg.buf, arg.val);
 		break;
+	case TIOCGPTPEER:
+		return tty_ioctl_peer(t, f, arg.val);
 	case FIONREAD: {
 		/* Regular files of the sandbox: what is left before the end (a host descriptor
 		 * keeps its own offset: the host answers for it). */

@@ -57,8 +57,9 @@ static const struct syscall_def table[SYSCALL_MAX] = {
     ROW(rt_sigprocmask, "Hkmu"),
     PARTIAL(ioctl, "dxp",
 	    "terminal requests (termios, window size, job control), FIONREAD, FIONBIO, FIOASYNC, "
-	    "FIOCLEX/FIONCLEX, and on sockets SIOCOUTQ/SIOCATMARK and the SIOCGIF* interface "
-	    "reads (changes are EPERM); other requests are ENOTTY"),
+	    "FIOCLEX/FIONCLEX, pty masters' TIOCGPTN/TIOCSPTLCK/TIOCGPTLCK/TIOCGPTPEER, and on "
+	    "sockets SIOCOUTQ/SIOCATMARK and the SIOCGIF* interface reads (changes are EPERM); "
+	    "other requests (packet mode, TIOCSTI, TIOCCONS, line disciplines) are ENOTTY"),
     ROW(pread64, "dBud"),
     ROW(pwrite64, "dbud"),
     ROW(readv, "did"),

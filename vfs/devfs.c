@@ -1,7 +1,9 @@
 /* devfs: the device nodes a shell and its programs expect in /dev, with Linux's semantics
- * (drivers/char/mem.c, random.c, tty_io.c), as one table of synthetic nodes. Only the
- * terminal touches the host: opening tty or console wraps a dup of the Sentry's stdin when
- * that is a terminal. Nothing can be created here yet; a tmpfs-backed devfs will allow it. */
+ * (drivers/char/mem.c, random.c, tty_io.c), as one table of synthetic nodes; ptmx and the
+ * pseudo-terminal slaves in pts are vfs/pty.c's. Only the sandbox's terminal touches the
+ * host: opening console or pts/0 (or tty, outside a pty's session) wraps a dup of the Sentry's
+ * stdin when that is a terminal. Nothing can be created here yet; a tmpfs-backed devfs will
+ * allow it. */
 #include "vfs/synth.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "vfs/internal.h"
+#include "vfs/pty.h"
 #include "vfs/save.h"
 
 /* What the entropy count ioctl reports: a fully seeded pool, as on any running Linux. */
@@ -218,10 +221,10 @@ static const struct vfs_file_ops urandom_ops = {
     .llseek = dev_llseek,
 };
 
-/* /dev/tty, /dev/console and /dev/pts/0: the sandbox's controlling terminal, the Sentry's
- * stdin if that is a terminal. Without one, Linux's tty open fails with ENXIO. The
- * file wraps its own dup of the descriptor, so closing it leaves the Sentry's stdin open. */
-static int tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
+/* /dev/console and /dev/pts/0: the sandbox's terminal, the Sentry's stdin if that is a
+ * terminal. Without one, Linux's tty open fails with ENXIO. The file wraps its own dup of the
+ * descriptor, so closing it leaves the Sentry's stdin open. */
+static int host_tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 {
 	int fd, err;
 
@@ -239,12 +242,23 @@ static int tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
 	return err;
 }
 
+/* /dev/tty: the caller's controlling terminal, a pseudo-terminal's slave (vfs/pty.c) when one
+ * controls its session, else the sandbox's terminal. */
+static int tty_open(struct vfs_inode *ino, struct vfs_file *f, int flags)
+{
+	int err = vfs_pty_open_ctty(f, flags);
+
+	return err == -ENOENT ? host_tty_open(ino, f, flags) : err;
+}
+
 /* /dev/pts: the terminal the sandbox was given is its pseudo-terminal 0, as a container
  * engine's `-t` shows its pty to the container (docker, runsc: /dev/pts/0, 136:0). The node
  * is always there, so that an image taken with a terminal restores without one (its files
  * are then the host objects they are restored onto); without a terminal it opens as ENXIO. */
 static const struct vfs_synth_node pts_nodes[] = {
-    {.name = "0", .mode = S_IFCHR | 0620, .dev_major = 136, .dev_minor = 0, .open = tty_open},
+    {.name = "0", .mode = S_IFCHR | 0620, .dev_major = 136, .dev_minor = 0, .open = host_tty_open},
+    /* devpts's own ptmx (docker's ptmxmode=666); pairs' slaves are its dynamic part */
+    {.name = "ptmx", .mode = S_IFCHR | 0666, .dev_major = 5, .dev_minor = 2, .open = vfs_ptmx_open},
 };
 
 static const struct vfs_synth_node devfs_nodes[] = {
@@ -254,12 +268,21 @@ static const struct vfs_synth_node devfs_nodes[] = {
     VFS_SYNTH_CHR("random", 0666, 1, 8, &random_ops),
     VFS_SYNTH_CHR("urandom", 0666, 1, 9, &urandom_ops),
     {.name = "tty", .mode = S_IFCHR | 0666, .dev_major = 5, .dev_minor = 0, .open = tty_open},
-    {.name = "console", .mode = S_IFCHR | 0600, .dev_major = 5, .dev_minor = 1, .open = tty_open},
+    {.name = "console",
+     .mode = S_IFCHR | 0600,
+     .dev_major = 5,
+     .dev_minor = 1,
+     .open = host_tty_open},
+    {.name = "ptmx", .mode = S_IFCHR | 0666, .dev_major = 5, .dev_minor = 2, .open = vfs_ptmx_open},
     VFS_SYNTH_LNK("fd", "/proc/self/fd"),
     VFS_SYNTH_LNK("stdin", "/proc/self/fd/0"),
     VFS_SYNTH_LNK("stdout", "/proc/self/fd/1"),
     VFS_SYNTH_LNK("stderr", "/proc/self/fd/2"),
-    VFS_SYNTH_DIR("pts", 0755, pts_nodes),
+    {.name = "pts",
+     .mode = S_IFDIR | 0755,
+     .children = pts_nodes,
+     .nchildren = sizeof(pts_nodes) / sizeof(pts_nodes[0]),
+     .dynamic = &vfs_devpts_dynamic},
     VFS_SYNTH_EMPTY_DIR("shm", 01777),
 };
 

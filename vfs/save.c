@@ -16,6 +16,7 @@
 
 #include "common/units.h"
 #include "vfs/internal.h"
+#include "vfs/pty.h"
 
 /* Trees are named by the id of the mount that holds them; the overlay root has none. */
 #define VFS_TREE_ROOT 0
@@ -35,7 +36,8 @@
 #define FS_TMPFS 1
 #define FS_DEVFS 2
 #define FS_KERNFS 3
-#define FS_BIND 4 /* a host tree: the source is its host path, opened again on restore */
+#define FS_BIND 4	/* a host tree: the source is its host path, opened again on restore */
+#define FS_DEVFS_PTYS 5 /* devfs, then every pseudo-terminal pair (vfs/pty.c) */
 
 #define VFS_SAVE_MAX_MOUNTS 65536
 #define VFS_SAVE_MAX_DETACHED_DEPTH 2048
@@ -185,6 +187,8 @@ static int load_tree_path(struct dec *d, struct vfs_dentry **out)
 
 /* The mount table */
 
+static bool ptys_saved; /* this vfs_save has written the pty table */
+
 static int save_mount(struct vfs_mount *m, void *arg)
 {
 	struct enc *e = arg;
@@ -214,11 +218,15 @@ static int save_mount(struct vfs_mount *m, void *arg)
 	}
 	if (vfs_synth_identity(ri, &dev, &built) == 0 && ri->ops->fs_type &&
 	    !strcmp(ri->ops->fs_type(ri), "devtmpfs")) {
-		enc_u8(e, FS_DEVFS);
+		/* The pairs go with the first devfs (their /dev/pts/N must resolve before
+		 * the dentries load); the pty table is one for every devfs. */
+		bool ptys = !ptys_saved;
+		enc_u8(e, ptys ? FS_DEVFS_PTYS : FS_DEVFS);
 		enc_u64(e, (uint64_t)dev);
 		enc_i64(e, built.tv_sec);
 		enc_i64(e, built.tv_nsec);
-		return 0;
+		ptys_saved = true;
+		return ptys ? vfs_pty_save_all(e) : 0;
 	}
 	if (hostfs_is_inode(ri)) {
 		enc_u8(e, FS_BIND);
@@ -250,6 +258,7 @@ int vfs_save(struct enc *e)
 
 	if (!root)
 		return enc_fail(e, "there is no root filesystem");
+	ptys_saved = false;
 	enc_u32(e, vfs_anon_dev_next());
 	enc_u32(e, (uint32_t)vfs_mount_next_id());
 	if ((err = ovl_save(e, root)))
@@ -258,6 +267,8 @@ int vfs_save(struct enc *e)
 	enc_u32(e, n);
 	if ((err = vfs_mounts_foreach(save_mount, e)))
 		return err;
+	if (!ptys_saved && vfs_pty_any())
+		return enc_fail(e, "pseudo-terminals, but no devfs mount to save them with");
 	return enc_ok(e) ? 0 : -ENOMEM;
 }
 
@@ -297,9 +308,12 @@ static int load_fs(struct dec *d, vfs_make_fs_fn make_fs, const char *source, un
 		}
 		return 0;
 	case FS_DEVFS:
+	case FS_DEVFS_PTYS:
 		dev = dec_u64(d);
 		if (!load_time(d, &built))
 			return dec_fail(d, "bad devfs record");
+		if (kind == FS_DEVFS_PTYS && vfs_pty_load_all(d))
+			return -EINVAL;
 		if ((err = vfs_devfs_new(out)))
 			return dec_fail(d, "devfs: %s", strerror(-err));
 		vfs_synth_set_identity((*out)->inode, dev, built);
@@ -406,6 +420,7 @@ int vfs_load(struct dec *d, const char *rootfs, vfs_make_fs_fn make_fs, struct v
 
 void vfs_load_finish(void)
 {
+	vfs_pty_drop_unused(); /* pairs of a failed load, or of an image without their files */
 	if (load_root)
 		vfs_dentry_put(load_root);
 	load_root = NULL;
@@ -703,6 +718,8 @@ static const struct vfs_file_kind *builtin_kinds[] = {
     &vfs_netlink_kind,
     &vfs_hostnet_kind,
     &vfs_hostfd_kind,
+    &vfs_pty_master_kind, /* pty.c */
+    &vfs_pty_slave_kind,
     NULL, /* the list ends at the first NULL */
 };
 /* clang-format on */

@@ -43,6 +43,9 @@ struct synth_inode {
 	const struct vfs_file_ops *fops;
 	int (*open)(struct vfs_inode *ino, struct vfs_file *f, int flags);
 	void *priv;
+	uid_t uid;
+	gid_t gid;
+	const struct vfs_synth_dynamic *dynamic;
 	struct synth_entry *entries; /* directories */
 	size_t nentries, nsubdirs;
 };
@@ -109,6 +112,9 @@ static int synth_inode_new(struct synth_fs *fs, const struct vfs_synth_node *nod
 	si->fops = node->fops;
 	si->open = node->open;
 	si->priv = node->priv;
+	si->uid = node->uid;
+	si->gid = node->gid;
+	si->dynamic = S_ISDIR(node->mode) ? node->dynamic : NULL;
 	if (node->target && !(si->target = strdup(node->target))) {
 		err = -ENOMEM;
 		goto out_put;
@@ -204,12 +210,31 @@ void *vfs_synth_priv(struct vfs_inode *ino)
 	return synth_i(ino)->priv;
 }
 
+/* A dynamic entry gets an inode of its own for each lookup that misses the dentry cache. */
+static int synth_dynamic_lookup(struct synth_inode *sd, const char *name, struct vfs_inode **out)
+{
+	struct vfs_synth_node node;
+	char namebuf[NAME_MAX + 1];
+	struct synth_inode *si;
+	ino_t ino;
+	int err;
+
+	if (!sd->dynamic || (err = sd->dynamic->lookup(name, &node, namebuf, &ino)))
+		return -ENOENT;
+	if (S_ISDIR(node.mode) || (err = synth_inode_new(sd->fs, &node, sd->ino, &si)))
+		return S_ISDIR(node.mode) ? -EINVAL : err;
+	sd->fs->next_ino--; /* the entry's number is its own */
+	si->ino = ino;
+	*out = &si->vfs;
+	return 0;
+}
+
 static int synth_lookup(struct vfs_inode *dir, const char *name, struct vfs_inode **out)
 {
 	struct synth_entry *e = synth_find(synth_i(dir), name);
 
 	if (!e)
-		return -ENOENT;
+		return synth_dynamic_lookup(synth_i(dir), name, out);
 	*out = vfs_inode_get(&e->ino->vfs);
 	return 0;
 }
@@ -222,6 +247,8 @@ static int synth_getattr(struct vfs_inode *ino, struct stat *st)
 	st->st_dev = si->fs->dev;
 	st->st_ino = si->ino;
 	st->st_mode = ino->mode;
+	st->st_uid = si->uid;
+	st->st_gid = si->gid;
 	st->st_nlink = S_ISDIR(ino->mode) ? 2 + si->nsubdirs : 1;
 	st->st_rdev = si->rdev;
 	if (S_ISDIR(ino->mode))
@@ -297,6 +324,24 @@ static ssize_t synth_dir_getdents64(struct vfs_file *f, void *buf, size_t size, 
 	}
 	if (done == 0 && *pos >= 0 && (size_t)*pos < 2 + sd->nentries)
 		return -EINVAL;
+	/* Then the dynamic entries: cookie 2 + nentries + key. */
+	while (sd->dynamic && *pos >= 0 && (size_t)*pos >= 2 + sd->nentries) {
+		uint64_t key = (uint64_t)*pos - 2 - sd->nentries;
+		struct vfs_synth_node node;
+		char namebuf[NAME_MAX + 1];
+		ino_t ino;
+
+		if (!sd->dynamic->next(&key, &node, namebuf, &ino))
+			break;
+		off_t next = (off_t)(2 + sd->nentries + key + 1);
+		if (!vfs_dirent_put(buf, size, &done, ino, next, IFTODT(node.mode), node.name)) {
+			if (done == 0)
+				return -EINVAL;
+			*pos = next - 1; /* resume at this entry */
+			break;
+		}
+		*pos = next;
+	}
 	return (ssize_t)done;
 }
 

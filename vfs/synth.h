@@ -22,6 +22,21 @@ struct vfs_synth_node {
 	const struct vfs_file_ops *fops;
 	int (*open)(struct vfs_inode *ino, struct vfs_file *f, int flags);
 	void *priv;
+	uid_t uid; /* the owner (root unless set) */
+	gid_t gid;
+	/* S_IFDIR: entries besides CHILDREN that come and go (devpts's terminals), asked on every
+	 * lookup and listing; NULL for none. */
+	const struct vfs_synth_dynamic *dynamic;
+};
+
+/* A directory's changing entries. Each is described as a node (whose name may point into
+ * NAMEBUF, NAME_MAX + 1 bytes) with a stable inode number and a key that orders the listing:
+ * LOOKUP finds NAME (-ENOENT if absent); NEXT finds the first entry whose key is at least *KEY
+ * and sets *KEY to its key (false past the last). Such an entry's inode lives as long as a
+ * dentry holds it. */
+struct vfs_synth_dynamic {
+	int (*lookup)(const char *name, struct vfs_synth_node *node, char *namebuf, ino_t *ino);
+	bool (*next)(uint64_t *key, struct vfs_synth_node *node, char *namebuf, ino_t *ino);
 };
 
 #define VFS_SYNTH_DIR(NAME, PERM, KIDS)                                                            \

@@ -345,9 +345,10 @@ int vfs_mounts_foreach(int (*fn)(struct vfs_mount *m, void *arg), void *arg);
  * is freed (Sentry shutdown, tests). */
 void vfs_umount_all(void);
 
-/* A new devfs: null, zero, full, random, urandom, tty, console, the fd/stdin/stdout/stderr
- * links into /proc/self/fd, and empty pts and shm directories. Returns its root dentry, the
- * caller's reference (see vfs_mount for the start-up sequence). Nothing can be created in it:
+/* A new devfs: null, zero, full, random, urandom, tty, console, ptmx (vfs/pty.h), the
+ * fd/stdin/stdout/stderr links into /proc/self/fd, pts (the sandbox's terminal 0, ptmx and
+ * the slaves of live pseudo-terminal pairs) and an empty shm directory. Returns its root dentry,
+ * the caller's reference (see vfs_mount for the start-up sequence). Nothing can be created in it:
  * O_CREAT of a new name gives -EROFS (Linux's devtmpfs is writable; a tmpfs-backed devfs will
  * be). Opening tty or console gives the Sentry's own stdin when it is a terminal, -ENXIO
  * otherwise (no controlling terminal). */

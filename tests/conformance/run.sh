@@ -74,6 +74,19 @@ else
 	native=("$(command -v unshare)" -r "--root=$rootfs")
 fi
 
+# What `conformance: native-devpts` runs in its mount namespace: sh -c SCRIPT sh ROOTFS GUEST ARGS.
+native_devpts='set -e
+mount --make-rprivate / 2>/dev/null || true
+mount -t tmpfs -o mode=755 devtmp "$1/dev"
+mkdir "$1/dev/pts"
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$1/dev/pts"
+ln -s pts/ptmx "$1/dev/ptmx"
+mknod -m 666 "$1/dev/tty" c 5 0
+mknod -m 666 "$1/dev/null" c 1 3
+root=$1
+shift
+exec chroot "$root" "$@"'
+
 # The tests to run: all t_*.c, or those named on the command line.
 srcs=()
 if [ $# -gt 0 ]; then
@@ -183,6 +196,13 @@ run_bin() {
 			if grep -q 'conformance: native-proc' "$here/$name.c" && [ "$(id -u)" -eq 0 ]; then
 				cmd=(env -i "${run_env[@]}" unshare -m -p -f "--mount-proc=$rootfs/proc"
 				     chroot "$rootfs" "$guest" "${test_args[@]}")
+			fi
+			# `conformance: native-devpts`: natively with a /dev of its own in the chroot
+			# (a tmpfs in a new mount namespace) holding a new devpts instance, ptmx, tty
+			# and null, as the sandbox's devfs has them.
+			if grep -q 'conformance: native-devpts' "$here/$name.c" && [ "$(id -u)" -eq 0 ]; then
+				cmd=(env -i "${run_env[@]}" unshare -m sh -c "$native_devpts" sh
+				     "$rootfs" "$guest" "${test_args[@]}")
 			fi
 			;;
 		sandbox | save-restore | save-restore-lazy | save-restore-slots)

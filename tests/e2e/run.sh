@@ -650,6 +650,8 @@ scenarios=(
 source "$HERE/processes.sh"
 # shellcheck source=tests/e2e/filesystem.sh
 source "$HERE/filesystem.sh"
+# shellcheck source=tests/e2e/pty.sh
+source "$HERE/pty.sh"
 # shellcheck source=tests/e2e/procfs.sh
 source "$HERE/procfs.sh"
 # shellcheck source=tests/e2e/checkpoint.sh

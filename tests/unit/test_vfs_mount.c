@@ -50,8 +50,8 @@ static const struct {
 } dev_entries[] = {
     {".", DT_DIR},	 {"..", DT_DIR},     {"null", DT_CHR},	  {"zero", DT_CHR},
     {"full", DT_CHR},	 {"random", DT_CHR}, {"urandom", DT_CHR}, {"tty", DT_CHR},
-    {"console", DT_CHR}, {"fd", DT_LNK},     {"stdin", DT_LNK},	  {"stdout", DT_LNK},
-    {"stderr", DT_LNK},	 {"pts", DT_DIR},    {"shm", DT_DIR},
+    {"console", DT_CHR}, {"ptmx", DT_CHR},   {"fd", DT_LNK},	  {"stdin", DT_LNK},
+    {"stdout", DT_LNK},	 {"stderr", DT_LNK}, {"pts", DT_DIR},	  {"shm", DT_DIR},
 };
 #define N_DEV_ENTRIES (sizeof(dev_entries) / sizeof(dev_entries[0]))
 
